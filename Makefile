@@ -1,0 +1,33 @@
+# The README's two commands: `make run` and `make test`. Both set everything up on a fresh clone.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export NERPLAT_DATA ?= $(abspath ../shared/data)
+export HF_HUB_OFFLINE ?= 1
+export TOKENIZERS_PARALLELISM ?= false
+
+.PHONY: run test install clean
+
+# torch: on machines without an NVIDIA GPU take the 2.13.0 CPU build (the unpinned wheel is a
+# multi-GB CUDA build); GPU machines let pip choose. LibAUC goes in with --no-deps because its
+# declared dependencies pull a CUDA torch and torch_geometric (../shared/ENVIRONMENT.md, item 9).
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then \
+	  $(BIN)/pip install --quiet torch; else $(BIN)/pip install --quiet torch==2.13.0; fi
+	$(BIN)/pip install --quiet --no-deps libauc==2.0.1
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/nerplat run specs/quickstart.yaml
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+clean:
+	rm -rf $(VENV) .nerplat mlflow.db mlruns reports

@@ -1,0 +1,1 @@
+"""Analysis: MLflow runs -> Polars frames -> statistics, tables and plots. No torch, no Ray."""

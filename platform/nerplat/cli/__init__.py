@@ -1,0 +1,67 @@
+"""The `nerplat` command. Each command group lives in its own module and registers itself here."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+from rich.console import Console
+
+from nerplat.errors import UserInputError
+
+app = typer.Typer(
+    name="nerplat",
+    help="Declarative, Ray-distributed tuning for imbalanced and low-resource NER.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+err_console = Console(stderr=True, highlight=False)
+
+
+def _register_commands() -> None:
+    from nerplat.cli import (
+        analyze_commands,
+        cluster_commands,
+        data_commands,
+        run_commands,
+        spec_commands,
+        train_commands,
+    )
+
+    for module in (spec_commands, data_commands, train_commands, run_commands, analyze_commands, cluster_commands):
+        module.register(app)
+
+
+def report_problems(error: UserInputError) -> None:
+    for problem in error.problems:
+        err_console.print(f"[bold red]error:[/] {problem}", soft_wrap=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: user-input errors print every problem and exit 2; nothing else is swallowed."""
+    _register_commands()
+    try:
+        app(args=argv, standalone_mode=False)
+    except UserInputError as error:
+        report_problems(error)
+        return UserInputError.exit_code
+    except typer.Exit as done:
+        return done.exit_code
+    except KeyboardInterrupt:
+        err_console.print("interrupted")
+        return 130
+    except Exception as error:  # click usage errors carry their own exit code (2)
+        import click
+
+        if isinstance(error, click.ClickException):
+            error.show()
+            return error.exit_code
+        if isinstance(error, click.exceptions.Abort):
+            return 130
+        raise
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Scale-out: render and submit KubeRay RayJobs for a spec."""

@@ -1,0 +1,1 @@
+"""Corpora, their readers and the samplers that reshape training sets. No torch, Ray or MLflow here."""

@@ -1,0 +1,3 @@
+from nerplat.registry import Registry
+
+SAMPLERS: Registry = Registry("sampler")

@@ -1,0 +1,38 @@
+"""Errors that reach the user: bad input exits with code 2 and names where the problem is."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a user's input, located as precisely as we can."""
+
+    message: str
+    source: str | None = None  # file path, or None for flags and programmatic input
+    line: int | None = None  # 1-based
+    path: str | None = None  # dotted YAML path, e.g. "methods.mom.loss"
+
+    def __str__(self) -> str:
+        where = ""
+        if self.path:
+            where = f" at {self.path}"
+        if self.source:
+            loc = self.source if self.line is None else f"{self.source}:{self.line}"
+            where += f" ({loc})"
+        return f"{self.message}{where}"
+
+
+class UserInputError(Exception):
+    """Bad spec, corpus or flag. Carries every problem found, so the user fixes them in one go."""
+
+    exit_code = 2
+
+    def __init__(self, problems: list[Problem] | Problem | str):
+        if isinstance(problems, str):
+            problems = [Problem(problems)]
+        elif isinstance(problems, Problem):
+            problems = [problems]
+        self.problems = list(problems)
+        super().__init__("\n".join(str(p) for p in self.problems))

@@ -1,0 +1,1 @@
+"""Encoders and heads. Torch lives here; Ray and MLflow do not."""

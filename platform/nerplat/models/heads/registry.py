@@ -1,0 +1,3 @@
+from nerplat.registry import Registry
+
+HEADS: Registry = Registry("head")

@@ -1,0 +1,3 @@
+from nerplat.registry import Registry
+
+OBJECTIVES: Registry = Registry("loss")

@@ -1,0 +1,1 @@
+"""Execution: plans become Ray Tune experiments whose trials run `nerplat.trial`."""

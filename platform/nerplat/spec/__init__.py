@@ -1,0 +1,1 @@
+"""The YAML spec language: loading, interpolation, schema and cross-field validation."""

@@ -1,0 +1,1 @@
+"""MLflow tracking: experiments, parent and child runs, deterministic names, artifacts."""
