@@ -22,6 +22,7 @@ err_console = Console(stderr=True, highlight=False)
 def _register_commands() -> None:
     from nerplat.cli import (
         analyze_commands,
+        ui_commands,
         cluster_commands,
         data_commands,
         run_commands,
@@ -29,7 +30,8 @@ def _register_commands() -> None:
         train_commands,
     )
 
-    for module in (spec_commands, data_commands, train_commands, run_commands, analyze_commands, cluster_commands):
+    groups = (spec_commands, data_commands, train_commands, run_commands, ui_commands, analyze_commands, cluster_commands)
+    for module in groups:
         module.register(app)
 
 
