@@ -37,31 +37,100 @@ class FifoConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+def tune_domains(space: dict[str, Any]) -> dict[str, Any]:
+    """Plan distributions (dotted TrialConfig paths) as Ray Tune domains for the Tuner's param_space.
+
+    The space goes into param_space, not into OptunaSearch: a searcher given its own space ignores
+    the metric and mode set on TuneConfig, and they must be set in one place only.
+    """
+    from ray import tune
+
+    domains = {}
+    for key, dist in space.items():
+        if dist.kind == "uniform":
+            domains[key] = tune.uniform(dist.low, dist.high)
+        elif dist.kind == "loguniform":
+            domains[key] = tune.loguniform(dist.low, dist.high)
+        elif dist.kind == "int":
+            domains[key] = tune.randint(int(dist.low), int(dist.high) + 1)  # upper bound exclusive
+        else:
+            domains[key] = tune.choice(list(dist.values))
+    return domains
+
+
+def grid_points(space: dict[str, Any], points_per_axis: int) -> dict[str, list[Any]]:
+    """Every searched value per axis: choices and small int ranges whole, floats evenly spaced."""
+    import numpy as np
+
+    grid: dict[str, list[Any]] = {}
+    for key, dist in space.items():
+        if dist.kind == "choice":
+            grid[key] = list(dist.values)
+        elif dist.kind == "int":
+            grid[key] = sorted({int(round(v)) for v in np.linspace(dist.low, dist.high, points_per_axis)})
+        elif dist.kind == "loguniform":
+            grid[key] = [float(v) for v in np.geomspace(dist.low, dist.high, points_per_axis)]
+        else:
+            grid[key] = [float(v) for v in np.linspace(dist.low, dist.high, points_per_axis)]
+    return grid
+
+
+def _optuna_search(sampler: Any) -> Any:
+    from ray.tune.search.optuna import OptunaSearch
+
+    return OptunaSearch(sampler=sampler)
+
+
 @SEARCHERS.register("tpe", TpeConfig)
-def build_tpe(config: TpeConfig, space: dict[str, Any], metric: str, mode: str, seed: int) -> Any:
+def build_tpe(config: TpeConfig, space: dict[str, Any], seed: int) -> Any:
     """Optuna TPE (constant liar under concurrency)."""
-    raise NotImplementedError  # built by the execution issue
+    import optuna
+
+    sampler = optuna.samplers.TPESampler(
+        n_startup_trials=config.n_startup_trials, constant_liar=config.constant_liar, seed=seed
+    )
+    return _optuna_search(sampler)
 
 
 @SEARCHERS.register("random", RandomConfig)
-def build_random(config: RandomConfig, space: dict[str, Any], metric: str, mode: str, seed: int) -> Any:
+def build_random(config: RandomConfig, space: dict[str, Any], seed: int) -> Any:
     """Uniform random sampling of the search space."""
-    raise NotImplementedError  # built by the execution issue
+    import optuna
+
+    return _optuna_search(optuna.samplers.RandomSampler(seed=seed))
 
 
 @SEARCHERS.register("grid", GridConfig)
-def build_grid(config: GridConfig, space: dict[str, Any], metric: str, mode: str, seed: int) -> Any:
-    """Every combination of grid points."""
-    raise NotImplementedError  # built by the execution issue
+def build_grid(config: GridConfig, space: dict[str, Any], seed: int) -> Any:
+    """Every combination of grid points, in a seeded order."""
+    import optuna
+
+    return _optuna_search(optuna.samplers.GridSampler(grid_points(space, config.points_per_axis), seed=seed))
+
+
+def grid_size(config: GridConfig, space: dict[str, Any]) -> int:
+    size = 1
+    for values in grid_points(space, config.points_per_axis).values():
+        size *= len(values)
+    return size
 
 
 @SCHEDULERS.register("asha", AshaConfig)
 def build_asha(config: AshaConfig, max_t: int) -> Any:
     """Asynchronous successive halving on the per-evaluation dev metric."""
-    raise NotImplementedError  # built by the execution issue
+    from ray.tune.schedulers import ASHAScheduler
+
+    return ASHAScheduler(
+        time_attr="training_iteration",
+        max_t=max_t,
+        grace_period=min(config.grace_period, max_t),
+        reduction_factor=config.reduction_factor,
+    )
 
 
 @SCHEDULERS.register("fifo", FifoConfig)
 def build_fifo(config: FifoConfig, max_t: int) -> Any:
     """Run every trial to the end."""
-    raise NotImplementedError  # built by the execution issue
+    from ray.tune.schedulers import FIFOScheduler
+
+    return FIFOScheduler()
