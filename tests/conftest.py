@@ -1,0 +1,27 @@
+"""Suite-wide settings: offline hub, corpora from $NERPLAT_DATA, caches out of the home directory."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("NERPLAT_DATA", str((REPO.parent / "shared" / "data").resolve()))
+
+
+@pytest.fixture(scope="session")
+def data_root() -> Path:
+    root = Path(os.environ["NERPLAT_DATA"])
+    if not (root / "manifest.json").exists():
+        pytest.fail(f"NERPLAT_DATA={root} has no manifest.json: point it at the shared corpora (../shared/data)")
+    return root
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Feature caches go to a session temp dir, so tests never write into the home directory."""
+    os.environ.setdefault("NERPLAT_CACHE", str(tmp_path_factory.mktemp("nerplat-cache")))
