@@ -1,5 +1,213 @@
-"""Corpus registry: names in specs resolve to CoNLL folders under $NERPLAT_DATA or to the HF hub."""
+"""Corpus registry: names in specs resolve to CoNLL folders under $NERPLAT_DATA or to the HF hub.
 
+A registered name ``x`` reads ``$NERPLAT_DATA/x/{train,dev,test}.txt`` (the splits the corpus
+has); a ``DatasetRef(path=...)`` reads the same files from any folder; ``hf:<id>`` loads a hub
+dataset (``nerplat.data.hub``). ``load_corpus`` is the one entry point runs use: it validates,
+carves a dev split when asked, and records in ``Corpus.notes`` everything it did.
+
+GMB has no official split (its folder holds only ``all.txt``). Decision: ``gmb`` splits all of it
+3:1 into train/test, and ``gmb_subset`` (002's corpus: its 2,999 sentences and 66,161 tokens match
+the first 2,999 sentences of ``all.txt`` exactly) splits those 3:1, as 002 did. The split is drawn
+with a fixed seed, never the trial's, so every replicate is tested on the same sentences; neither
+has a dev split unless the spec asks for ``dev_from_train``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from nerplat.data.conll import read_conll, sentences_sha256
+from nerplat.data.corpus import Corpus
+from nerplat.data.splits import carve
+from nerplat.data.stats import unseen_labels_note
+from nerplat.errors import Problem, UserInputError
+from nerplat.plan.trial_config import DatasetRef
 from nerplat.registry import Registry
 
 CORPORA: Registry = Registry("corpus")
+DATA_ENV = "NERPLAT_DATA"
+HUB_PREFIX = "hf:"
+SPLITS = ("train", "dev", "test")
+GMB_TEST_FRACTION = 0.25  # 002 sec. 4.3: "we use 3:1 training/test split"
+GMB_SUBSET_SENTENCES = 2999  # 002 Table 1
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a registered corpus lives under $NERPLAT_DATA."""
+
+    folder: str
+    files: tuple[str, ...]
+
+
+LOCATIONS: dict[str, Location] = {}
+
+CorpusLoader = Callable[[Path, str], Corpus]  # (folder, iob1 policy) -> corpus
+
+
+def read_split_files(name: str, folder: Path, splits: tuple[str, ...], iob1: str) -> Corpus:
+    """Reads ``<folder>/<split>.txt`` for each of ``splits``; problems of all files are raised together."""
+    files, problems = {}, []
+    for split in splits:
+        try:
+            files[split] = read_conll(folder / f"{split}.txt", iob1)
+        except UserInputError as error:
+            problems += error.problems
+    if problems:
+        raise UserInputError(problems)
+    notes = tuple(
+        f"{f.path}: IOB1 converted to IOB2, {f.iob1_tags_changed} tags changed"
+        for f in files.values()
+        if f.iob1_tags_changed
+    ) + tuple(f"{f.path}: {f.docstart_lines} -DOCSTART- lines skipped" for f in files.values() if f.docstart_lines)
+    return Corpus(
+        name=name,
+        train=files["train"].sentences,
+        dev=files["dev"].sentences if "dev" in files else None,
+        test=files["test"].sentences if "test" in files else None,
+        checksums={split: f.sha256 for split, f in files.items()},
+        notes=notes,
+    )
+
+
+def _register_folder(name: str, summary: str, splits: tuple[str, ...] = SPLITS) -> None:
+    def load(folder: Path, iob1: str) -> Corpus:
+        return read_split_files(name, folder, splits, iob1)
+
+    load.__doc__ = summary
+    CORPORA.register(name)(load)
+    LOCATIONS[name] = Location(name, tuple(f"{s}.txt" for s in splits))
+
+
+_register_folder("conll2003", "CoNLL-2003 English news: PER, LOC, ORG, MISC (IOB1 source converted to IOB2).")
+_register_folder("ncbi_disease", "NCBI disease: one Disease type, PubMed abstracts.")
+_register_folder("wnut17", "WNUT-2017 emerging entities: 6 types, noisy social-media text.")
+_register_folder("s800", "Species-800: one Species type, abstracts from 8 domains.")
+_register_folder("linnaeus", "LINNAEUS: one Species type, full-text articles.")
+_register_folder("bc5cdr", "BioCreative V CDR: Chemical and Disease.")
+_register_folder("anem", "AnEM: 11 anatomical types; train and test only (no dev split).", ("train", "test"))
+_register_folder("anatem", "AnatEM: one Anatomy type.")
+
+
+def _load_gmb_sentences(name: str, folder: Path, iob1: str, limit: int | None) -> Corpus:
+    source = read_conll(folder / "all.txt", iob1)
+    sentences = source.sentences[:limit] if limit else source.sentences
+    train, test = carve(sentences, GMB_TEST_FRACTION, "gmb-test-split")
+    what = f"first {limit} sentences of " if limit else ""
+    notes = (f"{source.path}: no official split; {what}all.txt split 3:1 into train/test with a fixed seed",)
+    if source.iob1_tags_changed:
+        notes += (f"{source.path}: IOB1 converted to IOB2, {source.iob1_tags_changed} tags changed",)
+    return Corpus(
+        name=name,
+        train=train,
+        dev=None,
+        test=test,
+        checksums={"all": source.sha256, "train": sentences_sha256(train), "test": sentences_sha256(test)},
+        notes=notes,
+    )
+
+
+@CORPORA.register("gmb")
+def load_gmb(folder: Path, iob1: str) -> Corpus:
+    """GMB (Kaggle ner_dataset.csv), 8 lower-case types; no official split: a fixed-seed 3:1 train/test split."""
+    return _load_gmb_sentences("gmb", folder, iob1, None)
+
+
+@CORPORA.register("gmb_subset")
+def load_gmb_subset(folder: Path, iob1: str) -> Corpus:
+    """002's GMB subset: the first 2,999 sentences of gmb/all.txt, fixed-seed 3:1 train/test split."""
+    return _load_gmb_sentences("gmb_subset", folder, iob1, GMB_SUBSET_SENTENCES)
+
+
+LOCATIONS["gmb"] = LOCATIONS["gmb_subset"] = Location("gmb", ("all.txt",))
+
+
+def data_root() -> Path | None:
+    value = os.environ.get(DATA_ENV)
+    return Path(value) if value else None
+
+
+def dataset_problems(ref: DatasetRef) -> list[str]:
+    """Cheap checks for spec validation: the name or folder exists, the files are there, options fit.
+
+    Reads no corpus; every message says what to do.
+    """
+    if (ref.name is None) == (ref.path is None):
+        return ["give a corpus either by name or by path (exactly one of them)"]
+    problems = []
+    if ref.dev_from_train is not None and not 0 < ref.dev_from_train < 1:
+        problems.append(f"dev_from_train must be a fraction in (0, 1), got {ref.dev_from_train}")
+    if ref.name is not None and ref.name.startswith(HUB_PREFIX):
+        if importlib.util.find_spec("datasets") is None:
+            problems.append(f"corpus '{ref.name}' needs the Hugging Face datasets package: pip install 'nerplat[hub]'")
+        return problems
+    if ref.name is not None:
+        if ref.name not in CORPORA:
+            return problems + [CORPORA.unknown_message(ref.name)]
+        root = data_root()
+        if root is None:
+            return problems + [f"{DATA_ENV} is not set: point it at the folder holding the corpora (e.g. ../shared/data)"]
+        location = LOCATIONS[ref.name]
+        folder, files = root / location.folder, location.files
+    else:
+        folder, files = Path(ref.path), ("train.txt",)
+    if not folder.is_dir():
+        return problems + [f"corpus folder {folder} does not exist"]
+    missing = [f for f in files if not (folder / f).is_file()]
+    if missing:
+        problems.append(f"corpus folder {folder} lacks {', '.join(missing)}")
+    has_dev = (folder / "dev.txt").is_file()
+    if ref.dev_from_train is not None and has_dev:
+        problems.append(f"corpus in {folder} already has a dev split; remove dev_from_train")
+    return problems
+
+
+def load_corpus(ref: DatasetRef, seed: int = 0) -> Corpus:
+    """Reads, validates and annotates a corpus.
+
+    Parameters
+    ----------
+    ref
+        A registered name, ``hf:<id>``, or a folder with ``train.txt`` (``dev.txt``/``test.txt`` optional).
+    seed
+        Seeds the dev split carved from train when ``ref.dev_from_train`` asks for one.
+
+    Notes record IOB1 conversion counts, skipped ``-DOCSTART-`` lines, a carved dev split and dev/test
+    labels missing from train. Checksums are per split (sha256 of the file, or of the canonical CoNLL
+    rendering for splits that were derived).
+    """
+    problems = dataset_problems(ref)
+    if problems:
+        raise UserInputError([Problem(p) for p in problems])
+    if ref.name is not None and ref.name.startswith(HUB_PREFIX):
+        from nerplat.data.hub import load_hub_corpus
+
+        corpus = load_hub_corpus(ref.name[len(HUB_PREFIX) :], ref.iob1)
+    elif ref.name is not None:
+        folder = data_root() / LOCATIONS[ref.name].folder
+        corpus = CORPORA.get(ref.name).factory(folder, ref.iob1)
+    else:
+        folder = Path(ref.path)
+        present = tuple(s for s in SPLITS if (folder / f"{s}.txt").is_file())
+        corpus = read_split_files(ref.path, folder, present, ref.iob1)
+    if ref.dev_from_train is not None:
+        corpus = with_dev_from_train(corpus, ref.dev_from_train, seed)
+    note = unseen_labels_note(corpus)
+    return corpus.with_note(note) if note else corpus
+
+
+def with_dev_from_train(corpus: Corpus, fraction: float, seed: int) -> Corpus:
+    """Moves a seeded ``fraction`` of train into a new dev split (only for corpora without one)."""
+    if corpus.dev is not None:
+        raise UserInputError(f"corpus '{corpus.name}' already has a dev split; remove dev_from_train")
+    try:
+        train, dev = carve(corpus.train, fraction, "dev_from_train", seed)
+    except ValueError as error:
+        raise UserInputError(f"dev_from_train on corpus '{corpus.name}': {error}") from None
+    checksums = {**corpus.checksums, "train": sentences_sha256(train), "dev": sentences_sha256(dev)}
+    note = f"dev split carved from train: {len(dev)} of {len(corpus.train)} sentences (fraction {fraction}, seed {seed})"
+    return replace(corpus, train=train, dev=dev, checksums=checksums, notes=corpus.notes + (note,))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 
@@ -53,3 +54,11 @@ class Corpus:
 
     def with_train(self, train: tuple[Sentence, ...], note: str) -> "Corpus":
         return replace(self, train=train, notes=self.notes + (note,))
+
+    def with_every_split(self, change: Callable[[Sentence], Sentence], note: str) -> "Corpus":
+        """A copy with ``change`` applied to every sentence of every split (label maps need this)."""
+        changed = {n: tuple(change(x) for x in s) for n, s in self.splits().items()}
+        return replace(self, **changed, notes=self.notes + (note,))
+
+    def with_note(self, note: str) -> "Corpus":
+        return replace(self, notes=self.notes + (note,))

@@ -1,0 +1,62 @@
+"""The IOB2 tagging scheme as data: which tags are legal, where IOB1 differs, and the mentions.
+
+A tag is ``O`` or ``P-TYPE`` with prefix ``P`` in ``B``/``I`` and a non-empty type. IOB2 requires
+every mention to open with ``B-``; IOB1 (the original CoNLL-2003 files) opens a mention with ``I-``
+and uses ``B-`` only between two adjacent mentions of one type. A tag sequence that is not valid
+IOB2 is read as IOB1: converting it changes exactly the ``I-`` tags that open a mention.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+OUTSIDE = "O"
+
+
+def is_legal_tag(tag: str) -> bool:
+    """True for ``O``, ``B-TYPE`` and ``I-TYPE`` (TYPE non-empty)."""
+    return tag == OUTSIDE or (len(tag) > 2 and tag[0] in "BI" and tag[1] == "-")
+
+
+def entity_type(tag: str) -> str | None:
+    """``'PER'`` for ``'B-PER'``/``'I-PER'``, None for ``'O'``."""
+    return None if tag == OUTSIDE else tag[2:]
+
+
+def opens_mention_illegally(previous: str, tag: str) -> bool:
+    """True where ``tag`` is an ``I-`` tag that IOB2 forbids after ``previous`` (``'O'`` at sentence start)."""
+    return tag[0] == "I" and (previous == OUTSIDE or previous[2:] != tag[2:])
+
+
+def iob2_violations(tags: Sequence[str]) -> list[int]:
+    """Positions of ``I-`` tags that open a mention, i.e. where ``tags`` is not IOB2."""
+    previous = OUTSIDE
+    found = []
+    for position, tag in enumerate(tags):
+        if opens_mention_illegally(previous, tag):
+            found.append(position)
+        previous = tag
+    return found
+
+
+def iob1_to_iob2(tags: Sequence[str]) -> tuple[str, ...]:
+    """IOB2 tags for IOB1 ``tags`` (an ``I-`` tag that opens a mention becomes ``B-``)."""
+    converted = list(tags)
+    for position in iob2_violations(tags):
+        converted[position] = "B" + converted[position][1:]
+    return tuple(converted)
+
+
+def mentions(tags: Sequence[str]) -> list[tuple[str, int, int]]:
+    """Maximal ``B-X (I-X)*`` spans of IOB2 tags as ``(type, start, end)``, end exclusive."""
+    spans: list[tuple[str, int, int]] = []
+    start = None
+    kind = None
+    for position, tag in enumerate(tuple(tags) + (OUTSIDE,)):
+        continues = tag[0] == "I" and kind == tag[2:]
+        if start is not None and not continues:
+            spans.append((kind, start, position))
+            start = kind = None
+        if tag != OUTSIDE and not continues:
+            start, kind = position, tag[2:]
+    return spans
