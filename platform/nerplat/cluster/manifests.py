@@ -1,0 +1,128 @@
+"""Kubernetes objects read from YAML, remembering where each came from so errors can name a line."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from nerplat.errors import Problem, UserInputError
+
+PathSegment = str | int
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """One Kubernetes object.
+
+    `node` is the YAML node the object was read from (None for objects built in code); it maps a
+    path inside the object back to a line of `source`.
+    """
+
+    body: dict[str, Any]
+    source: str | None = None
+    node: yaml.Node | None = None
+
+    @property
+    def kind(self) -> str:
+        return str(self.body.get("kind", "?"))
+
+    @property
+    def name(self) -> str:
+        metadata = self.body.get("metadata")
+        return str(metadata.get("name", "?")) if isinstance(metadata, dict) else "?"
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind} '{self.name}'"
+
+    def line_of(self, path: Sequence[PathSegment], *, key: bool = False) -> int | None:
+        """1-based line of the value at `path` (of its key when `key`), or of its nearest ancestor."""
+        node, line = self.node, None
+        if node is None:
+            return None
+        line = node.start_mark.line + 1
+        for segment in path:
+            if isinstance(node, yaml.MappingNode):
+                match = next((pair for pair in node.value if pair[0].value == segment), None)
+                if match is None:
+                    return line
+                key_node, node = match
+                line = (key_node if key else node).start_mark.line + 1
+            elif isinstance(node, yaml.SequenceNode) and isinstance(segment, int) and segment < len(node.value):
+                node = node.value[segment]
+                line = node.start_mark.line + 1
+            else:
+                return line
+        return line
+
+    def problem(self, message: str, path: Sequence[PathSegment] = (), *, key: bool = False) -> Problem:
+        return Problem(
+            f"{self.label}: {message}",
+            source=self.source,
+            line=self.line_of(path, key=key),
+            path=format_path(path) or None,
+        )
+
+
+def format_path(path: Iterable[PathSegment]) -> str:
+    """`("spec", "workerGroupSpecs", 0, "maxReplicas")` -> `spec.workerGroupSpecs[0].maxReplicas`."""
+    text = ""
+    for segment in path:
+        text += f"[{segment}]" if isinstance(segment, int) else (f".{segment}" if text else str(segment))
+    return text
+
+
+def parse_manifests(text: str, source: str | None) -> list[Manifest]:
+    """Every non-empty document of a (multi-document) YAML text; each must be a mapping."""
+    loader = yaml.SafeLoader(text)
+    manifests = []
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            body = loader.construct_document(node)
+            if body is None:
+                continue
+            if not isinstance(body, dict):
+                raise UserInputError(
+                    Problem("a Kubernetes manifest must be a mapping", source=source, line=node.start_mark.line + 1)
+                )
+            manifests.append(Manifest(body, source, node))
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        raise UserInputError(
+            Problem(f"not valid YAML: {error.problem or error}", source=source, line=mark.line + 1 if mark else None)
+        ) from error
+    finally:
+        loader.dispose()
+    return manifests
+
+
+def load_manifests(path: Path) -> list[Manifest]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise UserInputError(Problem(f"cannot read manifest: {error.strerror}", source=str(path))) from error
+    return parse_manifests(text, str(path))
+
+
+def dump_manifests(bodies: Iterable[dict[str, Any]]) -> str:
+    return yaml.safe_dump_all(list(bodies), sort_keys=False, default_flow_style=False)
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write a temp file beside `path`, then rename it over: a reader never sees half a manifest."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
