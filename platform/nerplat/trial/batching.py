@@ -1,0 +1,132 @@
+"""Windows -> padded tensor batches, and batch predictions -> one tag sequence per sentence.
+
+Batches are grouped by length so padding (wasted compute) stays small: windows are shuffled with a
+seed, cut into groups of `batches_per_group` batches, sorted by length inside each group, cut into
+batches, and the batches shuffled again. Without a seed (evaluation) all windows are sorted by
+length, which pads least. Padding is dynamic: each batch is as long as its longest window.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Iterator, Sequence
+
+import numpy as np
+import torch
+
+from nerplat.models.heads.base import IGNORE
+from nerplat.trial.features import WindowFeatures
+
+
+@dataclass(frozen=True)
+class Batch:
+    input_ids: torch.Tensor  # [B, T] long, padded with the tokenizer's pad id
+    attention_mask: torch.Tensor  # [B, T] long, 1 on real sub-tokens
+    word_starts: torch.Tensor  # [B, W] long: index into T of each owned word's first sub-token, 0 on padding
+    word_mask: torch.Tensor  # [B, W] bool: real words (a prefix of each row)
+    labels: torch.Tensor  # [B, W] long: label ids, IGNORE on padding
+    windows: torch.Tensor  # [B] long: window indices into the features, to join predictions back
+
+    def to(self, device: torch.device | str) -> "Batch":
+        return Batch(**{f.name: getattr(self, f.name).to(device) for f in fields(self)})
+
+    def real_tokens(self) -> int:
+        """Sub-tokens that are not padding: the tokens a throughput figure should count."""
+        return int(self.attention_mask.sum())
+
+
+def length_grouped_batches(
+    lengths: np.ndarray, batch_size: int, *, seed: int | None, batches_per_group: int = 16
+) -> list[np.ndarray]:
+    """Indices of each batch, in the order to run them.
+
+    Parameters
+    ----------
+    lengths : length of each item (sub-tokens per window).
+    seed : shuffles items and batches (training; pass a new seed per epoch); None sorts every item
+        by length, longest first, with no randomness (evaluation).
+    batches_per_group : how many batches' worth of items are sorted together when shuffling: larger
+        pads less, smaller keeps batch composition more random.
+    """
+    if batch_size < 1 or batches_per_group < 1:
+        raise ValueError("batch_size and batches_per_group must be positive")
+    lengths = np.asarray(lengths)
+    if seed is None:
+        order = np.argsort(-lengths, kind="stable")
+        return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(lengths))
+    group = batch_size * batches_per_group
+    batches = []
+    for g in range(0, len(order), group):
+        members = order[g : g + group]
+        members = members[np.argsort(-lengths[members], kind="stable")]
+        batches.extend(members[i : i + batch_size] for i in range(0, len(members), batch_size))
+    return [batches[i] for i in rng.permutation(len(batches))]
+
+
+def collate(features: WindowFeatures, windows: Sequence[int]) -> Batch:
+    """Pad the given windows into one batch (dynamic padding: to the longest of them)."""
+    windows = np.asarray(windows, dtype=np.int64)
+    token_counts = features.token_offsets[windows + 1] - features.token_offsets[windows]
+    word_counts = features.word_offsets[windows + 1] - features.word_offsets[windows]
+    size, max_tokens, max_words = len(windows), int(token_counts.max()), int(word_counts.max())
+    input_ids = np.full((size, max_tokens), int(features.pad_id), dtype=np.int64)
+    attention_mask = np.zeros((size, max_tokens), dtype=np.int64)
+    word_starts = np.zeros((size, max_words), dtype=np.int64)
+    labels = np.full((size, max_words), IGNORE, dtype=np.int64)
+    for row, window in enumerate(windows):
+        tokens, words = token_counts[row], word_counts[row]
+        token_start, word_start = features.token_offsets[window], features.word_offsets[window]
+        input_ids[row, :tokens] = features.input_ids[token_start : token_start + tokens]
+        attention_mask[row, :tokens] = 1
+        word_starts[row, :words] = features.word_starts[word_start : word_start + words]
+        labels[row, :words] = features.labels[word_start : word_start + words]
+    return Batch(
+        input_ids=torch.from_numpy(input_ids),
+        attention_mask=torch.from_numpy(attention_mask),
+        word_starts=torch.from_numpy(word_starts),
+        word_mask=torch.from_numpy(np.arange(max_words) < word_counts[:, None]),
+        labels=torch.from_numpy(labels),
+        windows=torch.from_numpy(windows),
+    )
+
+
+def iterate_batches(
+    features: WindowFeatures, batch_size: int, *, seed: int | None, batches_per_group: int = 16
+) -> Iterator[Batch]:
+    """Collated, length-grouped batches of all windows (see `length_grouped_batches` for `seed`)."""
+    for windows in length_grouped_batches(
+        features.token_counts(), batch_size, seed=seed, batches_per_group=batches_per_group
+    ):
+        yield collate(features, windows)
+
+
+def join_windows(
+    features: WindowFeatures, windows: Sequence[int], predictions: Sequence[Sequence[int]]
+) -> list[list[int]]:
+    """Per-sentence label ids from per-window predictions (one list per window, over its owned words).
+
+    `windows[i]` is the window `predictions[i]` belongs to (`Batch.windows`), in any order. Every word
+    of every sentence must be predicted exactly once.
+    """
+    if len(windows) != len(predictions):
+        raise ValueError(f"{len(windows)} windows but {len(predictions)} predictions")
+    sentences = [[-1] * int(n) for n in features.sentence_lengths]
+    predicted = 0
+    for window, window_predictions in zip(windows, predictions):
+        window = int(window)
+        first, end = features.word_offsets[window], features.word_offsets[window + 1]
+        if len(window_predictions) != end - first:
+            raise ValueError(f"window {window} owns {end - first} words but has {len(window_predictions)} predictions")
+        sentence = sentences[features.sentence[window]]
+        for word, label in zip(features.word_index[first:end], window_predictions):
+            sentence[word] = int(label)
+        predicted += end - first
+    if predicted != features.sentence_lengths.sum() or any(-1 in s for s in sentences):
+        raise ValueError("predictions do not cover every word exactly once: pass every window once")
+    return sentences
+
+
+def ids_to_tags(sentences: Sequence[Sequence[int]], labels: Sequence[str]) -> list[list[str]]:
+    return [[labels[i] for i in sentence] for sentence in sentences]

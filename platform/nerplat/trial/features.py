@@ -1,0 +1,293 @@
+"""Sentences -> sub-token windows with word-level labels, cached on disk.
+
+Each word is labelled (and later predicted) on its first sub-token. A sentence longer than the
+encoder's window is split into windows that overlap by `window_stride` sub-tokens and start and end
+at word boundaries; every word is *owned* by exactly one window, the one where it has the most
+context on its poorer side, so dev and test words each get exactly one prediction and training words
+count once. A word whose sub-tokens alone exceed a window keeps only its first ones (its label sits
+on the first, which is always kept). Words the tokenizer turns into nothing (control characters,
+some emoji in uncased vocabularies) become the unknown token, so they still get a prediction.
+
+The result is plain numpy arrays, stored flat with offsets. It is cached under
+`$NERPLAT_CACHE/features` (default `~/.cache/nerplat/features`), keyed by the sentences' content
+(after samplers), the tokenizer, the window settings and the label list, so a sweep tokenises each
+corpus once; files are written to a temporary name and renamed, so concurrent trials never read a
+half-written file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import tempfile
+import zipfile
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from nerplat.data.corpus import Corpus, Sentence
+from nerplat.errors import Problem, UserInputError
+from nerplat.plan.trial_config import EncoderSettings
+
+log = logging.getLogger(__name__)
+
+FORMAT_VERSION = 1  # bump when the arrays or the windowing change: old cache entries are then ignored
+
+
+@dataclass(frozen=True)
+class Window:
+    """One encoder input and the words it owns."""
+
+    input_ids: np.ndarray  # [tokens] sub-token ids, special tokens included
+    word_starts: np.ndarray  # [owned words] index into input_ids of each owned word's first sub-token
+    word_index: np.ndarray  # [owned words] position of each owned word in its sentence
+    labels: np.ndarray  # [owned words] label ids
+    sentence: int  # index of the sentence in its split
+
+
+@dataclass(frozen=True)
+class WindowFeatures:
+    """All windows of one split, stored flat: window i is slice offsets[i]:offsets[i + 1]."""
+
+    input_ids: np.ndarray  # int32 [all tokens]
+    token_offsets: np.ndarray  # int64 [windows + 1]
+    word_starts: np.ndarray  # int32 [all owned words]
+    word_index: np.ndarray  # int32 [all owned words]
+    labels: np.ndarray  # int64 [all owned words]
+    word_offsets: np.ndarray  # int64 [windows + 1]
+    sentence: np.ndarray  # int32 [windows]
+    sentence_lengths: np.ndarray  # int32 [sentences]: words per sentence, to join windows back
+    pad_id: np.ndarray  # int64 scalar: the tokenizer's padding id, for collation
+
+    def __len__(self) -> int:
+        return len(self.sentence)
+
+    @property
+    def num_sentences(self) -> int:
+        return len(self.sentence_lengths)
+
+    def token_counts(self) -> np.ndarray:
+        """Sub-tokens per window (special tokens included): what batches are grouped by."""
+        return np.diff(self.token_offsets)
+
+    def window(self, i: int) -> Window:
+        tokens = slice(self.token_offsets[i], self.token_offsets[i + 1])
+        words = slice(self.word_offsets[i], self.word_offsets[i + 1])
+        return Window(
+            input_ids=self.input_ids[tokens],
+            word_starts=self.word_starts[words],
+            word_index=self.word_index[words],
+            labels=self.labels[words],
+            sentence=int(self.sentence[i]),
+        )
+
+
+def default_cache_dir() -> Path:
+    return Path(os.environ.get("NERPLAT_CACHE") or Path.home() / ".cache" / "nerplat")
+
+
+def featurize_corpus(
+    corpus: Corpus, tokenizer: Any, settings: EncoderSettings, *, cache_dir: Path | None = None
+) -> dict[str, WindowFeatures]:
+    """Features of every split of `corpus`, with its label list (`Corpus.labels()`, O first)."""
+    labels = corpus.labels()
+    return {
+        name: featurize(sentences, tokenizer, settings, labels, cache_dir=cache_dir)
+        for name, sentences in corpus.splits().items()
+    }
+
+
+def featurize(
+    sentences: Sequence[Sentence],
+    tokenizer: Any,
+    settings: EncoderSettings,
+    labels: Sequence[str],
+    *,
+    cache_dir: Path | None = None,
+) -> WindowFeatures:
+    """Windows of `sentences` for `tokenizer` (a fast transformers tokenizer), from cache when possible.
+
+    `labels` maps tags to ids (position in the list); every tag must be in it.
+    """
+    from nerplat.models.encoders import tokenizer_fingerprint
+
+    key = {
+        "version": FORMAT_VERSION,
+        "sentences": sentences_digest(sentences),
+        "tokenizer": tokenizer_fingerprint(tokenizer),
+        "max_length": settings.max_length,
+        "window_stride": settings.window_stride,
+        "labels": list(labels),
+    }
+    key_text = json.dumps(key, sort_keys=True)
+    path = (cache_dir or default_cache_dir()) / "features" / f"{hashlib.sha256(key_text.encode()).hexdigest()}.npz"
+    cached = _read_cache(path, key_text)
+    if cached is not None:
+        return cached
+    features = _tokenize_sentences(sentences, tokenizer, settings, labels)
+    _write_cache(path, key_text, features)
+    return features
+
+
+def sentences_digest(sentences: Sequence[Sentence]) -> str:
+    """sha256 of the sentences' tokens and tags, in order: identical corpora share cache entries."""
+    digest = hashlib.sha256()
+    for sentence in sentences:
+        digest.update(json.dumps([sentence.tokens, sentence.tags], ensure_ascii=False).encode())
+        digest.update(b"\n")
+    return digest.hexdigest()
+
+
+def plan_windows(word_lengths: Sequence[int], budget: int, stride: int) -> tuple[list[tuple[int, int]], list[int]]:
+    """Cut a sentence into windows of whole words and say which window owns each word.
+
+    Parameters
+    ----------
+    word_lengths : sub-tokens per word, each between 1 and `budget`.
+    budget : sub-tokens a window may hold (the encoder's max_length minus its special tokens).
+    stride : at most this many sub-tokens of a window are repeated at the start of the next one.
+
+    Returns
+    -------
+    windows : word ranges [first, end) covering the sentence, each within `budget`.
+    owner : for each word, the index of the window that owns it: among the windows that contain the
+        word, the one where min(sub-tokens before it, sub-tokens after it) is largest, first on ties.
+    """
+    ends = np.cumsum(word_lengths)
+    starts = ends - np.asarray(word_lengths)
+    n = len(word_lengths)
+
+    def span(first: int, end: int) -> int:
+        return int(ends[end - 1] - starts[first])
+
+    windows: list[tuple[int, int]] = []
+    first = 0
+    while n:
+        end = first + 1
+        while end < n and span(first, end + 1) <= budget:
+            end += 1
+        windows.append((first, end))
+        if end == n:
+            break
+        # The next window repeats the last words of this one, up to `stride` sub-tokens, but always
+        # moves forward and always has room for the word this one could not take.
+        following = end
+        while following - 1 > first and span(following - 1, end) <= stride:
+            following -= 1
+        while following < end and span(following, end + 1) > budget:
+            following += 1
+        first = following
+
+    owner = [-1] * n
+    best = [-1] * n
+    for w_index, (first, end) in enumerate(windows):
+        for word in range(first, end):
+            context = min(int(starts[word] - starts[first]), int(ends[end - 1] - ends[word]))
+            if context > best[word]:
+                best[word], owner[word] = context, w_index
+    return windows, owner
+
+
+def _tokenize_sentences(
+    sentences: Sequence[Sentence], tokenizer: Any, settings: EncoderSettings, labels: Sequence[str]
+) -> WindowFeatures:
+    prefix, suffix = _special_tokens(tokenizer)
+    budget = settings.max_length - len(prefix) - len(suffix)
+    if not 0 <= settings.window_stride < budget:
+        raise UserInputError(
+            Problem(
+                f"window_stride {settings.window_stride} must be smaller than the {budget} sub-tokens a "
+                f"window of max_length {settings.max_length} holds besides special tokens",
+                path="encoder.window_stride",
+            )
+        )
+    label_ids = {label: i for i, label in enumerate(labels)}
+    unknown_tags = sorted({t for s in sentences for t in s.tags} - label_ids.keys())
+    if unknown_tags:
+        raise ValueError(f"tags {unknown_tags} are not in the label list {list(labels)}")
+    if tokenizer.unk_token_id is None:
+        raise ValueError("the tokenizer has no unknown token to stand for words it drops")
+
+    encoding = _tokenize_words(tokenizer, [list(s.tokens) for s in sentences])
+    out: dict[str, list] = {n: [] for n in ("input_ids", "word_starts", "word_index", "labels")}
+    token_offsets, word_offsets, window_sentence = [0], [0], []
+    for s_index, sentence in enumerate(sentences):
+        pieces: list[list[int]] = [[] for _ in sentence.tokens]
+        for piece, word in zip(encoding["input_ids"][s_index], encoding.word_ids(s_index)):
+            if word is not None and len(pieces[word]) < budget:
+                pieces[word].append(piece)
+        pieces = [p or [tokenizer.unk_token_id] for p in pieces]
+        flat = [piece for word_pieces in pieces for piece in word_pieces]
+        word_offset = np.concatenate([[0], np.cumsum([len(p) for p in pieces])])
+        windows, owner = plan_windows([len(p) for p in pieces], budget, settings.window_stride)
+        for w_index, (first, end) in enumerate(windows):
+            owned = [word for word in range(first, end) if owner[word] == w_index]
+            if not owned:
+                continue
+            base = word_offset[first]
+            out["input_ids"].extend(prefix + flat[base : word_offset[end]] + suffix)
+            out["word_starts"].extend(len(prefix) + word_offset[w] - base for w in owned)
+            out["word_index"].extend(owned)
+            out["labels"].extend(label_ids[sentence.tags[w]] for w in owned)
+            token_offsets.append(len(out["input_ids"]))
+            word_offsets.append(len(out["word_index"]))
+            window_sentence.append(s_index)
+    return WindowFeatures(
+        input_ids=np.asarray(out["input_ids"], dtype=np.int32),
+        token_offsets=np.asarray(token_offsets, dtype=np.int64),
+        word_starts=np.asarray(out["word_starts"], dtype=np.int32),
+        word_index=np.asarray(out["word_index"], dtype=np.int32),
+        labels=np.asarray(out["labels"], dtype=np.int64),
+        word_offsets=np.asarray(word_offsets, dtype=np.int64),
+        sentence=np.asarray(window_sentence, dtype=np.int32),
+        sentence_lengths=np.asarray([len(s) for s in sentences], dtype=np.int32),
+        pad_id=np.asarray(tokenizer.pad_token_id, dtype=np.int64),
+    )
+
+
+def _tokenize_words(tokenizer: Any, words: list[list[str]]) -> Any:
+    """Sub-tokens without special tokens or truncation (windows are cut afterwards)."""
+    from nerplat.models.encoders import quiet_transformers
+
+    with quiet_transformers():  # "sequence longer than the model's maximum" is what windows fix
+        return tokenizer(words, is_split_into_words=True, add_special_tokens=False, truncation=False)
+
+
+def _special_tokens(tokenizer: Any) -> tuple[list[int], list[int]]:
+    """The ids the tokenizer puts before and after a sequence ([CLS] and [SEP] for BERT)."""
+    encoding = tokenizer([["x"]], is_split_into_words=True, add_special_tokens=True)
+    ids, word_ids = encoding["input_ids"][0], encoding.word_ids(0)
+    first = word_ids.index(0)
+    last = len(word_ids) - 1 - word_ids[::-1].index(0)
+    return ids[:first], ids[last + 1 :]
+
+
+def _read_cache(path: Path, key_text: str) -> WindowFeatures | None:
+    if not path.exists():
+        return None
+    try:
+        with np.load(path) as stored:
+            if str(stored["key"]) != key_text:
+                return None
+            features = WindowFeatures(**{f.name: stored[f.name] for f in fields(WindowFeatures)})
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:  # unreadable: tokenise again and overwrite
+        log.warning("ignoring unreadable feature cache %s: %s", path, error)
+        return None
+    log.debug("feature cache hit %s", path)
+    return features
+
+
+def _write_cache(path: Path, key_text: str, features: WindowFeatures) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.stem, suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            np.savez(stream, key=np.asarray(key_text), **{f.name: getattr(features, f.name) for f in fields(features)})
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
