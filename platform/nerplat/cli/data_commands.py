@@ -1,7 +1,166 @@
-"""`nerplat` commands of the data group."""
+"""`nerplat data stats` and `nerplat data sample`: look at a corpus, and at what a sampler makes of it.
+
+Both print a readable table by default and JSON (on stdout, nothing else there) with ``--json``.
+DATASET is a registered corpus name, ``hf:<id>``, or a folder holding ``train.txt``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Optional
 
 import typer
+import yaml
+from rich.console import Console
+from rich.table import Table
+
+from nerplat.data.conll import write_conll
+from nerplat.data.corpus import Corpus
+from nerplat.errors import Problem, UserInputError
+from nerplat.plan.trial_config import DatasetRef
+
+data_app = typer.Typer(name="data", help="Corpora: statistics, and what samplers make of them.", no_args_is_help=True)
+
+DATASET_HELP = "Registered corpus name (see `nerplat registry`), hf:<hub id>, or a folder with train.txt."
 
 
 def register(app: typer.Typer) -> None:
-    """Adds this group's commands to the app (filled in by the issue that owns it)."""
+    """Adds the `data` command group to the app."""
+    app.add_typer(data_app, name="data")
+
+
+def dataset_ref(text: str, iob1: str = "convert") -> DatasetRef:
+    """A name when it is registered or a hub id, a path when it is an existing folder, else a name (to fail with hints)."""
+    from nerplat.data.corpora import CORPORA, HUB_PREFIX
+
+    if text not in CORPORA and not text.startswith(HUB_PREFIX) and Path(text).is_dir():
+        return DatasetRef(path=text, iob1=iob1)
+    return DatasetRef(name=text, iob1=iob1)
+
+
+def _load(dataset: str, iob1: str, seed: int = 0) -> Corpus:
+    from nerplat.cli import err_console
+    from nerplat.data.corpora import load_corpus
+
+    with err_console.status(f"reading {dataset}"):
+        return load_corpus(dataset_ref(dataset, iob1), seed=seed)
+
+
+def _print_json(payload: dict[str, Any]) -> None:
+    typer.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+
+
+@data_app.command("stats")
+def stats(
+    dataset: str = typer.Argument(..., help=DATASET_HELP),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON (the manifest's fields and more) on stdout."),
+    iob1: str = typer.Option("convert", help="IOB1 input: convert it to IOB2, or refuse it."),
+) -> None:
+    """Per split: sentences, tokens, mentions per type, % B/I/O, % sentences with entities, type shares."""
+    from nerplat.data.stats import corpus_stats
+
+    if iob1 not in ("convert", "refuse"):
+        raise UserInputError(Problem(f"--iob1 must be convert or refuse, got {iob1!r}", path="--iob1"))
+    result = corpus_stats(_load(dataset, iob1))
+    if as_json:
+        _print_json(result)
+        return
+    console = Console(highlight=False)
+    table = Table(title=f"{result['corpus']}", title_justify="left")
+    table.add_column("split", no_wrap=True)
+    for column in ("sent.", "tokens", "mentions", "%B", "%I", "%O", "%sent.w/ent."):
+        table.add_column(column, justify="right", no_wrap=True)
+    table.add_column("least / most frequent type (% tokens)")
+    for name, split in result["splits"].items():
+        least, most = split["least_frequent_type"], split["most_frequent_type"]
+        shares = f"{least['type']} {least['pct_tokens']} / {most['type']} {most['pct_tokens']}" if least else "-"
+        row = (split["sentences"], split["tokens"], split["mentions_total"], split["pct_B"], split["pct_I"], split["pct_O"])
+        table.add_row(name, *(str(v) for v in row), str(split["pct_sentences_with_entities"]), shares)
+    console.print(table)
+    types = sorted({t for split in result["splits"].values() for t in split["mentions_per_type"]})
+    mentions = Table(title="mentions per type", title_justify="left")
+    mentions.add_column("type")
+    for name in result["splits"]:
+        mentions.add_column(name, justify="right")
+    for kind in types:
+        mentions.add_row(kind, *(str(s["mentions_per_type"].get(kind, 0)) for s in result["splits"].values()))
+    console.print(mentions)
+    for split, labels in result["unseen_labels"].items():
+        console.print(f"[yellow]warning:[/] {split} has labels absent from train: {', '.join(labels)}")
+    for note in result["notes"]:
+        console.print(f"note: {note}")
+
+
+def parse_params(pairs: list[str]) -> dict[str, Any]:
+    """``['size=50', 'formula=paper']`` -> ``{'size': 50, 'formula': 'paper'}`` (values read as YAML scalars)."""
+    params: dict[str, Any] = {}
+    problems = []
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            problems.append(Problem(f"expected KEY=VALUE, got {pair!r}", path="--param"))
+        elif key in params:
+            problems.append(Problem(f"parameter '{key}' given twice", path=f"--param {key}"))
+        else:
+            try:
+                params[key] = yaml.safe_load(value) if value.strip() else ""
+            except yaml.YAMLError:
+                params[key] = value
+    if problems:
+        raise UserInputError(problems)
+    return params
+
+
+@data_app.command("sample")
+def sample(
+    dataset: str = typer.Argument(..., help=DATASET_HELP),
+    sampler: str = typer.Option(..., "--sampler", help="Registered sampler name (see `nerplat registry`)."),
+    param: list[str] = typer.Option([], "--param", help="Sampler parameter KEY=VALUE; repeatable."),
+    seed: int = typer.Option(0, "--seed", help="Seed of random samplers (and of a carved dev split)."),
+    partition: int = typer.Option(0, "--partition", help="Partition index for partitioned samplers (low_resource)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Write the sampled corpus here as CoNLL (train.txt, and the other splits)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
+) -> None:
+    """Apply one sampler to DATASET and summarise the training set it makes."""
+    from nerplat.data.samplers import SAMPLERS, apply_samplers, entity_token_share, sampler_config, size_factor
+    from nerplat.data.stats import token_count
+    from nerplat.plan.trial_config import Component
+
+    if sampler not in SAMPLERS:
+        raise UserInputError(Problem(SAMPLERS.unknown_message(sampler), path="--sampler"))
+    params = parse_params(param)
+    try:
+        config = sampler_config(sampler, params)
+    except UserInputError as error:
+        raise UserInputError([replace(p, path=f"--param {p.path}" if p.path else "--param") for p in error.problems]) from None
+    corpus = _load(dataset, "convert", seed)
+    sampled = apply_samplers(corpus, [Component(name=sampler, params=params)], seed=seed, partition=partition)
+    summary: dict[str, Any] = {
+        "dataset": corpus.name,
+        "sampler": sampler,
+        "params": config.model_dump(),
+        "seed": seed,
+        "partition": partition,
+        "sentences": len(sampled.train),
+        "tokens": token_count(sampled.train),
+        "size_factor": round(size_factor(corpus.train, sampled.train), 4),
+        "sentence_factor": round(len(sampled.train) / len(corpus.train), 4),
+        "entity_token_share": round(entity_token_share(sampled.train), 4),
+        "entity_token_share_before": round(entity_token_share(corpus.train), 4),
+        "note": sampled.notes[-1],
+        "train_sha256": sampled.checksums["train_sampled"],
+    }
+    if out is not None:
+        for name, sentences in sampled.splits().items():
+            write_conll(out / f"{name}.txt", sentences)
+        summary["out"] = str(out)
+    if as_json:
+        _print_json(summary)
+        return
+    table = Table(show_header=False, box=None)
+    for key, value in summary.items():
+        table.add_row(key, str(value))
+    Console(highlight=False).print(table)

@@ -1,5 +1,18 @@
-"""Samplers reshape the training split (and, for label maps, every split); one module per sampler."""
+"""Samplers reshape the training split (and, for label maps, every split); one module per sampler family.
 
-from nerplat.data.samplers.registry import SAMPLERS
+Importing the package registers every sampler in ``SAMPLERS``.
+"""
 
-__all__ = ["SAMPLERS"]
+from nerplat.data.samplers.registry import SAMPLERS, Sampler, SamplerConfig
+from nerplat.data.samplers import (  # noqa: F401  (registration on import)
+    balanced_undersampling,
+    entity_ratio,
+    fraction,
+    label_maps,
+    low_resource,
+    resampling,
+)
+from nerplat.data.samplers.chain import apply_samplers, sampler_config
+from nerplat.data.stats import entity_token_share, size_factor
+
+__all__ = ["SAMPLERS", "Sampler", "SamplerConfig", "apply_samplers", "entity_token_share", "sampler_config", "size_factor"]

@@ -1,3 +1,34 @@
+"""The sampler registry and the contract every sampler keeps.
+
+An entry's factory IS the sampling function ``sample(corpus, config, *, seed, partition) -> Corpus``:
+it returns a new Corpus (never mutating its input) with a note saying what it did, acts on train
+only (label maps excepted: they map every split so evaluation sees the same labels), and is
+deterministic for a given seed and partition. Impossible requests raise ``UserInputError``.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+from nerplat.data.corpus import Corpus
 from nerplat.registry import Registry
 
-SAMPLERS: Registry = Registry("sampler")
+
+class SamplerConfig(BaseModel):
+    """Parameters of a sampler. ``partitioned`` tells the compiler to replicate over partitions."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    partitioned: ClassVar[bool] = False
+
+    def describe(self, name: str) -> str:
+        """``'low_resource(size=50, partitions=10)'``, for notes."""
+        return f"{name}({', '.join(f'{k}={v}' for k, v in self.model_dump().items())})"
+
+
+class Sampler(Protocol):
+    def __call__(self, corpus: Corpus, config: SamplerConfig, *, seed: int, partition: int) -> Corpus: ...
+
+
+SAMPLERS: Registry[Sampler] = Registry("sampler")
