@@ -1,7 +1,69 @@
-"""`nerplat` commands of the ui group."""
+"""`nerplat ui`: the MLflow UI for an experiment's store, on 127.0.0.1, until Ctrl-C."""
+
+from __future__ import annotations
+
+import signal
+import sys
+from pathlib import Path
+from typing import Optional
 
 import typer
 
+from nerplat.errors import UserInputError
+from nerplat.track.store import check_store, is_server_uri, local_artifact_root, resolve_tracking_uri, sqlite_path
+from nerplat.track.ui_server import LocalMlflowServer, experiments_to_show, runs_table_url
+
 
 def register(app: typer.Typer) -> None:
-    """Adds this group's commands to the app (filled in by the issue that owns it)."""
+    app.command("ui")(ui)
+
+
+def ui(
+    tracking_uri: Optional[str] = typer.Option(
+        None, "--tracking-uri", help="MLflow store. Default: $MLFLOW_TRACKING_URI, else <workdir>/mlflow.db."
+    ),
+    experiment: Optional[str] = typer.Option(
+        None, "--experiment", "-e", help="Spec experiment whose runs table to print. Default: every nerplat experiment."
+    ),
+    port: int = typer.Option(0, "--port", min=0, max=65535, help="Port on 127.0.0.1; 0 picks a free one."),
+    workdir: Path = typer.Option(Path("."), "--workdir", help="Directory where `nerplat run` keeps its local store."),
+) -> None:
+    """Start the MLflow UI for an experiment's store and print the URL of its runs table."""
+    uri = tracking_uri or resolve_tracking_uri(None, workdir)
+    database = sqlite_path(uri)
+    if database is not None and not database.exists():
+        raise UserInputError(
+            f"no MLflow store at {database}: run `nerplat run SPEC` in {workdir.resolve()} first, "
+            "or point --workdir or --tracking-uri at an existing store"
+        )
+    check_store(uri)
+    experiments = experiments_to_show(uri, experiment)
+    if is_server_uri(uri):  # already served: nothing to start
+        _print_urls(uri, experiments)
+        return
+    server = LocalMlflowServer(uri, local_artifact_root(uri) or workdir.resolve() / "mlartifacts", port)
+    typer.echo(f"starting the MLflow UI for {uri} ...", err=True)
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        url = server.start()
+        _print_urls(url, experiments)
+        typer.echo("Press Ctrl-C to stop.", err=True)
+        code = server.wait()
+        raise UserInputError(f"the MLflow server stopped by itself (exit code {code})")
+    except KeyboardInterrupt:
+        typer.echo("stopping the MLflow UI", err=True)
+    finally:
+        server.stop()
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _print_urls(server_url: str, experiments: list[tuple[str, str]]) -> None:
+    if not experiments:
+        typer.echo(f"{server_url.rstrip('/')}/#/experiments  (no nerplat experiment in this store yet)")
+    for name, experiment_id in experiments:
+        typer.echo(f"{runs_table_url(server_url, experiment_id)}  ({name})")
+    sys.stdout.flush()
+
+
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt

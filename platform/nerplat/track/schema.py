@@ -27,11 +27,28 @@ ENCODER = "nerplat.encoder"
 SEED = "nerplat.seed"
 PARTITION = "nerplat.partition"
 TRIAL = "nerplat.trial"  # trial id within its arm's tune phase
-STATUS = "nerplat.status"  # "completed" | "early_stopped" | "failed"
+STATUS = "nerplat.status"  # "completed" | "early_stopped" | "failed" | "interrupted"
+GIT_DIRTY = "nerplat.git_dirty"  # "true" when the nerplat source tree had uncommitted changes
+GIT_COMMIT = "mlflow.source.git.commit"  # MLflow's own tag, so the UI shows it
+PARENT_RUN = "mlflow.parentRunId"  # MLflow's own tag that nests child runs under their parent
 
 PHASES = ("tune", "replicate", "summary")
 KINDS = ("arm", "trial", "replicate", "summary")
-STATUSES = ("completed", "early_stopped", "failed")
+# "early_stopped": stopped by the scheduler (ASHA); MLflow alone shows such runs FINISHED.
+# "interrupted": stopped by the user (Ctrl-C); MLflow status KILLED, resumed by `--resume`.
+STATUSES = ("completed", "early_stopped", "failed", "interrupted")
+
+# Artifacts, at the root of a run's artifact directory.
+PLAN_ARTIFACT = "plan.json"  # summary run: the compiled plan
+RESOLVED_SPEC_ARTIFACT = "resolved_spec.yaml"  # summary run: the spec after interpolation and defaults
+ENVIRONMENT_ARTIFACT = "environment.json"  # summary run: package versions, python, git commit
+DATA_CHECKSUMS_ARTIFACT = "data_checksums.json"  # arm runs: {file or split: sha256}
+# Replicate runs: one token per line, `TOKEN<TAB>GOLD<TAB>PRED`, a blank line after each sentence.
+PREDICTIONS_ARTIFACT = "predictions.conll"
+
+# Parameters a parent run carries for each of its children: `nerplat.child.<generation>:<child name>`
+# = the child's run id. They make creating a child by name safe across processes (see track/runs.py).
+CHILD_CLAIM_PREFIX = "nerplat.child."
 
 
 def metric_key(split: str, name: str) -> str:

@@ -1,0 +1,365 @@
+"""One spec experiment in MLflow: named runs that resume instead of duplicating, logged by run id.
+
+Layout: one MLflow experiment per spec experiment; a parent run per (arm, phase); a child run per
+tuning trial and per replicate; one summary run (names in `track/names.py`, tags and metric names
+in `track/schema.py`). Every call goes through `MlflowClient` with an explicit run id; nothing
+uses MLflow's global active run, because trials log from several Ray worker processes at once.
+
+Creating a run by name without duplicates
+-----------------------------------------
+MLflow has no unique run names and no compare-and-set, and a lock inside one process cannot
+serialise several processes (or machines). The one atomic, first-writer-wins operation a store
+offers is logging a param: the key is a primary key, so a second, different value is refused
+(SQL stores and the REST server alike). Child runs are therefore *claimed* on their parent: the
+creator makes a run, then logs `nerplat.child.<generation>:<child name> = <its run id>` on the
+parent. A process that loses the race deletes its own run and adopts the winner's, so racing
+creators all end up with the same run. Lookups read the parent's claims, not a search, so a
+claimed run is found even before search indexes it. If a claimed run is deleted (a user
+removed it to re-run it), the next creation claims the next generation.
+
+Top-level runs (arm parents and the summary) have no parent to claim on. They are created by the
+single driver of an experiment (`nerplat run`), found by a search on name and kind, and
+never created from workers. So the runner's contract is:
+
+- driver: `ExperimentTracker.open`, `start_summary_run`, `start_arm_run`, and (for replicates it
+  runs itself or hands to workers) `start_replicate_run`; `finish` on what it started;
+- workers: `start_trial_run` / `start_replicate_run` under a parent run id they were given, then
+  `log_epoch`, artifacts and `finish` on their own run id. The tracker pickles without its client,
+  so it can travel in a Ray config.
+
+Resume: `start_*` return a `TrackedRun`; `finished=True` means a run with that name already
+completed (status in `status`) and the work can be skipped; otherwise the same run is reopened
+(status RUNNING, old `nerplat.status` cleared) and epochs logged again add points at the same steps.
+Params are immutable in MLflow: resuming with different params (the spec changed) is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from nerplat.errors import UserInputError
+from nerplat.track import schema
+from nerplat.track.environment import environment_report
+from nerplat.track.names import SUMMARY_RUN_NAME, arm_run_name, replicate_run_name, trial_run_name
+from nerplat.track.params import flatten_params, param_key, to_plain
+from nerplat.track.predictions import write_conll_predictions
+from nerplat.track.store import check_store, local_artifact_root
+
+# nerplat status -> MLflow run status. Early-stopped trials ran correctly, so MLflow calls them
+# FINISHED; the nerplat.status tag is what tells them apart.
+MLFLOW_STATUS = {"completed": "FINISHED", "early_stopped": "FINISHED", "failed": "FAILED", "interrupted": "KILLED"}
+_MAX_CLAIM_GENERATIONS = 100
+
+
+@dataclass(frozen=True)
+class TrackedRun:
+    run_id: str
+    name: str
+    resumed: bool  # the run existed before this call
+    finished: bool  # it had already completed (or was early-stopped): skip the work
+    status: str | None  # its nerplat.status when finished
+
+
+class ExperimentTracker:
+    """Runs of one spec experiment in one MLflow store.
+
+    Build it with `open` in the driver; pass it to workers as is (it pickles without its client).
+    """
+
+    def __init__(
+        self,
+        tracking_uri: str,
+        experiment_id: str,
+        experiment_name: str,
+        run_tags: Mapping[str, str] | None = None,
+        environment: Mapping[str, Any] | None = None,
+    ):
+        self.tracking_uri = tracking_uri
+        self.experiment_id = experiment_id
+        self.experiment_name = experiment_name
+        self.run_tags = dict(run_tags or {})  # added to every run (git commit, spec hash)
+        self.environment = dict(environment or {})
+        self._client = None
+
+    @classmethod
+    def open(
+        cls, tracking_uri: str, experiment_name: str, *, spec_sha256: str | None = None, timeout: float = 5.0
+    ) -> ExperimentTracker:
+        """Checks the store (fails fast if a server is down), then gets or creates the experiment."""
+        check_store(tracking_uri, timeout=timeout)
+        environment = environment_report()
+        run_tags = {}
+        if environment["git"] is not None:
+            run_tags[schema.GIT_COMMIT] = environment["git"]["commit"]
+            run_tags[schema.GIT_DIRTY] = str(environment["git"]["dirty"]).lower()
+        if spec_sha256:
+            run_tags[schema.SPEC_SHA] = spec_sha256
+        tracker = cls(tracking_uri, "", experiment_name, run_tags, environment)
+        tracker.experiment_id = tracker._get_or_create_experiment()
+        return tracker
+
+    @property
+    def client(self):
+        if self._client is None:
+            from mlflow import MlflowClient
+
+            # Otherwise every finished run prints two "View run at" lines into the progress view.
+            os.environ.setdefault("MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT", "true")
+            self._client = MlflowClient(tracking_uri=self.tracking_uri)
+        return self._client
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_client": None}
+
+    # -- runs -------------------------------------------------------------------------------
+
+    def start_summary_run(self, plan: Any, resolved_spec: Any, tags: Mapping[str, Any] | None = None) -> TrackedRun:
+        """The experiment's summary run, with the plan, the resolved spec and the environment."""
+        run = self.start_or_resume_run(SUMMARY_RUN_NAME, kind="summary", phase="summary", tags=tags)
+        if not run.finished:
+            self.client.log_dict(run.run_id, to_plain(plan), schema.PLAN_ARTIFACT)
+            if isinstance(resolved_spec, str):
+                self.client.log_text(run.run_id, resolved_spec, schema.RESOLVED_SPEC_ARTIFACT)
+            else:
+                self.client.log_dict(run.run_id, to_plain(resolved_spec), schema.RESOLVED_SPEC_ARTIFACT)
+            self.client.log_dict(run.run_id, self.environment, schema.ENVIRONMENT_ARTIFACT)
+        return run
+
+    def start_arm_run(
+        self, arm: str, phase: str, tags: Mapping[str, Any] | None = None, params: Any = None
+    ) -> TrackedRun:
+        """The parent run of one arm's tune or replicate phase (driver only)."""
+        return self.start_or_resume_run(
+            arm_run_name(arm, phase), kind="arm", phase=phase, tags={schema.ARM: arm, **(tags or {})}, params=params
+        )
+
+    def start_trial_run(
+        self, arm_run_id: str, arm: str, trial_id: str, tags: Mapping[str, Any] | None = None, params: Any = None
+    ) -> TrackedRun:
+        """One tuning trial under its arm's tune run; safe to call from any process."""
+        return self.start_or_resume_run(
+            trial_run_name(arm, trial_id),
+            kind="trial",
+            phase="tune",
+            parent_run_id=arm_run_id,
+            tags={schema.ARM: arm, schema.TRIAL: trial_id, **(tags or {})},
+            params=params,
+        )
+
+    def start_replicate_run(
+        self,
+        arm_run_id: str,
+        arm: str,
+        seed: int,
+        partition: int,
+        tags: Mapping[str, Any] | None = None,
+        params: Any = None,
+    ) -> TrackedRun:
+        """One replicate (seed, partition) under its arm's replicate run; safe from any process."""
+        return self.start_or_resume_run(
+            replicate_run_name(arm, seed, partition),
+            kind="replicate",
+            phase="replicate",
+            parent_run_id=arm_run_id,
+            tags={schema.ARM: arm, schema.SEED: seed, schema.PARTITION: partition, **(tags or {})},
+            params=params,
+        )
+
+    def start_or_resume_run(
+        self,
+        name: str,
+        *,
+        kind: str,
+        phase: str,
+        parent_run_id: str | None = None,
+        tags: Mapping[str, Any] | None = None,
+        params: Any = None,
+    ) -> TrackedRun:
+        """Finds the run called `name` (under `parent_run_id`) or creates it; never duplicates it."""
+        if kind not in schema.KINDS or phase not in schema.PHASES:
+            raise ValueError(f"kind must be one of {schema.KINDS} and phase one of {schema.PHASES}")
+        if (parent_run_id is None) != (kind in ("arm", "summary")):
+            raise ValueError(f"{kind} runs {'need' if parent_run_id is None else 'take no'} parent run")
+        run_tags = {
+            **self.run_tags,
+            schema.EXPERIMENT: self.experiment_name,
+            schema.KIND: kind,
+            schema.PHASE: phase,
+            **{key: str(value) for key, value in (tags or {}).items()},
+        }
+        flat_params = flatten_params(params) if params is not None else {}
+        if parent_run_id is None:
+            run = self._find_top_level_run(name, kind)
+            if run is None:
+                return _new(self._create_run(name, run_tags, flat_params))
+        else:
+            run_tags[schema.PARENT_RUN] = parent_run_id
+            run, created = self._claim_child_run(parent_run_id, name, run_tags, flat_params)
+            if created:
+                return _new(run)
+        return self._reopen(run, run_tags, flat_params)
+
+    def log_epoch(self, run_id: str, metrics: Mapping[str, float], epoch: int) -> None:
+        """Logs metrics with step = epoch (names: `track/schema.py`)."""
+        from mlflow.entities import Metric
+
+        now = int(time.time() * 1000)
+        self.client.log_batch(
+            run_id, metrics=[Metric(key, float(value), now, int(epoch)) for key, value in metrics.items()]
+        )
+
+    def finish(self, run_id: str, status: str) -> None:
+        """Ends a run: `completed`, `early_stopped` (by the scheduler), `failed` or `interrupted`."""
+        if status not in MLFLOW_STATUS:
+            raise ValueError(f"status must be one of {tuple(MLFLOW_STATUS)}, not {status!r}")
+        self.client.set_tag(run_id, schema.STATUS, status)
+        self.client.set_terminated(run_id, MLFLOW_STATUS[status])
+
+    # -- artifacts --------------------------------------------------------------------------
+
+    def log_predictions(
+        self, run_id: str, tokens: Sequence[Sequence[str]], gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]
+    ) -> None:
+        """Test predictions of a replicate as `predictions.conll` (TOKEN, GOLD, PRED per line)."""
+        with tempfile.TemporaryDirectory(prefix="nerplat-predictions-") as folder:
+            path = write_conll_predictions(Path(folder) / schema.PREDICTIONS_ARTIFACT, tokens, gold, pred)
+            self.client.log_artifact(run_id, str(path))
+
+    def log_data_checksums(self, run_id: str, checksums: Mapping[str, str]) -> None:
+        """The sha256 of each data file an arm trained and evaluated on."""
+        self.client.log_dict(run_id, dict(checksums), schema.DATA_CHECKSUMS_ARTIFACT)
+
+    # -- internals --------------------------------------------------------------------------
+
+    def _get_or_create_experiment(self) -> str:
+        from mlflow.exceptions import MlflowException
+
+        experiment = self.client.get_experiment_by_name(self.experiment_name)
+        if experiment is None:
+            root = local_artifact_root(self.tracking_uri)
+            location = None if root is None else str(root / _folder_name(self.experiment_name))
+            try:
+                return self.client.create_experiment(
+                    self.experiment_name, artifact_location=location, tags={schema.EXPERIMENT: self.experiment_name}
+                )
+            except MlflowException as error:  # another driver created it a moment ago
+                if error.error_code != "RESOURCE_ALREADY_EXISTS":
+                    raise
+                experiment = self.client.get_experiment_by_name(self.experiment_name)
+        if experiment.lifecycle_stage != "active":
+            raise UserInputError(
+                f"MLflow experiment {self.experiment_name!r} is deleted in {self.tracking_uri}: restore it with "
+                f"`mlflow experiments restore --experiment-id {experiment.experiment_id}`, remove it for good with "
+                "`mlflow gc`, or rename the spec's experiment"
+            )
+        return experiment.experiment_id
+
+    def _create_run(self, name: str, tags: Mapping[str, str], params: Mapping[str, str]):
+        from mlflow.entities import Param
+
+        run = self.client.create_run(self.experiment_id, run_name=name, tags=dict(tags))
+        if params:
+            self.client.log_batch(run.info.run_id, params=[Param(key, value) for key, value in params.items()])
+        return run
+
+    def _find_top_level_run(self, name: str, kind: str):
+        from mlflow.entities import ViewType
+
+        runs = self.client.search_runs(
+            [self.experiment_id],
+            filter_string=f"attributes.run_name = '{name}' and tags.`{schema.KIND}` = '{kind}'",
+            run_view_type=ViewType.ACTIVE_ONLY,
+            order_by=["attributes.start_time ASC"],
+        )
+        runs = [run for run in runs if schema.PARENT_RUN not in run.data.tags]
+        return runs[0] if runs else None
+
+    def _claim_child_run(self, parent_run_id: str, name: str, tags: Mapping[str, str], params: Mapping[str, str]):
+        """(run, created): the claimed active child called `name`, or a new run that won the claim.
+
+        Params are logged before the claim, so a claimed run always has all of them.
+        """
+        from mlflow.exceptions import MlflowException
+
+        for _ in range(_MAX_CLAIM_GENERATIONS):
+            claims = self._child_claims(parent_run_id, name)
+            if claims and (current := self._active_run(claims[-1])) is not None:
+                return current, False
+            run = self._create_run(name, tags, params)
+            key = child_claim_key(len(claims) + 1, name)
+            try:
+                self.client.log_param(parent_run_id, key, run.info.run_id)
+                return run, True
+            except MlflowException:
+                winner = self._child_claims(parent_run_id, name)[len(claims) : len(claims) + 1]
+                if not winner:
+                    raise  # not a lost race: the parent is gone or deleted
+                if winner[0] == run.info.run_id:  # the claim landed; only its answer was lost
+                    return run, True
+                self.client.delete_run(run.info.run_id)
+        raise RuntimeError(f"run {name!r} was deleted and re-created {_MAX_CLAIM_GENERATIONS} times")
+
+    def _child_claims(self, parent_run_id: str, name: str) -> list[str]:
+        """Run ids claimed for `name` on the parent, oldest generation first."""
+        params = self.client.get_run(parent_run_id).data.params
+        claims = []
+        while (key := child_claim_key(len(claims) + 1, name)) in params:
+            claims.append(params[key])
+        return claims
+
+    def _active_run(self, run_id: str):
+        from mlflow.exceptions import MlflowException
+
+        try:
+            run = self.client.get_run(run_id)
+        except MlflowException as error:
+            if error.error_code == "RESOURCE_DOES_NOT_EXIST":  # removed for good by `mlflow gc`
+                return None
+            raise
+        return run if run.info.lifecycle_stage == "active" else None
+
+    def _reopen(self, run, tags: Mapping[str, str], params: Mapping[str, str]) -> TrackedRun:
+        """An existing run: refused if its params differ; marked RUNNING again unless it finished."""
+        from mlflow.entities import Param, RunTag
+
+        existing = run.data.params
+        changed = {key: (existing[key], value) for key, value in params.items() if existing.get(key, value) != value}
+        if changed:
+            details = ", ".join(f"{key}: {old!r} -> {new!r}" for key, (old, new) in sorted(changed.items())[:5])
+            raise UserInputError(
+                f"MLflow run {run.info.run_name!r} ({run.info.run_id}) was started with other parameters ({details}): "
+                "the spec changed since; rename the spec's experiment to start afresh"
+            )
+        run_id = run.info.run_id
+        if run.info.status == "FINISHED":
+            return TrackedRun(run_id, run.info.run_name, resumed=True, finished=True, status=run.data.tags.get(schema.STATUS))
+        missing = [Param(key, value) for key, value in params.items() if key not in existing]
+        self.client.log_batch(run_id, params=missing, tags=[RunTag(key, value) for key, value in tags.items()])
+        if run.info.status != "RUNNING":
+            self.client.update_run(run_id, status="RUNNING")
+        if schema.STATUS in run.data.tags:
+            self.client.delete_tag(run_id, schema.STATUS)
+        return TrackedRun(run_id, run.info.run_name, resumed=True, finished=False, status=None)
+
+
+def _new(run) -> TrackedRun:
+    return TrackedRun(run.info.run_id, run.info.run_name, resumed=False, finished=False, status=None)
+
+
+def child_claim_key(generation: int, name: str) -> str:
+    """The parent-run param that claims `name` for one child run (a digest if `name` cannot be a key)."""
+    key = f"{schema.CHILD_CLAIM_PREFIX}{generation}:{name}"
+    if param_key(key) == key:
+        return key
+    return f"{schema.CHILD_CLAIM_PREFIX}{generation}:sha256-{hashlib.sha256(name.encode()).hexdigest()[:32]}"
+
+
+def _folder_name(experiment_name: str) -> str:
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in experiment_name) or "experiment"

@@ -1,0 +1,133 @@
+"""Which MLflow store an experiment uses, and a fast check that it answers before training starts.
+
+Precedence: `MLFLOW_TRACKING_URI`, then the spec's tracking uri, then a local SQLite store
+`<workdir>/mlflow.db` with artifacts in `<workdir>/mlartifacts`. Relative SQLite paths are made
+absolute against the working directory because Ray workers run in other directories.
+
+`check_store` talks to a server with no retries and a short timeout: MLflow's own client retries
+7 times with exponential backoff (`MLFLOW_HTTP_REQUEST_MAX_RETRIES`, `..._BACKOFF_FACTOR`,
+`..._TIMEOUT`), which turns "the server is down" into a four-minute hang. The long retries stay
+on for later calls, where they ride out a server restart mid-experiment.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from urllib.parse import urlparse
+
+from nerplat.errors import Problem, UserInputError
+
+DEFAULT_DB_NAME = "mlflow.db"
+ARTIFACTS_DIR_NAME = "mlartifacts"
+_SQLITE_PREFIX = "sqlite:///"
+
+
+def resolve_tracking_uri(spec_uri: str | None, workdir: Path) -> str:
+    """The tracking URI to use: environment, then spec, then `sqlite:///<workdir>/mlflow.db`."""
+    workdir = Path(workdir).resolve()
+    uri = os.environ.get("MLFLOW_TRACKING_URI") or spec_uri
+    if not uri:
+        return f"{_SQLITE_PREFIX}{workdir / DEFAULT_DB_NAME}"
+    if uri.startswith(_SQLITE_PREFIX) and not uri[len(_SQLITE_PREFIX) :].startswith("/"):
+        return f"{_SQLITE_PREFIX}{(workdir / uri[len(_SQLITE_PREFIX) :]).resolve()}"
+    return uri
+
+
+def is_server_uri(uri: str) -> bool:
+    return urlparse(uri).scheme in ("http", "https")
+
+
+def sqlite_path(uri: str) -> Path | None:
+    """The database file of a `sqlite:///` URI, else None."""
+    return Path(uri[len(_SQLITE_PREFIX) :].split("?")[0]) if uri.startswith(_SQLITE_PREFIX) else None
+
+
+def local_artifact_root(uri: str) -> Path | None:
+    """Where nerplat puts artifacts of a SQLite store (`mlartifacts` beside the database).
+
+    None for servers (they decide) and other databases (MLflow's default applies).
+    """
+    path = sqlite_path(uri)
+    return None if path is None else path.parent / ARTIFACTS_DIR_NAME
+
+
+def check_store(uri: str, timeout: float = 5.0) -> None:
+    """Raises UserInputError, within about `timeout` seconds, when the store cannot be used.
+
+    A SQLite store is created (with MLflow's tables) if missing: doing that once here, in the
+    driver, keeps concurrent workers from racing to initialise the same file.
+    """
+    if is_server_uri(uri):
+        _check_server(uri, timeout)
+    else:
+        _check_database(uri)
+
+
+def _check_server(uri: str, timeout: float) -> None:
+    from mlflow.exceptions import MlflowException
+    from mlflow.utils.credentials import get_default_host_creds
+    from mlflow.utils.rest_utils import http_request
+
+    creds = get_default_host_creds(uri)
+
+    def request(endpoint: str, method: str, **kwargs):
+        return http_request(
+            creds, endpoint, method, max_retries=0, backoff_factor=0, timeout=timeout, raise_on_status=False, **kwargs
+        )
+
+    try:
+        health = request("/health", "GET")
+        if health.status_code == 200:
+            api = request("/api/2.0/mlflow/experiments/search", "POST", json={"max_results": 1})
+    except MlflowException as error:  # MLflow wraps every failure to get a response in it
+        raise UserInputError(_unreachable(uri, _short_reason(str(error)))) from error
+    if health.status_code != 200:
+        raise UserInputError(
+            f"{uri} answered /health with HTTP {health.status_code}: it does not look like an MLflow server; "
+            "check the port, or unset MLFLOW_TRACKING_URI to use a local SQLite store"
+        )
+    if api.status_code in (401, 403):
+        raise UserInputError(
+            f"MLflow server at {uri} refused access (HTTP {api.status_code}): set MLFLOW_TRACKING_USERNAME and "
+            "MLFLOW_TRACKING_PASSWORD, or MLFLOW_TRACKING_TOKEN"
+        )
+    if api.status_code != 200:
+        raise UserInputError(f"MLflow server at {uri} failed a search request (HTTP {api.status_code}): {api.text[:300]}")
+
+
+def _unreachable(uri: str, reason: str) -> Problem:
+    parsed = urlparse(uri)
+    if parsed.hostname in ("127.0.0.1", "localhost", "::1"):
+        fix = (
+            f"start it with `mlflow server --host 127.0.0.1 --port {parsed.port or 5000} "
+            "--backend-store-uri sqlite:///mlflow.db --artifacts-destination ./mlartifacts`"
+        )
+    else:
+        fix = "check that it runs and that this machine can reach it"
+    if os.environ.get("MLFLOW_TRACKING_URI") == uri:
+        fix += ", or unset MLFLOW_TRACKING_URI to use a local SQLite store"
+    else:
+        fix += ", or change the tracking uri in the spec"
+    return Problem(f"MLflow server at {uri} is not reachable ({reason}): {fix}")
+
+
+def _short_reason(message: str) -> str:
+    lowered = message.lower()
+    if "refused" in lowered:
+        return "connection refused"
+    if "timed out" in lowered or "timeout" in lowered:
+        return "timed out"
+    return message.splitlines()[0][:200]
+
+
+def _check_database(uri: str) -> None:
+    from mlflow import MlflowClient
+
+    path = sqlite_path(uri)
+    try:
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        MlflowClient(tracking_uri=uri).search_experiments(max_results=1)
+    except Exception as error:  # any failure to open the store is the user's to fix
+        raise UserInputError(f"MLflow store {uri} cannot be used: {error}") from error

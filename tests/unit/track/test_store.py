@@ -1,0 +1,72 @@
+import http.server
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from nerplat.errors import UserInputError
+from nerplat.track.store import check_store, local_artifact_root, resolve_tracking_uri, sqlite_path
+from nerplat.track.ui_server import free_port
+
+
+def test_default_is_a_sqlite_store_in_the_workdir(tmp_path, monkeypatch):
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    uri = resolve_tracking_uri(None, tmp_path)
+    assert uri == f"sqlite:///{tmp_path.resolve()}/mlflow.db"
+    assert local_artifact_root(uri) == tmp_path.resolve() / "mlartifacts"
+
+
+def test_environment_beats_spec_beats_default(tmp_path, monkeypatch):
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://127.0.0.1:5000")
+    assert resolve_tracking_uri("http://spec:5000", tmp_path) == "http://127.0.0.1:5000"
+    monkeypatch.delenv("MLFLOW_TRACKING_URI")
+    assert resolve_tracking_uri("http://spec:5000", tmp_path) == "http://spec:5000"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "")
+    assert resolve_tracking_uri(None, tmp_path).endswith("/mlflow.db")
+
+
+def test_relative_sqlite_paths_are_anchored_at_the_workdir(tmp_path, monkeypatch):
+    # Ray workers run in other directories: a relative path would open another database there.
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    uri = resolve_tracking_uri("sqlite:///runs/exp.db", tmp_path)
+    assert sqlite_path(uri) == tmp_path.resolve() / "runs" / "exp.db"
+    assert local_artifact_root(uri) == tmp_path.resolve() / "runs" / "mlartifacts"
+    assert local_artifact_root("http://127.0.0.1:5000") is None
+
+
+def test_check_store_creates_a_missing_sqlite_store(tmp_path):
+    uri = f"sqlite:///{tmp_path / 'new' / 'mlflow.db'}"
+    check_store(uri)
+    assert (tmp_path / "new" / "mlflow.db").stat().st_size > 0
+
+
+def test_a_server_that_is_down_fails_fast_with_what_to_do(monkeypatch):
+    uri = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    started = time.monotonic()
+    with pytest.raises(UserInputError) as error:
+        check_store(uri, timeout=2)
+    assert time.monotonic() - started < 5
+    message = str(error.value)
+    assert f"MLflow server at {uri} is not reachable" in message
+    assert "mlflow server --host 127.0.0.1" in message and "unset MLFLOW_TRACKING_URI" in message
+
+
+def test_something_else_on_the_port_is_not_mistaken_for_mlflow():
+    server = http.server.HTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)  # answers 501
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        with pytest.raises(UserInputError, match="does not look like an MLflow server"):
+            check_store(f"http://127.0.0.1:{server.server_port}", timeout=2)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_an_unusable_database_is_a_user_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    with pytest.raises(UserInputError, match="cannot be used"):
+        check_store(f"sqlite:///{Path(blocker) / 'mlflow.db'}")
