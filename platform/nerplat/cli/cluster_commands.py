@@ -1,7 +1,119 @@
-"""`nerplat` commands of the cluster group."""
+"""`nerplat cluster render|submit|validate`: the same spec as a KubeRay RayJob on Kubernetes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
 
 import typer
+from rich.console import Console
+
+from nerplat.errors import Problem, UserInputError
+
+cluster_app = typer.Typer(
+    name="cluster",
+    help="Run specs on a Kubernetes GPU cluster (KubeRay): render, submit and validate manifests.",
+    no_args_is_help=True,
+)
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+ProfileOption = typer.Option(None, "--profile", "-p", help="Profile of the spec to run (e.g. paper).")
+ImageOption = typer.Option(None, "--image", help="Container image of the Ray pods (default: the one in --cluster).")
+ClusterOption = typer.Option(
+    Path("cluster/base"), "--cluster", help="Kustomization (base or your overlay) whose RayCluster the job copies."
+)
+
+
+def _rayjob_for_spec(spec: Path, profile: str | None, image: str | None, cluster: Path) -> dict[str, Any]:
+    from nerplat.cluster.manifests import Manifest
+    from nerplat.cluster.render import load_sizing, render_rayjob
+    from nerplat.cluster.validate import validate_manifests
+
+    rayjob = render_rayjob(spec, load_sizing(spec, profile), profile=profile, image=image, cluster_dir=cluster)
+    validate_manifests([Manifest(rayjob, f"<RayJob rendered from {spec}>")])
+    return rayjob
+
+
+def _rayjob_in_file(path: Path) -> dict[str, Any] | None:
+    """The RayJob a manifest file holds (validated), or None when the file is not a RayJob manifest."""
+    from nerplat.cluster.manifests import load_manifests
+    from nerplat.cluster.validate import validate_manifests
+
+    try:
+        manifests = load_manifests(path)
+    except UserInputError:
+        return None
+    if len(manifests) != 1 or manifests[0].kind != "RayJob":
+        return None
+    validate_manifests(manifests)
+    return manifests[0].body
+
+
+@cluster_app.command("render")
+def render(
+    spec: Path = typer.Argument(..., help="Spec under specs/ (the folder the image carries)."),
+    profile: Optional[str] = ProfileOption,
+    image: Optional[str] = ImageOption,
+    cluster: Path = ClusterOption,
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write here instead of printing."),
+) -> None:
+    """Write the RayJob that runs SPEC on its own autoscaling Ray cluster, sized from the spec's resources."""
+    from nerplat.cluster.manifests import dump_manifests, write_atomically
+
+    text = dump_manifests([_rayjob_for_spec(spec, profile, image, cluster)])
+    if out is None:
+        typer.echo(text, nl=False)
+    else:
+        write_atomically(out, text)
+        err_console.print(f"wrote {out}; start it with `kubectl apply -f {out}` or `nerplat cluster submit {out}`")
+
+
+@cluster_app.command("submit")
+def submit(
+    target: Path = typer.Argument(..., help="A RayJob manifest, or a spec to render first."),
+    address: Optional[str] = typer.Option(
+        None, "--address", help="Ray job API of a running cluster, e.g. http://127.0.0.1:8265 (else kubectl apply)."
+    ),
+    kubectl: bool = typer.Option(False, "--kubectl", help="Apply the RayJob with kubectl (the default without --address)."),
+    profile: Optional[str] = ProfileOption,
+    image: Optional[str] = ImageOption,
+    cluster: Path = ClusterOption,
+    wait: bool = typer.Option(False, "--wait", help="With --address: wait for the job to end; exit 1 unless it succeeded."),
+) -> None:
+    """Start a RayJob: `kubectl apply` it for KubeRay, or send its entrypoint to a Ray cluster's job API."""
+    from nerplat.cluster.submit import apply_with_kubectl, submit_to_ray, wait_for_job
+
+    if address and kubectl:
+        raise UserInputError(Problem("choose one of --address (Ray job API) and --kubectl (KubeRay)"))
+    if wait and not address:
+        raise UserInputError(Problem("--wait needs --address; follow a KubeRay job with `kubectl get rayjob -w`"))
+    if not target.is_file():
+        raise UserInputError(Problem("no such file", source=str(target)))
+    rayjob = _rayjob_in_file(target) or _rayjob_for_spec(target, profile, image, cluster)
+    if not address:
+        console.print(apply_with_kubectl(rayjob))
+        return
+    job_id = submit_to_ray(rayjob, address)
+    console.print(f"submitted {job_id} to {address}; logs: ray job logs --address {address} {job_id}")
+    if wait:
+        status = wait_for_job(address, job_id, on_status=lambda s: err_console.print(f"{job_id}: {s}"))
+        if status != "SUCCEEDED":
+            raise typer.Exit(1)
+
+
+@cluster_app.command("validate")
+def validate(
+    paths: list[Path] = typer.Argument(None, help="Kustomization folders or manifest files (default: cluster/)."),
+) -> None:
+    """Check manifests offline against the KubeRay CRDs and Kubernetes schemas, strictly (unknown fields are errors)."""
+    from nerplat.cluster.validate import validate_tree
+
+    checked = validate_tree(paths or [Path("cluster")])
+    for where, count in checked:
+        console.print(f"ok  {where}  ({count} objects)")
 
 
 def register(app: typer.Typer) -> None:
-    """Adds this group's commands to the app (filled in by the issue that owns it)."""
+    """Adds the `cluster` command group."""
+    app.add_typer(cluster_app, name="cluster")

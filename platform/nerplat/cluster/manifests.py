@@ -53,7 +53,9 @@ class Manifest:
                 if match is None:
                     return line
                 key_node, node = match
-                line = (key_node if key else node).start_mark.line + 1
+                # A block mapping or list starts on the line after its key: point at the key.
+                on_key = key or not isinstance(node, yaml.ScalarNode)
+                line = (key_node if on_key else node).start_mark.line + 1
             elif isinstance(node, yaml.SequenceNode) and isinstance(segment, int) and segment < len(node.value):
                 node = node.value[segment]
                 line = node.start_mark.line + 1

@@ -182,3 +182,61 @@ def validate_manifests(manifests: Iterable[Manifest]) -> None:
     problems = [problem for manifest in manifests for problem in manifest_problems(manifest)]
     if problems:
         raise UserInputError(problems)
+
+
+def validate_tree(paths: Iterable[Path]) -> list[tuple[str, int]]:
+    """Validates every kustomization (rendered offline) and every other manifest under `paths`.
+
+    Returns (what, number of objects) for each thing checked; raises `UserInputError` with all
+    problems of all of them.
+    """
+    from nerplat.cluster import kustomize
+    from nerplat.cluster.manifests import load_manifests
+
+    checked: list[tuple[str, int]] = []
+    problems: list[Problem] = []
+
+    def check(label: str, load) -> None:
+        try:
+            manifests = load()
+        except UserInputError as error:
+            problems.extend(error.problems)
+            return
+        problems.extend(problem for manifest in manifests for problem in manifest_problems(manifest))
+        checked.append((label, len(manifests)))
+
+    for root in map(Path, paths):
+        if root.is_file():
+            check(str(root), lambda root=root: load_manifests(root))
+            continue
+        if not root.is_dir():
+            problems.append(Problem("no such file or folder", source=str(root)))
+            continue
+        kustomizations = sorted(p.parent for p in root.rglob(kustomize.KUSTOMIZATION))
+        covered = {resource for directory in kustomizations for resource in _resource_files(directory)}
+        for directory in kustomizations:
+            check(f"{directory}/ (kustomize)", lambda directory=directory: kustomize.build(directory))
+        for file in sorted({*root.rglob("*.yaml"), *root.rglob("*.yml")}):
+            if file.name != kustomize.KUSTOMIZATION and file.resolve() not in covered:
+                check(str(file), lambda file=file: load_manifests(file))
+    if problems:
+        raise UserInputError(problems)
+    return checked
+
+
+def _resource_files(directory: Path) -> set[Path]:
+    """Manifest files a kustomization includes, directly or through the folders it includes."""
+    from nerplat.cluster import kustomize
+
+    spec = yaml.safe_load((directory / kustomize.KUSTOMIZATION).read_text(encoding="utf-8")) or {}
+    files = set()
+    for entry in spec.get("resources", []):
+        target = directory / entry
+        if kustomize.is_kustomization(target):
+            files |= _resource_files(target)
+        elif target.is_file():
+            files.add(target.resolve())
+    for patch in spec.get("patches", []):
+        if "path" in patch:
+            files.add((directory / patch["path"]).resolve())
+    return files

@@ -1,0 +1,111 @@
+"""Starting a RayJob: `kubectl apply` for KubeRay, or Ray's job API for a Ray cluster already running.
+
+The job API path submits the RayJob's entrypoint to the Ray head's dashboard (port 8265), e.g. through
+`kubectl port-forward svc/nerplat-head-svc 8265`. Ray token authentication (RAY_AUTH_MODE=token) needs
+the cluster's token: taken from RAY_AUTH_TOKEN, else the file in RAY_AUTH_TOKEN_PATH, and sent as the
+`Authorization: Bearer` header Ray's dashboard checks; without either, Ray's own token loader applies
+(~/.ray/auth_token when RAY_AUTH_MODE=token).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from nerplat.cluster.manifests import dump_manifests
+from nerplat.errors import Problem, UserInputError
+
+TERMINAL_STATES = {"SUCCEEDED", "FAILED", "STOPPED"}
+
+
+def auth_headers(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The Authorization header for Ray's dashboard from RAY_AUTH_TOKEN or RAY_AUTH_TOKEN_PATH, if set."""
+    environ = os.environ if environ is None else environ
+    token = environ.get("RAY_AUTH_TOKEN", "").strip()
+    token_path = environ.get("RAY_AUTH_TOKEN_PATH")
+    if not token and token_path:
+        try:
+            token = Path(token_path).read_text(encoding="utf-8").strip()
+        except OSError as error:
+            raise UserInputError(Problem(f"RAY_AUTH_TOKEN_PATH: cannot read the token: {error.strerror}", source=token_path)) from None
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
+def submit_to_ray(rayjob: dict[str, Any], address: str) -> str:
+    """Submits the RayJob's entrypoint (and runtime env) to the Ray job API at `address`; returns the job id."""
+    from ray.exceptions import AuthenticationError
+    from ray.job_submission import JobSubmissionClient
+
+    spec = rayjob["spec"]
+    runtime_env = yaml.safe_load(spec["runtimeEnvYAML"]) if spec.get("runtimeEnvYAML") else None
+    try:
+        client = JobSubmissionClient(address, headers=auth_headers())
+        return client.submit_job(
+            entrypoint=spec["entrypoint"],
+            runtime_env=runtime_env,
+            metadata={"nerplat.rayjob": rayjob["metadata"]["name"]},
+        )
+    except AuthenticationError as error:
+        raise UserInputError(
+            Problem(
+                f"the Ray cluster at {address} refused the request ({str(error).splitlines()[0]}): export "
+                "RAY_AUTH_MODE=token and RAY_AUTH_TOKEN=<the cluster's token> (cluster/README.md shows how "
+                "to read it from the Secret nerplat-ray-token)"
+            )
+        ) from None
+    except ConnectionError as error:
+        raise UserInputError(
+            Problem(f"no Ray job API at {address} ({error}); is `kubectl port-forward svc/<cluster>-head-svc 8265` running?")
+        ) from None
+
+
+def wait_for_job(
+    address: str,
+    job_id: str,
+    *,
+    timeout_s: float | None = None,
+    poll_s: float = 1.0,
+    on_status: Callable[[str], None] = lambda status: None,
+) -> str:
+    """Polls the job until it ends; returns SUCCEEDED, FAILED or STOPPED (TimeoutError after `timeout_s`)."""
+    from ray.job_submission import JobSubmissionClient
+
+    client = JobSubmissionClient(address, headers=auth_headers())
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    last = None
+    while True:
+        status = str(client.get_job_status(job_id).value)
+        if status != last:
+            on_status(status)
+            last = status
+        if status in TERMINAL_STATES:
+            return status
+        if deadline is not None and time.monotonic() > deadline:
+            raise TimeoutError(f"job {job_id} still {status} after {timeout_s} s")
+        time.sleep(poll_s)
+
+
+def apply_with_kubectl(rayjob: dict[str, Any], kubectl: str = "kubectl") -> str:
+    """`kubectl apply -f -` with the RayJob on stdin; returns kubectl's output."""
+    executable = shutil.which(kubectl)
+    if executable is None:
+        raise UserInputError(
+            Problem(
+                f"'{kubectl}' is not on PATH: install kubectl and point it at your cluster, or write the RayJob "
+                "with `nerplat cluster render SPEC --out job.yaml` and apply it where kubectl is, or submit to a "
+                "running Ray cluster with --address http://HOST:8265"
+            )
+        )
+    result = subprocess.run(
+        [executable, "apply", "-f", "-"], input=dump_manifests([rayjob]), capture_output=True, text=True, check=False
+    )
+    if result.returncode != 0:
+        raise UserInputError(Problem(f"kubectl apply failed: {result.stderr.strip() or result.stdout.strip()}"))
+    return result.stdout.strip()

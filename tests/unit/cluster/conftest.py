@@ -1,0 +1,32 @@
+"""Paths shared by the cluster tests: the repository's cluster/ folder and a scratch repository layout."""
+
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[3]
+CLUSTER = REPO / "cluster"
+
+
+@pytest.fixture
+def spec_repo(tmp_path: Path) -> Path:
+    """A repository-like folder with specs/tiny.yaml (resources, concurrency and a `paper` profile)."""
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "tiny.yaml").write_text(
+        """\
+experiment: tiny_conll
+dataset: conll2003
+methods:
+  ce: {loss: ce}
+resources: {workers: 2, cpus_per_worker: 3, gpus_per_worker: 1, custom: {"accelerator_type:A100": 0.01}}
+tune: {max_concurrent: 3}
+profiles:
+  paper:
+    resources: {gpus_per_worker: 0.5}
+  cpu:
+    resources: {workers: 1, cpus_per_worker: 2, gpus_per_worker: 0, custom: {}}
+    tune: {max_concurrent: null}
+""",
+        encoding="utf-8",
+    )
+    return tmp_path

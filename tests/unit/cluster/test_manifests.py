@@ -1,0 +1,62 @@
+from pathlib import Path
+
+import pytest
+
+from nerplat.cluster.manifests import format_path, parse_manifests, write_atomically
+from nerplat.errors import UserInputError
+
+TWO_DOCS = """\
+apiVersion: v1
+kind: Service
+metadata:
+  name: a
+spec:
+  ports:
+    - name: http
+      port: 80
+---
+# an empty document is skipped
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: b}
+"""
+
+
+def test_documents_keep_their_source_and_lines():
+    service, config_map = parse_manifests(TWO_DOCS, "x.yaml")
+    assert (service.label, config_map.label) == ("Service 'a'", "ConfigMap 'b'")
+    assert service.line_of(["spec", "ports", 0, "port"]) == 8
+    assert service.line_of(["spec", "ports", 0, "port"], key=True) == 8
+    assert service.line_of(["spec", "nothere", 3]) == 5  # nearest existing ancestor
+    assert config_map.line_of(["metadata", "name"]) == 14
+
+
+def test_problem_names_object_path_and_line():
+    (service, _) = parse_manifests(TWO_DOCS, "x.yaml")
+    text = str(service.problem("bad port", ["spec", "ports", 0, "port"]))
+    assert text == "Service 'a': bad port at spec.ports[0].port (x.yaml:8)"
+
+
+def test_format_path():
+    assert format_path(["spec", "workerGroupSpecs", 0, "maxReplicas"]) == "spec.workerGroupSpecs[0].maxReplicas"
+    assert format_path([]) == ""
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("a: [1, 2\n", "not valid YAML"), ("- 1\n- 2\n", "must be a mapping")],
+)
+def test_bad_yaml_is_a_user_error_with_a_line(text, expected):
+    with pytest.raises(UserInputError) as caught:
+        parse_manifests(text, "bad.yaml")
+    (problem,) = caught.value.problems
+    assert expected in problem.message and problem.source == "bad.yaml" and problem.line is not None
+
+
+def test_write_atomically_leaves_no_temp_files(tmp_path: Path):
+    target = tmp_path / "out" / "job.yaml"
+    write_atomically(target, "a: 1\n")
+    write_atomically(target, "a: 2\n")
+    assert target.read_text() == "a: 2\n"
+    assert [p.name for p in target.parent.iterdir()] == ["job.yaml"]
