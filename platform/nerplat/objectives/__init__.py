@@ -1,5 +1,25 @@
-"""Training objectives: one module per method of ../shared/METHODS.md, registered under its spec name."""
+"""Training objectives: one module per method of ../shared/METHODS.md, registered under its spec name.
+
+Importing the package registers every objective; `build_objective(name, params, context)` builds one.
+The contract (configs, substeps, state) is in `nerplat.objectives.base`.
+"""
 
 from nerplat.objectives.registry import OBJECTIVES
+from nerplat.objectives import (  # noqa: F401  (registration on import)
+    auc_2t,
+    ce,
+    ce_2t,
+    comauc_2t,
+    crf,
+    dice,
+    focal,
+    mom,
+    ova_auc,
+    ova_auc_maml,
+    ova_bce,
+    wce,
+)
+from nerplat.objectives.base import Objective, ObjectiveConfig, ObjectiveContext
+from nerplat.objectives.build import build_objective
 
-__all__ = ["OBJECTIVES"]
+__all__ = ["OBJECTIVES", "Objective", "ObjectiveConfig", "ObjectiveContext", "build_objective"]

@@ -1,0 +1,66 @@
+"""Weighted cross-entropy, WCE-1 and WCE-2 of 004 (sec. IV-C-a, eq. 4).
+
+l_WCE(y_i, p_i) = -w_y log p_i,y, averaged over labelled words, with class weights from the
+training-set word counts s_k (s = sum_k s_k, K labels):
+
+- ``inverse_frequency`` (WCE-1): w_k = s / (K s_k). 004 says "inverse class frequency" without a
+  scale; this one (sklearn's "balanced") makes the training-set average weight 1, so the loss stays on
+  CE's scale and learning rates carry over.
+- ``log_ratio`` (WCE-2, from the dice-loss paper): w_k = log10((s - s_k) / s_k + beta), beta in [1, 10].
+
+Deviations: a label absent from the training sample (s_k = 0, common in 20-sentence partitions) is
+counted as 1 so its weight is finite; no word carries it, so it changes nothing else. The batch loss is
+the plain mean of the per-word l_WCE (004 eq. 3), not torch's `CrossEntropyLoss(weight=...)`, which
+divides by the sum of the gold words' weights instead.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import torch
+import torch.nn.functional as F
+from pydantic import Field, model_validator
+
+from nerplat.objectives.base import ObjectiveConfig, ObjectiveContext
+from nerplat.objectives.registry import OBJECTIVES
+from nerplat.objectives.token_loss import TokenLoss
+
+
+class WCEConfig(ObjectiveConfig):
+    scheme: Literal["inverse_frequency", "log_ratio"] = Field(
+        "inverse_frequency", description="WCE-1 (inverse_frequency) or WCE-2 (log_ratio) class weights."
+    )
+    beta: float = Field(1.0, ge=1.0, le=10.0, description="WCE-2's beta (log_ratio only); 004 tunes it in [1, 10].")
+
+    @model_validator(mode="after")
+    def _beta_only_for_log_ratio(self) -> WCEConfig:
+        if self.scheme == "inverse_frequency" and "beta" in self.model_fields_set:
+            raise ValueError("beta applies to scheme 'log_ratio' only; remove it or set scheme: log_ratio")
+        return self
+
+
+def class_weights(counts: list[int], scheme: str, beta: float) -> torch.Tensor:
+    """Class weights w_k from training word counts s_k (see module docstring)."""
+    s_k = torch.tensor(counts, dtype=torch.float64).clamp(min=1.0)
+    s = s_k.sum()
+    if scheme == "inverse_frequency":
+        weights = s / (len(counts) * s_k)
+    else:
+        weights = torch.log10((s - s_k) / s_k + beta)
+    return weights.float()
+
+
+class WeightedCrossEntropy(TokenLoss):
+    def __init__(self, config: WCEConfig, weights: torch.Tensor):
+        super().__init__(config)
+        self.register_buffer("class_weights", weights)
+
+    def word_losses(self, scores: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        return self.class_weights[labels] * F.cross_entropy(scores, labels, reduction="none")
+
+
+@OBJECTIVES.register("wce", config=WCEConfig)
+def build(config: WCEConfig, context: ObjectiveContext) -> WeightedCrossEntropy:
+    """Weighted cross-entropy: WCE-1 inverse frequency or WCE-2 log ratio weights (004)."""
+    return WeightedCrossEntropy(config, class_weights(context.label_counts, config.scheme, config.beta))

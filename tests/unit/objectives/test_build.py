@@ -1,0 +1,42 @@
+"""Building objectives from spec names and parameters; the ClassVars the compiler and optimiser read."""
+
+from __future__ import annotations
+
+import pytest
+from objective_fakes import make
+
+from nerplat.errors import UserInputError
+from nerplat.objectives import OBJECTIVES, ObjectiveContext
+from nerplat.objectives.base import ObjectiveConfig
+
+OPTIMIZERS = {"auc_2t": "pesg", "ova_auc": "pesg", "ova_auc_maml": "pesg", "comauc_2t": "pdsca"}
+
+
+def test_unknown_objective_suggests_a_name(context):
+    with pytest.raises(UserInputError, match="did you mean 'mom'"):
+        make("mmo", context)
+
+
+def test_bad_parameters_are_user_errors_with_their_field(context):
+    with pytest.raises(UserInputError) as caught:
+        make("focal", context, gamma=-1, form="both", extra=1)
+    paths = {problem.path for problem in caught.value.problems}
+    assert paths == {"gamma", "form", "extra"}
+
+
+@pytest.mark.parametrize("entry", OBJECTIVES.entries(), ids=lambda e: e.name)
+def test_every_config_declares_heads_and_optimizer(entry):
+    config = entry.config
+    assert issubclass(config, ObjectiveConfig)
+    assert config.default_head in config.heads
+    assert config.optimizer == OPTIMIZERS.get(entry.name, "adamw")
+    assert entry.summary
+    for name, field in config.model_fields.items():
+        assert field.description, f"{entry.name}.{name} has no description"
+    with pytest.raises(ValueError):
+        config.model_validate({"no_such_field": 1})
+
+
+def test_context_checks_counts_against_labels():
+    with pytest.raises(ValueError, match="2 labels but 3"):
+        ObjectiveContext(["O", "B-X"], [1, 2, 3], max_length=8)

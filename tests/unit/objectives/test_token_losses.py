@@ -1,0 +1,137 @@
+"""CE, WCE, focal and dice against closed forms and against each other at their degenerate settings."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+from objective_fakes import COUNTS, make, output_of
+
+from nerplat.errors import UserInputError
+from nerplat.models.heads.base import IGNORE
+from nerplat.objectives.wce import class_weights
+
+
+@pytest.fixture
+def scored(batch):
+    _, _, labels = batch
+    scores = torch.randn(3, 6, 5, generator=torch.Generator().manual_seed(1))
+    return scores, labels
+
+
+def reference_ce(scores, labels):
+    return F.cross_entropy(scores.reshape(-1, scores.shape[-1]), labels.reshape(-1), ignore_index=IGNORE)
+
+
+def test_ce_is_torch_cross_entropy_over_labelled_words(context, scored):
+    scores, labels = scored
+    torch.testing.assert_close(make("ce", context)(output_of(scores, labels), labels), reference_ce(scores, labels))
+
+
+def test_ce_ignores_scores_of_padding(context, scored):
+    scores, labels = scored
+    poisoned = scores.masked_fill((labels == IGNORE)[..., None], 1e4)
+    ce = make("ce", context)
+    assert ce(output_of(poisoned, labels), labels) == ce(output_of(scores, labels), labels)
+
+
+def test_focal_with_gamma_zero_is_cross_entropy(context, scored):
+    scores, labels = scored
+    focal = make("focal", context, gamma=0.0)
+    torch.testing.assert_close(focal(output_of(scores, labels), labels), reference_ce(scores, labels))
+
+
+def test_focal_softmax_matches_closed_form_on_one_word(context):
+    scores = torch.tensor([[[2.0, 0.0, 0.0, 0.0, 0.0]]])
+    labels = torch.tensor([[0]])
+    p = math.exp(2) / (math.exp(2) + 4)
+    expected = -((1 - p) ** 2) * math.log(p)
+    assert make("focal", context, gamma=2.0)(output_of(scores, labels), labels).item() == pytest.approx(expected, rel=1e-5)
+
+
+def test_focal_one_vs_rest_with_gamma_zero_is_summed_binary_cross_entropy(context, scored):
+    scores, labels = scored
+    keep = labels != IGNORE
+    target = F.one_hot(labels[keep], 5).float()
+    expected = F.binary_cross_entropy_with_logits(scores[keep], target, reduction="none").sum(-1).mean()
+    focal = make("focal", context, gamma=0.0, form="one_vs_rest")
+    torch.testing.assert_close(focal(output_of(scores, labels), labels), expected)
+
+
+def test_focal_down_weights_easy_words(context):
+    labels = torch.tensor([[0]])
+    easy, hard = torch.tensor([[[5.0, 0, 0, 0, 0]]]), torch.tensor([[[0.0, 0, 0, 0, 0]]])
+    focal, ce = make("focal", context, gamma=2.0), make("ce", context)
+    ratio_easy = focal(output_of(easy, labels), labels) / ce(output_of(easy, labels), labels)
+    ratio_hard = focal(output_of(hard, labels), labels) / ce(output_of(hard, labels), labels)
+    assert ratio_easy < 0.01 < 0.5 < ratio_hard
+
+
+def test_focal_gradient_is_finite_when_softmax_saturates(context):
+    scores = torch.tensor([[[200.0, 0, 0, 0, 0]]], requires_grad=True)
+    labels = torch.tensor([[0]])
+    make("focal", context, gamma=0.5)(output_of(scores, labels), labels).backward()
+    assert torch.isfinite(scores.grad).all()
+
+
+def test_wce_inverse_frequency_weights_average_one_over_training_words():
+    weights = class_weights(COUNTS, "inverse_frequency", beta=1.0)
+    counts = torch.tensor(COUNTS, dtype=torch.float32)
+    assert (weights * counts).sum() / counts.sum() == pytest.approx(1.0)
+    assert weights[2] == pytest.approx(1000 / (5 * 20))
+
+
+def test_wce_log_ratio_weights_follow_the_formula():
+    weights = class_weights(COUNTS, "log_ratio", beta=2.0)
+    assert weights[0].item() == pytest.approx(math.log10(200 / 800 + 2.0))
+    assert weights[2].item() == pytest.approx(math.log10(980 / 20 + 2.0))
+
+
+def test_wce_absent_label_gets_a_finite_weight():
+    assert torch.isfinite(class_weights([10, 0, 5], "inverse_frequency", 1.0)).all()
+
+
+def test_wce_is_mean_of_weighted_word_losses(context, scored):
+    scores, labels = scored
+    keep = labels != IGNORE
+    weights = class_weights(COUNTS, "log_ratio", 3.0)
+    expected = (weights[labels[keep]] * F.cross_entropy(scores[keep], labels[keep], reduction="none")).mean()
+    wce = make("wce", context, scheme="log_ratio", beta=3.0)
+    torch.testing.assert_close(wce(output_of(scores, labels), labels), expected)
+
+
+def test_wce_refuses_beta_without_log_ratio(context):
+    with pytest.raises(UserInputError, match="beta applies to scheme 'log_ratio'"):
+        make("wce", context, beta=2.0)
+
+
+def test_dice_matches_per_word_formula(context):
+    scores = torch.tensor([[[1.0, 0.0, -1.0, 0.5, 0.0]]])
+    labels = torch.tensor([[3]])
+    p = torch.softmax(scores[0, 0], -1)
+    expected = 0.0
+    for k in range(5):
+        y = 1.0 if k == 3 else 0.0
+        adjusted = (1 - p[k]) * p[k]
+        expected += 1 - (2 * adjusted * y + 0.01) / (adjusted + y + 0.01)
+    dice = make("dice", context, eps=1.0, delta=0.01)
+    assert dice(output_of(scores, labels), labels).item() == pytest.approx(expected.item(), rel=1e-6)
+
+
+def test_dice_is_lower_for_confident_correct_words(context):
+    labels = torch.tensor([[1]])
+    dice = make("dice", context, eps=0.0)
+    right = dice(output_of(torch.tensor([[[0.0, 6, 0, 0, 0]]]), labels), labels)
+    wrong = dice(output_of(torch.tensor([[[6.0, 0, 0, 0, 0]]]), labels), labels)
+    assert right < wrong
+
+
+def test_batch_without_labelled_words_gives_zero_loss_that_backpropagates(context):
+    scores = torch.randn(1, 3, 5, requires_grad=True)
+    labels = torch.full((1, 3), IGNORE)
+    for name in ("ce", "wce", "focal", "dice"):
+        loss = make(name, context)(output_of(scores, labels), labels)
+        loss.backward()
+        assert loss.item() == 0.0
