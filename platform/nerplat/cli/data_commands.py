@@ -72,12 +72,9 @@ def stats(
     table.add_column("split", no_wrap=True)
     for column in ("sent.", "tokens", "mentions", "%B", "%I", "%O", "%sent.w/ent."):
         table.add_column(column, justify="right", no_wrap=True)
-    table.add_column("least / most frequent type (% tokens)")
     for name, split in result["splits"].items():
-        least, most = split["least_frequent_type"], split["most_frequent_type"]
-        shares = f"{least['type']} {least['pct_tokens']} / {most['type']} {most['pct_tokens']}" if least else "-"
         row = (split["sentences"], split["tokens"], split["mentions_total"], split["pct_B"], split["pct_I"], split["pct_O"])
-        table.add_row(name, *(str(v) for v in row), str(split["pct_sentences_with_entities"]), shares)
+        table.add_row(name, *(str(v) for v in row), str(split["pct_sentences_with_entities"]))
     console.print(table)
     types = sorted({t for split in result["splits"].values() for t in split["mentions_per_type"]})
     mentions = Table(title="mentions per type", title_justify="left")
@@ -87,6 +84,13 @@ def stats(
     for kind in types:
         mentions.add_row(kind, *(str(s["mentions_per_type"].get(kind, 0)) for s in result["splits"].values()))
     console.print(mentions)
+    for name, split in result["splits"].items():
+        least, most = split["least_frequent_type"], split["most_frequent_type"]
+        if least:
+            console.print(
+                f"{name}: least frequent type {least['type']} ({least['pct_tokens']}% of tokens), "
+                f"most frequent {most['type']} ({most['pct_tokens']}%)"
+            )
     for split, labels in result["unseen_labels"].items():
         console.print(f"[yellow]warning:[/] {split} has labels absent from train: {', '.join(labels)}")
     for note in result["notes"]:

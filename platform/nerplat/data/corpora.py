@@ -139,8 +139,6 @@ def dataset_problems(ref: DatasetRef) -> list[str]:
     if (ref.name is None) == (ref.path is None):
         return ["give a corpus either by name or by path (exactly one of them)"]
     problems = []
-    if ref.dev_from_train is not None and not 0 < ref.dev_from_train < 1:
-        problems.append(f"dev_from_train must be a fraction in (0, 1), got {ref.dev_from_train}")
     if ref.name is not None and ref.name.startswith(HUB_PREFIX):
         if importlib.util.find_spec("datasets") is None:
             problems.append(f"corpus '{ref.name}' needs the Hugging Face datasets package: pip install 'nerplat[hub]'")

@@ -1,0 +1,117 @@
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from corpus_fakes import FIXTURES
+
+from nerplat.data.corpora import CORPORA, dataset_problems, load_corpus
+from nerplat.errors import UserInputError
+from nerplat.plan.trial_config import DatasetRef
+
+SHARED = ["anatem", "anem", "bc5cdr", "conll2003", "gmb", "linnaeus", "ncbi_disease", "s800", "wnut17"]
+
+
+def test_every_shared_corpus_is_registered_with_a_summary():
+    for name in SHARED + ["gmb_subset"]:
+        assert name in CORPORA and CORPORA.get(name).summary
+
+
+def test_registered_corpus_checksums_match_the_manifest(conll2003, data_root):
+    manifest = json.loads((data_root / "manifest.json").read_text())["corpora"]["conll2003"]["splits"]
+    assert conll2003.checksums == {split: manifest[split]["sha256"] for split in ("train", "dev", "test")}
+    assert len(conll2003.train) == 14041 and conll2003.notes == ()
+
+
+def test_corpus_without_dev_has_none_unless_asked(data_root):
+    anem = load_corpus(DatasetRef(name="anem"))
+    assert anem.dev is None and anem.test is not None
+
+
+def test_folder_loads_and_unseen_test_labels_are_noted(tiny):
+    assert (len(tiny.train), len(tiny.dev), len(tiny.test)) == (4, 2, 2)
+    assert any("test: B-MISC, I-MISC" in note for note in tiny.notes)
+
+
+def test_iob1_folder_is_converted_with_a_note_or_refused():
+    folder = str(FIXTURES / "iob1_spaces")
+    converted = load_corpus(DatasetRef(path=folder))
+    assert any("IOB1 converted to IOB2, 5 tags changed" in n for n in converted.notes)
+    assert any("2 -DOCSTART- lines skipped" in n for n in converted.notes)
+    with pytest.raises(UserInputError, match="IOB1"):
+        load_corpus(DatasetRef(path=folder, iob1="refuse"))
+
+
+def test_problems_of_every_file_are_raised_together(tmp_path):
+    (tmp_path / "train.txt").write_text("a\tX\n")
+    (tmp_path / "test.txt").write_text("b\n")
+    with pytest.raises(UserInputError) as caught:
+        load_corpus(DatasetRef(path=str(tmp_path)))
+    assert [(Path(p.source).name, p.line) for p in caught.value.problems] == [("train.txt", 1), ("test.txt", 1)]
+
+
+def test_unknown_name_suggests_the_close_one():
+    (problem,) = dataset_problems(DatasetRef(name="conl2003"))
+    assert "did you mean 'conll2003'?" in problem
+    with pytest.raises(UserInputError, match="did you mean 'conll2003'"):
+        load_corpus(DatasetRef(name="conl2003"))
+
+
+def test_missing_data_root_folder_and_files_are_reported(tmp_path, monkeypatch):
+    monkeypatch.delenv("NERPLAT_DATA")
+    assert "NERPLAT_DATA is not set" in dataset_problems(DatasetRef(name="wnut17"))[0]
+    monkeypatch.setenv("NERPLAT_DATA", str(tmp_path))
+    assert "does not exist" in dataset_problems(DatasetRef(name="wnut17"))[0]
+    (tmp_path / "wnut17").mkdir()
+    (tmp_path / "wnut17" / "train.txt").write_text("a\tO\n")
+    assert dataset_problems(DatasetRef(name="wnut17")) == [f"corpus folder {tmp_path / 'wnut17'} lacks dev.txt, test.txt"]
+    assert "does not exist" in dataset_problems(DatasetRef(path=str(tmp_path / "nowhere")))[0]
+
+
+@pytest.mark.parametrize(
+    ("ref", "expected"),
+    [
+        (DatasetRef(), "exactly one"),
+        (DatasetRef(name="wnut17", path="x"), "exactly one"),
+        (DatasetRef(name="wnut17", dev_from_train=0.1), "already has a dev split"),
+    ],
+)
+def test_bad_references_are_reported(ref, expected, data_root):
+    assert any(expected in p for p in dataset_problems(ref))
+
+
+def test_hub_name_without_datasets_package_names_the_extra():
+    try:
+        import datasets  # noqa: F401
+
+        pytest.skip("the datasets package is installed here")
+    except ImportError:
+        pass
+    assert "pip install 'nerplat[hub]'" in dataset_problems(DatasetRef(name="hf:eriktks/conll2003"))[0]
+
+
+@pytest.fixture
+def no_dev(tmp_path) -> Path:
+    shutil.copy(FIXTURES / "tiny" / "train.txt", tmp_path / "train.txt")
+    shutil.copy(FIXTURES / "tiny" / "test.txt", tmp_path / "test.txt")
+    return tmp_path
+
+
+def test_dev_from_train_is_seeded_recorded_and_partitions_train(no_dev, tiny):
+    ref = DatasetRef(path=str(no_dev), dev_from_train=0.25)
+    first, again, other = (load_corpus(ref, seed=s) for s in (1, 1, 2))
+    assert first.dev == again.dev and len(first.dev) == 1 and len(first.train) == 3
+    assert sorted(first.train + first.dev, key=tiny.train.index) == list(tiny.train)
+    assert any(n.startswith("dev split carved from train: 1 of 4 sentences") for n in first.notes)
+    assert {first.checksums["dev"], first.checksums["train"]}.isdisjoint({tiny.checksums["train"]})
+    seeds_differ = {load_corpus(ref, seed=s).dev for s in range(8)}
+    assert len(seeds_differ) > 1 and other.dev in seeds_differ
+    assert load_corpus(DatasetRef(path=str(no_dev))).dev is None
+
+
+@pytest.mark.slow
+def test_gmb_subset_is_002s_subset_with_a_fixed_split(data_root):
+    subset = load_corpus(DatasetRef(name="gmb_subset"), seed=0)
+    assert (len(subset.train), len(subset.test), subset.dev) == (2249, 750, None)
+    assert sum(len(s) for s in subset.train + subset.test) == 66161
+    assert load_corpus(DatasetRef(name="gmb_subset"), seed=5).test == subset.test  # not the trial seed's
