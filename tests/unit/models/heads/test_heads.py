@@ -1,0 +1,80 @@
+"""The contract every head keeps: config, factory, forward -> HeadOutput, decode -> label ids."""
+
+import pydantic
+import pytest
+import torch
+
+from nerplat.models.crf import CRF
+from nerplat.models.heads import HEADS
+from nerplat.models.heads.base import HeadOutput
+
+LABELS = ["O", "B-ENT", "I-ENT"]
+HIDDEN = 8
+
+
+def build(name: str, **params):
+    entry = HEADS.get(name)
+    return entry.factory(entry.config(**params), labels=LABELS, hidden_size=HIDDEN)
+
+
+def test_every_head_of_the_papers_is_registered():
+    assert set(HEADS.names()) == {"softmax", "crf", "bilstm_crf", "two_task", "ova"}
+
+
+@pytest.mark.parametrize("name", ["softmax", "crf", "bilstm_crf", "two_task", "ova"])
+def test_config_forbids_unknown_keys_and_describes_every_field(name):
+    config = HEADS.get(name).config
+    with pytest.raises(pydantic.ValidationError):
+        config(no_such_field=1)
+    assert "dropout" in config.model_fields
+    for field_name, field in config.model_fields.items():
+        assert field.description, field_name
+    assert HEADS.get(name).summary
+
+
+@pytest.mark.parametrize("name,width", [("softmax", 3), ("crf", 3), ("bilstm_crf", 3), ("two_task", 2), ("ova", 3)])
+def test_forward_scores_and_decoded_lengths(name, width):
+    torch.manual_seed(0)
+    head = build(name)
+    mask = torch.tensor([[True, True, True, True], [True, True, False, False]])
+    output = head(torch.randn(2, 4, HIDDEN), mask)
+    assert isinstance(output, HeadOutput)
+    assert output.scores.shape == (2, 4, width) and output.mask is mask
+    decoded = head.decode(output)
+    assert [len(d) for d in decoded] == [4, 2]
+    assert all(0 <= i < len(LABELS) for d in decoded for i in d)
+    assert isinstance(output.crf, CRF) == name.endswith("crf")
+
+
+@pytest.mark.parametrize("name", ["softmax", "ova"])
+def test_argmax_heads_decode_the_highest_score(name):
+    head = build(name)
+    scores = torch.tensor([[[0.1, 2.0, -1.0], [3.0, 0.0, 0.0], [0.0, 0.0, 0.5]]])
+    output = HeadOutput(scores=scores, mask=torch.tensor([[True, True, False]]))
+    assert head.decode(output) == [[1, 0]]
+
+
+@pytest.mark.parametrize("name", ["crf", "bilstm_crf"])
+def test_crf_heads_decode_by_viterbi_over_their_transitions(name):
+    head = build(name)
+    with torch.no_grad():
+        head.crf.start.zero_()
+        head.crf.end.zero_()
+        head.crf.transitions.fill_(0.0)
+        head.crf.transitions[0, 2] = -100.0  # O -> I-ENT forbidden
+    # word 2 prefers I-ENT slightly, but after an O the transition makes B-ENT the better path
+    scores = torch.tensor([[[5.0, 0.0, 0.0], [0.0, 1.0, 1.5]]])
+    output = HeadOutput(scores=scores, mask=torch.ones(1, 2, dtype=torch.bool), crf=head.crf)
+    assert head.decode(output) == [[0, 1]]
+    assert torch.softmax(scores, -1).argmax(-1).tolist() == [[0, 2]]
+
+
+def test_bilstm_ignores_what_lies_in_padding():
+    torch.manual_seed(0)
+    head = build("bilstm_crf", hidden_size=5).eval()
+    states = torch.randn(1, 4, HIDDEN)
+    noisy = states.clone()
+    noisy[0, 2:] = 100.0
+    mask = torch.tensor([[True, True, False, False]])
+    clean_scores, noisy_scores = head(states, mask).scores, head(noisy, mask).scores
+    assert torch.allclose(clean_scores[0, :2], noisy_scores[0, :2])

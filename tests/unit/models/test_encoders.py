@@ -1,0 +1,67 @@
+import pytest
+import torch
+
+from nerplat.errors import UserInputError
+from nerplat.models import encoders
+from nerplat.models.encoders import ENCODERS, load_encoder
+from nerplat.plan.trial_config import EncoderSettings
+
+
+def test_registered_encoders():
+    assert {"minilm-l6", "tiny"} <= set(ENCODERS.names())
+
+
+def test_tiny_is_a_small_seeded_bert_with_the_minilm_tokenizer():
+    torch.manual_seed(123)  # the global seed must not matter
+    first = load_encoder(EncoderSettings(name="tiny"))
+    torch.manual_seed(456)
+    second = load_encoder(EncoderSettings(name="tiny"))
+    assert first.hidden_size == 64 and first.model.config.num_hidden_layers == 2
+    assert first.tokenizer.is_fast and len(first.tokenizer) == 30522
+    for a, b in zip(first.model.state_dict().values(), second.model.state_dict().values()):
+        assert torch.equal(a, b)
+    assert first.tokenizer_fingerprint == second.tokenizer_fingerprint
+
+
+def test_each_load_is_a_fresh_copy_but_weights_are_read_once_per_process():
+    load_encoder(EncoderSettings(name="tiny"))
+    reads = encoders._read_pretrained.cache_info().misses
+    trained = load_encoder(EncoderSettings(name="tiny"))
+    with torch.no_grad():
+        next(trained.model.parameters()).add_(1.0)
+    fresh = load_encoder(EncoderSettings(name="tiny"))
+    assert not torch.equal(next(trained.model.parameters()), next(fresh.model.parameters()))
+    assert encoders._read_pretrained.cache_info().misses == reads
+
+
+def test_an_unknown_name_offline_fails_naming_the_model_and_hf_hub_offline(monkeypatch):
+    import huggingface_hub.constants
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    with pytest.raises(UserInputError) as error:
+        load_encoder(EncoderSettings(name="minilm-l7"))
+    message = str(error.value)
+    assert "minilm-l7" in message and "HF_HUB_OFFLINE" in message and "did you mean 'minilm-l6'" in message
+    assert error.value.problems[0].path == "encoder.name"
+
+
+@pytest.mark.slow
+def test_minilm_l6_loads_offline_and_gives_384_dimensional_states(monkeypatch):
+    import huggingface_hub.constants
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    encoder = load_encoder(EncoderSettings(name="minilm-l6"))
+    assert encoder.hidden_size == 384
+    assert encoder.model.pooler is None  # unused by tagging; DDP would reject its missing gradients
+    inputs = encoder.tokenizer([["EU", "rejects", "German", "call"]], is_split_into_words=True, return_tensors="pt")
+    assert encoder.tokenizer.convert_ids_to_tokens(inputs["input_ids"][0])[1] == "eu"  # uncased
+    with torch.no_grad():
+        states = encoder.model(**inputs).last_hidden_state
+    assert states.shape == (1, inputs["input_ids"].shape[1], 384)
+    # pretrained, not random: the weights are the package's
+    from safetensors import safe_open
+
+    with safe_open(str(encoders.minilm_l6_directory() / "model.safetensors"), "pt") as stored:
+        for name in ("encoder.layer.5.output.dense.weight", "embeddings.word_embeddings.weight"):
+            assert torch.equal(encoder.model.state_dict()[name], stored.get_tensor(name))

@@ -1,0 +1,95 @@
+import pytest
+import torch
+import torch.nn.functional as F
+
+from nerplat.data.corpus import Sentence
+from nerplat.errors import UserInputError
+from nerplat.models.encoders import load_encoder
+from nerplat.models.heads.base import IGNORE
+from nerplat.models.tagger import build_tagger
+from nerplat.plan.trial_config import Component, EncoderSettings
+from nerplat.trial.batching import collate
+from nerplat.trial.features import featurize
+
+LABELS = ["O", "B-ENT", "I-ENT"]
+SENTENCES = [
+    Sentence(("Johannesburg", "is", "big"), ("B-ENT", "O", "O")),
+    Sentence(("the", "Red", "Cross", "helps", "supercalifragilistic", "people"), ("O", "B-ENT", "I-ENT", "O", "O", "O")),
+]
+
+
+@pytest.fixture(scope="module")
+def encoder_and_batch(tmp_path_factory):
+    encoder = load_encoder(EncoderSettings(name="tiny"))
+    f = featurize(SENTENCES, encoder.tokenizer, EncoderSettings(name="tiny"), LABELS, cache_dir=tmp_path_factory.mktemp("c"))
+    return encoder, collate(f, range(len(f)))
+
+
+def fresh_tagger(head: str = "softmax", **params):
+    torch.manual_seed(0)
+    return build_tagger(load_encoder(EncoderSettings(name="tiny")), Component(name=head, params=params), LABELS)
+
+
+def test_word_states_are_the_encoder_states_at_first_sub_tokens(encoder_and_batch):
+    _, batch = encoder_and_batch
+    tagger = fresh_tagger().eval()
+    with torch.no_grad():
+        states = tagger.encoder(input_ids=batch.input_ids, attention_mask=batch.attention_mask).last_hidden_state
+        words = tagger.word_states(batch)
+    assert words.shape == (2, 6, 64)
+    row, word = 1, 4  # the first sub-token of "supercalifragilistic"
+    assert torch.equal(words[row, word], states[row, batch.word_starts[row, word]])
+
+
+@pytest.mark.parametrize("head,width", [("softmax", 3), ("crf", 3), ("bilstm_crf", 3), ("two_task", 2), ("ova", 3)])
+def test_forward_and_decode_for_every_head(encoder_and_batch, head, width):
+    _, batch = encoder_and_batch
+    tagger = fresh_tagger(head).eval()
+    with torch.no_grad():
+        output = tagger(batch)
+    assert output.scores.shape == (2, 6, width)
+    assert [len(d) for d in tagger.decode(output)] == [3, 6]
+
+
+def test_parameter_groups_split_encoder_from_head_and_both_get_gradients(encoder_and_batch):
+    _, batch = encoder_and_batch
+    tagger = fresh_tagger("crf")
+    groups = tagger.parameter_groups()
+    encoder_ids, head_ids = {id(p) for p in groups["encoder"]}, {id(p) for p in groups["head"]}
+    assert not encoder_ids & head_ids
+    assert encoder_ids | head_ids == {id(p) for p in tagger.parameters()}
+    assert {id(p) for p in tagger.head.crf.parameters()} <= head_ids
+    output = tagger(batch)
+    output.crf.nll(output.scores, batch.labels, output.mask).mean().backward()
+    for name, p in tagger.named_parameters():
+        if name.startswith("encoder.embeddings.token_type") or "word_embeddings" in name:
+            continue  # only the ids in the batch get gradients
+        assert p.grad is not None and p.grad.abs().sum() > 0, name
+
+
+def test_a_softmax_tagger_learns_a_toy_batch(encoder_and_batch):
+    _, batch = encoder_and_batch
+    tagger = fresh_tagger("softmax", dropout=0.0)
+    # the 30522-row embedding's dense update would dominate the time; the rest is enough to fit 2 sentences
+    trained = [p for name, p in tagger.named_parameters() if "word_embeddings" not in name]
+    optimiser = torch.optim.AdamW(trained, lr=3e-3)
+    for _ in range(30):
+        output = tagger(batch)
+        loss = F.cross_entropy(output.scores.flatten(0, 1), batch.labels.flatten(), ignore_index=IGNORE)
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+    assert tagger.decode(tagger.eval()(batch)) == [[1, 0, 0], [0, 1, 2, 0, 0, 0]]
+
+
+def test_dropout_comes_from_the_head_config():
+    assert fresh_tagger("crf", dropout=0.3).dropout.p == 0.3
+
+
+def test_bad_head_parameters_are_user_errors_with_their_path():
+    with pytest.raises(UserInputError) as error:
+        fresh_tagger("bilstm_crf", hidden_size=0, colour="red")
+    paths = sorted(p.path for p in error.value.problems)
+    assert paths == ["head.colour", "head.hidden_size"]
+    with pytest.raises(UserInputError, match="did you mean 'crf'"):
+        fresh_tagger("crff")
