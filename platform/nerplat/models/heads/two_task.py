@@ -17,7 +17,7 @@ from pydantic import Field
 from torch import nn
 
 from nerplat.errors import Problem, UserInputError
-from nerplat.models.heads.base import IGNORE, HeadConfig, HeadOutput, unpad
+from nerplat.models.heads.base import HeadConfig, HeadOutput, unpad
 from nerplat.models.heads.registry import HEADS
 
 
@@ -47,13 +47,6 @@ class TwoTaskHead(nn.Module):
 
     def set_thresholds(self, entity: float, beginning: float) -> None:
         self.threshold.copy_(torch.tensor([entity, beginning]))
-
-    def targets(self, labels: torch.Tensor) -> torch.Tensor:
-        """Binary (en, be) targets [batch, words, 2] from label ids; IGNORE stays IGNORE."""
-        entity = (labels == self.begin) | (labels == self.inside)
-        beginning = labels == self.begin
-        targets = torch.stack([entity, beginning], dim=-1).long()
-        return targets.masked_fill((labels == IGNORE).unsqueeze(-1), IGNORE)
 
 
 def _untyped_label_ids(labels: list[str]) -> tuple[int, int, int]:

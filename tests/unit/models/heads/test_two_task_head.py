@@ -3,7 +3,7 @@ import torch
 
 from nerplat.errors import UserInputError
 from nerplat.models.heads import HEADS
-from nerplat.models.heads.base import IGNORE, HeadOutput
+from nerplat.models.heads.base import HeadOutput
 
 LABELS = ["O", "B-ENT", "I-ENT"]
 
@@ -40,12 +40,6 @@ def test_thresholds_are_a_saved_buffer_that_a_trial_can_set():
     assert head.decode(scores) == [[2, 2]]
     assert torch.equal(head.state_dict()["threshold"], torch.tensor([0.6, 0.9]))
     assert build(threshold=0.8).threshold.tolist() == pytest.approx([0.8, 0.8])
-
-
-def test_targets_from_bio_labels():
-    head = build()
-    labels = torch.tensor([[1, 2, 0, 1, IGNORE]])  # B I O B pad
-    assert head.targets(labels).tolist() == [[[1, 1], [1, 0], [0, 0], [1, 1], [IGNORE, IGNORE]]]
 
 
 @pytest.mark.parametrize("labels", [["O", "B-PER", "I-PER", "B-LOC", "I-LOC"], ["O", "B-PER", "B-LOC"], ["O"]])
