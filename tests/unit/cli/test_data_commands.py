@@ -1,0 +1,85 @@
+"""`nerplat data stats` and `nerplat data sample` through the real entry point (exit codes, stdout)."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from nerplat.cli import main
+from nerplat.data.conll import read_conll
+
+TINY = str(Path(__file__).resolve().parents[2] / "fixtures" / "corpora" / "tiny")
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_stats_json_equals_the_manifest_for_conll2003(capsys, data_root):
+    code, out, _ = run(capsys, "data", "stats", "conll2003", "--json")
+    manifest = json.loads((data_root / "manifest.json").read_text())["corpora"]["conll2003"]["splits"]
+    ours = json.loads(out)["splits"]
+    assert code == 0 and set(ours) == set(manifest)
+    for split, expected in manifest.items():
+        for key in ("sentences", "tokens", "mentions_total", "mentions_per_type", "pct_B", "pct_I", "pct_O"):
+            assert ours[split][key] == expected[key], (split, key)
+
+
+def test_stats_table_warns_about_labels_unseen_in_train(capsys):
+    code, out, _ = run(capsys, "data", "stats", TINY)
+    assert code == 0
+    assert "test has labels absent from train: B-MISC, I-MISC" in " ".join(out.split())
+
+
+def test_stats_of_an_unknown_corpus_exits_2_with_a_suggestion(capsys):
+    code, out, err = run(capsys, "data", "stats", "conll203", "--json")
+    assert code == 2 and out == ""
+    assert "did you mean 'conll2003'?" in err
+
+
+def test_sample_json_summary_and_out_folder(capsys, tmp_path):
+    code, out, _ = run(
+        capsys, "data", "sample", TINY, "--sampler", "sc", "--param", "formula=reference_code", "--json", "--out", str(tmp_path)
+    )
+    summary = json.loads(out)
+    assert code == 0
+    # train sentences of 5, 3, 4, 6 tokens with 3, 0, 3, 1 entity tokens are repeated 4, 1, 4, 2 times
+    assert summary["sentences"] == 4 + 1 + 4 + 2
+    assert summary["tokens"] == 5 * 4 + 3 + 4 * 4 + 6 * 2
+    assert summary["size_factor"] == round(51 / 18, 4)
+    assert 0 < summary["entity_token_share"] < 1 and summary["note"].startswith("sc(formula=reference_code)")
+    written = read_conll(tmp_path / "train.txt")
+    assert len(written.sentences) == 11 and written.sha256 == summary["train_sha256"]
+    assert (tmp_path / "test.txt").exists()
+
+
+def test_sample_is_reproducible_by_seed_and_partition(capsys):
+    def sha(*extra):
+        return json.loads(run(capsys, "data", "sample", TINY, "--sampler", "fraction", "--param", "f=0.5", "--json", *extra)[1])[
+            "train_sha256"
+        ]
+
+    assert sha("--seed", "1") == sha("--seed", "1")
+    assert len({sha("--seed", str(s)) for s in range(6)}) > 1
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag"),
+    [
+        (["--sampler", "low_resource", "--param", "sise=3"], "--param sise"),
+        (["--sampler", "low_resource", "--param", "size=three"], "--param size"),
+        (["--sampler", "low_resource", "--param", "size"], "--param"),
+        (["--sampler", "low_resourse"], "--sampler"),
+    ],
+)
+def test_bad_sampler_flags_exit_2_naming_the_flag(capsys, argv, flag):
+    code, out, err = run(capsys, "data", "sample", TINY, *argv)
+    assert code == 2 and out == ""
+    assert f"at {flag}" in err
+
+
+def test_impossible_request_exits_2(capsys):
+    code, _, err = run(capsys, "data", "sample", TINY, "--sampler", "low_resource", "--param", "size=10")
+    assert code == 2 and "has only 4" in err
