@@ -286,7 +286,8 @@ def _write_cache(path: Path, key_text: str, features: WindowFeatures) -> None:
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.stem, suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") as stream:
-            np.savez(stream, key=np.asarray(key_text), **{f.name: getattr(features, f.name) for f in fields(features)})
+            arrays = {f.name: getattr(features, f.name) for f in fields(features)}
+            np.savez(stream, key=np.asarray(key_text), **arrays)
         os.replace(temporary, path)
     except BaseException:
         os.unlink(temporary)

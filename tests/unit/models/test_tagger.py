@@ -14,14 +14,18 @@ from nerplat.trial.features import featurize
 LABELS = ["O", "B-ENT", "I-ENT"]
 SENTENCES = [
     Sentence(("Johannesburg", "is", "big"), ("B-ENT", "O", "O")),
-    Sentence(("the", "Red", "Cross", "helps", "supercalifragilistic", "people"), ("O", "B-ENT", "I-ENT", "O", "O", "O")),
+    Sentence(
+        ("the", "Red", "Cross", "helps", "supercalifragilistic", "people"),
+        ("O", "B-ENT", "I-ENT", "O", "O", "O"),
+    ),
 ]
 
 
 @pytest.fixture(scope="module")
 def encoder_and_batch(tmp_path_factory):
     encoder = load_encoder(EncoderSettings(name="tiny"))
-    f = featurize(SENTENCES, encoder.tokenizer, EncoderSettings(name="tiny"), LABELS, cache_dir=tmp_path_factory.mktemp("c"))
+    cache = tmp_path_factory.mktemp("cache")
+    f = featurize(SENTENCES, encoder.tokenizer, EncoderSettings(name="tiny"), LABELS, cache_dir=cache)
     return encoder, collate(f, range(len(f)))
 
 

@@ -23,7 +23,10 @@ from nerplat.models.heads.registry import HEADS
 
 class TwoTaskConfig(HeadConfig):
     threshold: float = Field(
-        0.5, gt=0.0, lt=1.0, description="Sigmoid decision threshold of both tasks (a trial may replace it with one chosen on dev)."
+        0.5,
+        gt=0.0,
+        lt=1.0,
+        description="Sigmoid decision threshold of both tasks (a trial may replace it with one chosen on dev).",
     )
 
 
