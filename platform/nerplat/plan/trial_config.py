@@ -19,45 +19,47 @@ class Frozen(BaseModel):
 class Component(Frozen):
     """A registry entry named by a spec, with its (concrete) parameters."""
 
-    name: str
-    params: dict[str, Any] = Field(default_factory=dict)
+    name: str = Field(description="Registered name of the entry.")
+    params: dict[str, Any] = Field(default_factory=dict, description="Parameters of the entry's config model.")
 
 
 class DatasetRef(Frozen):
     """A corpus: a registry name ("conll2003", "hf:eriktks/conll2003") or a folder of CoNLL files."""
 
-    name: str | None = None
-    path: str | None = None
-    iob1: Literal["convert", "refuse"] = "convert"
-    dev_from_train: float | None = None  # carve a seeded dev split from train when the corpus has none
+    name: str | None = Field(None, description="Registered corpus name, or hf:<hub id>.")
+    path: str | None = Field(None, description="Folder with train/dev/test CoNLL files.")
+    iob1: Literal["convert", "refuse"] = Field("convert", description="What to do with IOB1-tagged input.")
+    dev_from_train: float | None = Field(
+        None, gt=0, lt=1, description="Carve a seeded dev split of this share from train when the corpus has none."
+    )
 
 
 class EncoderSettings(Frozen):
-    name: str = "minilm-l6"
-    max_length: int = Field(128, ge=16, le=4096)
+    name: str = Field("minilm-l6", description="Registered encoder name, Hugging Face model id or local folder.")
+    max_length: int = Field(128, ge=16, le=4096, description="Sub-tokens per window, special tokens included.")
     window_stride: int = Field(32, ge=0, description="Sub-tokens of overlap between windows of long sentences.")
 
 
 class TrainSettings(Frozen):
-    epochs: int = Field(10, ge=1)
-    batch_size: int = Field(32, ge=1)
+    epochs: int = Field(10, ge=1, description="Passes over the (sampled) training set.")
+    batch_size: int = Field(32, ge=1, description="Sentences per optimiser step (over all workers).")
     lr: float = Field(5e-5, gt=0, description="Learning rate of the pretrained encoder.")
     head_lr: float | None = Field(None, gt=0, description="Learning rate of heads and loss state; default lr.")
-    weight_decay: float = Field(0.01, ge=0)
-    warmup_ratio: float = Field(0.1, ge=0, le=1)
-    max_grad_norm: float | None = Field(1.0, gt=0)
+    weight_decay: float = Field(0.01, ge=0, description="AdamW weight decay.")
+    warmup_ratio: float = Field(0.1, ge=0, le=1, description="Share of steps with linear learning-rate warm-up.")
+    max_grad_norm: float | None = Field(1.0, gt=0, description="Gradient-norm clipping; none: no clipping.")
     eval_every: int = Field(1, ge=1, description="Evaluate on dev every this many epochs (and after the last).")
     dev_subset: int | None = Field(None, ge=1, description="Tune on a fixed, seeded sample of this many dev sentences.")
     threads: int | None = Field(None, ge=1, description="torch intra-op threads; default: the CPUs given to the worker.")
 
 
 class TrialConfig(Frozen):
-    dataset: DatasetRef
-    samplers: tuple[Component, ...] = ()
-    encoder: EncoderSettings = EncoderSettings()
-    head: Component = Component(name="softmax")
-    objective: Component = Component(name="ce")
-    train: TrainSettings = TrainSettings()
-    seed: int = 0
-    partition: int = 0
-    eval_split: Literal["dev", "test"] = "test"
+    dataset: DatasetRef = Field(description="The corpus to train and evaluate on.")
+    samplers: tuple[Component, ...] = Field((), description="Samplers applied to train, in order.")
+    encoder: EncoderSettings = Field(EncoderSettings(), description="The pretrained encoder and its windowing.")
+    head: Component = Field(Component(name="softmax"), description="Head on top of the encoder.")
+    objective: Component = Field(Component(name="ce"), description="Training objective (loss).")
+    train: TrainSettings = Field(TrainSettings(), description="Optimisation settings.")
+    seed: int = Field(0, description="Seed of initialisation, data order and dev subset.")
+    partition: int = Field(0, ge=0, description="Partition index for partitioned samplers (low_resource).")
+    eval_split: Literal["dev", "test"] = Field("test", description="Split of the final evaluation.")

@@ -1,0 +1,88 @@
+"""Spec -> plan: arms are datasets x sampler settings x methods, in spec order.
+
+Pure: the same spec file, profile and environment give the same plan (and `Plan.sha256()`);
+nothing is started, read beyond the spec, or written. Arm ids are `<dataset>/<sampler>/<method>`,
+e.g. `conll2003/untyped+low_resource-100/mom` (docs/spec.md, "Arms").
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from pathlib import Path
+
+from nerplat.catalog import Catalog
+from nerplat.plan.model import Arm, Plan, Replicate, Tune, sha256_of
+from nerplat.spec.datasets import DatasetCheck
+from nerplat.spec.methods import ResolvedMethod
+from nerplat.spec.validate import ValidatedSpec, load_spec
+
+GRID_SEARCHER = "grid"
+
+
+def compile_plan(
+    spec: str | Path,
+    catalog: Catalog,
+    profile: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    dataset_check: DatasetCheck | None = None,
+) -> Plan:
+    """Validates the spec file (raising `UserInputError` with every problem) and compiles it."""
+    return build_plan(load_spec(spec, catalog, profile, environ, dataset_check))
+
+
+def build_plan(validated: ValidatedSpec) -> Plan:
+    spec = validated.spec
+    resolved = validated.resolved_data()
+    arms = []
+    for dataset in validated.datasets:
+        for setting in validated.samplers:
+            partitions = validated.partitions[setting.label]
+            replicates = tuple(Replicate(seed=seed, partition=p) for p in partitions for seed in validated.seeds)
+            for method in validated.methods:
+                arms.append(
+                    Arm(
+                        id=f"{dataset.label}/{setting.label}/{method.name}",
+                        dataset=dataset.label,
+                        sampler=setting.label,
+                        sampler_description=setting.description,
+                        method=method.name,
+                        objective=method.objective.name,
+                        head=method.head.name,
+                        fixed={
+                            "dataset": dataset.ref.model_dump(mode="json"),
+                            "samplers": [c.model_dump(mode="json") for c in setting.components],
+                            "encoder": validated.encoder.model_dump(mode="json"),
+                            "head": method.head.model_dump(mode="json"),
+                            "objective": method.objective.model_dump(mode="json"),
+                            "train": method.train,
+                        },
+                        search_space=method.space,
+                        tune_trials=tune_trials(method, validated.tune),
+                        partitions=tuple(range(setting.partitions or 1)),
+                        replicates=replicates,
+                        resources=spec.resources,
+                    )
+                )
+    return Plan(
+        experiment=spec.experiment,
+        description=spec.description,
+        profile=validated.profile,
+        spec_sha256=sha256_of(resolved),
+        resolved_spec=resolved,
+        tracking_uri=spec.tracking.uri,
+        tune=validated.tune,
+        replicate_split=spec.replicate.split,
+        analysis=spec.analysis,
+        arms=tuple(arms),
+    )
+
+
+def tune_trials(method: ResolvedMethod, tune: Tune | None) -> int:
+    """Trials of an arm's tune phase: 0 without a search space, every point for grid search."""
+    if not method.space or tune is None:
+        return 0
+    if tune.searcher.name == GRID_SEARCHER:
+        points = tune.searcher.params["points_per_axis"]
+        return math.prod(len(d.grid_values(points)) for d in method.space.values())
+    return tune.num_samples

@@ -1,0 +1,191 @@
+"""Reads a spec file into plain data plus the line of every mapping key and sequence item.
+
+PyYAML's safe loader silently keeps the last of two equal keys and forgets where values came from;
+this loader walks the composed node tree itself, so every value is located (for error messages
+like "methods.mom.loss (specs/x.yaml:12)"), duplicate keys are reported with both lines, and
+`${VAR}` references are interpolated in scalars (see `nerplat.spec.interpolation`).
+Keys are always their source text: `on:` is the string "on", not YAML 1.1's boolean.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from nerplat.errors import Problem, UserInputError
+from nerplat.spec.interpolation import InterpolationError, interpolate, needs_interpolation
+
+YamlPath = tuple[str | int, ...]
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_\-:+@]+")
+
+
+def format_path(path: YamlPath) -> str:
+    """('samplers', 1, 'low_resource', 'size') -> 'samplers[1].low_resource.size'."""
+    text = ""
+    for part in path:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif _PLAIN_KEY.fullmatch(part):
+            text += f".{part}" if text else part
+        else:
+            text += f"[{part!r}]"
+    return text
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a value is written: its line and its path in the file.
+
+    The path differs from the value's place in the document when a profile supplied it
+    (`train.epochs` written at `profiles.cpu.train.epochs`).
+    """
+
+    line: int
+    path: YamlPath
+
+
+@dataclass(frozen=True)
+class Document:
+    """Plain YAML data (dicts, lists, scalars) and the location of every key and item in it."""
+
+    source: str
+    data: Any
+    locations: Mapping[YamlPath, Location] = field(default_factory=dict)
+
+    def locate(self, path: YamlPath) -> tuple[int | None, YamlPath]:
+        """Line and file path of `path`, or of its nearest located ancestor when it is missing."""
+        for cut in range(len(path), -1, -1):
+            found = self.locations.get(path[:cut])
+            if found is not None:
+                return found.line, found.path + path[cut:]
+        return None, path
+
+    def problem(self, message: str, path: YamlPath) -> Problem:
+        line, written_at = self.locate(path)
+        return Problem(message, source=self.source, line=line, path=format_path(written_at) or None)
+
+
+def read_document(source: str | Path, environ: Mapping[str, str] | None = None) -> tuple[Document, list[Problem]]:
+    """Reads and parses a spec file.
+
+    Returns the document and the problems found on the way (duplicate keys, unresolved `${VAR}`);
+    the caller reports them together with the schema's. Unreadable files and YAML syntax errors
+    raise `UserInputError` at once: nothing sensible can be checked after them.
+    """
+    name = str(source)
+    try:
+        text = Path(source).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        reason = getattr(error, "strerror", None) or str(error)
+        raise UserInputError(Problem(f"cannot read the spec: {reason}", source=name)) from None
+    return parse_document(text, name, os.environ if environ is None else environ)
+
+
+def parse_document(text: str, source: str, environ: Mapping[str, str]) -> tuple[Document, list[Problem]]:
+    """Parses YAML text; see `read_document`."""
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        message = f"invalid YAML: {error.problem or error.context}"
+        raise UserInputError(Problem(message, source=source, line=mark.line + 1 if mark else None)) from None
+    except yaml.YAMLError as error:
+        raise UserInputError(Problem(f"invalid YAML: {error}", source=source)) from None
+    finally:
+        loader.dispose()
+    if node is None:
+        raise UserInputError(Problem("the spec is empty", source=source, line=1))
+    walker = _Walker(loader, environ)
+    data = walker.build(node, ())
+    document = Document(source, data, walker.locations)
+    return document, [document.problem(message, path) for message, path in walker.problems]
+
+
+class _Walker:
+    """Builds plain data from a node tree, recording locations and problems."""
+
+    def __init__(self, loader: yaml.SafeLoader, environ: Mapping[str, str]):
+        self.loader = loader
+        self.environ = environ
+        self.locations: dict[YamlPath, Location] = {(): Location(1, ())}
+        self.problems: list[tuple[str, YamlPath]] = []
+        self._active: set[int] = set()
+
+    def build(self, node: Node, path: YamlPath) -> Any:
+        if id(node) in self._active:
+            self.problems.append(("an alias refers to a value that contains it", path))
+            return None
+        self._active.add(id(node))
+        try:
+            if isinstance(node, MappingNode):
+                return self._mapping(node, path)
+            if isinstance(node, SequenceNode):
+                return self._sequence(node, path)
+            return self._scalar(node, path)
+        finally:
+            self._active.discard(id(node))
+
+    def _locate(self, path: YamlPath, node: Node) -> None:
+        self.locations[path] = Location(node.start_mark.line + 1, path)
+
+    def _mapping(self, node: MappingNode, path: YamlPath) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        # YAML merge keys (`<<: *defaults`) first, so the mapping's own keys override them.
+        for key_node, value_node in node.value:
+            if key_node.tag == _MERGE_TAG:
+                sources = value_node.value if isinstance(value_node, SequenceNode) else [value_node]
+                for source in sources:
+                    if isinstance(source, MappingNode):
+                        result.update(self._mapping(source, path))
+                    else:
+                        self.problems.append(("'<<' merges only mappings", path))
+        first_line: dict[str, int] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag == _MERGE_TAG:
+                continue
+            if not isinstance(key_node, ScalarNode):
+                self.problems.append(("mapping keys must be plain names, not lists or mappings", path))
+                continue
+            key = key_node.value
+            if key in first_line:
+                message = f"duplicate key '{key}' (first defined on line {first_line[key]})"
+                self.problems.append((message, path + (key,)))
+            first_line.setdefault(key, key_node.start_mark.line + 1)
+            self._locate(path + (key,), key_node)
+            result[key] = self.build(value_node, path + (key,))
+        return result
+
+    def _sequence(self, node: SequenceNode, path: YamlPath) -> list[Any]:
+        items = []
+        for index, item in enumerate(node.value):
+            self._locate(path + (index,), item)
+            items.append(self.build(item, path + (index,)))
+        return items
+
+    def _scalar(self, node: ScalarNode, path: YamlPath) -> Any:
+        value = self.loader.construct_object(node, deep=True)
+        if not (isinstance(value, str) and needs_interpolation(value)):
+            return value
+        try:
+            text = interpolate(value, self.environ)
+        except InterpolationError as error:
+            self.problems.append((str(error), path))
+            return value
+        if node.style is not None:
+            return text  # quoted and block scalars stay strings
+        # A plain scalar takes the type its substituted text would have had: `${EPOCHS:-3}` is 3.
+        tag = self.loader.resolve(ScalarNode, text, (True, False))
+        try:
+            return self.loader.construct_object(ScalarNode(tag, text, node.start_mark, node.end_mark), deep=True)
+        except yaml.YAMLError:
+            return text

@@ -1,0 +1,173 @@
+"""Rules that span sections: tuning against the methods' search spaces, ASHA against the train
+settings, analysis against the method names, replicate partitions against the samplers.
+
+Decisions (docs/spec.md, "Cross-section rules"):
+- A search space without a `tune` section is an error (nothing would sample it), and so is a
+  `tune` section when no method searches anything (its settings would be silently unused; a
+  profile that fixes every value drops tuning with `tune: null`). Methods without a search space
+  next to ones with one are fine: their arms skip the tune phase.
+- ASHA compares trials between evaluations: the arms it schedules need `eval_every: 1`, more than
+  one epoch, and a grace period below the epoch count; none of these may be searched.
+- Every dev metric nerplat logs is better when higher, so `mode: min` is refused.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from nerplat.catalog import Catalog
+from nerplat.errors import Problem
+from nerplat.plan.model import Analysis, Tune
+from nerplat.plan.trial_config import Component
+from nerplat.spec.loader import Document, YamlPath
+from nerplat.spec.methods import ResolvedMethod
+from nerplat.spec.params import check_params
+from nerplat.spec.samplers import SamplerSetting
+from nerplat.spec.schema import ReplicateSection, TuneSection
+from nerplat.spec.suggest import unknown_name
+
+# Dev metrics a tune section may optimise: `dev_<name>` (nerplat.track.schema documents the names).
+METRIC_NAMES = (
+    "micro_precision",
+    "micro_recall",
+    "micro_f1",
+    "macro_precision",
+    "macro_recall",
+    "macro_f1",
+    "token_macro_f1",
+    "sentence_accuracy",
+    "word_accuracy",
+)
+_TYPE_METRIC = re.compile(r"type_.+_(precision|recall|f1)")
+DEFAULT_NUM_SAMPLES = 20
+GRID = "grid"
+ASHA = "asha"
+
+
+def check_tune(
+    document: Document, tune: TuneSection | None, methods: list[ResolvedMethod], catalog: Catalog
+) -> tuple[Tune | None, list[Problem]]:
+    """The tune settings of the plan, or the problems with them."""
+    searched = [m for m in methods if m.space]
+    if tune is None:
+        if not searched:
+            return None, []
+        first = searched[0]
+        key = next(iter(first.space))
+        message = (
+            f"method {first.name} searches {key} but the spec has no tune section; "
+            "add one (e.g. tune: {search: tpe, num_samples: 20}) or give every hyper-parameter a value"
+        )
+        return None, [document.problem(message, ("methods", first.name))]
+    at: YamlPath = ("tune",)
+    if not searched:
+        message = (
+            "tune is set but no method has a search space: give a hyper-parameter a distribution "
+            "(e.g. lambda: {uniform: [0.0, 1.0]}), or remove tune (a profile removes it with tune: null)"
+        )
+        return None, [document.problem(message, at)]
+
+    problems: list[Problem] = []
+    searcher = _component(document, catalog.searchers, tune.search, at + ("search",), problems)
+    scheduler = _component(document, catalog.schedulers, tune.scheduler, at + ("scheduler",), problems)
+    metric = tune.metric.removeprefix("dev_")
+    if not tune.metric.startswith("dev_") or not (metric in METRIC_NAMES or _TYPE_METRIC.fullmatch(metric)):
+        known = [f"dev_{name}" for name in METRIC_NAMES]
+        message = unknown_name("dev metric", tune.metric, known, listed_as="known, or dev_type_<TYPE>_f1 etc.")
+        problems.append(document.problem(message, at + ("metric",)))
+    if tune.mode == "min":
+        problems.append(document.problem(f"{tune.metric} is better when higher: use mode: max", at + ("mode",)))
+    if tune.search.name == GRID and tune.num_samples is not None:
+        problems.append(document.problem("grid search runs every grid point once: remove num_samples", at + ("num_samples",)))
+    if scheduler is not None and scheduler.name == ASHA:
+        for method in searched:
+            problems += _asha_problems(document, method, scheduler)
+    if problems or searcher is None or scheduler is None:
+        return None, problems
+    return (
+        Tune(
+            searcher=searcher,
+            scheduler=scheduler,
+            metric=tune.metric,
+            mode=tune.mode,
+            num_samples=tune.num_samples or DEFAULT_NUM_SAMPLES,
+            max_concurrent=tune.max_concurrent,
+        ),
+        [],
+    )
+
+
+def _component(document: Document, registry: Any, ref: Any, at: YamlPath, problems: list[Problem]) -> Component | None:
+    if ref.name not in registry:
+        problems.append(document.problem(registry.unknown_message(ref.name), at))
+        return None
+    checked = check_params(document, registry.get(ref.name).config, ref.params, at + (ref.name,), f"{registry.kind} '{ref.name}'")
+    problems += checked.problems
+    return None if checked.problems else Component(name=ref.name, params=checked.fixed)
+
+
+def _asha_problems(document: Document, method: ResolvedMethod, scheduler: Component) -> list[Problem]:
+    at = method.train_at
+    searched = [key for key in ("train.epochs", "train.eval_every") if key in method.space]
+    if searched:
+        return [document.problem(f"ASHA's budget is the epoch count: {key} cannot be searched under ASHA", at + (key.split(".")[1],)) for key in searched]
+    problems = []
+    if method.train["eval_every"] != 1:
+        message = "ASHA stops trials between evaluations, so it needs one per epoch: set eval_every: 1 (or use scheduler: fifo)"
+        problems.append(document.problem(message, at + ("eval_every",)))
+    epochs = method.train["epochs"]
+    if epochs < 2:
+        problems.append(document.problem("ASHA needs more than one epoch to stop anything: raise epochs or use scheduler: fifo", at + ("epochs",)))
+    grace = scheduler.params.get("grace_period")
+    if isinstance(grace, int) and epochs >= 2 and grace >= epochs:
+        message = f"grace_period ({grace}) must be below epochs ({epochs} for method {method.name}): ASHA could never stop a trial"
+        problems.append(document.problem(message, ("tune", "scheduler", ASHA, "grace_period")))
+    return problems
+
+
+def check_analysis(document: Document, analysis: Analysis, method_names: list[str]) -> list[Problem]:
+    at: YamlPath = ("analysis",)
+    problems = []
+    if analysis.baseline is not None and analysis.baseline not in method_names:
+        problems.append(document.problem(unknown_name("method", analysis.baseline, method_names, "methods"), at + ("baseline",)))
+    for i, pair in enumerate(analysis.comparisons):
+        for j, name in enumerate(pair):
+            if name not in method_names:
+                problems.append(document.problem(unknown_name("method", name, method_names, "methods"), at + ("comparisons", i, j)))
+        if pair[0] == pair[1]:
+            problems.append(document.problem(f"comparing {pair[0]} with itself tests nothing", at + ("comparisons", i)))
+    return problems
+
+
+def replicate_seeds(replicate: ReplicateSection) -> tuple[int, ...]:
+    return tuple(range(replicate.seeds)) if isinstance(replicate.seeds, int) else tuple(replicate.seeds)
+
+
+def replicate_partitions(
+    document: Document, replicate: ReplicateSection, settings: list[SamplerSetting]
+) -> tuple[dict[str, tuple[int, ...]], list[Problem]]:
+    """The partitions each sampler setting replicates over.
+
+    Settings without a partitioned sampler use partition 0. `replicate.partitions` narrows the
+    partitioned ones: n takes the first n, a list takes those indices.
+    """
+    at: YamlPath = ("replicate", "partitions")
+    chosen = replicate.partitions
+    partitioned = [s for s in settings if s.partitions is not None]
+    problems = []
+    if chosen is not None and not partitioned and chosen not in (1, [0]):
+        problems.append(document.problem("no sampler defines partitions (e.g. low_resource's partitions): remove replicate.partitions", at))
+    result = {}
+    for setting in settings:
+        if setting.partitions is None:
+            result[setting.label] = (0,)
+            continue
+        wanted = range(setting.partitions) if chosen is None else range(chosen) if isinstance(chosen, int) else chosen
+        beyond = [p for p in wanted if p >= setting.partitions]
+        if beyond:
+            message = f"sampler setting {setting.label} defines partitions 0..{setting.partitions - 1}, not {beyond[0]}"
+            problems.append(document.problem(message, at))
+        result[setting.label] = tuple(wanted)
+    return result, problems
+

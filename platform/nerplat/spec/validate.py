@@ -1,0 +1,219 @@
+"""Validates a spec file completely and returns it resolved against the registries.
+
+Stages, each reporting every problem it finds: loading (YAML, duplicate keys, `${VAR}`), the
+profile merge, the section schemas (each section alone, so one broken section does not hide the
+others), the registry-backed parts (datasets, samplers, methods, tune), then the cross-section
+rules. All problems are raised together in one `UserInputError`, in file order.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+
+from nerplat.catalog import Catalog
+from nerplat.errors import Problem, UserInputError
+from nerplat.plan.model import Analysis, Resources, Tune
+from nerplat.plan.trial_config import EncoderSettings
+from nerplat.spec.datasets import DatasetCheck, NamedDataset, resolve_datasets
+from nerplat.spec.loader import Document, read_document
+from nerplat.spec.methods import ResolvedMethod, resolve_methods
+from nerplat.spec.profiles import PROFILES_KEY, apply_profile, profile_names, profile_problems
+from nerplat.spec.rules import check_analysis, check_tune, replicate_partitions, replicate_seeds
+from nerplat.spec.samplers import SamplerSetting, expand_samplers
+from nerplat.spec.schema import Spec
+from nerplat.spec.suggest import unknown_name
+from nerplat.spec.validation_errors import problems_from
+
+EXTENSION_PREFIX = "x-"  # top-level keys for YAML anchors (`x-defaults: &defaults {...}`), otherwise ignored
+
+
+@dataclass(frozen=True)
+class ValidatedSpec:
+    """A spec that passed every check, with its parts resolved against the registries."""
+
+    source: str
+    profile: str | None
+    document: Document  # profile merged, `profiles` removed
+    spec: Spec
+    datasets: tuple[NamedDataset, ...]
+    encoder: EncoderSettings
+    samplers: tuple[SamplerSetting, ...]
+    methods: tuple[ResolvedMethod, ...]
+    tune: Tune | None
+    seeds: tuple[int, ...]
+    partitions: dict[str, tuple[int, ...]]  # sampler setting label -> partitions to replicate over
+
+    def resolved_data(self) -> dict[str, Any]:
+        """The spec as run: interpolated, profile merged, without profiles and `x-` keys."""
+        return {k: v for k, v in self.document.data.items() if not k.startswith(EXTENSION_PREFIX)}
+
+
+def default_dataset_check() -> DatasetCheck | None:
+    """The data layer's own dataset check (files present, splits readable), when it provides one."""
+    from nerplat.data import corpora
+
+    return getattr(corpora, "dataset_problems", None)
+
+
+def load_spec(
+    source: str | Path,
+    catalog: Catalog,
+    profile: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    dataset_check: DatasetCheck | None = None,
+) -> ValidatedSpec:
+    """Reads, merges `profile` into and validates a spec file; raises `UserInputError` with every problem."""
+    document, problems = read_document(source, environ)
+    problems += profile_problems(document)
+    merged = apply_profile(document, profile)
+    validated, more = validate_document(merged, catalog, profile, Path(source).parent, dataset_check)
+    _raise_if_any(problems, more)
+    assert validated is not None
+    return validated
+
+
+def validate_spec_file(
+    source: str | Path,
+    catalog: Catalog,
+    profile: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    dataset_check: DatasetCheck | None = None,
+) -> list[ValidatedSpec]:
+    """Validates the spec as written and, without `profile`, merged with each of its profiles.
+
+    Returns one `ValidatedSpec` per variant checked; raises one `UserInputError` for all of them.
+    """
+    document, problems = read_document(source, environ)
+    problems += profile_problems(document)
+    variants = [profile] if profile is not None else [None, *profile_names(document)]
+    results, found = [], []
+    for name in variants:
+        try:
+            merged = apply_profile(document, name)
+        except UserInputError as error:
+            found += error.problems
+            continue
+        validated, more = validate_document(merged, catalog, name, Path(source).parent, dataset_check)
+        found += more
+        if validated is not None:
+            results.append(validated)
+    _raise_if_any(problems, found)
+    return results
+
+
+def _raise_if_any(loading: list[Problem], later: list[Problem]) -> None:
+    """Raises all problems, dropping later ones at a path whose value loading already rejected."""
+    reported = [p.path for p in loading if p.path]
+    later = [p for p in later if not any(_under(p.path, path) for path in reported)]
+    problems = list(dict.fromkeys(loading + later))  # variants repeat the base's problems
+    if problems:
+        problems.sort(key=lambda p: (p.line is None, p.line or 0))
+        raise UserInputError(problems)
+
+
+def _under(path: str | None, parent: str) -> bool:
+    return path is not None and (path == parent or path.startswith((parent + ".", parent + "[")))
+
+
+def validate_document(
+    document: Document,
+    catalog: Catalog,
+    profile: str | None,
+    spec_folder: Path,
+    dataset_check: DatasetCheck | None = None,
+) -> tuple[ValidatedSpec | None, list[Problem]]:
+    """Validates a (profile-merged) document; returns the resolved spec or the problems found."""
+    data = document.data
+    if not isinstance(data, dict):
+        return None, [document.problem("a spec is a mapping of sections: experiment, dataset, model, train, samplers, methods, ...", ())]
+    sections, problems = _validate_sections(document, data)
+
+    datasets: list[NamedDataset] = []
+    if "dataset" in sections or "datasets" in sections:
+        entries = [(s, ("datasets", i)) for i, s in enumerate(sections.get("datasets") or [])]
+        if sections.get("dataset") is not None:
+            entries = [(sections["dataset"], ("dataset",))]
+        datasets, found = resolve_datasets(document, entries, catalog, spec_folder, dataset_check)
+        problems += found
+
+    encoder = None
+    if "model" in sections:
+        model = sections["model"]
+        encoder = EncoderSettings(name=model.encoder, max_length=model.max_length, window_stride=model.window_stride)
+        if not (model.encoder in catalog.encoders or "/" in model.encoder or Path(model.encoder).is_dir()):
+            message = catalog.encoders.unknown_message(model.encoder) + "; or give a Hugging Face id (owner/name) or a model folder"
+            problems.append(document.problem(message, ("model", "encoder")))
+
+    settings: list[SamplerSetting] = []
+    if "samplers" in sections:
+        settings, found = expand_samplers(document, sections["samplers"], catalog)
+        problems += found
+
+    methods: list[ResolvedMethod] = []
+    if {"methods", "train", "model"} <= sections.keys():
+        methods, found = resolve_methods(document, sections["methods"], sections["train"], sections["model"], catalog)
+        problems += found
+    methods_ok = "methods" in sections and len(methods) == len(sections["methods"])
+
+    tune = None
+    if "tune" in sections and methods_ok:
+        tune, found = check_tune(document, sections["tune"], methods, catalog)
+        problems += found
+    if "analysis" in sections and "methods" in sections:
+        problems += check_analysis(document, sections["analysis"], list(sections["methods"]))
+    partitions: dict[str, tuple[int, ...]] = {}
+    if "replicate" in sections and "samplers" in sections:
+        partitions, found = replicate_partitions(document, sections["replicate"], settings)
+        problems += found
+
+    if problems:
+        return None, problems
+    assert encoder is not None
+    return (
+        ValidatedSpec(
+            source=document.source,
+            profile=profile,
+            document=document,
+            spec=Spec.model_validate(sections),
+            datasets=tuple(datasets),
+            encoder=encoder,
+            samplers=tuple(settings),
+            methods=tuple(methods),
+            tune=tune,
+            seeds=replicate_seeds(sections["replicate"]),
+            partitions=partitions,
+        ),
+        [],
+    )
+
+
+def _validate_sections(document: Document, data: dict[str, Any]) -> tuple[dict[str, Any], list[Problem]]:
+    """Each section alone against its schema; sections left out take their defaults."""
+    problems: list[Problem] = []
+    fields = {name: info for name, info in Spec.model_fields.items() if name != PROFILES_KEY}
+    for key in data:
+        if key not in fields and key != PROFILES_KEY and not key.startswith(EXTENSION_PREFIX):
+            problems.append(document.problem(unknown_name("section", key, fields, listed_as="sections"), (key,)))
+    sections: dict[str, Any] = {}
+    for name, info in fields.items():
+        if name not in data:
+            if info.is_required():
+                problems.append(document.problem(f"the spec needs a `{name}` section ({info.description})", ()))
+            else:
+                sections[name] = info.get_default(call_default_factory=True)
+            continue
+        try:
+            sections[name] = TypeAdapter(info.rebuild_annotation()).validate_python(data[name])
+        except ValidationError as error:
+            problems += problems_from(error, document, (name,), data[name], info.annotation, what=name)
+    if sections.get("dataset") is not None and sections.get("datasets") is not None:
+        problems.append(document.problem("give either dataset (one) or datasets (a list), not both", ("datasets",)))
+    elif sections.get("dataset") is None and sections.get("datasets") is None and {"dataset", "datasets"} <= sections.keys():
+        problems.append(document.problem("the spec needs a dataset (dataset: conll2003) or datasets (a list)", ()))
+    return sections, problems
