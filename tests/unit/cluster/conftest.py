@@ -24,7 +24,7 @@ profiles:
   paper:
     resources: {gpus_per_worker: 0.5}
   cpu:
-    resources: {workers: 1, cpus_per_worker: 2, gpus_per_worker: 0, custom: {}}
+    resources: {workers: 1, cpus_per_worker: 2, gpus_per_worker: 0, custom: null}
     tune: {max_concurrent: null}
 """,
         encoding="utf-8",
