@@ -46,10 +46,10 @@ def _manifest(data_root):
     return json.loads((data_root / "manifest.json").read_text())["corpora"]
 
 
-FAST = ["anatem", "anem", "bc5cdr", "conll2003", "linnaeus", "ncbi_disease", "s800", "wnut17"]
+OTHERS = ["anatem", "anem", "bc5cdr", "linnaeus", "ncbi_disease", "s800", "wnut17"]  # 0.1-0.6 s each
 
 
-@pytest.mark.parametrize("name", FAST)
+@pytest.mark.parametrize("name", ["conll2003"] + [pytest.param(n, marks=pytest.mark.slow) for n in OTHERS])
 def test_stats_agree_with_the_manifest(name, data_root):
     expected = _manifest(data_root)[name]["splits"]
     ours = corpus_stats(load_corpus(DatasetRef(name=name)))["splits"]

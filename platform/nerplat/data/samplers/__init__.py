@@ -5,6 +5,7 @@ Importing the package registers every sampler in ``SAMPLERS``.
 
 from nerplat.data.samplers.registry import SAMPLERS, Sampler, SamplerConfig
 from nerplat.data.samplers import (  # noqa: F401  (registration on import)
+    augmentation,
     balanced_undersampling,
     entity_ratio,
     fraction,

@@ -1,0 +1,125 @@
+"""Data augmentation for NER (Dai & Adel 2020), the baseline 002 compares against (size factor 2.00).
+
+Every train sentence is kept and followed by ``copies`` augmented versions; each copy is made by one
+method drawn uniformly from ``methods`` (002's script uses one method and one copy, with p = 0.3):
+
+- ``lwtr`` label-wise token replacement: each token, with probability p, becomes a token drawn
+  uniformly from the distinct train tokens that carry the same label (B-PER and I-PER differ).
+- ``mr`` mention replacement: each mention, with probability p, becomes a mention of the same type
+  drawn uniformly from the distinct train mentions (its length may change; tags stay IOB2).
+- ``sis`` shuffle within segments: the sentence is cut into mentions and runs of O tokens; each
+  segment longer than one token is shuffled with probability p. Labels stay in place.
+
+Deviations, on purpose: synonym replacement (``sr``) is left out, because it needs WordNet and no
+WordNet resource is available offline here (neither NLTK's data nor a Python package ships it);
+and LwTR does not skip English stop words (Dai & Adel take the list from NLTK, likewise absent).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from typing import Literal
+
+from pydantic import Field
+
+from nerplat.data.corpus import Corpus, Sentence
+from nerplat.data.samplers.registry import SAMPLERS, SamplerConfig
+from nerplat.data.seeding import seeded_rng
+from nerplat.data.stats import size_factor
+from nerplat.data.tags import mentions
+
+Method = Literal["lwtr", "mr", "sis"]
+
+
+class AugmentationConfig(SamplerConfig):
+    methods: tuple[Method, ...] = Field(
+        ("lwtr", "mr", "sis"), min_length=1, description="Methods each copy is drawn from: lwtr, mr, sis (no sr: no WordNet)."
+    )
+    p: float = Field(0.3, ge=0, le=1, description="Probability of replacing a token or mention, or of shuffling a segment.")
+    copies: int = Field(1, ge=1, le=20, description="Augmented copies made of every train sentence (002: 1).")
+
+
+class Vocabulary:
+    """What replacements are drawn from: distinct tokens per label and distinct mentions per type, in train order."""
+
+    def __init__(self, sentences: Sequence[Sentence]):
+        tokens: dict[str, dict[str, None]] = {}
+        spans: dict[str, dict[tuple[str, ...], None]] = {}
+        for s in sentences:
+            for token, tag in zip(s.tokens, s.tags):
+                tokens.setdefault(tag, {})[token] = None
+            for kind, start, end in mentions(s.tags):
+                spans.setdefault(kind, {})[s.tokens[start:end]] = None
+        self.tokens = {tag: list(found) for tag, found in tokens.items()}
+        self.mentions = {kind: list(found) for kind, found in spans.items()}
+
+
+def replace_tokens(s: Sentence, vocabulary: Vocabulary, p: float, rng: random.Random) -> Sentence:
+    tokens = tuple(rng.choice(vocabulary.tokens[tag]) if rng.random() < p else token for token, tag in zip(s.tokens, s.tags))
+    return Sentence(tokens, s.tags)
+
+
+def replace_mentions(s: Sentence, vocabulary: Vocabulary, p: float, rng: random.Random) -> Sentence:
+    tokens: list[str] = []
+    tags: list[str] = []
+    position = 0
+    for kind, start, end in mentions(s.tags):
+        tokens += s.tokens[position:start]
+        tags += s.tags[position:start]
+        mention = rng.choice(vocabulary.mentions[kind]) if rng.random() < p else s.tokens[start:end]
+        tokens += mention
+        tags += [f"B-{kind}"] + [f"I-{kind}"] * (len(mention) - 1)
+        position = end
+    return Sentence(tuple(tokens) + s.tokens[position:], tuple(tags) + s.tags[position:])
+
+
+def segments(tags: Sequence[str]) -> list[tuple[int, int]]:
+    """Mentions and maximal runs of O tokens, as ``(start, end)`` in order."""
+    cuts = []
+    start = 0
+    for _, begin, end in mentions(tags):
+        if begin > start:
+            cuts.append((start, begin))
+        cuts.append((begin, end))
+        start = end
+    if start < len(tags):
+        cuts.append((start, len(tags)))
+    return cuts
+
+
+def shuffle_within_segments(s: Sentence, vocabulary: Vocabulary, p: float, rng: random.Random) -> Sentence:
+    tokens: list[str] = []
+    for start, end in segments(s.tags):
+        segment = list(s.tokens[start:end])
+        if len(segment) > 1 and rng.random() < p:
+            rng.shuffle(segment)
+        tokens += segment
+    return Sentence(tuple(tokens), s.tags)
+
+
+METHODS: dict[str, Callable[[Sentence, Vocabulary, float, random.Random], Sentence]] = {
+    "lwtr": replace_tokens,
+    "mr": replace_mentions,
+    "sis": shuffle_within_segments,
+}
+
+
+@SAMPLERS.register("augmentation", AugmentationConfig)
+def augmentation(corpus: Corpus, config: AugmentationConfig, *, seed: int, partition: int) -> Corpus:
+    """Dai & Adel 2020: keep each sentence and add augmented copies (LwTR, MR, SiS; no synonyms offline)."""
+    rng = seeded_rng("augmentation", seed, partition)
+    vocabulary = Vocabulary(corpus.train)
+    train: list[Sentence] = []
+    unchanged = 0
+    for original in corpus.train:
+        train.append(original)
+        for _ in range(config.copies):
+            copy = METHODS[rng.choice(config.methods)](original, vocabulary, config.p, rng)
+            unchanged += copy == original
+            train.append(copy)
+    note = (
+        f"{config.describe('augmentation')}: {len(corpus.train)} -> {len(train)} train sentences "
+        f"({unchanged} copies identical to their original), size factor {size_factor(corpus.train, train):.2f} (tokens)"
+    )
+    return corpus.with_train(tuple(train), note)
