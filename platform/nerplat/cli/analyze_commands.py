@@ -1,7 +1,97 @@
-"""`nerplat` commands of the analyze group."""
+"""`nerplat analyze`: tables, plots and tests of an experiment's MLflow runs; and the analysis benchmark.
+
+The benchmark is `nerplat bench analysis` when the CLI has a `bench` group (`train_commands.bench_app`),
+and `nerplat analyze --bench` in any case.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
 
 import typer
 
+from nerplat.errors import Problem, UserInputError
+
 
 def register(app: typer.Typer) -> None:
-    """Adds this group's commands to the app (filled in by the issue that owns it)."""
+    app.command("analyze")(analyze)
+    from nerplat.cli import train_commands
+
+    bench_app = getattr(train_commands, "bench_app", None)
+    if isinstance(bench_app, typer.Typer):
+        bench_app.command("analysis")(bench_analysis)
+
+
+def _tracking_uri(tracking_uri: str | None) -> str:
+    from nerplat.track.store import resolve_tracking_uri, sqlite_path
+
+    uri = tracking_uri or resolve_tracking_uri(None, Path("."))
+    database = sqlite_path(uri)
+    if database is not None and not database.exists():
+        raise UserInputError(
+            Problem(f"no MLflow store at {database}: run `nerplat run SPEC` here first, or give --tracking-uri", path="--tracking-uri")
+        )
+    return uri
+
+
+def analyze(
+    experiment: Optional[str] = typer.Argument(None, help="Spec experiment name (the MLflow experiment)."),
+    tracking_uri: Optional[str] = typer.Option(
+        None, "--tracking-uri", help="MLflow store. Default: $MLFLOW_TRACKING_URI, else ./mlflow.db."
+    ),
+    out: Optional[Path] = typer.Option(None, "--out", help="Report folder. Default: reports/<experiment>."),
+    formats: str = typer.Option("md,latex,html,csv", "--format", help="Comma-separated table formats: md, latex, html, csv."),
+    baseline: Optional[str] = typer.Option(None, "--baseline", help="Override the plan's baseline method."),
+    test: Optional[str] = typer.Option(None, "--test", help="Override the paired test: paired_t or wilcoxon."),
+    alpha: Optional[float] = typer.Option(None, "--alpha", help="Override the significance level."),
+    resamples: Optional[int] = typer.Option(None, "--resamples", help="Override the bootstrap resamples."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Override the bootstrap seed."),
+    reference_sampler: Optional[str] = typer.Option(
+        None, "--reference-sampler", help="Sampler whose baseline runs start every precision-recall arrow."
+    ),
+    bench: bool = typer.Option(False, "--bench", help="Run the analysis benchmark instead (no EXPERIMENT)."),
+    as_json: bool = typer.Option(False, "--json", help="With --bench: print the timings as JSON."),
+    bench_runs: int = typer.Option(100_000, "--bench-runs", min=1, help="With --bench: runs in the synthetic frame."),
+    bench_fetch: int = typer.Option(5_000, "--bench-fetch", min=0, help="With --bench: runs fetched from MLflow (0 skips)."),
+    bench_store: Optional[Path] = typer.Option(None, "--bench-store", help="With --bench: SQLite file to keep the fetch runs in."),
+) -> None:
+    """Analyse an experiment: paper-style tables, plots and paired tests in reports/<experiment>/,
+    also logged to the experiment's summary run. Settings come from the run's plan.json; flags override them."""
+    if bench:
+        bench_analysis(as_json, bench_runs, bench_fetch, bench_store)
+        return
+    if experiment is None:
+        raise UserInputError(Problem("give the EXPERIMENT to analyse (or --bench)", path="EXPERIMENT"))
+    from nerplat.analysis.report import analyze_experiment, experiment_settings
+
+    uri = _tracking_uri(tracking_uri)
+    flags = {"baseline": baseline, "test": test, "alpha": alpha, "bootstrap_resamples": resamples, "seed": seed,
+             "reference_sampler": reference_sampler}
+    overrides = {k: v for k, v in flags.items() if v is not None}
+    settings = experiment_settings(experiment, uri, overrides)
+    chosen = [f.strip() for f in formats.split(",") if f.strip()]
+    report = analyze_experiment(experiment, uri, out or Path("reports") / experiment, chosen, settings)
+    for warning in report.warnings:
+        typer.secho(f"warning: {warning}", fg=typer.colors.YELLOW, err=True)
+    typer.echo(f"wrote {len(report.files)} files to {report.out_dir}/ (start with report.md)")
+    typer.echo(f"logged them to MLflow run {report.summary_run_id} under analysis/")
+
+
+def bench_analysis(
+    as_json: bool = typer.Option(False, "--json", help="Print the timings as JSON."),
+    runs: int = typer.Option(100_000, "--runs", min=1, help="Runs in the synthetic frame."),
+    fetch: int = typer.Option(5_000, "--fetch", min=0, help="Runs created in and fetched from a local MLflow store (0 skips)."),
+    store: Optional[Path] = typer.Option(None, "--store", help="SQLite file to keep those runs in between benchmark runs."),
+) -> None:
+    """Time the analysis of a synthetic 100,000-run frame and the fetch of 5,000 runs from MLflow."""
+    from nerplat.analysis.bench import run_benchmark
+
+    result = run_benchmark(runs=runs, metrics=10, fetch_runs=fetch, store=store, log=lambda line: typer.echo(line, err=True))
+    if as_json:
+        typer.echo(json.dumps(result.as_dict(), indent=2))
+        return
+    typer.echo(f"synthetic frame: {result.notes['frame_shape'][0]} runs x {result.notes['metrics']} metrics")
+    for name, seconds in result.seconds.items():
+        typer.echo(f"  {name:<22} {seconds:8.2f} s")

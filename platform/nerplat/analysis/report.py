@@ -1,0 +1,330 @@
+"""The analysis stage end to end: MLflow experiment -> `reports/<experiment>/` -> summary run artifacts.
+
+`analyze_experiment` is what `nerplat run` calls when its trials are done and what
+`nerplat analyze` runs alone. The report folder is built in a temporary sibling and swapped in
+at the end, so a failed analysis never leaves a half-written report behind.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from nerplat.analysis import plots as plotting
+from nerplat.analysis import tables as layouts
+from nerplat.analysis.aggregate import metric_columns, summarise
+from nerplat.analysis.compare import PairedComparison, compare_pairs, setting_axes, with_holm
+from nerplat.analysis.render import EXTENSIONS, FORMATS, RENDERERS, html_page, to_html, to_markdown
+from nerplat.analysis.runs import (
+    ExperimentRuns,
+    create_summary_run,
+    fetch_experiment,
+    find_experiment,
+    find_summary_run,
+    open_client,
+    read_plan,
+)
+from nerplat.analysis.settings import AnalysisSettings, settings_from_mapping
+from nerplat.errors import Problem, UserInputError
+from nerplat.track import schema
+
+ARTIFACT_PATH = "analysis"  # folder of the summary run's artifacts that holds the report
+WARNING_LINES = 50
+UNUSABLE_STATUSES = ("failed", "interrupted")  # replicate runs whose metrics are not final  # missing partners listed in the report; the CSV has all of them
+
+
+@dataclass(frozen=True)
+class Report:
+    experiment: str
+    out_dir: Path
+    files: tuple[Path, ...]  # every file written, inside out_dir
+    warnings: tuple[str, ...]
+    summary_run_id: str
+
+
+def analyze_experiment(
+    experiment: str,
+    tracking_uri: str,
+    out_dir: Path,
+    formats: Sequence[str] = ("md", "latex", "html", "csv"),
+    settings: AnalysisSettings | None = None,
+) -> Report:
+    """Analyses every replicate and trial run of `experiment`; writes tables, plots and frames to
+    `out_dir` (the report folder itself, e.g. `reports/<experiment>`) and logs them to the
+    experiment's summary run under `analysis/`.
+
+    `settings` None reads the `analysis` object of the summary run's plan.json (defaults when absent).
+    """
+    formats = check_formats(formats)
+    client = open_client(tracking_uri)
+    runs = fetch_experiment(client, experiment)
+    if settings is None:
+        settings = plan_settings(runs)
+    if runs.replicates.is_empty() and runs.trials.is_empty():
+        raise UserInputError(
+            Problem(f"experiment '{experiment}' has no replicate or trial runs to analyse; did `nerplat run` finish?")
+        )
+    check_methods(runs.replicates, settings)
+    out_dir = Path(out_dir)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    try:
+        warnings = write_report(experiment, runs, settings, formats, scratch)
+        _swap_in(scratch, out_dir)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    summary_run_id = runs.summary_run_id or create_summary_run(client, runs.experiment_id, experiment)
+    client.log_artifacts(summary_run_id, str(out_dir), artifact_path=ARTIFACT_PATH)
+    files = tuple(sorted(p for p in out_dir.rglob("*") if p.is_file()))
+    return Report(experiment, out_dir, files, tuple(warnings), summary_run_id)
+
+
+def check_formats(formats: Sequence[str]) -> tuple[str, ...]:
+    unknown = [f for f in formats if f not in FORMATS]
+    if unknown or not formats:
+        raise UserInputError(
+            Problem(f"unknown table format(s) {', '.join(unknown) or '(none given)'}; choose from {', '.join(FORMATS)}", path="--format")
+        )
+    return tuple(dict.fromkeys(formats))
+
+
+def plan_settings(runs: ExperimentRuns) -> AnalysisSettings:
+    """Settings from plan.json's `analysis` object on the summary run; defaults without a plan."""
+    return settings_from_plan(runs.plan, f"run {runs.summary_run_id}/{schema.PLAN_ARTIFACT}")
+
+
+def experiment_settings(experiment: str, tracking_uri: str, overrides: dict | None = None) -> AnalysisSettings:
+    """Settings of an experiment's plan.json with `overrides` (from flags) on top."""
+    client = open_client(tracking_uri)
+    found = find_experiment(client, experiment)
+    summary = find_summary_run(client, found.experiment_id)
+    plan = read_plan(client, summary) if summary else None
+    source = f"run {summary.info.run_id}/{schema.PLAN_ARTIFACT}" if summary else "defaults"
+    return settings_from_plan(plan, source, overrides)
+
+
+def settings_from_plan(plan: dict | None, source: str, overrides: dict | None = None) -> AnalysisSettings:
+    """The plan's `analysis` object, its `replicate_split` as the split, then `overrides` on top."""
+    values = dict((plan or {}).get("analysis") or {})
+    if (plan or {}).get("replicate_split"):
+        values["split"] = plan["replicate_split"]
+    if overrides:
+        values.update(overrides)
+        source = f"{source} and flags" if plan else "flags"
+    return settings_from_mapping(values, source=source)
+
+
+def check_methods(replicates: pl.DataFrame, settings: AnalysisSettings) -> None:
+    """Baseline and comparison pairs must name methods that have replicate runs."""
+    if replicates.is_empty():
+        return
+    known = sorted(replicates["method"].drop_nulls().unique().to_list())
+    named = [("baseline", settings.baseline)] if settings.baseline else []
+    named += [(f"comparisons[{i}]", m) for i, pair in enumerate(settings.comparisons) for m in pair]
+    problems = []
+    for path, method in named:
+        if method not in known:
+            close = difflib.get_close_matches(method, known, n=1)
+            hint = f"; did you mean '{close[0]}'?" if close else ""
+            problems.append(Problem(f"no replicate runs of method '{method}' (methods: {', '.join(known)}){hint}", path=f"analysis.{path}"))
+    if problems:
+        raise UserInputError(problems)
+
+
+def _swap_in(built: Path, out_dir: Path) -> None:
+    """Replaces out_dir with the freshly built folder in two renames."""
+    if out_dir.exists():
+        old = out_dir.with_name(f".{out_dir.name}.old")
+        shutil.rmtree(old, ignore_errors=True)
+        os.replace(out_dir, old)
+        os.replace(built, out_dir)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(built, out_dir)
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """Every frame, table and plot of one report, before anything is written."""
+
+    summary: pl.DataFrame
+    tests: pl.DataFrame
+    missing: pl.DataFrame
+    tables: list[layouts.Table]
+    plots: list[plotting.Plot]
+    warnings: list[str]
+
+
+def analyse(replicates: pl.DataFrame, trials: pl.DataFrame, settings: AnalysisSettings) -> Analysis:
+    """Statistics, tables and plots of one experiment's frames; pure (no MLflow, no files)."""
+    warnings: list[str] = []
+    unfinished = replicates.filter(pl.col("status").is_in(UNUSABLE_STATUSES))
+    if unfinished.height:
+        listed = ", ".join(f"{r['run_id']} ({r['status']})" for r in unfinished.head(10).iter_rows(named=True))
+        more = f" and {unfinished.height - 10} more" if unfinished.height > 10 else ""
+        warnings.append(f"{unfinished.height} replicate runs failed or were interrupted and are left out: {listed}{more}")
+    usable = replicates.filter(~pl.col("status").is_in(UNUSABLE_STATUSES).fill_null(True))
+    axes = setting_axes(usable) if not usable.is_empty() else []
+    metrics = metric_columns(usable)
+    summary = summarise(usable, metrics, settings)
+    comparison = paired_comparisons(usable, settings, axes)
+    tests = comparison.tests
+    warnings += _missing_warnings(comparison.missing)
+
+    tables = layouts.size_tables(summary, settings, axes)
+    tables += layouts.comparison_tables(summary, tests, comparison.missing, settings, axes)
+    tables += layouts.grid_tables(summary, settings)
+    tables += layouts.per_type_tables(summary, settings, axes)
+    factors = layouts.size_factor_table(summary)
+    tables += [factors] if factors else []
+    stats, absent = dataset_statistics(usable["dataset"].drop_nulls().unique().to_list() if not usable.is_empty() else [])
+    if stats:
+        tables.append(layouts.dataset_table(stats))
+    if absent:
+        warnings.append(f"no corpus statistics for {', '.join(absent)} (not a registered corpus or local folder): left out of the dataset table")
+    for family, part in tests.partition_by("family", as_dict=True, maintain_order=True).items() if not tests.is_empty() else []:
+        caption = (
+            f"Paired tests of family {family[0]}: each method against its partner over runs matched by dataset, "
+            "sampler, size, seed and partition."
+        )
+        tables.append(layouts.tests_table(part, settings, layouts.slug("tests", family[0]), caption))
+
+    figures = plotting.learning_curves(summary, settings, axes)
+    figures += plotting.hyperparameter_curves(trials, settings)
+    figures += plotting.displacement_arrows(summary, settings, axes)
+    return Analysis(summary, tests, comparison.missing, tables, figures, warnings)
+
+
+def paired_comparisons(frame: pl.DataFrame, settings: AnalysisSettings, axes: Sequence[str]) -> PairedComparison:
+    """Baseline tests (one Holm family per comparison table) and named pairs (one family)."""
+    headline = [settings.headline(m) for m, _ in layouts.HEADLINE]
+    metrics = [m for m in headline if m in frame.columns]
+    methods = frame["method"].drop_nulls().unique().sort().to_list() if not frame.is_empty() else []
+    baseline_pairs = [(m, settings.baseline) for m in methods if settings.baseline and m != settings.baseline]
+    against_baseline = compare_pairs(frame, baseline_pairs, metrics, settings.test, axes)
+    named = compare_pairs(frame, list(settings.comparisons), metrics, settings.test, axes)
+    family = pl.struct(["sampler", *axes]).map_elements(
+        lambda key: layouts.comparison_family(key["sampler"], [key[a] for a in axes]), return_dtype=pl.String
+    )
+    baseline_tests = against_baseline.tests.with_columns(family.alias("family"))
+    named_tests = named.tests.with_columns(pl.lit("pairs").alias("family"))
+    tests = with_holm(pl.concat([baseline_tests, named_tests]), ["family"], settings.alpha)
+    missing = pl.concat([against_baseline.missing, named.missing]).unique(maintain_order=True)
+    return PairedComparison(tests=tests, missing=missing)
+
+
+def _missing_warnings(missing: pl.DataFrame) -> list[str]:
+    lines = []
+    for row in missing.head(WARNING_LINES).iter_rows(named=True):
+        where = ", ".join(f"{k}={row[k]}" for k in ("dataset", "sampler", "size", "seed", "partition"))
+        run = row["run_id"] or row["partner_run_id"]
+        lines.append(f"unpaired: {row['method']} vs {row['partner']} at {where} (run {run}): {row['detail']}")
+    if missing.height > WARNING_LINES:
+        lines.append(f"... and {missing.height - WARNING_LINES} more unpaired runs (missing_partners.csv lists all)")
+    return lines
+
+
+def dataset_statistics(datasets: Sequence[str]) -> tuple[dict[str, dict], list[str]]:
+    """Per-split statistics (`nerplat.data.stats`) of the corpora named by the `dataset` tags.
+
+    Registered corpora and local folders are re-read (well under a second each); hub corpora and
+    names that no longer resolve are returned as missing. Returns (stats by dataset, missing).
+    """
+    from nerplat.data.corpora import CORPORA, HUB_PREFIX, dataset_problems, load_corpus
+    from nerplat.data.stats import corpus_stats
+    from nerplat.plan.trial_config import DatasetRef
+
+    found, missing = {}, []
+    for dataset in sorted(datasets):
+        if dataset.startswith(HUB_PREFIX):
+            missing.append(dataset)
+            continue
+        ref = DatasetRef(name=dataset) if dataset in CORPORA else DatasetRef(path=dataset)
+        if dataset_problems(ref):
+            missing.append(dataset)
+            continue
+        found[dataset] = corpus_stats(load_corpus(ref))["splits"]
+    return found, missing
+
+
+def write_report(experiment: str, runs: ExperimentRuns, settings: AnalysisSettings, formats: Sequence[str], folder: Path) -> list[str]:
+    """Writes frames, tables, plots and the report pages into `folder`; returns the warnings."""
+    analysis = analyse(runs.replicates, runs.trials, settings)
+    runs.replicates.write_parquet(folder / "runs.parquet")
+    runs.trials.write_parquet(folder / "trials.parquet")
+    analysis.summary.write_parquet(folder / "summary.parquet")
+    analysis.tests.write_parquet(folder / "tests.parquet")
+    analysis.missing.write_parquet(folder / "missing_partners.parquet")
+    analysis.missing.write_csv(folder / "missing_partners.csv")
+    (folder / "settings.json").write_text(settings.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    table_dir = folder / "tables"
+    table_dir.mkdir()
+    for table in analysis.tables:
+        for fmt in formats:
+            renderer = RENDERERS[fmt]
+            text = renderer(table) if fmt != "html" else html_page(table.caption, renderer(table))
+            (table_dir / f"{table.name}.{EXTENSIONS[fmt]}").write_text(text, encoding="utf-8")
+    plot_dir = folder / "plots"
+    for plot in analysis.plots:
+        plotting.save(plot, plot_dir)
+    (folder / "report.md").write_text(_report_markdown(experiment, settings, analysis), encoding="utf-8")
+    if "html" in formats:
+        (folder / "report.html").write_text(_report_html(experiment, settings, analysis), encoding="utf-8")
+    return analysis.warnings
+
+
+def _settings_line(settings: AnalysisSettings) -> str:
+    pairs = ", ".join(f"{a} vs {b}" for a, b in settings.comparisons) or "none"
+    return (
+        f"baseline {settings.baseline or 'none'}; {settings.test} tests, alpha {settings.alpha}, Holm within each table; "
+        f"extra pairs: {pairs}; bootstrap {settings.bootstrap_resamples} resamples, seed {settings.seed}; "
+        f"{settings.split} split, {settings.average} averages"
+    )
+
+
+def _report_markdown(experiment: str, settings: AnalysisSettings, analysis: Analysis) -> str:
+    lines = [f"# Analysis of experiment `{experiment}`", "", f"Settings: {_settings_line(settings)}.", ""]
+    if analysis.warnings:
+        lines += ["## Warnings", ""] + [f"- {w}" for w in analysis.warnings] + [""]
+    lines += ["## Tables", ""]
+    for table in analysis.tables:
+        lines += [f"### {table.name}", "", to_markdown(table)]
+    if analysis.plots:
+        lines += ["## Figures", ""]
+        for plot in analysis.plots:
+            lines += [f"![{plot.name}](plots/{plot.name}.png)", "", f"_{plot.caption}_ ([SVG](plots/{plot.name}.svg))", ""]
+    lines += [
+        "## Data",
+        "",
+        "`runs.parquet` (one row per replicate run), `trials.parquet` (tune trials), `summary.parquet` "
+        "(mean, sd, bootstrap SE and CI per setting and metric), `tests.parquet` (paired tests with Holm), "
+        "`missing_partners.csv` (runs left out of tests).",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _report_html(experiment: str, settings: AnalysisSettings, analysis: Analysis) -> str:
+    from html import escape
+
+    parts = [f"<h1>Analysis of experiment <code>{escape(experiment)}</code></h1>", f"<p>Settings: {escape(_settings_line(settings))}.</p>"]
+    if analysis.warnings:
+        parts.append("<h2>Warnings</h2><ul>" + "".join(f'<li class="warning">{escape(w)}</li>' for w in analysis.warnings) + "</ul>")
+    parts.append("<h2>Tables</h2>")
+    parts += [to_html(t) for t in analysis.tables]
+    if analysis.plots:
+        parts.append("<h2>Figures</h2>")
+        for plot in analysis.plots:
+            parts.append(
+                f'<figure><img src="plots/{escape(plot.name)}.png" alt="{escape(plot.name)}">'
+                f'<figcaption class="note">{escape(plot.caption)}</figcaption></figure>'
+            )
+    return html_page(f"nerplat analysis: {experiment}", "\n".join(parts) + "\n")

@@ -1,0 +1,217 @@
+"""MLflow runs of one experiment -> Polars frames, one row per run.
+
+Replicate runs become the frame every statistic is computed from: identity columns (from the
+`nerplat.*` tags of `track/schema.py`) and one Float64 column per metric. Tune trials become a
+second frame with their sampled hyper-parameters. Nothing here computes statistics.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from nerplat.errors import Problem, UserInputError
+from nerplat.track import schema
+from nerplat.track.names import SUMMARY_RUN_NAME
+
+if TYPE_CHECKING:
+    from mlflow import MlflowClient
+    from mlflow.entities import Experiment, Run
+
+# Frame column -> tag. Order is the column order of every frame.
+TEXT_TAGS = {
+    "arm": schema.ARM,
+    "method": schema.METHOD,
+    "dataset": schema.DATASET,
+    "sampler": schema.SAMPLER,
+    "objective": schema.OBJECTIVE,
+    "head": schema.HEAD,
+    "encoder": schema.ENCODER,
+    "status": schema.STATUS,
+}
+INTEGER_TAGS = {"size": schema.SIZE, "seed": schema.SEED, "partition": schema.PARTITION}
+IDENTITY_COLUMNS = ("run_id", *TEXT_TAGS, "sampler_family", *INTEGER_TAGS)
+PARAM_PREFIX = "param."
+PAGE_SIZE = 5000  # runs per search_runs page; the SQLite store accepts up to 50,000
+
+# Sampler parameters that set the training size: dropped from a sampler's label to get the family
+# whose members differ only in size (the x axis of learning curves and the columns of size tables).
+_SIZE_PARAMETER = re.compile(r"\b(?:size|fraction)=[^,()]*,?\s*")
+
+
+def sampler_family(sampler: str | None) -> str | None:
+    """'untyped+low_resource(size=100, partitions=10)' -> 'untyped+low_resource(partitions=10)'."""
+    if sampler is None:
+        return None
+    without = _SIZE_PARAMETER.sub("", sampler)
+    without = re.sub(r",\s*\)", ")", without)
+    return without.replace("()", "")
+
+
+def open_client(tracking_uri: str) -> MlflowClient:
+    from mlflow import MlflowClient
+
+    return MlflowClient(tracking_uri=tracking_uri)
+
+
+def find_experiment(client: MlflowClient, name: str) -> Experiment:
+    experiment = client.get_experiment_by_name(name)
+    if experiment is None:
+        known = sorted(e.name for e in client.search_experiments(max_results=200))
+        hint = f"; experiments there: {', '.join(known)}" if known else "; the store has no experiments"
+        raise UserInputError(
+            Problem(f"no MLflow experiment named '{name}' at {client.tracking_uri}{hint}", path="EXPERIMENT")
+        )
+    return experiment
+
+
+def search_all(client: MlflowClient, experiment_id: str, kind: str) -> list[Run]:
+    """Every run of one `nerplat.kind` in the experiment, following page tokens."""
+    found: list[Run] = []
+    token = None
+    while True:
+        page = client.search_runs(
+            [experiment_id],
+            filter_string=f"tags.`{schema.KIND}` = '{kind}'",
+            max_results=PAGE_SIZE,
+            page_token=token,
+        )
+        found.extend(page)
+        token = page.token
+        if not token:
+            return found
+
+
+def _identity(run: Run) -> dict[str, Any]:
+    tags = run.data.tags
+    row: dict[str, Any] = {"run_id": run.info.run_id}
+    row.update({column: tags.get(tag) for column, tag in TEXT_TAGS.items()})
+    row["sampler_family"] = sampler_family(row["sampler"])
+    for column, tag in INTEGER_TAGS.items():
+        row[column] = _integer_tag(run, tag)
+    return row
+
+
+def _integer_tag(run: Run, tag: str) -> int | None:
+    text = run.data.tags.get(tag)
+    if text is None or text == "":
+        return None
+    try:
+        return int(float(text))
+    except ValueError:
+        raise UserInputError(
+            Problem(f"tag {tag}={text!r} of run {run.info.run_id} is not an integer", path=tag)
+        ) from None
+
+
+def _identity_schema() -> dict[str, pl.DataType]:
+    types: dict[str, pl.DataType] = {"run_id": pl.String()}
+    types.update({c: pl.String() for c in TEXT_TAGS})
+    types["sampler_family"] = pl.String()
+    types.update({c: pl.Int64() for c in INTEGER_TAGS})
+    return types
+
+
+def _run_frame(runs: list[Run], extra: dict[str, pl.DataType], row_extra) -> pl.DataFrame:
+    metric_names = sorted({name for run in runs for name in run.data.metrics})
+    types = _identity_schema() | extra | {m: pl.Float64() for m in metric_names}
+    columns: dict[str, list] = {c: [] for c in types}
+    for run in runs:
+        row = _identity(run) | row_extra(run)
+        metrics = run.data.metrics
+        for name in columns:
+            columns[name].append(metrics.get(name) if name in metric_names else row.get(name))
+    return pl.DataFrame(columns, schema=types)
+
+
+def replicate_frame(runs: list[Run]) -> pl.DataFrame:
+    """One row per replicate run: identity columns, then every metric (latest value) by name."""
+    frame = _run_frame(runs, {}, lambda run: {})
+    return frame.sort("dataset", "sampler", "method", "seed", "partition", "run_id")
+
+
+def trial_frame(runs: list[Run]) -> pl.DataFrame:
+    """One row per tune trial: identity columns, `param.<dotted name>` columns, final metrics.
+
+    A parameter column becomes Float64 when every value in it parses as a number.
+    """
+    params = sorted({PARAM_PREFIX + name for run in runs for name in run.data.params})
+
+    def trial_columns(run: Run) -> dict[str, Any]:
+        values = {PARAM_PREFIX + k: v for k, v in run.data.params.items()}
+        return values | {"trial": run.data.tags.get(schema.TRIAL)}
+
+    extra = {"trial": pl.String()} | {p: pl.String() for p in params}
+    frame = _run_frame(runs, extra, trial_columns)
+    numeric = []
+    for column in params:
+        try:
+            frame[column].cast(pl.Float64, strict=True)
+        except pl.exceptions.InvalidOperationError:
+            continue
+        numeric.append(column)
+    return frame.with_columns(pl.col(numeric).cast(pl.Float64)).sort("dataset", "sampler", "method", "trial", "run_id")
+
+
+@dataclass(frozen=True)
+class ExperimentRuns:
+    """What the analysis reads from one experiment."""
+
+    experiment_id: str
+    replicates: pl.DataFrame
+    trials: pl.DataFrame
+    summary_run_id: str | None
+    plan: dict | None
+
+
+def fetch_experiment(client: MlflowClient, name: str) -> ExperimentRuns:
+    experiment = find_experiment(client, name)
+    summary = find_summary_run(client, experiment.experiment_id)
+    return ExperimentRuns(
+        experiment_id=experiment.experiment_id,
+        replicates=replicate_frame(search_all(client, experiment.experiment_id, "replicate")),
+        trials=trial_frame(search_all(client, experiment.experiment_id, "trial")),
+        summary_run_id=summary.info.run_id if summary else None,
+        plan=read_plan(client, summary) if summary else None,
+    )
+
+
+def find_summary_run(client: MlflowClient, experiment_id: str) -> Run | None:
+    runs = search_all(client, experiment_id, "summary")
+    if len(runs) > 1:
+        ids = ", ".join(r.info.run_id for r in runs)
+        raise UserInputError(
+            Problem(f"experiment has {len(runs)} runs tagged {schema.KIND}=summary ({ids}); expected one")
+        )
+    return runs[0] if runs else None
+
+
+def read_plan(client: MlflowClient, run: Run) -> dict | None:
+    """The compiled plan logged as `plan.json` on the summary run, or None when it was not logged."""
+    if not any(a.path == schema.PLAN_ARTIFACT for a in client.list_artifacts(run.info.run_id)):
+        return None
+    with tempfile.TemporaryDirectory() as scratch:
+        path = Path(client.download_artifacts(run.info.run_id, schema.PLAN_ARTIFACT, scratch))
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as error:
+            raise UserInputError(
+                Problem(f"plan.json is not JSON: {error.msg}", source=f"run {run.info.run_id}/plan.json", line=error.lineno)
+            ) from None
+
+
+def create_summary_run(client: MlflowClient, experiment_id: str, experiment_name: str) -> str:
+    """The summary run analysis artifacts go to, when the runner did not create one."""
+    run = client.create_run(
+        experiment_id,
+        run_name=SUMMARY_RUN_NAME,
+        tags={schema.KIND: "summary", schema.PHASE: "summary", schema.EXPERIMENT: experiment_name},
+    )
+    client.set_terminated(run.info.run_id)
+    return run.info.run_id

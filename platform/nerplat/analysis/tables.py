@@ -1,0 +1,408 @@
+"""Paper-style tables as plain data: built from summary and test frames, rendered by `render`.
+
+Layouts (the papers' tables they reproduce):
+  size table        AUC papers' Table 2: methods x (training size x P, R, F1), mean with SE subscript
+  comparison table  MoM Table 3: methods x (dataset x P, R, F1), delta to baseline, significance mark
+  grid table        resampling Tables 2-5: sampler/loss x (encoder x head) F1, blank where not run
+  per-type table    resampling Tables 11-14: entity types x (method x P, R, F1), arrows vs baseline
+  dataset table     every paper's Table 1: sentences, tokens, mentions and % B/I/O per split
+  size-factor table resampling Table 6: training-set size factor of each sampler per dataset
+  tests table       every paired test behind the marks, with raw and Holm-adjusted p-values
+Best and second best of a ranked column are marked (bold, underlined) on the printed values, so
+values that print the same share a rank.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+import polars as pl
+
+from nerplat.analysis.settings import AnalysisSettings
+
+HEADLINE = (("precision", "P"), ("recall", "R"), ("f1", "F1"))
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One table cell: a number (with optional SE, delta, mark) or a text, or blank when neither."""
+
+    value: float | None = None
+    se: float | None = None
+    delta: float | None = None
+    significant: bool = False
+    arrow: Literal["", "up", "down"] = ""
+    text: str | None = None
+    rank: int | None = None  # 1: best in its column (bold), 2: second (underlined)
+    digits: int = 4
+
+    def number(self) -> str:
+        return "" if self.value is None else f"{self.value:.{self.digits}f}"
+
+
+@dataclass(frozen=True)
+class Column:
+    group: str  # spanning header above `name`; "" when the table has one header row
+    name: str
+    ranked: bool = True
+
+
+@dataclass(frozen=True)
+class Row:
+    label: str
+    cells: tuple[Cell, ...]
+    rule_above: bool = False  # a separating line before this row (e.g. an average row)
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str  # file stem, unique within a report
+    caption: str
+    row_header: str
+    columns: tuple[Column, ...]
+    rows: tuple[Row, ...]
+    notes: tuple[str, ...] = field(default=())
+
+    def has_groups(self) -> bool:
+        return any(c.group for c in self.columns)
+
+
+def ranked(table: Table) -> Table:
+    """Marks best (1) and second best (2) printed value of each ranked column; higher is better."""
+    rows = [list(r.cells) for r in table.rows]
+    for j, column in enumerate(table.columns):
+        if not column.ranked:
+            continue
+        printed = {float(r[j].number()) for r in rows if r[j].value is not None}
+        if len(printed) < 2:
+            continue
+        best, second = sorted(printed, reverse=True)[:2]
+        for r in rows:
+            if r[j].value is not None:
+                value = float(r[j].number())
+                rank = 1 if value == best else 2 if value == second else None
+                r[j] = replace(r[j], rank=rank)
+    return replace(table, rows=tuple(replace(row, cells=tuple(c)) for row, c in zip(table.rows, rows)))
+
+
+def slug(*parts: str | int | None) -> str:
+    """A file-name-safe stem from label parts: slug("size", "conll2003", "low_resource(k=1)")."""
+    text = "-".join(str(p) for p in parts if p not in (None, ""))
+    return re.sub(r"[^a-z0-9_.]+", "-", text.lower()).strip("-.")
+
+
+def method_order(methods: Sequence[str], baseline: str | None) -> list[str]:
+    """Baseline first, then the others alphabetically: the papers list the baseline on top."""
+    rest = sorted(m for m in set(methods) if m != baseline)
+    return ([baseline] if baseline in methods else []) + rest
+
+
+def _cell_lookup(summary: pl.DataFrame, keys: Sequence[str]) -> dict[tuple, dict]:
+    return {tuple(row[k] for k in keys): row for row in summary.iter_rows(named=True)}
+
+
+def _mean(row: Mapping | None, *, with_se: bool = False, **marks) -> Cell:
+    """The cell of one summary row (blank when the setting was not run)."""
+    if row is None:
+        return Cell()
+    return Cell(value=row["mean"], se=row["se"] if with_se else None, **marks)
+
+
+def _n_note(rows: pl.DataFrame) -> str:
+    if rows.is_empty():
+        return "no replicates"
+    low, high = rows["n"].min(), rows["n"].max()
+    return f"n = {low} replicates per cell" if low == high else f"n = {low}-{high} replicates per cell"
+
+
+def _where(*pairs: tuple[str, str | None]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in pairs if v)
+
+
+def _axis_groups(frame: pl.DataFrame, keys: Sequence[str]) -> list[tuple[dict, pl.DataFrame]]:
+    """Sub-frames per distinct value of `keys`, in sorted order, with the key values as a dict."""
+    if frame.is_empty():
+        return []
+    groups = frame.partition_by(list(keys), as_dict=True, maintain_order=True)
+    return [(dict(zip(keys, k)), groups[k]) for k in sorted(groups, key=lambda k: tuple(str(v) for v in k))]
+
+
+def size_tables(summary: pl.DataFrame, settings: AnalysisSettings, axes: Sequence[str] = ()) -> list[Table]:
+    """One table per dataset, sampler family (and axis value) that was run at two or more sizes."""
+    metrics = {settings.headline(m): short for m, short in HEADLINE}
+    rows = summary.filter(pl.col("metric").is_in(list(metrics)))
+    tables = []
+    for key, part in _axis_groups(rows, ["dataset", "sampler_family", *axes]):
+        sizes = sorted(part["size"].drop_nulls().unique().to_list())
+        if len(sizes) < 2:
+            continue
+        lookup = _cell_lookup(part, ["method", "size", "metric"])
+        columns = tuple(Column(str(s), short) for s in sizes for short in metrics.values())
+        body = tuple(
+            Row(m, tuple(_mean(lookup.get((m, s, metric)), with_se=True) for s in sizes for metric in metrics))
+            for m in method_order(part["method"].to_list(), settings.baseline)
+        )
+        where = _where(("dataset", key["dataset"]), ("sampler", key["sampler_family"]), *((a, key[a]) for a in axes))
+        caption = (
+            f"{_metric_words(settings)} by training size ({where}). Mean over replicates with the "
+            f"non-parametric bootstrap standard error ({settings.bootstrap_resamples} resamples) as subscript; "
+            "best in bold, second underlined."
+        )
+        name = slug("size", key["dataset"], key["sampler_family"], *(key[a] for a in axes))
+        tables.append(ranked(Table(name, caption, "Method", columns, body, (_n_note(part),))))
+    return tables
+
+
+def _metric_words(settings: AnalysisSettings) -> str:
+    return f"{settings.split.capitalize()} {settings.average}-averaged precision (P), recall (R) and F1"
+
+
+def comparison_tables(
+    summary: pl.DataFrame,
+    tests: pl.DataFrame,
+    missing: pl.DataFrame,
+    settings: AnalysisSettings,
+    axes: Sequence[str] = (),
+) -> list[Table]:
+    """One table per sampler (and axis value): methods x datasets x (P, R, F1), deltas to baseline.
+
+    `tests` must carry `p_holm`/`significant` adjusted within the family of this table (see
+    `comparison_family`), so the marks are Holm-corrected across exactly the deltas shown.
+    """
+    metrics = {settings.headline(m): short for m, short in HEADLINE}
+    rows = summary.filter(pl.col("metric").is_in(list(metrics)))
+    tables = []
+    for key, part in _axis_groups(rows, ["sampler", *axes]):
+        datasets = sorted(part["dataset"].unique().to_list())
+        lookup = _cell_lookup(part, ["method", "dataset", "metric"])
+        family = comparison_family(key["sampler"], [key[a] for a in axes])
+        family_tests = tests.filter(pl.col("family") == family) if "family" in tests.columns else tests.clear()
+        marks = {
+            (r["method"], r["dataset"], r["metric"]): r["significant"]
+            for r in family_tests.iter_rows(named=True)
+            if r["partner"] == settings.baseline
+        }
+        body = []
+        for method in method_order(part["method"].to_list(), settings.baseline):
+            cells = []
+            for dataset in datasets:
+                for metric in metrics:
+                    row = lookup.get((method, dataset, metric))
+                    base = lookup.get((settings.baseline, dataset, metric))
+                    delta = None
+                    if row and base and method != settings.baseline:
+                        delta = row["mean"] - base["mean"]
+                    cells.append(_mean(row, delta=delta, significant=marks.get((method, dataset, metric), False)))
+            body.append(Row(method, tuple(cells)))
+        columns = tuple(Column(d, short) for d in datasets for short in metrics.values())
+        where = _where(("sampler", key["sampler"]), *((a, key[a]) for a in axes))
+        caption = f"{_metric_words(settings)} per dataset ({where}). Mean over replicates; best in bold, second underlined."
+        notes = [_n_note(part)]
+        if settings.baseline:
+            tested = family_tests.filter(pl.col("partner") == settings.baseline)
+            caption += f" In parentheses: difference to {settings.baseline}."
+            notes.append(
+                f"† p < {settings.alpha} in a two-sided {_test_words(settings)} against {settings.baseline} over "
+                f"runs matched by seed and partition, Holm-corrected across the {tested['p_value'].count()} "
+                "tests of this table."
+            )
+            unpaired = missing.filter(
+                (pl.col("partner") == settings.baseline) & (pl.col("sampler") == key["sampler"])
+            ) if not missing.is_empty() else missing
+            if unpaired.height:
+                notes.append(f"{unpaired.height} runs had no matched partner and were left out of the tests (see missing_partners.csv).")
+        name = slug("comparison", key["sampler"], *(key[a] for a in axes))
+        tables.append(ranked(Table(name, caption, "Method", columns, tuple(body), tuple(notes))))
+    return tables
+
+
+def comparison_family(sampler: str | None, axis_values: Sequence[str | None] = ()) -> str:
+    """Name of the Holm family of one comparison table."""
+    return slug("comparison", sampler, *axis_values)
+
+
+def _test_words(settings: AnalysisSettings) -> str:
+    return "paired t-test" if settings.test == "paired_t" else "Wilcoxon signed-rank test"
+
+
+def grid_tables(summary: pl.DataFrame, settings: AnalysisSettings) -> list[Table]:
+    """Per dataset with two or more (encoder, head) combinations: rows sampler/loss, columns model x head."""
+    metric = settings.headline("f1")
+    rows = summary.filter(pl.col("metric") == metric)
+    tables = []
+    for key, part in _axis_groups(rows, ["dataset"]):
+        models = sorted({(r["encoder"], r["head"]) for r in part.iter_rows(named=True)}, key=str)
+        if len(models) < 2:
+            continue
+        row_keys = ["sampler", "objective"]
+        if part.group_by([*row_keys, "encoder", "head"]).len()["len"].max() > 1:
+            row_keys = ["sampler", "method"]  # several methods share a loss: name them instead
+        lookup = _cell_lookup(part, [*row_keys, "encoder", "head"])
+        entries = sorted({tuple(r[k] for k in row_keys) for r in part.iter_rows(named=True)}, key=str)
+        one_sampler = len({e[0] for e in entries}) == 1
+        one_loss = len({e[1] for e in entries}) == 1
+        body = tuple(
+            Row(
+                _grid_label(entry, one_sampler, one_loss),
+                tuple(_mean(lookup.get((*entry, encoder, head))) for encoder, head in models),
+            )
+            for entry in entries
+        )
+        columns = tuple(Column(str(encoder), str(head)) for encoder, head in models)
+        caption = (
+            f"{settings.split.capitalize()} {settings.average}-averaged F1 on {key['dataset']} by model and output "
+            "layer. Mean over replicates; blank where a method does not apply; best in each column in bold, second underlined."
+        )
+        label = "Method" if one_sampler else "Sampler" if one_loss else "Sampler + loss"
+        tables.append(ranked(Table(slug("grid", key["dataset"]), caption, label, columns, body, (_n_note(part),))))
+    return tables
+
+
+def _grid_label(entry: tuple, one_sampler: bool, one_loss: bool) -> str:
+    sampler, loss = entry
+    if one_sampler:
+        return str(loss)
+    if one_loss:
+        return str(sampler)
+    return f"{sampler} + {loss}"
+
+
+def entity_types(metrics: Sequence[str], split: str) -> list[str]:
+    pattern = re.compile(rf"^{split}_type_(.+)_f1$")
+    return sorted({m.group(1) for name in metrics if (m := pattern.match(name))})
+
+
+def per_type_tables(summary: pl.DataFrame, settings: AnalysisSettings, axes: Sequence[str] = ()) -> list[Table]:
+    """Per dataset and sampler: entity types (rarest first) x methods x (P, R, F1), macro average last."""
+    split = settings.split
+    types = entity_types(summary["metric"].unique().to_list(), split)
+    if not types:
+        return []
+    tables = []
+    for key, part in _axis_groups(summary, ["dataset", "sampler", *axes]):
+        lookup = _cell_lookup(part, ["method", "metric"])
+        methods = method_order(part["method"].to_list(), settings.baseline)
+        support = {t: _mean_over_methods(part, f"{split}_type_{t}_support") for t in types}
+        present = sorted((t for t in types if support[t] is not None or _has(part, f"{split}_type_{t}_f1")),
+                         key=lambda t: (support[t] if support[t] is not None else float("inf"), t))
+        rows_spec = [(t, f"{split}_type_{t}_{{}}", False) for t in present]
+        rows_spec.append(("Macro-avg", f"{split}_macro_{{}}", True))
+        body = []
+        for label, pattern, is_average in rows_spec:
+            cells = []
+            for method in methods:
+                for measure, _ in HEADLINE:
+                    row = lookup.get((method, pattern.format(measure)))
+                    base = lookup.get((settings.baseline, pattern.format(measure)))
+                    arrow = ""
+                    if row and base and method != settings.baseline:
+                        arrow = _arrow(row["mean"], base["mean"], 4)
+                    cells.append(Cell(value=row["mean"], arrow=arrow) if row else Cell())
+            count = support.get(label)
+            cells.append(Cell(text="" if count is None else f"{count:,.0f}"))
+            body.append(Row(label, tuple(cells), rule_above=is_average))
+        columns = tuple(Column(m, short, ranked=False) for m in methods for _, short in HEADLINE)
+        columns += (Column("", "Support", ranked=False),)
+        where = _where(("dataset", key["dataset"]), ("sampler", key["sampler"]), *((a, key[a]) for a in axes))
+        caption = (
+            f"Per-entity-type {split} precision (P), recall (R) and F1 ({where}), rarest type first. "
+            "Mean over replicates; Support: gold mentions of the type in the split."
+        )
+        if settings.baseline in methods:
+            caption += f" Arrows: higher or lower than {settings.baseline}."
+        name = slug("per-type", key["dataset"], key["sampler"], *(key[a] for a in axes))
+        tables.append(Table(name, caption, "Entity type", columns, tuple(body), (_n_note(part),)))
+    return tables
+
+
+def _has(part: pl.DataFrame, metric: str) -> bool:
+    return part.filter(pl.col("metric") == metric).height > 0
+
+
+def _mean_over_methods(part: pl.DataFrame, metric: str) -> float | None:
+    values = part.filter(pl.col("metric") == metric)["mean"]
+    return None if values.is_empty() else float(values.mean())
+
+
+def _arrow(value: float, reference: float, digits: int) -> Literal["", "up", "down"]:
+    difference = round(value, digits) - round(reference, digits)
+    return "up" if difference > 0 else "down" if difference < 0 else ""
+
+
+SPLITS = ("train", "dev", "test")
+
+
+def dataset_table(stats: Mapping[str, Mapping[str, Mapping]], name: str = "datasets") -> Table:
+    """Sentences, tokens, mentions and % B/I/O per split for each corpus (papers' Table 1).
+
+    `stats` maps dataset -> split -> {sentences, tokens, mentions_per_type, pct_B, pct_I, pct_O},
+    the shape of `$NERPLAT_DATA/manifest.json`; a split a corpus lacks is left blank.
+    """
+    columns = [Column(group, s.capitalize(), ranked=False) for group in ("Sentences", "Tokens", "Mentions") for s in SPLITS]
+    columns += [Column("% B / I / O", s.capitalize(), ranked=False) for s in SPLITS]
+    columns.append(Column("", "Types", ranked=False))
+    body = []
+    for dataset in sorted(stats):
+        splits = stats[dataset]
+        cells = []
+        for measure in ("sentences", "tokens", "mentions"):
+            for s in SPLITS:
+                split = splits.get(s)
+                value = None if split is None else (
+                    sum(split["mentions_per_type"].values()) if measure == "mentions" else split[measure]
+                )
+                cells.append(Cell(text="" if value is None else f"{value:,}"))
+        for s in SPLITS:
+            split = splits.get(s)
+            cells.append(Cell(text="" if split is None else f"{split['pct_B']:.1f} / {split['pct_I']:.1f} / {split['pct_O']:.1f}"))
+        types = {t for split in splits.values() for t in split["mentions_per_type"]}
+        cells.append(Cell(text=str(len(types))))
+        body.append(Row(dataset, tuple(cells)))
+    caption = "Corpora: sentences, tokens and entity mentions per split, and the share of tokens tagged B, I and O."
+    return Table(name, caption, "Dataset", tuple(columns), tuple(body))
+
+
+def size_factor_table(summary: pl.DataFrame) -> Table | None:
+    """Mean training-set size factor (sentences after / before sampling) per sampler and dataset."""
+    rows = summary.filter(pl.col("metric") == "train_size_factor")
+    if rows.is_empty():
+        return None
+    per_dataset = rows.group_by("sampler", "dataset").agg(pl.col("mean").mean())
+    datasets = sorted(per_dataset["dataset"].unique().to_list())
+    lookup = {(r["sampler"], r["dataset"]): r["mean"] for r in per_dataset.iter_rows(named=True)}
+    body = []
+    for sampler in sorted(per_dataset["sampler"].unique().to_list()):
+        values = [lookup.get((sampler, d)) for d in datasets]
+        present = [v for v in values if v is not None]
+        average = sum(present) / len(present) if present else None
+        cells = tuple(Cell(value=v, digits=2) for v in values) + (Cell(value=average, digits=2),)
+        body.append(Row(sampler, cells))
+    columns = tuple(Column("", d, ranked=False) for d in datasets) + (Column("", "Average", ranked=False),)
+    caption = "Effect of each sampler on training-set size: sentences after sampling divided by sentences before, averaged over replicates; Average: over datasets."
+    return Table("size-factors", caption, "Sampler", columns, tuple(body))
+
+
+def tests_table(tests: pl.DataFrame, settings: AnalysisSettings, name: str, caption: str) -> Table:
+    """Every paired test of a family: means, difference, statistic, raw and Holm-adjusted p-value."""
+    headers = ("Dataset", "Sampler", "Metric", "Pairs", "Mean", "Partner", "Δ", "Statistic", "p", "p (Holm)")
+    body = []
+    for r in tests.iter_rows(named=True):
+        texts = (r["dataset"], r["sampler"], r["metric"], str(r["n_pairs"]))
+        numbers = (r["mean"], r["partner_mean"])
+        cells = [Cell(text=str(t)) for t in texts] + [Cell(value=v) for v in numbers]
+        cells.append(Cell(value=r["delta"], significant=bool(r["significant"])))
+        cells.append(Cell(value=r["statistic"], digits=3))
+        cells += [Cell(text=_p_text(r["p_value"])), Cell(text=_p_text(r["p_holm"]))]
+        body.append(Row(f"{r['method']} vs {r['partner']}", tuple(cells)))
+    columns = tuple(Column("", h, ranked=False) for h in headers)
+    note = f"† Holm-adjusted p < {settings.alpha} across the {tests['p_value'].count()} tests of this table ({_test_words(settings)}, two-sided)."
+    return Table(name, caption, "Comparison", columns, tuple(body), (note,))
+
+
+def _p_text(p: float | None) -> str:
+    if p is None:
+        return "n/a"
+    return "<0.0001" if p < 1e-4 else f"{p:.4f}"

@@ -1,0 +1,84 @@
+"""MLflow runs -> frames, read from a real SQLite store."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from nerplat.analysis import runs as runs_module
+from nerplat.analysis.runs import fetch_experiment, open_client, sampler_family
+from nerplat.errors import UserInputError
+from nerplat.track import schema
+
+
+def test_replicate_frame_has_identity_columns_and_every_metric(store):
+    store.replicate("ce", 0, {"test_micro_f1": 0.5, "test_type_PER_f1": 0.4})
+    store.replicate("mom", 1, {"test_micro_f1": 0.6}, partition=3, size=50)
+    frame = fetch_experiment(open_client(store.client.tracking_uri), store.experiment).replicates
+
+    assert frame.height == 2
+    assert frame.schema["size"] == pl.Int64 and frame.schema["seed"] == pl.Int64
+    assert frame.schema["test_micro_f1"] == pl.Float64
+    mom = frame.filter(pl.col("method") == "mom").row(0, named=True)
+    assert (mom["dataset"], mom["size"], mom["seed"], mom["partition"]) == ("toy", 50, 1, 3)
+    assert mom["sampler_family"] == "low_resource"
+    assert mom["test_type_PER_f1"] is None  # a metric another run has is null here, not dropped
+
+
+def test_trial_frame_turns_numeric_params_into_floats(store):
+    tags = {schema.METHOD: "mom", schema.DATASET: "toy", schema.TRIAL: "t1", schema.STATUS: "completed"}
+    store.run("trial", tags, {"dev_best_micro_f1": 0.3}, {"objective.lambda": "0.25", "objective": "mom"})
+    store.run("trial", tags | {schema.TRIAL: "t2"}, {"dev_best_micro_f1": 0.4}, {"objective.lambda": "1e-3", "objective": "mom"})
+    trials = fetch_experiment(open_client(store.client.tracking_uri), store.experiment).trials
+
+    assert trials.schema["param.objective.lambda"] == pl.Float64
+    assert trials.schema["param.objective"] == pl.String
+    assert sorted(trials["param.objective.lambda"].to_list()) == [0.001, 0.25]
+
+
+def test_search_follows_page_tokens(store, monkeypatch):
+    monkeypatch.setattr(runs_module, "PAGE_SIZE", 2)
+    for seed in range(5):
+        store.replicate("ce", seed, {"test_micro_f1": 0.1 * seed})
+    frame = fetch_experiment(open_client(store.client.tracking_uri), store.experiment).replicates
+    assert frame["seed"].to_list() == [0, 1, 2, 3, 4]
+
+
+def test_plan_is_read_from_the_summary_run(store):
+    store.summary({"analysis": {"baseline": "ce", "alpha": 0.01}})
+    found = fetch_experiment(open_client(store.client.tracking_uri), store.experiment)
+    assert found.summary_run_id is not None
+    assert found.plan == {"analysis": {"baseline": "ce", "alpha": 0.01}}
+
+
+def test_two_summary_runs_are_refused(store):
+    store.summary(None)
+    store.summary(None)
+    with pytest.raises(UserInputError, match="2 runs tagged nerplat.kind=summary"):
+        fetch_experiment(open_client(store.client.tracking_uri), store.experiment)
+
+
+def test_unknown_experiment_lists_the_known_ones(store):
+    with pytest.raises(UserInputError, match="no MLflow experiment named 'nope'.*toy-experiment"):
+        fetch_experiment(open_client(store.client.tracking_uri), "nope")
+
+
+def test_a_non_integer_seed_tag_is_a_user_error(store):
+    store.run("replicate", {schema.METHOD: "ce", schema.SEED: "abc"}, {"test_micro_f1": 0.5})
+    with pytest.raises(UserInputError, match="nerplat.seed='abc'"):
+        fetch_experiment(open_client(store.client.tracking_uri), store.experiment)
+
+
+@pytest.mark.parametrize(
+    ("sampler", "family"),
+    [
+        ("untyped+low_resource(size=100)", "untyped+low_resource"),
+        ("low_resource(size=100, partitions=10)", "low_resource(partitions=10)"),
+        ("low_resource(partitions=10, size=100)", "low_resource(partitions=10)"),
+        ("fraction(fraction=0.75)", "fraction"),
+        ("sCR", "sCR"),
+        (None, None),
+    ],
+)
+def test_sampler_family_drops_only_the_size(sampler, family):
+    assert sampler_family(sampler) == family
