@@ -1,7 +1,167 @@
-"""`nerplat` commands of the spec group."""
+"""`nerplat validate`, `nerplat plan` and `nerplat registry`: check a spec, see what it would run,
+and list the names a spec may use.
+
+Nothing here writes a file; `--json` output goes to stdout alone, messages to stderr.
+"""
+
+from __future__ import annotations
+
+import sys
+import typing
+from pathlib import Path
+from typing import Any
 
 import typer
+from pydantic import BaseModel
+from pydantic_core import to_jsonable_python
+from rich.console import Console
+from rich.table import Table
+
+from nerplat.cli.options import PROFILE_OPTION
+from nerplat.errors import UserInputError
+from nerplat.plan.trial_config import Component
+
+SPEC_HELP = "A spec file (YAML)."
 
 
 def register(app: typer.Typer) -> None:
-    """Adds this group's commands to the app (filled in by the issue that owns it)."""
+    """Adds `validate`, `plan` and `registry` to the app."""
+    app.command("validate")(validate)
+    app.command("plan")(plan)
+    app.command("registry")(registry)
+
+
+def validate(
+    specs: list[Path] = typer.Argument(..., help="Spec files to check."),
+    profile: str | None = PROFILE_OPTION,
+) -> None:
+    """Check specs completely: every problem of every file, with file:line and YAML path (exit 2 on any).
+
+    Without --profile, the spec and each of its profiles are checked.
+    """
+    from nerplat.catalog import default_catalog
+    from nerplat.cli import report_problems
+    from nerplat.spec.validate import default_dataset_check, validate_spec_file
+
+    catalog, check = default_catalog(), default_dataset_check()
+    console = Console(highlight=False)
+    failed = False
+    for spec in specs:
+        try:
+            variants = validate_spec_file(spec, catalog, profile, dataset_check=check)
+        except UserInputError as error:
+            report_problems(error)
+            failed = True
+            continue
+        profiles = [v.profile for v in variants if v.profile is not None]
+        console.print(f"OK {spec}" + (f" (profiles: {', '.join(profiles)})" if profiles else ""))
+    if failed:
+        raise typer.Exit(UserInputError.exit_code)
+
+
+def plan(
+    spec: Path = typer.Argument(..., help=SPEC_HELP),
+    profile: str | None = PROFILE_OPTION,
+    as_json: bool = typer.Option(False, "--json", help="Print the plan as JSON on stdout."),
+) -> None:
+    """Show the arms a spec compiles to (dataset x sampler x method): search spaces, tune trials, replicates."""
+    from nerplat.catalog import default_catalog
+    from nerplat.plan.compiler import compile_plan
+    from nerplat.spec.validate import default_dataset_check
+
+    compiled = compile_plan(spec, default_catalog(), profile, dataset_check=default_dataset_check())
+    if as_json:
+        sys.stdout.write(compiled.model_dump_json(indent=2) + "\n")
+        return
+    title = f"{compiled.experiment}" + (f" (profile {compiled.profile})" if compiled.profile else "")
+    table = Table(title=title, title_justify="left", caption=compiled.description or None, caption_justify="left")
+    for column in ("arm", "dataset", "sampler", "method", "objective", "head", "searched"):
+        table.add_column(column, overflow="fold")
+    table.add_column("tune", justify="right")
+    table.add_column("replicates", justify="right")
+    for arm in compiled.arms:
+        searched = "\n".join(f"{key} ~ {d.label()}" for key, d in arm.search_space.items()) or "-"
+        row = (arm.id, arm.dataset, arm.sampler_description, arm.method, arm.objective, arm.head, searched)
+        table.add_row(*row, str(arm.tune_trials), str(len(arm.replicates)))
+    console = Console(highlight=False)
+    console.print(table)
+    tune_trials = sum(arm.tune_trials for arm in compiled.arms)
+    replicates = sum(len(arm.replicates) for arm in compiled.arms)
+    console.print(
+        f"{len(compiled.arms)} arms, {tune_trials} tune trials, {replicates} replicate runs: "
+        f"{compiled.total_trials()} trials in all"
+    )
+    if compiled.tune is not None:
+        tune = compiled.tune
+        console.print(
+            f"tune: {_component_text(tune.searcher)}, scheduler {_component_text(tune.scheduler)}, "
+            f"{'maximise' if tune.mode == 'max' else 'minimise'} {tune.metric}, "
+            f"{tune.max_concurrent or 'as many as resources allow'} trials at once"
+        )
+    console.print(f"replicates evaluated on {compiled.replicate_split}; plan sha256 {compiled.sha256()}")
+
+
+def _component_text(component: Component) -> str:
+    params = ", ".join(f"{key}={value}" for key, value in component.params.items())
+    return f"{component.name}({params})" if params else component.name
+
+
+def registry(as_json: bool = typer.Option(False, "--json", help="Print the registries as JSON on stdout.")) -> None:
+    """List every name a spec may use, registry by registry, with each entry's parameters."""
+    from nerplat.catalog import default_catalog
+
+    listing = {
+        group: [
+            {"name": entry.name, "summary": entry.summary, "params": config_fields(entry.config)}
+            for entry in reg.entries()
+        ]
+        for group, reg in default_catalog().registries().items()
+    }
+    if as_json:
+        sys.stdout.write(_json(listing) + "\n")
+        return
+    console = Console(highlight=False)
+    for group, entries in listing.items():
+        table = Table(title=f"{group} ({len(entries)})", title_justify="left")
+        table.add_column("name", no_wrap=True)
+        table.add_column("summary", overflow="fold")
+        table.add_column("parameters", overflow="fold")
+        for entry in entries:
+            params = "\n".join(_param_line(p) for p in entry["params"]) or "-"
+            table.add_row(entry["name"], entry["summary"], params)
+        console.print(table)
+
+
+def config_fields(config: type[BaseModel]) -> list[dict[str, Any]]:
+    """The parameters a config model accepts, as the spec writes them."""
+    fields = []
+    for name, info in config.model_fields.items():
+        required = info.is_required()
+        default = None if required else info.get_default(call_default_factory=True)
+        fields.append(
+            {
+                "name": info.alias or name,
+                "type": _type_name(info.annotation),
+                "required": required,
+                "default": to_jsonable_python(default, fallback=repr),
+                "description": info.description or "",
+            }
+        )
+    return fields
+
+
+def _type_name(annotation: Any) -> str:
+    if isinstance(annotation, type) and not typing.get_args(annotation):
+        return annotation.__name__
+    return str(annotation).replace("typing.", "")
+
+
+def _param_line(param: dict[str, Any]) -> str:
+    default = "" if param["required"] else f" = {param['default']!r}"
+    return f"{param['name']}: {param['type']}{default}"
+
+
+def _json(data: Any) -> str:
+    import json
+
+    return json.dumps(data, indent=2, ensure_ascii=False)

@@ -9,8 +9,9 @@ Forms (docs/spec.md, "Samplers"):
 A step is a name or `{name: {params}}`. A list given to a parameter that does not itself take a
 list sweeps it: `{low_resource: {size: [20, 50, 100]}}` is three settings, and several swept
 parameters give every combination. A setting's label (used in arm ids) is its step names joined
-by '+', each followed by the values of the parameters that differ between the spec's settings:
-`untyped+low_resource-100`.
+by '+', each followed by the values of the parameters the spec gives it, in spec order, except a
+partitioned sampler's `partitions` (those are replicates, not a setting): `untyped+low_resource-100`.
+Labels depend only on their own setting, so adding a setting to a spec never renames the others.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from pydantic import ValidationError
 
 from nerplat.catalog import Catalog
 from nerplat.errors import Problem
-from nerplat.plan.model import canonical_json
 from nerplat.plan.trial_config import Component
 from nerplat.spec.loader import Document, YamlPath, format_path
 from nerplat.spec.params import canonical_keys, check_params
@@ -74,11 +74,10 @@ def expand_samplers(document: Document, raw: list[Any], catalog: Catalog) -> tup
     if problems:
         return [], problems
 
-    varying = _varying_params([step for _, steps in expanded for step in steps])
     settings: list[SamplerSetting] = []
     seen: dict[str, YamlPath] = {}
     for chain_at, steps in expanded:
-        label = "+".join(_step_label(step, varying[step.name]) for step in steps) or NO_SAMPLER_LABEL
+        label = "+".join(_step_label(step) for step in steps) or NO_SAMPLER_LABEL
         if label in seen:
             problems.append(document.problem(f"sampler setting '{label}' is given twice (also at {format_path(seen[label])})", chain_at))
             continue
@@ -128,19 +127,9 @@ def _expand_step(document: Document, catalog: Catalog, step: Any, at: YamlPath) 
     return variants, problems
 
 
-def _varying_params(steps: list[_Step]) -> dict[str, list[str]]:
-    """For each sampler name, the parameters whose value differs between its occurrences."""
-    by_name: dict[str, list[_Step]] = {}
-    for step in steps:
-        by_name.setdefault(step.name, []).append(step)
-    return {
-        name: [key for key in group[0].params if len({canonical_json(s.params.get(key)) for s in group}) > 1]
-        for name, group in by_name.items()
-    }
-
-
-def _step_label(step: _Step, varying: list[str]) -> str:
-    return "-".join([step.name, *(_slug(step.params[key]) for key in varying)])
+def _step_label(step: _Step) -> str:
+    shown = [value for key, value in step.given.items() if not (step.partitions is not None and key == "partitions")]
+    return "-".join([step.name, *map(_slug, shown)])
 
 
 def _step_description(step: _Step) -> str:
