@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from nerplat.data.conll import read_conll, sentences_sha256
+from nerplat.data.conll import ConllFile, read_conll, sentences_sha256
 from nerplat.data.corpus import Corpus
 from nerplat.data.splits import carve
 from nerplat.data.stats import unseen_labels_note
@@ -28,7 +28,8 @@ from nerplat.errors import Problem, UserInputError
 from nerplat.plan.trial_config import DatasetRef
 from nerplat.registry import Registry
 
-CORPORA: Registry = Registry("corpus")
+CorpusLoader = Callable[[Path, str], Corpus]  # (folder, iob1 policy) -> corpus
+CORPORA: Registry[CorpusLoader] = Registry("corpus")
 DATA_ENV = "NERPLAT_DATA"
 HUB_PREFIX = "hf:"
 SPLITS = ("train", "dev", "test")
@@ -46,8 +47,6 @@ class Location:
 
 LOCATIONS: dict[str, Location] = {}
 
-CorpusLoader = Callable[[Path, str], Corpus]  # (folder, iob1 policy) -> corpus
-
 
 def read_split_files(name: str, folder: Path, splits: tuple[str, ...], iob1: str) -> Corpus:
     """Reads ``<folder>/<split>.txt`` for each of ``splits``; problems of all files are raised together."""
@@ -59,19 +58,25 @@ def read_split_files(name: str, folder: Path, splits: tuple[str, ...], iob1: str
             problems += error.problems
     if problems:
         raise UserInputError(problems)
-    notes = tuple(
-        f"{f.path}: IOB1 converted to IOB2, {f.iob1_tags_changed} tags changed"
-        for f in files.values()
-        if f.iob1_tags_changed
-    ) + tuple(f"{f.path}: {f.docstart_lines} -DOCSTART- lines skipped" for f in files.values() if f.docstart_lines)
     return Corpus(
         name=name,
         train=files["train"].sentences,
         dev=files["dev"].sentences if "dev" in files else None,
         test=files["test"].sentences if "test" in files else None,
         checksums={split: f.sha256 for split, f in files.items()},
-        notes=notes,
+        notes=reading_notes(files.values()),
     )
+
+
+def reading_notes(files: Iterable[ConllFile]) -> tuple[str, ...]:
+    """What the reader did to the files: IOB1 conversions (with counts) and skipped -DOCSTART- lines."""
+    notes = []
+    for f in files:
+        if f.iob1_tags_changed:
+            notes.append(f"{f.path}: IOB1 converted to IOB2, {f.iob1_tags_changed} tags changed")
+        if f.docstart_lines:
+            notes.append(f"{f.path}: {f.docstart_lines} -DOCSTART- lines skipped")
+    return tuple(notes)
 
 
 def _register_folder(name: str, summary: str, splits: tuple[str, ...] = SPLITS) -> None:
@@ -99,8 +104,7 @@ def _load_gmb_sentences(name: str, folder: Path, iob1: str, limit: int | None) -
     train, test = carve(sentences, GMB_TEST_FRACTION, "gmb-test-split")
     what = f"first {limit} sentences of " if limit else ""
     notes = (f"{source.path}: no official split; {what}all.txt split 3:1 into train/test with a fixed seed",)
-    if source.iob1_tags_changed:
-        notes += (f"{source.path}: IOB1 converted to IOB2, {source.iob1_tags_changed} tags changed",)
+    notes += reading_notes([source])
     return Corpus(
         name=name,
         train=train,

@@ -1,7 +1,7 @@
 from collections import Counter
 
 import pytest
-from corpus_fakes import corpus, sentence
+from corpus_fakes import corpus
 
 from nerplat.data.samplers import apply_samplers
 from nerplat.data.samplers.augmentation import Vocabulary, segments
