@@ -1,7 +1,56 @@
-"""`nerplat` commands of the run group."""
+"""`nerplat run`: compile a spec and execute it on Ray, tracked in MLflow, then analyse it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
 
 import typer
+from rich.console import Console
+
+from nerplat.cli.options import PROFILE_OPTION, compile_spec
+
+
+def run(
+    spec: Path = typer.Argument(..., help="The experiment spec (YAML)."),
+    profile: Optional[str] = PROFILE_OPTION,
+    resume: bool = typer.Option(False, "--resume", help="Continue an interrupted experiment: finished trials are kept."),
+    address: Optional[str] = typer.Option(
+        None, "--address", help="Ray cluster to use (default: $RAY_ADDRESS, else an embedded local Ray)."
+    ),
+    storage: Optional[str] = typer.Option(
+        None, "--storage", help="Ray Tune storage_path (shared directory or s3://...); default .nerplat/ray."
+    ),
+    workdir: Path = typer.Option(Path("."), "--workdir", help="Where mlflow.db, .nerplat/ and reports/ go."),
+    analyze: bool = typer.Option(True, "--analyze/--no-analyze", help="Run the analysis stage at the end."),
+    verbose: bool = typer.Option(False, "--verbose", help="Show Ray's worker logs."),
+) -> None:
+    """Run every arm of SPEC: tune on dev, replicate the best configuration, analyse."""
+    from nerplat.run.runner import ExperimentRunner, Interrupted, RunOptions
+
+    console = Console()
+    plan = compile_spec(spec, profile)
+    options = RunOptions(workdir=workdir.resolve(), resume=resume, address=address, storage=storage, analyze=analyze, verbose=verbose)
+    runner = ExperimentRunner(plan, options, console)
+    resume_hint = f"nerplat run {spec}" + (f" --profile {profile}" if profile else "") + " --resume"
+    try:
+        summary = runner.run()
+    except (Interrupted, KeyboardInterrupt):
+        console.print(f"[yellow]interrupted.[/] Finished trials are saved in MLflow; continue with:\n  {resume_hint}")
+        raise typer.Exit(130)
+    for outcome in summary.outcomes:
+        chosen = "" if not outcome.chosen else f" chosen {outcome.chosen} (dev {outcome.chosen_value:.4f})"
+        console.print(f"{outcome.arm}: tune {outcome.tune_trials or '-'} replicates {outcome.replicates}{chosen}")
+        if outcome.error:
+            console.print(f"  [red]error:[/] {outcome.error}")
+    console.print(f"MLflow: {summary.tracking_uri} (experiment '{summary.experiment}', id {summary.experiment_id})")
+    console.print(f"Browse the runs: nerplat ui --tracking-uri {summary.tracking_uri} --experiment {summary.experiment}")
+    if summary.report_dir is not None:
+        console.print(f"Report: {summary.report_dir}")
+    if summary.failed():
+        console.print(f"[red]{len(summary.failed())} arm(s) had failures[/]; fix the error and run:\n  {resume_hint}")
+        raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:
-    """Adds this group's commands to the app (filled in by the issue that owns it)."""
+    app.command("run")(run)

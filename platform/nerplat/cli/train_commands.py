@@ -1,7 +1,128 @@
-"""`nerplat` commands of the train group."""
+"""`nerplat train`: one arm, one seed, in-process (no Ray, no MLflow), with a progress bar."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Optional
 
 import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from nerplat.cli.options import PROFILE_OPTION, compile_spec
+from nerplat.errors import Problem, UserInputError
+
+bench_app = typer.Typer(help="Benchmarks that print figures (ratios against a plain PyTorch loop run alongside).", no_args_is_help=True)
+SUMMARY_METRICS = ("micro_precision", "micro_recall", "micro_f1", "macro_f1", "token_macro_f1", "sentence_accuracy")
+
+
+def parse_assignments(assignments: list[str], flag: str = "--set") -> dict[str, Any]:
+    """KEY=VALUE flags; values are YAML scalars (0.2 -> float, 3 -> int, ce -> str)."""
+    import yaml
+
+    values, problems = {}, []
+    for assignment in assignments:
+        key, sep, text = assignment.partition("=")
+        if not sep or not key:
+            problems.append(Problem(f"{flag} {assignment!r} is not KEY=VALUE (e.g. {flag} objective.lambda=0.2)"))
+            continue
+        values[key.strip()] = yaml.safe_load(text)
+    if problems:
+        raise UserInputError(problems)
+    return values
+
+
+class _BarProgress:
+    """Adapts `run_trial`'s progress calls to a rich progress bar."""
+
+    def __init__(self, progress: Progress):
+        self.progress = progress
+        self.task = None
+
+    def epoch_started(self, epoch: int, epochs: int, steps: int) -> None:
+        if self.task is not None:
+            self.progress.remove_task(self.task)
+        self.task = self.progress.add_task(f"epoch {epoch}/{epochs}", total=steps, loss=float("nan"))
+
+    def step_done(self, loss: float) -> None:
+        self.progress.update(self.task, advance=1, loss=loss)
+
+
+def train(
+    spec: Path = typer.Argument(..., help="The experiment spec (YAML)."),
+    method: str = typer.Option(..., "--method", "-m", help="Method of the spec to train."),
+    profile: Optional[str] = PROFILE_OPTION,
+    assignments: list[str] = typer.Option([], "--set", help="Value of a searched hyper-parameter, KEY=VALUE (repeatable)."),
+    arm_id: Optional[str] = typer.Option(None, "--arm", help="Arm id when the method has several (dataset x sampler) arms."),
+    seed: int = typer.Option(0, "--seed", help="Seed of initialisation and data order."),
+    partition: int = typer.Option(0, "--partition", help="Partition of a partitioned sampler (low_resource)."),
+    split: str = typer.Option("test", "--split", help="Split of the final evaluation: test or dev."),
+    save: Optional[Path] = typer.Option(None, "--save", help="Write the final trial state (model, objective, optimiser) here."),
+    as_json: bool = typer.Option(False, "--json", help="Print the final metrics as JSON only."),
+) -> None:
+    """Train one arm of SPEC with one seed, printing dev metrics per epoch and test metrics at the end.
+
+    Searched hyper-parameters without a --set value take the middle of their range (the first
+    choice), so a quick look needs no flags.
+    """
+    from nerplat.trial.loop import run_trial
+
+    if split not in ("test", "dev"):
+        raise UserInputError(f"--split must be test or dev, not {split!r}")
+    plan = compile_spec(spec, profile)
+    arms = [arm for arm in plan.arms if arm.method == method and (arm_id is None or arm.id == arm_id)]
+    if not arms:
+        known = sorted({arm.method for arm in plan.arms})
+        raise UserInputError(f"no arm of method {method!r}{' with id ' + repr(arm_id) if arm_id else ''} in {spec} (methods: {', '.join(known)})")
+    if len(arms) > 1:
+        raise UserInputError(f"method {method!r} has {len(arms)} arms; choose one with --arm: {', '.join(a.id for a in arms)}")
+    arm = arms[0]
+    values = {key: _default_value(space) for key, space in arm.search_space.items()}
+    values |= parse_assignments(assignments)
+    config = arm.trial_config(values, seed=seed, partition=partition, eval_split=split)
+    console = Console(stderr=as_json)
+    select = (plan.tune.metric if plan.tune else "dev_micro_f1").removeprefix("dev_")
+
+    def report(evaluation, save_checkpoint) -> None:
+        shown = {k: evaluation.metrics[f"dev_{k}"] for k in SUMMARY_METRICS if f"dev_{k}" in evaluation.metrics}
+        console.print(f"epoch {evaluation.epoch}: " + "  ".join(f"dev_{k} {v:.4f}" for k, v in shown.items()))
+        if save is not None and evaluation.epoch == evaluation.epochs:
+            save_checkpoint(save)
+
+    console.print(f"arm {arm.id}  seed {seed}  partition {partition}  {json.dumps(values) if values else ''}")
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("loss {task.fields[loss]:.4f}"), TimeRemainingColumn())
+    with Progress(*columns, console=console, transient=True) as bar:
+        result = run_trial(config, report=report, progress=_BarProgress(bar), select_metric=select)
+    if as_json:
+        typer.echo(json.dumps({"arm": arm.id, "seed": seed, "partition": partition, "values": values, **result.metrics}, indent=2))
+        return
+    table = Table(title=f"{split} metrics (epoch {result.selected_epoch} selected on dev)")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    for name in SUMMARY_METRICS:
+        key = f"{split}_{name}"
+        if key in result.metrics:
+            table.add_row(key, f"{result.metrics[key]:.4f}")
+    console.print(table)
+    timings = result.timings
+    console.print(
+        f"train sentences {result.train_sentences}; setup {timings.setup:.1f}s, training {timings.train:.1f}s "
+        f"({timings.tokens_per_second():.0f} tokens/s), evaluation {timings.evaluate:.1f}s"
+    )
+
+
+def _default_value(space: Any) -> Any:
+    if space.kind == "choice":
+        return space.options[0]
+    if space.kind == "int":
+        return (space.low + space.high) // 2
+    if space.kind == "loguniform":
+        return float((space.low * space.high) ** 0.5)
+    return (space.low + space.high) / 2
 
 
 def register(app: typer.Typer) -> None:
-    """Adds this group's commands to the app (filled in by the issue that owns it)."""
+    app.command("train")(train)
+    app.add_typer(bench_app, name="bench")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -54,7 +54,7 @@ def tune_domains(space: dict[str, Any]) -> dict[str, Any]:
         elif dist.kind == "int":
             domains[key] = tune.randint(int(dist.low), int(dist.high) + 1)  # upper bound exclusive
         else:
-            domains[key] = tune.choice(list(dist.values))
+            domains[key] = tune.choice(list(dist.options))
     return domains
 
 
@@ -65,7 +65,7 @@ def grid_points(space: dict[str, Any], points_per_axis: int) -> dict[str, list[A
     grid: dict[str, list[Any]] = {}
     for key, dist in space.items():
         if dist.kind == "choice":
-            grid[key] = list(dist.values)
+            grid[key] = list(dist.options)
         elif dist.kind == "int":
             grid[key] = sorted({int(round(v)) for v in np.linspace(dist.low, dist.high, points_per_axis)})
         elif dist.kind == "loguniform":
@@ -75,37 +75,43 @@ def grid_points(space: dict[str, Any], points_per_axis: int) -> dict[str, list[A
     return grid
 
 
-def _optuna_search(sampler: Any) -> Any:
+Evaluated = Sequence[tuple[dict[str, Any], float]]
+
+
+def _optuna_search(sampler: Any, evaluated: Evaluated) -> Any:
+    """Optuna behind Ray Tune, warm-started with trials finished before a resume."""
     from ray.tune.search.optuna import OptunaSearch
 
-    return OptunaSearch(sampler=sampler)
+    points = [dict(values) for values, _ in evaluated] or None
+    rewards = [value for _, value in evaluated] or None
+    return OptunaSearch(sampler=sampler, points_to_evaluate=points, evaluated_rewards=rewards)
 
 
 @SEARCHERS.register("tpe", TpeConfig)
-def build_tpe(config: TpeConfig, space: dict[str, Any], seed: int) -> Any:
+def build_tpe(config: TpeConfig, space: dict[str, Any], seed: int, evaluated: Evaluated = ()) -> Any:
     """Optuna TPE (constant liar under concurrency)."""
     import optuna
 
     sampler = optuna.samplers.TPESampler(
         n_startup_trials=config.n_startup_trials, constant_liar=config.constant_liar, seed=seed
     )
-    return _optuna_search(sampler)
+    return _optuna_search(sampler, evaluated)
 
 
 @SEARCHERS.register("random", RandomConfig)
-def build_random(config: RandomConfig, space: dict[str, Any], seed: int) -> Any:
+def build_random(config: RandomConfig, space: dict[str, Any], seed: int, evaluated: Evaluated = ()) -> Any:
     """Uniform random sampling of the search space."""
     import optuna
 
-    return _optuna_search(optuna.samplers.RandomSampler(seed=seed))
+    return _optuna_search(optuna.samplers.RandomSampler(seed=seed), evaluated)
 
 
 @SEARCHERS.register("grid", GridConfig)
-def build_grid(config: GridConfig, space: dict[str, Any], seed: int) -> Any:
+def build_grid(config: GridConfig, space: dict[str, Any], seed: int, evaluated: Evaluated = ()) -> Any:
     """Every combination of grid points, in a seeded order."""
     import optuna
 
-    return _optuna_search(optuna.samplers.GridSampler(grid_points(space, config.points_per_axis), seed=seed))
+    return _optuna_search(optuna.samplers.GridSampler(grid_points(space, config.points_per_axis), seed=seed), evaluated)
 
 
 def grid_size(config: GridConfig, space: dict[str, Any]) -> int:

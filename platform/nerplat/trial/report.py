@@ -52,4 +52,5 @@ class TrialResult:
     size_factor: float
     selected_epoch: int
     timings: Timings = field(default_factory=Timings)
-    notes: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()  # what the corpus layer and samplers did (IOB1 conversion, carving, ...)
+    data_checksums: dict[str, str] = field(default_factory=dict)  # split -> sha256 of what was used

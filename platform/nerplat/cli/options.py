@@ -1,0 +1,19 @@
+"""Options and helpers shared by several command groups."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from nerplat.plan.model import Plan
+
+PROFILE_OPTION = typer.Option(None, "--profile", "-p", help="A profile of the spec to merge over it (e.g. cpu, paper).")
+
+
+def compile_spec(spec: Path, profile: str | None) -> Plan:
+    """The plan of a spec file with the full registry catalog (raises UserInputError on bad input)."""
+    from nerplat.catalog import default_catalog
+    from nerplat.plan.compiler import compile_plan
+
+    return compile_plan(spec, default_catalog(), profile)

@@ -1,0 +1,387 @@
+"""`nerplat run`: a compiled plan becomes Ray Tune experiments, tracked in MLflow, then analysed.
+
+Protocol (the papers'): per arm, tune on dev with the spec's searcher and scheduler, choose the
+configuration with the best `dev_best_<metric>`, then re-train it for every replicate (seed x
+partition) and score it on the replicate split. Arms without a search space go straight to their
+replicates. All replicates of all arms run in one Tuner, so small arms fill idle CPUs.
+
+Resume reads MLflow, not Ray's experiment state: finished trials and replicates are found by their
+deterministic names and skipped; a tuning search continues with the finished trials given to the
+searcher as already-evaluated points; trials that were running when the driver stopped are marked
+interrupted and replaced by new ones. This works the same after Ctrl-C, a killed driver, or on
+another cluster.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from nerplat.errors import UserInputError
+from nerplat.plan.model import Arm, Plan
+from nerplat.run.progress import ProgressBoard
+from nerplat.track import schema
+from nerplat.track.runs import ExperimentTracker
+from nerplat.track.store import resolve_tracking_uri
+
+# Ray's own console output would fight the progress view; its result loggers (CSV, JSON,
+# TensorBoard per trial) cost disk across thousands of trials and MLflow has it all.
+os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
+os.environ.setdefault("TUNE_DISABLE_AUTO_CALLBACK_LOGGERS", "1")
+os.environ.setdefault("RAY_CHDIR_TO_TRIAL_DIR", "0")
+os.environ.setdefault("TUNE_DISABLE_SIGINT_HANDLER", "0")
+
+# Passed to every Ray worker, so trials find corpora, caches and the store as the driver does.
+FORWARDED_ENV = (
+    "NERPLAT_DATA",
+    "NERPLAT_CACHE",
+    "HF_HUB_OFFLINE",
+    "TRANSFORMERS_OFFLINE",
+    "HF_HOME",
+    "TOKENIZERS_PARALLELISM",
+    "MLFLOW_TRACKING_URI",
+    "MLFLOW_S3_ENDPOINT_URL",
+    "RAY_CHDIR_TO_TRIAL_DIR",
+)
+
+
+class Interrupted(Exception):
+    """The user stopped the run (Ctrl-C); state is in MLflow and `--resume` continues."""
+
+
+@dataclass
+class RunOptions:
+    workdir: Path
+    resume: bool = False
+    address: str | None = None
+    storage: str | None = None  # Ray Tune storage_path; default <workdir>/.nerplat/ray
+    analyze: bool = True
+    report_dir: Path | None = None  # default <workdir>/reports/<experiment>
+    verbose: bool = False
+
+
+@dataclass
+class ArmOutcome:
+    arm: str
+    chosen: dict[str, Any] | None = None  # searched values chosen on dev ({} without a search space)
+    chosen_value: float | None = None
+    tune_trials: dict[str, int] = field(default_factory=dict)  # status -> count
+    replicates: dict[str, int] = field(default_factory=dict)  # status -> count
+    error: str | None = None
+
+
+@dataclass
+class RunSummary:
+    experiment: str
+    tracking_uri: str
+    experiment_id: str
+    outcomes: list[ArmOutcome]
+    report_dir: Path | None
+
+    def failed(self) -> list[ArmOutcome]:
+        return [o for o in self.outcomes if o.error or o.replicates.get("failed")]
+
+
+def quiet_library_logs(verbose: bool) -> None:
+    """Ray, Tune, Optuna and MLflow log routine steps at INFO/WARNING; the progress view says it better."""
+    level = logging.INFO if verbose else logging.ERROR
+    for name in ("ray", "ray.tune", "ray.train", "mlflow", "optuna", "alembic"):
+        logging.getLogger(name).setLevel(level)
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.INFO if verbose else optuna.logging.WARNING)
+
+
+def connect_ray(address: str | None, verbose: bool) -> None:
+    """Embedded local Ray unless an address (or RAY_ADDRESS) names a running cluster."""
+    import ray
+
+    if ray.is_initialized():
+        return
+    address = address or os.environ.get("RAY_ADDRESS")
+    env_vars = {name: os.environ[name] for name in FORWARDED_ENV if name in os.environ}
+    kwargs: dict[str, Any] = {
+        "runtime_env": {"env_vars": env_vars},
+        "log_to_driver": verbose,
+        "logging_level": logging.INFO if verbose else logging.ERROR,
+    }
+    if address:
+        ray.init(address=address, **kwargs)
+    else:
+        # The dashboard (state API) is what Train V2 uses to clean up stopped trials
+        # (../shared/ENVIRONMENT.md, item 1); it listens on loopback only.
+        ray.init(include_dashboard=True, dashboard_host="127.0.0.1", **kwargs)
+
+
+def concurrency(arm: Arm, limit: int | None) -> int:
+    """Trials of `arm` that fit the cluster at once, capped by the spec's max_concurrent."""
+    import ray
+
+    available = ray.cluster_resources()
+    resources = arm.resources
+    per_trial = {"CPU": resources.cpus_per_worker * resources.workers, "GPU": resources.gpus_per_worker * resources.workers}
+    per_trial |= {name: amount * resources.workers for name, amount in resources.custom.items()}
+    fits = [math.floor(available.get(name, 0.0) / need + 1e-9) for name, need in per_trial.items() if need > 0]
+    count = max(1, min(fits)) if fits else 1
+    return min(count, limit) if limit else count
+
+
+def _child_runs(tracker: ExperimentTracker, parent_run_id: str) -> list[Any]:
+    from mlflow.entities import ViewType
+
+    return tracker.client.search_runs(
+        [tracker.experiment_id],
+        filter_string=f"tags.`{schema.PARENT_RUN}` = '{parent_run_id}'",
+        run_view_type=ViewType.ACTIVE_ONLY,
+        max_results=50_000,
+    )
+
+
+def _select_key(plan: Plan) -> str:
+    metric = plan.tune.metric if plan.tune else "dev_micro_f1"
+    return metric[len("dev_"):] if metric.startswith("dev_") else metric
+
+
+class ExperimentRunner:
+    """Runs one plan; holds the MLflow tracker, the progress board and the Ray storage location."""
+
+    def __init__(self, plan: Plan, options: RunOptions, console: Console):
+        self.plan = plan
+        self.options = options
+        self.console = console
+        self.tracking_uri = resolve_tracking_uri(plan.tracking_uri, options.workdir)
+        self.storage = options.storage or str((options.workdir / ".nerplat" / "ray").resolve())
+        self.select_metric = _select_key(plan)
+        self.tracker: ExperimentTracker | None = None
+        self.board: ProgressBoard | None = None
+
+    # -- entry --------------------------------------------------------------------------------
+
+    def run(self) -> RunSummary:
+        quiet_library_logs(self.options.verbose)
+        tracker = ExperimentTracker.open(self.tracking_uri, self.plan.experiment, spec_sha256=self.plan.spec_sha256)
+        self.tracker = tracker
+        self._refuse_silent_rerun(tracker)
+        summary_run = tracker.start_summary_run(self.plan.model_dump(mode="json"), self.plan.resolved_spec)
+        connect_ray(self.options.address, self.options.verbose)
+        os.environ.setdefault("NERPLAT_RAY_STORAGE", self.storage)
+        outcomes = {arm.id: ArmOutcome(arm.id) for arm in self.plan.arms}
+        self.board = ProgressBoard(self.plan.experiment, self.console, concurrency(self.plan.arms[0], None))
+        for arm in self.plan.arms:
+            if arm.tune_trials:
+                self.board.phase(arm.id, "tune", arm.tune_trials, self.plan.tune.mode)
+            self.board.phase(arm.id, "replicate", len(arm.replicates))
+        try:
+            with self.board:
+                for arm in self.plan.arms:
+                    if arm.tune_trials:
+                        self._tune_arm(arm, outcomes[arm.id])
+                    else:
+                        outcomes[arm.id].chosen = {}
+                self._replicate([arm for arm in self.plan.arms if outcomes[arm.id].chosen is not None], outcomes)
+        except Interrupted:
+            tracker.finish(summary_run.run_id, "interrupted")
+            raise
+        report_dir = None
+        if self.options.analyze:
+            report_dir = self._analyze()
+        tracker.finish(summary_run.run_id, "completed")
+        return RunSummary(self.plan.experiment, self.tracking_uri, tracker.experiment_id, list(outcomes.values()), report_dir)
+
+    def _refuse_silent_rerun(self, tracker: ExperimentTracker) -> None:
+        if self.options.resume:
+            return
+        existing = tracker.client.search_runs([tracker.experiment_id], max_results=1)
+        if existing:
+            raise UserInputError(
+                f"MLflow experiment '{self.plan.experiment}' in {self.tracking_uri} already has runs: pass --resume to "
+                "continue it (finished trials are kept), or change `experiment:` in the spec to start a new one"
+            )
+
+    # -- tune phase --------------------------------------------------------------------------
+
+    def _tune_arm(self, arm: Arm, outcome: ArmOutcome) -> None:
+        from ray import tune
+
+        from nerplat.run.events import SAMPLED_TAG, TrialEvents, arm_tags
+        from nerplat.run.search import SCHEDULERS, SEARCHERS, tune_domains
+        from nerplat.run.trainable import PHASE_KEY, TrialJob, nerplat_trial, trial_resources
+
+        tracker, plan, tune_settings = self.tracker, self.plan, self.plan.tune
+        parent = tracker.start_arm_run(arm.id, "tune", tags=arm_tags(arm), params={"search_space": {k: v.label() for k, v in arm.search_space.items()}})
+        metric = f"dev_best_{self.select_metric}"
+        previous = self._finished_trials(parent.run_id, metric)
+        progress = self.board.phase(arm.id, "tune", arm.tune_trials)
+        progress.skipped = len(previous)
+        for _, value in previous:
+            progress.offer(value)
+        remaining = arm.tune_trials - len(previous)
+        if not parent.finished and remaining > 0:
+            searcher_entry = SEARCHERS.get(tune_settings.searcher.name)
+            searcher = searcher_entry.factory(
+                searcher_entry.config.model_validate(tune_settings.searcher.params), arm.search_space, seed=0, evaluated=previous
+            )
+            scheduler_entry = SCHEDULERS.get(tune_settings.scheduler.name)
+            evaluations = max(1, arm.fixed["train"]["epochs"] // arm.fixed["train"]["eval_every"])
+            scheduler = scheduler_entry.factory(scheduler_entry.config.model_validate(tune_settings.scheduler.params), max_t=evaluations)
+            job = TrialJob(arm=arm, phase="tune", seed=0, partition=arm.partitions[0], eval_split="dev", select_metric=self.select_metric)
+            events = TrialEvents(tracker, self.board, tune_parents={arm.id: parent.run_id}, next_trial_index=len(_child_runs(tracker, parent.run_id)))
+            tuner = tune.Tuner(
+                tune.with_resources(nerplat_trial, trial_resources),
+                param_space={PHASE_KEY: job.model_dump(mode="json"), **tune_domains(arm.search_space)},
+                tune_config=tune.TuneConfig(
+                    metric=metric,
+                    mode=tune_settings.mode,
+                    search_alg=searcher,
+                    scheduler=scheduler,
+                    num_samples=remaining,
+                    max_concurrent_trials=concurrency(arm, tune_settings.max_concurrent),
+                    reuse_actors=True,
+                    trial_dirname_creator=lambda trial: trial.trial_id,
+                ),
+                run_config=self._ray_run_config(f"{_safe(arm.id)}__tune", events, arm.resources.max_retries),
+            )
+            self._fit(tuner, events)
+            outcome.error = events.errors.get(arm.id)
+            previous = self._finished_trials(parent.run_id, metric)
+        for status, count in self._statuses(parent.run_id).items():
+            outcome.tune_trials[status] = count
+        if not previous:
+            outcome.error = outcome.error or "no tuning trial finished"
+            tracker.finish(parent.run_id, "failed")
+            return
+        chosen, value = (max if tune_settings.mode == "max" else min)(previous, key=lambda item: item[1])
+        outcome.chosen, outcome.chosen_value = chosen, value
+        tracker.client.set_tag(parent.run_id, SAMPLED_TAG, json.dumps(chosen))
+        tracker.log_epoch(parent.run_id, {metric: value}, epoch=0)
+        tracker.finish(parent.run_id, "completed")
+
+    def _finished_trials(self, parent_run_id: str, metric: str) -> list[tuple[dict[str, Any], float]]:
+        """(searched values, best dev value) of the tuning trials that completed or were stopped early."""
+        from nerplat.run.events import SAMPLED_TAG
+
+        found = []
+        for run in _child_runs(self.tracker, parent_run_id):
+            status = run.data.tags.get(schema.STATUS)
+            if run.info.status == "RUNNING" and status is None:
+                # left RUNNING by a driver that died: it will not finish now
+                self.tracker.finish(run.info.run_id, "interrupted")
+                continue
+            if status in ("completed", "early_stopped") and metric in run.data.metrics and SAMPLED_TAG in run.data.tags:
+                found.append((json.loads(run.data.tags[SAMPLED_TAG]), run.data.metrics[metric]))
+        return found
+
+    def _statuses(self, parent_run_id: str) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for run in _child_runs(self.tracker, parent_run_id):
+            status = run.data.tags.get(schema.STATUS, "running")
+            counts[status] = counts.get(status, 0) + 1
+        return counts
+
+    # -- replicate phase ---------------------------------------------------------------------
+
+    def _replicate(self, arms: list[Arm], outcomes: dict[str, ArmOutcome]) -> None:
+        from ray import tune
+
+        from nerplat.run.events import SAMPLED_TAG, TrialEvents, arm_tags
+        from nerplat.run.trainable import PHASE_KEY, TrialJob, nerplat_trial, trial_resources
+
+        tracker = self.tracker
+        jobs, parents = [], {}
+        for arm in arms:
+            chosen = outcomes[arm.id].chosen or {}
+            parent = tracker.start_arm_run(arm.id, "replicate", tags={**arm_tags(arm), SAMPLED_TAG: json.dumps(chosen)}, params=chosen)
+            parents[arm.id] = parent.run_id
+            progress = self.board.phase(arm.id, "replicate", len(arm.replicates))
+            for replicate in arm.replicates:
+                tags = {**arm_tags(arm), schema.SEED: replicate.seed, schema.PARTITION: replicate.partition}
+                config = arm.trial_config(chosen, seed=replicate.seed, partition=replicate.partition, eval_split=self.plan.replicate_split)
+                run = tracker.start_replicate_run(
+                    parent.run_id, arm.id, replicate.seed, replicate.partition, tags=tags, params=config.model_dump(mode="json")
+                )
+                if run.finished and run.status == "completed":
+                    progress.skipped += 1
+                    continue
+                jobs.append(
+                    TrialJob(
+                        arm=arm,
+                        phase="replicate",
+                        seed=replicate.seed,
+                        partition=replicate.partition,
+                        eval_split=self.plan.replicate_split,
+                        select_metric=self.select_metric,
+                        fixed_values=chosen,
+                        replicate_run_id=run.run_id,
+                        tracking_uri=self.tracking_uri,
+                        experiment_id=tracker.experiment_id,
+                        experiment_name=tracker.experiment_name,
+                    ).model_dump(mode="json")
+                )
+        if jobs:
+            events = TrialEvents(tracker, self.board)
+            limit = self.plan.tune.max_concurrent if self.plan.tune else None
+            tuner = tune.Tuner(
+                tune.with_resources(nerplat_trial, trial_resources),
+                param_space={PHASE_KEY: tune.grid_search(jobs)},
+                tune_config=tune.TuneConfig(
+                    num_samples=1,
+                    max_concurrent_trials=max(concurrency(arm, limit) for arm in arms),
+                    reuse_actors=True,
+                    trial_dirname_creator=lambda trial: trial.trial_id,
+                ),
+                run_config=self._ray_run_config("replicate", events, max(a.resources.max_retries for a in arms)),
+            )
+            self._fit(tuner, events)
+            for arm_id, error in events.errors.items():
+                outcomes[arm_id].error = outcomes[arm_id].error or error
+        for arm in arms:
+            statuses = self._statuses(parents[arm.id])
+            outcomes[arm.id].replicates = statuses
+            complete = statuses.get("completed", 0) == len(arm.replicates)
+            tracker.finish(parents[arm.id], "completed" if complete else "failed")
+
+    # -- Ray plumbing ------------------------------------------------------------------------
+
+    def _ray_run_config(self, name: str, events: Any, max_retries: int) -> Any:
+        from ray import tune
+
+        experiment_dir = Path(self.storage) / _safe(self.plan.experiment) / name
+        if "://" not in self.storage and experiment_dir.exists():
+            shutil.rmtree(experiment_dir)  # resume state lives in MLflow; stale Ray state would confuse Tune
+        return tune.RunConfig(
+            name=f"{_safe(self.plan.experiment)}/{name}",
+            storage_path=self.storage,
+            callbacks=[events],
+            checkpoint_config=tune.CheckpointConfig(num_to_keep=1),
+            failure_config=tune.FailureConfig(max_failures=max_retries),
+            verbose=0,
+        )
+
+    def _fit(self, tuner: Any, events: Any) -> None:
+        try:
+            tuner.fit()
+        except KeyboardInterrupt:
+            events.mark_interrupted()
+            raise Interrupted() from None
+        if events.mark_interrupted():
+            raise Interrupted()
+
+    def _analyze(self) -> Path | None:
+        from nerplat.analysis.report import analyze_experiment
+
+        out = self.options.report_dir or (self.options.workdir / "reports" / _safe(self.plan.experiment))
+        analyze_experiment(self.plan.experiment, self.tracking_uri, out, ("md", "latex", "html", "csv"))
+        return out
+
+
+def _safe(name: str) -> str:
+    """A path component for an arm or experiment id (slashes and odd characters replaced)."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)

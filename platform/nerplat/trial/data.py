@@ -1,0 +1,48 @@
+"""The training data of a trial: the corpus after its samplers, built once per process.
+
+Trials of a sweep share a Ray worker process (Tune reuses actors), so reading and sampling a corpus
+is memoised here by its full description; features are cached on disk by `trial.features`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Sequence
+
+from nerplat.data.corpora import load_corpus
+from nerplat.data.corpus import Corpus
+from nerplat.data.samplers.chain import apply_samplers
+from nerplat.data.stats import size_factor
+from nerplat.plan.trial_config import Component, DatasetRef
+
+
+@dataclass(frozen=True)
+class PreparedCorpus:
+    corpus: Corpus  # after samplers
+    size_factor: float  # sampled train tokens / original train tokens
+
+
+def prepare_corpus(dataset: DatasetRef, samplers: Sequence[Component], *, seed: int, partition: int) -> PreparedCorpus:
+    key = json.dumps(
+        {"dataset": dataset.model_dump(mode="json"), "samplers": [s.model_dump(mode="json") for s in samplers]},
+        sort_keys=True,
+    )
+    return _prepare_cached(key, seed, partition)
+
+
+@lru_cache(maxsize=8)
+def _prepare_cached(key: str, seed: int, partition: int) -> PreparedCorpus:
+    description = json.loads(key)
+    original = _load_cached(json.dumps(description["dataset"], sort_keys=True))
+    samplers = [Component.model_validate(s) for s in description["samplers"]]
+    sampled = apply_samplers(original, samplers, seed=seed, partition=partition)
+    return PreparedCorpus(sampled, size_factor(original.train, sampled.train))
+
+
+@lru_cache(maxsize=4)
+def _load_cached(dataset_key: str) -> Corpus:
+    # A dev split carved from train (dev_from_train) uses seed 0 for every trial, so tuning and all
+    # replicates are judged on the same dev sentences.
+    return load_corpus(DatasetRef.model_validate(json.loads(dataset_key)), seed=0)
