@@ -42,7 +42,10 @@ class ComAUC2TConfig(PrimalDualSettings):
         1.0, gt=0.0, le=100.0, description="Inner (CE) step size as a multiple of the group's lr (LibAUC lr0 / lr)."
     )
     weight_average: float = Field(
-        0.99, ge=0.0, le=1.0, description="PDSCA beta1: weight of the new iterate after an inner step (0: no averaging)."
+        0.99,
+        ge=0.0,
+        le=1.0,
+        description="PDSCA beta1: weight of the new iterate after an inner step (0: no averaging).",
     )
     momentum: float = Field(
         0.999, ge=0.0, le=1.0, description="PDSCA beta2: weight of the new gradient in the AUC step's buffer."

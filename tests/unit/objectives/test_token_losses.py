@@ -48,7 +48,8 @@ def test_focal_softmax_matches_closed_form_on_one_word(context):
     labels = torch.tensor([[0]])
     p = math.exp(2) / (math.exp(2) + 4)
     expected = -((1 - p) ** 2) * math.log(p)
-    assert make("focal", context, gamma=2.0)(output_of(scores, labels), labels).item() == pytest.approx(expected, rel=1e-5)
+    loss = make("focal", context, gamma=2.0)(output_of(scores, labels), labels)
+    assert loss.item() == pytest.approx(expected, rel=1e-5)
 
 
 def test_focal_one_vs_rest_with_gamma_zero_is_summed_binary_cross_entropy(context, scored):
