@@ -60,9 +60,11 @@ class Registry(Generic[F]):
     def unknown_message(self, name: str) -> str:
         """'unknown loss 'mmo'; did you mean 'mom'? (registered: ce, mom, ...)'"""
         message = f"unknown {self.kind} '{name}'"
-        close = difflib.get_close_matches(str(name), self.names(), n=1, cutoff=0.6)
+        # Case-insensitive, so the papers' spelling (sCR) finds the registered one (scr).
+        by_lower = {n.lower(): n for n in self.names()}
+        close = difflib.get_close_matches(str(name).lower(), list(by_lower), n=1, cutoff=0.6)
         if close:
-            message += f"; did you mean '{close[0]}'?"
+            message += f"; did you mean '{by_lower[close[0]]}'?"
         return f"{message} (registered: {', '.join(self.names()) or 'none'})"
 
     def get(self, name: str) -> Entry[F]:
