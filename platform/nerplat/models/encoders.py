@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
 import os
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -61,8 +62,15 @@ def load_encoder(settings: EncoderSettings) -> Encoder:
 
 
 def tokenizer_fingerprint(tokenizer: Any) -> str:
-    """sha256 of the tokenizer's full serialisation (vocabulary, normaliser, special tokens)."""
-    return hashlib.sha256(tokenizer.backend_tokenizer.to_str().encode()).hexdigest()
+    """sha256 of the tokenizer's serialisation (vocabulary, normaliser, special tokens).
+
+    Truncation and padding are left out: each call of the tokenizer may set them, and they do not
+    change the sub-tokens the feature cache stores.
+    """
+    serialised = json.loads(tokenizer.backend_tokenizer.to_str())
+    serialised.pop("truncation", None)
+    serialised.pop("padding", None)
+    return hashlib.sha256(json.dumps(serialised, sort_keys=True).encode()).hexdigest()
 
 
 @ENCODERS.register("minilm-l6")
@@ -74,7 +82,7 @@ def minilm_l6(config: EmptyConfig) -> tuple[Any, nn.Module]:
 @ENCODERS.register("tiny")
 def tiny(config: EmptyConfig) -> tuple[Any, nn.Module]:
     """A randomly initialised 2-layer, 64-d BERT with the MiniLM tokenizer: for fast tests only."""
-    return _read_pretrained(str(minilm_l6_directory()))[0], _tiny_model()
+    return _read_tokenizer(str(minilm_l6_directory())), _tiny_model()
 
 
 def minilm_l6_directory() -> Path:
@@ -104,27 +112,43 @@ def _tiny_model() -> nn.Module:
         return BertModel(config, add_pooling_layer=False)
 
 
-@cache
 def _read_pretrained(name_or_path: str) -> tuple[Any, nn.Module]:
-    """Tokenizer and encoder weights from a local directory or the hub, read once per process."""
+    return _read_tokenizer(name_or_path), _read_model(name_or_path)
+
+
+@cache
+def _read_tokenizer(name_or_path: str) -> Any:
+    """The tokenizer of a local directory or hub model, read once per process."""
     import transformers
 
-    try:
-        with quiet_transformers():
-            tokenizer = transformers.AutoTokenizer.from_pretrained(name_or_path)
-            model = transformers.AutoModel.from_pretrained(name_or_path)
-    except (OSError, ValueError) as error:
-        raise UserInputError(_unreadable_message(name_or_path, error)) from None
+    tokenizer = _from_pretrained(transformers.AutoTokenizer, name_or_path)
     if not getattr(tokenizer, "is_fast", False):
         raise UserInputError(
             f"encoder '{name_or_path}' has no fast tokenizer: word alignment needs one (word_ids())"
         )
+    return tokenizer
+
+
+@cache
+def _read_model(name_or_path: str) -> nn.Module:
+    """The encoder weights of a local directory or hub model, read once per process."""
+    import transformers
+
+    model = _from_pretrained(transformers.AutoModel, name_or_path)
     if model.config.is_encoder_decoder:  # BART-style: tag from the encoder's states
         model = model.get_encoder()
     if getattr(model, "pooler", None) is not None:
         # Unused by tagging: its parameters would get no gradient, which DDP refuses by default.
         model.pooler = None
-    return tokenizer, model
+    return model
+
+
+def _from_pretrained(auto_class: Any, name_or_path: str) -> Any:
+    try:
+        with quiet_transformers():
+            return auto_class.from_pretrained(name_or_path)
+    except (OSError, ValueError) as error:
+        raise UserInputError(_unreadable_message(name_or_path, error)) from None
 
 
 def _unreadable_message(name_or_path: str, error: Exception) -> Problem:

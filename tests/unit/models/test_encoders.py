@@ -1,3 +1,5 @@
+import copy
+
 import pytest
 import torch
 
@@ -23,15 +25,27 @@ def test_tiny_is_a_small_seeded_bert_with_the_minilm_tokenizer():
     assert first.tokenizer_fingerprint == second.tokenizer_fingerprint
 
 
+def test_tokenizer_fingerprint_ignores_call_settings_but_not_the_vocabulary():
+    tokenizer = load_encoder(EncoderSettings(name="tiny")).tokenizer
+    before = encoders.tokenizer_fingerprint(tokenizer)
+    tokenizer(["a b c"], truncation=True, max_length=2, padding="max_length")
+    assert encoders.tokenizer_fingerprint(tokenizer) == before
+    tokenizer(["a b c"], truncation=False)
+    assert encoders.tokenizer_fingerprint(tokenizer) == before
+    changed = copy.deepcopy(tokenizer)
+    changed.add_tokens(["nerplat"])
+    assert encoders.tokenizer_fingerprint(changed) != before
+
+
 def test_each_load_is_a_fresh_copy_but_weights_are_read_once_per_process():
     load_encoder(EncoderSettings(name="tiny"))
-    reads = encoders._read_pretrained.cache_info().misses
+    reads = encoders._read_tokenizer.cache_info().misses, encoders._tiny_model.cache_info().misses
     trained = load_encoder(EncoderSettings(name="tiny"))
     with torch.no_grad():
         next(trained.model.parameters()).add_(1.0)
     fresh = load_encoder(EncoderSettings(name="tiny"))
     assert not torch.equal(next(trained.model.parameters()), next(fresh.model.parameters()))
-    assert encoders._read_pretrained.cache_info().misses == reads
+    assert (encoders._read_tokenizer.cache_info().misses, encoders._tiny_model.cache_info().misses) == reads
 
 
 def test_an_unknown_name_offline_fails_naming_the_model_and_hf_hub_offline(monkeypatch):
@@ -52,6 +66,9 @@ def test_minilm_l6_loads_offline_and_gives_384_dimensional_states(monkeypatch):
 
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
     encoder = load_encoder(EncoderSettings(name="minilm-l6"))
+    reads = encoders._read_model.cache_info().misses
+    assert load_encoder(EncoderSettings(name="minilm-l6")).model is not encoder.model
+    assert encoders._read_model.cache_info().misses == reads
     assert encoder.hidden_size == 384
     assert encoder.model.pooler is None  # unused by tagging; DDP would reject its missing gradients
     inputs = encoder.tokenizer([["EU", "rejects", "German", "call"]], is_split_into_words=True, return_tensors="pt")

@@ -21,6 +21,15 @@ SENTENCES = [
 ]
 
 
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """A 64-d model gains nothing from a second thread, and loses much when the cores are shared."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.fixture(scope="module")
 def encoder_and_batch(tmp_path_factory):
     encoder = load_encoder(EncoderSettings(name="tiny"))

@@ -9,7 +9,6 @@ position is padding.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
 
 import torch
 from pydantic import BaseModel, ConfigDict, Field
@@ -32,14 +31,6 @@ class HeadConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     dropout: float = Field(0.1, ge=0.0, lt=1.0, description="Dropout on the word states before the head.")
-
-
-class Head(Protocol):
-    """What `build(config, *, labels, hidden_size)` of every head module returns."""
-
-    def __call__(self, word_states: torch.Tensor, mask: torch.Tensor) -> HeadOutput: ...
-
-    def decode(self, output: HeadOutput) -> list[list[int]]: ...
 
 
 def unpad(ids: torch.Tensor, mask: torch.Tensor) -> list[list[int]]:
