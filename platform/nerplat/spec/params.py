@@ -106,31 +106,40 @@ def check_params(
 
     several = {name: probe_values(d) for name, d in result.space.items()}
     several.update({name: [(v, (i,)) for i, v in enumerate(values)] for name, values in result.sweeps.items()})
-    base = {**result.values, **{name: probes[0][0] for name, probes in several.items()}}
-    try:
-        validated = config.model_validate(base)
-    except ValidationError as error:
-        result.problems += problems_from(error, document, at, raw, config, what, rename=written_as)
+    for name, distribution in result.space.items():
+        annotation = _annotation(config, name)
+        if samples_floats(distribution) and not _accepts(annotation, 0.5):
+            hint = "; use {int: [low, high]}" if _accepts(annotation, 1) else ""
+            message = f"{distribution.kind} samples real numbers, which {name} of {what} does not take{hint}"
+            result.problems.append(document.problem(message, at + (written_as[name],)))
+    if result.problems:
         return result
 
+    # Each distribution endpoint, choice option and swept value alone, located where it is written;
+    # then everything else with those parameters at their first value.
+    base = {**result.values, **{name: probes[0][0] for name, probes in several.items()}}
+    base_errors = _errors(config, base)
+    seen_in_base = {(e["type"], e["msg"]) for e in base_errors if not e["loc"]}
     for name, probes in several.items():
-        where = at + (written_as[name],)
-        distribution = result.space.get(name)
-        if distribution is not None and samples_floats(distribution) and not _accepts(_annotation(config, name), 0.5):
-            hint = "; use {int: [low, high]}" if _accepts(_annotation(config, name), 1) else ""
-            message = f"{distribution.kind} samples real numbers, which {name} of {what} does not take{hint}"
-            result.problems.append(document.problem(message, where))
-            continue
         for value, relative in probes:
-            try:
-                config.model_validate({**base, name: value})
-            except ValidationError as error:
-                for item in error.errors(include_url=False):
-                    result.problems.append(document.problem(describe(item, field_keys(config), what), where + relative))
+            errors = _errors(config, {**base, name: value})
+            mine = [e for e in errors if e["loc"][:1] == (name,) or (not e["loc"] and (e["type"], e["msg"]) not in seen_in_base)]
+            where = at + (written_as[name],) + relative
+            result.problems += [document.problem(describe(e, field_keys(config), what), where) for e in mine]
+    others = [e for e in base_errors if not e["loc"] or e["loc"][0] not in several]
+    result.problems += problems_from(others, document, at, raw, config, what, rename=written_as)
     if not result.problems:
-        dumped = validated.model_dump(mode="json", by_alias=True)
+        dumped = config.model_validate(base).model_dump(mode="json", by_alias=True)
         result.fixed = {key: value for key, value in dumped.items() if key not in several}
     return result
+
+
+def _errors(config: type[BaseModel], data: dict[str, Any]) -> list[Any]:
+    try:
+        config.model_validate(data)
+    except ValidationError as error:
+        return error.errors(include_url=False)
+    return []
 
 
 def _annotation(config: type[BaseModel], key: str) -> Any:

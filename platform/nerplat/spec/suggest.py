@@ -8,7 +8,11 @@ from collections.abc import Iterable
 
 def did_you_mean(name: object, known: Iterable[str]) -> str:
     """"; did you mean 'gamma'?" or "", to append to a message."""
-    close = difflib.get_close_matches(str(name), list(known), n=1, cutoff=0.6)
+    known = list(known)
+    close = difflib.get_close_matches(str(name), known, n=1, cutoff=0.6)
+    if not close:  # a shortened name: `gpus` for `gpus_per_worker`
+        close = [k for k in known if k.startswith(str(name))][:2]
+        close = close if len(close) == 1 else []
     return f"; did you mean '{close[0]}'?" if close else ""
 
 

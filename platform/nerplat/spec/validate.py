@@ -211,7 +211,7 @@ def _validate_sections(document: Document, data: dict[str, Any]) -> tuple[dict[s
         try:
             sections[name] = TypeAdapter(info.rebuild_annotation()).validate_python(data[name])
         except ValidationError as error:
-            problems += problems_from(error, document, (name,), data[name], info.annotation, what=name)
+            problems += problems_from(error.errors(include_url=False), document, (name,), data[name], info.annotation, what=name)
     if sections.get("dataset") is not None and sections.get("datasets") is not None:
         problems.append(document.problem("give either dataset (one) or datasets (a list), not both", ("datasets",)))
     elif sections.get("dataset") is None and sections.get("datasets") is None and {"dataset", "datasets"} <= sections.keys():

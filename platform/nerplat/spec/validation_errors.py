@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from nerplat.errors import Problem
 from nerplat.spec.loader import Document, YamlPath
@@ -81,7 +81,7 @@ def _unwrap(annotation: Any) -> Any:
             return annotation
 
 
-def describe(error: Mapping[str, Any], allowed: list[str] | None = None, what: str = "") -> str:
+def describe(error: Mapping[str, Any], allowed: list[str] | None = None, what: str = "", show_input: bool = True) -> str:
     """One pydantic error as a sentence a spec author can act on."""
     kind = error["type"]
     value = error.get("input")
@@ -99,13 +99,13 @@ def describe(error: Mapping[str, Any], allowed: list[str] | None = None, what: s
     elif kind == "assertion_error":
         message = message.removeprefix("Assertion failed, ")
     message = message[:1].lower() + message[1:]
-    if isinstance(value, str | int | float | bool) and kind not in ("value_error", "assertion_error"):
+    if show_input and isinstance(value, str | int | float | bool) and kind not in ("value_error", "assertion_error"):
         message += f" (got {value!r})"
     return message
 
 
 def problems_from(
-    error: ValidationError,
+    errors: Iterable[Mapping[str, Any]],
     document: Document,
     at: YamlPath,
     raw: Any,
@@ -113,25 +113,27 @@ def problems_from(
     what: str = "",
     rename: Mapping[str, str] | None = None,
 ) -> list[Problem]:
-    """Problems for every error of `error`, raised while validating `raw` (written at `at`) as `model`."""
+    """Problems for pydantic `errors` (`ValidationError.errors()`) of validating `raw`, written at `at`, as `model`."""
     by_path: dict[YamlPath, list[str]] = {}
-    for item in error.errors(include_url=False):
+    inputs: dict[YamlPath, str] = {}
+    for item in errors:
         loc = tuple(item["loc"])
         allowed = None
         if item["type"] == "extra_forbidden" and model is not None:
             found = model_at(model, loc[:-1])
             allowed = field_keys(found) if found is not None else None
-        message = describe(item, allowed, what)
         path = at + data_path(raw, loc, rename, missing=item["type"] == "missing")
+        message = describe(item, allowed, what, show_input=False)
         if message not in by_path.setdefault(path, []):
             by_path[path].append(message)
-    return [document.problem(_either(messages), path) for path, messages in by_path.items()]
+        with_input = describe(item, allowed, what)
+        if with_input != message:
+            inputs[path] = with_input.removeprefix(message)
+    return [document.problem(_either(messages) + inputs.get(path, ""), path) for path, messages in by_path.items()]
 
 
 def _either(messages: list[str]) -> str:
     """Joins the complaints of several union members about one value."""
-    if len(messages) == 1:
-        return messages[0]
     prefix = "input should be "
     rest = [m.removeprefix(prefix) if m.startswith(prefix) else m for m in messages[1:]]
     return " or ".join([messages[0], *rest])
