@@ -1,0 +1,226 @@
+"""MLflow's production layout (cluster/base: `mlflow server` on PostgreSQL) under concurrent writers.
+
+A throwaway PostgreSQL cluster (Debian's server binaries, `initdb`/`pg_ctl`, 127.0.0.1, a free port)
+backs a real `mlflow server` (SQLAlchemy 2.1 reaches `postgresql://` through psycopg 3). Several processes log at once through nerplat's `ExperimentTracker`,
+as Ray trials do on the cluster: each logs its own trial runs (params, per-epoch metrics, status),
+and all of them race to create the same shared trial runs. Afterwards every run exists exactly once,
+with every param and every epoch's metrics exactly once.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import pickle
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+WRITERS = 4
+OWN_TRIALS = 5
+EPOCHS = 5
+SHARED_TRIALS = 3
+ARM = "a/full/ce"
+INSTALL_HINT = (
+    "PostgreSQL server binaries (initdb, pg_ctl) not found: install Debian's postgresql package "
+    "(`apt-get update && apt-get install -y postgresql`); `make test` installs it"
+)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def postgres_bin() -> Path:
+    """Folder of initdb and pg_ctl: Debian keeps them off PATH, under /usr/lib/postgresql/<major>/bin."""
+    on_path = shutil.which("initdb")
+    candidates = ([Path(on_path).resolve().parent] if on_path else []) + [
+        Path(p) for p in sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=lambda p: int(Path(p).parent.name))[::-1]
+    ]
+    for folder in candidates:
+        if (folder / "initdb").is_file() and (folder / "pg_ctl").is_file():
+            return folder
+    pytest.fail(INSTALL_HINT)
+
+
+@pytest.fixture
+def postgres_uri():
+    """A PostgreSQL server of our own; as root, run as the `postgres` user (postgres refuses root).
+
+    Its folder is a fresh /tmp directory rather than tmp_path, whose parents are private to root and
+    so unreachable for the `postgres` user.
+    """
+    import psycopg
+
+    bin_dir = postgres_bin()
+    as_root = os.geteuid() == 0
+    prefix = ["runuser", "-u", "postgres", "--"] if as_root else []
+    root = Path(tempfile.mkdtemp(prefix="nerplat-pg-"))
+    data, password, port = root / "data", secrets.token_hex(16), free_port()
+    (root / "pwfile").write_text(password + "\n")
+    if as_root:
+        shutil.chown(root, "postgres")
+        shutil.chown(root / "pwfile", "postgres")
+
+    def pg(*args: str) -> None:
+        result = subprocess.run([*prefix, *args], capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, f"{' '.join(args)}:\n{result.stdout}\n{result.stderr}"
+
+    try:
+        pg(str(bin_dir / "initdb"), "-D", str(data), "-U", "mlflow", "--auth=scram-sha-256", f"--pwfile={root / 'pwfile'}")
+        options = f"-h 127.0.0.1 -p {port} -k '' -c max_connections=200"
+        pg(str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(root / "server.log"), "-o", options, "-w", "start")
+        with psycopg.connect(
+            host="127.0.0.1", port=port, user="mlflow", password=password, dbname="postgres", autocommit=True
+        ) as admin:
+            admin.execute("CREATE DATABASE mlflow")
+        yield f"postgresql://mlflow:{password}@127.0.0.1:{port}/mlflow"
+    finally:
+        if (data / "postmaster.pid").exists():
+            subprocess.run([*prefix, str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"], capture_output=True, timeout=60)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def mlflow_server(postgres_uri: str, tmp_path: Path):
+    """`mlflow server` on the PostgreSQL store, stopped through the process group it leads."""
+    import requests
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    command = [
+        str(Path(sys.executable).parent / "mlflow"), "server",
+        "--backend-store-uri", postgres_uri, "--artifacts-destination", str(tmp_path / "artifacts"),
+        "--host", "127.0.0.1", "--port", str(port), "--workers", "2",
+    ]  # fmt: skip
+    log_path = tmp_path / "mlflow-server.log"
+    with log_path.open("w") as log:
+        server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            if server.poll() is not None:
+                pytest.fail(f"mlflow server exited with {server.returncode}:\n{log_path.read_text()[-3000:]}")
+            try:
+                if requests.get(f"{url}/health", timeout=2).status_code == 200:
+                    break
+            except requests.ConnectionError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"mlflow server not healthy after 180 s:\n{log_path.read_text()[-3000:]}")
+            time.sleep(1)
+        yield url
+    finally:
+        stop_group(server)
+
+
+def stop_group(process: subprocess.Popen) -> None:
+    """SIGTERM, then SIGKILL, to the process group `process` leads (started with start_new_session)."""
+    for sig, grace in ((signal.SIGTERM, 30), (signal.SIGKILL, 30)):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            process.wait(timeout=grace)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+WRITER = """\
+import json, pickle, sys, time
+from pathlib import Path
+
+tracker_file, arm_run_id, writer, folder, setup = sys.argv[1:]
+writer, folder, setup = int(writer), Path(folder), json.loads(setup)
+tracker = pickle.loads(Path(tracker_file).read_bytes())
+tracker.client  # connect before the start signal, so the writers really race
+(folder / f"ready-{writer}").touch()
+while not (folder / "go").exists():
+    time.sleep(0.01)
+for shared in range(setup["shared"]):
+    run = tracker.start_trial_run(arm_run_id, setup["arm"], f"shared-{shared}", params={"lr": 0.001})
+    print("shared", shared, run.run_id, flush=True)
+for trial in range(setup["own"]):
+    run = tracker.start_trial_run(arm_run_id, setup["arm"], f"w{writer}-t{trial}", params={"writer": writer, "trial": trial})
+    for epoch in range(setup["epochs"]):
+        metrics = {"dev_micro_f1": writer + trial / 10 + epoch / 100, "train_loss": 1.0 / (epoch + 1)}
+        tracker.log_epoch(run.run_id, metrics, epoch)
+    tracker.finish(run.run_id, "completed")
+"""
+
+
+def test_concurrent_writers_lose_and_duplicate_nothing(mlflow_server: str, tmp_path: Path):
+    from mlflow import MlflowClient
+    from mlflow.entities import ViewType
+
+    from nerplat.track.names import trial_run_name
+    from nerplat.track.runs import ExperimentTracker
+
+    tracker = ExperimentTracker.open(mlflow_server, "pg-concurrency", timeout=30)
+    arm = tracker.start_arm_run(ARM, "tune")
+    (tmp_path / "tracker.pkl").write_bytes(pickle.dumps(tracker))
+    (tmp_path / "writer.py").write_text(WRITER)
+    setup = json.dumps({"arm": ARM, "shared": SHARED_TRIALS, "own": OWN_TRIALS, "epochs": EPOCHS})
+    writers = [
+        subprocess.Popen(
+            [sys.executable, str(tmp_path / "writer.py"), str(tmp_path / "tracker.pkl"), arm.run_id, str(i), str(tmp_path), setup],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        for i in range(WRITERS)
+    ]
+    started = time.monotonic()
+    while len(list(tmp_path.glob("ready-*"))) < WRITERS:
+        assert all(w.poll() is None for w in writers), [w.communicate() for w in writers]
+        assert time.monotonic() - started < 180, "writers did not start"
+        time.sleep(0.05)
+    (tmp_path / "go").touch()
+    outputs = [writer.communicate(timeout=300) for writer in writers]
+    for writer, (out, err) in zip(writers, outputs):
+        assert writer.returncode == 0, err[-3000:]
+
+    # Every writer that asked for a shared trial got the same run.
+    shared_ids: dict[str, set[str]] = {}
+    for out, _ in outputs:
+        for line in out.splitlines():
+            _, index, run_id = line.split()
+            shared_ids.setdefault(index, set()).add(run_id)
+    assert all(len(ids) == 1 for ids in shared_ids.values()), shared_ids
+
+    client = MlflowClient(mlflow_server)
+    children = client.search_runs(
+        [tracker.experiment_id], filter_string="tags.`nerplat.kind` = 'trial'", run_view_type=ViewType.ACTIVE_ONLY,
+        max_results=1000,
+    )  # fmt: skip
+    names = sorted(run.info.run_name for run in children)
+    expected = sorted(
+        [trial_run_name(ARM, f"shared-{s}") for s in range(SHARED_TRIALS)]
+        + [trial_run_name(ARM, f"w{w}-t{t}") for w in range(WRITERS) for t in range(OWN_TRIALS)]
+    )
+    assert names == expected  # none lost, none twice
+    by_id = {run.info.run_id: run for run in children}
+    assert {next(iter(ids)) for ids in shared_ids.values()} <= set(by_id)
+
+    for run in children:
+        if "writer" not in run.data.params:
+            continue
+        writer, trial = int(run.data.params["writer"]), int(run.data.params["trial"])
+        assert run.info.status == "FINISHED" and run.data.tags["nerplat.status"] == "completed"
+        history = client.get_metric_history(run.info.run_id, "dev_micro_f1")
+        assert sorted(point.step for point in history) == list(range(EPOCHS))
+        assert all(abs(p.value - (writer + trial / 10 + p.step / 100)) < 1e-9 for p in history)
+        assert len(client.get_metric_history(run.info.run_id, "train_loss")) == EPOCHS
