@@ -1,0 +1,143 @@
+"""Spec -> plan: arms, search spaces, trial counts, replicates, the trial-config bridge, hashes, snapshots."""
+
+from pathlib import Path
+
+import pytest
+
+from nerplat.errors import UserInputError
+from nerplat.plan.compiler import compile_plan
+from nerplat.plan.model import Plan
+from nerplat.plan.trial_config import Component, DatasetRef, TrialConfig
+
+COMPILE = Path(__file__).parents[2] / "fixtures" / "specs" / "compile"
+SNAPSHOTS = Path(__file__).parent / "snapshots"
+
+
+@pytest.fixture(scope="module")
+def lowres(catalog):
+    return compile_plan(COMPILE / "lowres_grid.yaml", catalog)
+
+
+def test_arms_are_datasets_by_sampler_settings_by_methods_in_spec_order(lowres):
+    assert [arm.id for arm in lowres.arms][:6] == [
+        "conll2003/untyped/ce",
+        "conll2003/untyped/focal",
+        "conll2003/untyped/auc",
+        "conll2003/untyped+low_resource-20/ce",
+        "conll2003/untyped+low_resource-20/focal",
+        "conll2003/untyped+low_resource-20/auc",
+    ]
+    assert len(lowres.arms) == 2 * 3 * 3
+    assert lowres.arms[-1].id == "wnut17/untyped+low_resource-50/auc"
+    assert len({arm.id for arm in lowres.arms}) == len(lowres.arms)
+
+
+def test_an_arm_carries_its_fixed_trial_settings(lowres):
+    arm = lowres.arm("wnut17/untyped+low_resource-50/auc")
+    assert (arm.dataset, arm.sampler, arm.method, arm.objective, arm.head) == ("wnut17", "untyped+low_resource-50", "auc", "auc_2t", "two_task")
+    assert arm.sampler_description == "untyped+low_resource(size=50, partitions=4)"
+    assert arm.fixed["dataset"] == {"name": "wnut17", "path": None, "iob1": "refuse", "dev_from_train": None}
+    assert arm.fixed["samplers"] == [{"name": "untyped", "params": {}}, {"name": "low_resource", "params": {"size": 50, "partitions": 4}}]
+    assert arm.fixed["encoder"] == {"name": "tiny", "max_length": 64, "window_stride": 32}
+    assert arm.fixed["head"] == {"name": "two_task", "params": {"threshold": 0.4}}
+    assert arm.fixed["objective"] == {"name": "auc_2t", "params": {"lambda": 100.0}}
+    assert arm.fixed["train"]["lr"] == 2e-5  # the method's own value replaces the searched one
+    assert arm.search_space == {} and arm.tune_trials == 0
+    assert (arm.resources.workers, arm.resources.gpus_per_worker, arm.resources.custom) == (2, 0.5, {"big_memory": 1.0})
+
+
+def test_searched_values_are_left_out_of_the_fixed_settings(lowres):
+    arm = lowres.arm("conll2003/untyped/focal")
+    assert set(arm.search_space) == {"train.lr", "objective.gamma"}
+    assert "lr" not in arm.fixed["train"] and "gamma" not in arm.fixed["objective"]["params"]
+
+
+def test_grid_search_runs_every_grid_point(lowres):
+    assert lowres.arm("conll2003/untyped/ce").tune_trials == 3  # lr: 3 points per axis
+    assert lowres.arm("conll2003/untyped/focal").tune_trials == 3 * 3  # lr x gamma's 3 choices
+
+
+def test_replicates_are_partitions_by_seeds(lowres):
+    full = lowres.arm("conll2003/untyped/ce")
+    assert full.partitions == (0,)
+    assert [(r.partition, r.seed) for r in full.replicates] == [(0, 7), (0, 8)]
+    low = lowres.arm("conll2003/untyped+low_resource-20/ce")
+    assert low.partitions == (0, 1, 2, 3)
+    assert [(r.partition, r.seed) for r in low.replicates] == [(0, 7), (0, 8), (1, 7), (1, 8), (2, 7), (2, 8)]
+
+
+def test_plan_level_settings(lowres):
+    assert (lowres.experiment, lowres.description, lowres.profile) == ("lowres_grid", "compile snapshot fixture", None)
+    assert (lowres.tune.searcher, lowres.tune.scheduler) == (Component(name="grid", params={"points_per_axis": 3}), Component(name="asha", params={"grace_period": 1}))
+    assert (lowres.tune.metric, lowres.replicate_split, lowres.tracking_uri) == ("dev_macro_f1", "test", "sqlite:///plan-test.db")
+    assert lowres.analysis.comparisons == (("focal", "auc"),) and lowres.analysis.test == "wilcoxon"
+    tune = sum(a.tune_trials for a in lowres.arms)
+    assert lowres.total_trials() == tune + sum(len(a.replicates) for a in lowres.arms)
+
+
+def test_trial_config_bridges_an_arm_and_sampled_values(lowres):
+    arm = lowres.arm("conll2003/untyped+low_resource-20/focal")
+    config = arm.trial_config({"train.lr": 3e-5, "objective.gamma": 2.0}, seed=8, partition=3, eval_split="dev")
+    assert isinstance(config, TrialConfig)
+    assert config.dataset == DatasetRef(name="conll2003")
+    assert config.samplers[1] == Component(name="low_resource", params={"size": 20, "partitions": 4})
+    assert config.objective == Component(name="focal", params={"gamma": 2.0})
+    assert (config.train.lr, config.train.epochs, config.train.batch_size) == (3e-5, 3, 8)
+    assert (config.seed, config.partition, config.eval_split) == (8, 3, "dev")
+    assert arm.fixed["objective"]["params"] == {}  # the arm is not modified
+
+
+@pytest.mark.parametrize(
+    ("sampled", "partition", "paths", "message"),
+    [
+        ({"train.lr": 3e-5}, 0, ["objective.gamma"], "needs a value for 'objective.gamma' (choice(0.0, 2.0, 5.0))"),
+        ({"train.lr": 3e-5, "objective.gamma": 2.0, "train.epochs": 4}, 0, ["train.epochs"], "'train.epochs' is not searched"),
+        ({"train.lr": 1.0, "objective.gamma": 2.0}, 0, ["train.lr"], "1.0 is outside loguniform(1e-05, 0.0001)"),
+        ({"train.lr": 3e-5, "objective.gamma": 1.0}, 0, ["objective.gamma"], "1.0 is outside choice(0.0, 2.0, 5.0)"),
+        ({"train.lr": 3e-5, "objective.gamma": 2.0}, 4, ["partition"], "has partitions [0, 1, 2, 3], not 4"),
+    ],
+)
+def test_trial_config_refuses_values_outside_the_arm(lowres, sampled, partition, paths, message):
+    arm = lowres.arm("conll2003/untyped+low_resource-20/focal")
+    with pytest.raises(UserInputError) as raised:
+        arm.trial_config(sampled, seed=0, partition=partition)
+    assert [p.path for p in raised.value.problems] == paths
+    assert message in raised.value.problems[0].message
+
+
+def test_an_unknown_arm_id_suggests_the_closest(lowres):
+    with pytest.raises(UserInputError, match="unknown arm 'conll2003/untyped/focall'; did you mean 'conll2003/untyped/focal'"):
+        lowres.arm("conll2003/untyped/focall")
+
+
+def test_the_plan_round_trips_through_json(lowres):
+    again = Plan.model_validate_json(lowres.model_dump_json())
+    assert again == lowres
+    assert again.sha256() == lowres.sha256()
+
+
+def test_hashes_are_stable_and_follow_content_not_formatting(catalog, write_spec):
+    text = (COMPILE / "tpe_profiles.yaml").read_text()
+    first = compile_plan(write_spec(text, "a.yaml"), catalog)
+    reformatted = compile_plan(write_spec("# a comment\n" + text.replace("{search: tpe,", "{ search: tpe ,"), "b.yaml"), catalog)
+    changed = compile_plan(write_spec(text.replace("num_samples: 12", "num_samples: 13"), "c.yaml"), catalog)
+    assert (first.spec_sha256, first.sha256()) == (reformatted.spec_sha256, reformatted.sha256())
+    assert first.spec_sha256 != changed.spec_sha256 and first.sha256() != changed.sha256()
+    assert len(first.sha256()) == 64
+
+
+def test_a_profile_without_search_space_has_no_tune_phase(catalog):
+    plan = compile_plan(COMPILE / "tpe_profiles.yaml", catalog, profile="cpu")
+    assert plan.profile == "cpu" and plan.tune is None and plan.replicate_split == "dev"
+    assert [(a.id, a.tune_trials, len(a.replicates)) for a in plan.arms] == [("conll2003/full/ce", 0, 2), ("conll2003/full/mom", 0, 2)]
+    assert plan.arm("conll2003/full/mom").fixed["objective"]["params"] == {"lambda": 0.175, "base": "focal"}
+    tuned = compile_plan(COMPILE / "tpe_profiles.yaml", catalog)
+    assert [a.tune_trials for a in tuned.arms] == [0, 12]
+    assert tuned.tune.max_concurrent == 3
+
+
+@pytest.mark.parametrize(("spec", "profile"), [("lowres_grid", None), ("tpe_profiles", None), ("tpe_profiles", "cpu")])
+def test_compiled_plans_match_their_snapshots(catalog, match_snapshot, spec, profile):
+    plan = compile_plan(COMPILE / f"{spec}.yaml", catalog, profile=profile)
+    name = spec + (f"--{profile}" if profile else "")
+    match_snapshot(plan.model_dump(mode="json"), SNAPSHOTS / f"{name}.json")
