@@ -43,18 +43,22 @@ def ui(
         return
     server = LocalMlflowServer(uri, local_artifact_root(uri) or workdir.resolve() / "mlartifacts", port)
     typer.echo(f"starting the MLflow UI for {uri} ...", err=True)
-    previous = signal.signal(signal.SIGTERM, _interrupt)
+    # Ctrl-C and SIGTERM both stop the server; SIGINT is set explicitly because a process started
+    # in the background by a script inherits it ignored.
+    previous = {signum: signal.signal(signum, _interrupt) for signum in (signal.SIGINT, signal.SIGTERM)}
     try:
         url = server.start()
         _print_urls(url, experiments)
         typer.echo("Press Ctrl-C to stop.", err=True)
         code = server.wait()
-        raise UserInputError(f"the MLflow server stopped by itself (exit code {code})")
+        typer.echo(f"the MLflow server stopped by itself (exit code {code})", err=True)
+        raise typer.Exit(1)
     except KeyboardInterrupt:
         typer.echo("stopping the MLflow UI", err=True)
     finally:
         server.stop()
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def _print_urls(server_url: str, experiments: list[tuple[str, str]]) -> None:

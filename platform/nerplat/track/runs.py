@@ -13,9 +13,11 @@ offers is logging a param: the key is a primary key, so a second, different valu
 (SQL stores and the REST server alike). Child runs are therefore *claimed* on their parent: the
 creator makes a run, then logs `nerplat.child.<generation>:<child name> = <its run id>` on the
 parent. A process that loses the race deletes its own run and adopts the winner's, so racing
-creators all end up with the same run. Lookups read the parent's claims, not a search, so a
-claimed run is found even before search indexes it. If a claimed run is deleted (a user
-removed it to re-run it), the next creation claims the next generation.
+creators all end up with the same run. A child gets its `nerplat.kind` tag only once claimed, so
+a creator killed between creating and claiming leaves a run that no nerplat search (analysis
+searches by kind) ever returns. Lookups read the parent's claims (one `get_run` of the parent,
+whose params grow by one per child). If a claimed run is deleted (a user removed it to re-run
+it), the next creation claims the next generation.
 
 Top-level runs (arm parents and the summary) have no parent to claim on. They are created by the
 single driver of an experiment (`nerplat run`), found by a search on name and kind, and
@@ -284,7 +286,8 @@ class ExperimentTracker:
     def _claim_child_run(self, parent_run_id: str, name: str, tags: Mapping[str, str], params: Mapping[str, str]):
         """(run, created): the claimed active child called `name`, or a new run that won the claim.
 
-        Params are logged before the claim, so a claimed run always has all of them.
+        Params are logged before the claim, so a claimed run always has all of them; the kind
+        tag after it, so an unclaimed run never shows up in searches by kind.
         """
         from mlflow.exceptions import MlflowException
 
@@ -292,18 +295,19 @@ class ExperimentTracker:
             claims = self._child_claims(parent_run_id, name)
             if claims and (current := self._active_run(claims[-1])) is not None:
                 return current, False
-            run = self._create_run(name, tags, params)
+            run = self._create_run(name, {k: v for k, v in tags.items() if k != schema.KIND}, params)
             key = child_claim_key(len(claims) + 1, name)
             try:
                 self.client.log_param(parent_run_id, key, run.info.run_id)
-                return run, True
             except MlflowException:
                 winner = self._child_claims(parent_run_id, name)[len(claims) : len(claims) + 1]
                 if not winner:
                     raise  # not a lost race: the parent is gone or deleted
-                if winner[0] == run.info.run_id:  # the claim landed; only its answer was lost
-                    return run, True
-                self.client.delete_run(run.info.run_id)
+                if winner[0] != run.info.run_id:  # else the claim landed and only its answer was lost
+                    self.client.delete_run(run.info.run_id)
+                    continue
+            self.client.set_tag(run.info.run_id, schema.KIND, tags[schema.KIND])
+            return run, True
         raise RuntimeError(f"run {name!r} was deleted and re-created {_MAX_CLAIM_GENERATIONS} times")
 
     def _child_claims(self, parent_run_id: str, name: str) -> list[str]:

@@ -7,18 +7,19 @@ import pytest
 
 
 @pytest.fixture(scope="session")
-def _empty_mlflow_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from mlflow import MlflowClient
+def empty_mlflow_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Made by `check_store` in a folder that does not exist yet (test_store checks the result)."""
+    from nerplat.track.store import check_store
 
-    path = tmp_path_factory.mktemp("mlflow-template") / "mlflow.db"
-    MlflowClient(tracking_uri=f"sqlite:///{path}").search_experiments(max_results=1)
+    path = tmp_path_factory.mktemp("mlflow-template") / "not-yet" / "mlflow.db"
+    check_store(f"sqlite:///{path}")
     return path
 
 
 @pytest.fixture
-def tracking_uri(tmp_path: Path, _empty_mlflow_db: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+def tracking_uri(tmp_path: Path, empty_mlflow_db: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
-    shutil.copy(_empty_mlflow_db, tmp_path / "mlflow.db")
+    shutil.copy(empty_mlflow_db, tmp_path / "mlflow.db")
     return f"sqlite:///{tmp_path / 'mlflow.db'}"
 
 

@@ -227,3 +227,15 @@ def test_kind_and_parent_must_agree(tracker):
         tracker.start_or_resume_run("x", kind="nonsense", phase="tune")
     with pytest.raises(ValueError, match="status must be"):
         tracker.finish("0" * 32, "done")
+
+
+def test_a_run_left_unclaimed_by_a_killed_creator_is_never_picked_up(tracker):
+    arm = tracker.start_arm_run(ARM, "tune")
+    name = f"{ARM}/tune/t1"
+    # What a worker killed between creating its run and claiming it leaves behind.
+    orphan = tracker.client.create_run(tracker.experiment_id, run_name=name, tags={schema.PARENT_RUN: arm.run_id})
+
+    trial = tracker.start_trial_run(arm.run_id, ARM, "t1")
+    assert trial.run_id != orphan.info.run_id and not trial.resumed
+    trials = tracker.client.search_runs([tracker.experiment_id], filter_string=f"tags.`{schema.KIND}` = 'trial'")
+    assert [run.info.run_id for run in trials] == [trial.run_id]

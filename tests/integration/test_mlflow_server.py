@@ -1,0 +1,168 @@
+"""The tracking layer against a real `mlflow server` on 127.0.0.1 (started once: it needs 8-18 s).
+
+Several processes create and log runs at once, the way Ray trials do; a server that is down fails
+before anything starts; `nerplat ui` serves a local store and prints a runs-table URL that answers.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from nerplat.errors import UserInputError
+from nerplat.track import schema
+from nerplat.track.runs import ExperimentTracker
+from nerplat.track.ui_server import LocalMlflowServer, free_port, port_in_use
+
+pytestmark = pytest.mark.slow
+
+ARM = "tiny/full/ce"
+PROCESSES = 4
+TRIALS_PER_PROCESS = 3
+EPOCHS = 5
+
+
+@pytest.fixture(scope="module")
+def server_uri(tmp_path_factory: pytest.TempPathFactory):
+    folder = tmp_path_factory.mktemp("mlflow-server")
+    with LocalMlflowServer(f"sqlite:///{folder / 'mlflow.db'}", folder / "artifacts") as server:
+        yield server.url
+
+
+def _trial_worker(tracker: ExperimentTracker, arm_run_id: str, index: int, barrier, results) -> None:
+    """One Ray-worker-like process: its own trials, a replicate, and a race on one shared name."""
+    try:
+        barrier.wait(timeout=60)
+        shared = tracker.start_trial_run(arm_run_id, ARM, "shared", params={"train": {"lr": 1e-4}})
+        own = []
+        for number in range(TRIALS_PER_PROCESS):
+            trial = tracker.start_trial_run(arm_run_id, ARM, f"p{index}-t{number}", params={"train": {"lr": index / 10}})
+            for epoch in range(1, EPOCHS + 1):
+                tracker.log_epoch(trial.run_id, {"dev_macro_f1": epoch / 10, "dev_best_macro_f1": epoch / 10}, epoch)
+            tracker.finish(trial.run_id, "completed" if number else "early_stopped")
+            own.append(trial.run_id)
+        results.put((index, shared.run_id, own, None))
+    except Exception as error:  # reported to the test, which fails with it
+        results.put((index, None, [], repr(error)))
+
+
+def test_concurrent_processes_lose_and_duplicate_nothing(server_uri):
+    tracker = ExperimentTracker.open(server_uri, "concurrency")
+    arm = tracker.start_arm_run(ARM, "tune")
+    context = multiprocessing.get_context("spawn")
+    barrier, results = context.Barrier(PROCESSES), context.Queue()
+    workers = [
+        context.Process(target=_trial_worker, args=(tracker, arm.run_id, index, barrier, results))
+        for index in range(PROCESSES)
+    ]
+    for worker in workers:
+        worker.start()
+    outcomes = [results.get(timeout=180) for _ in workers]
+    for worker in workers:
+        worker.join(timeout=30)
+    assert [error for *_, error in outcomes if error] == []
+
+    runs = tracker.client.search_runs([tracker.experiment_id], max_results=1000)
+    by_name: dict[str, list] = {}
+    for run in runs:
+        by_name.setdefault(run.info.run_name, []).append(run)
+    assert {name: len(found) for name, found in by_name.items() if len(found) > 1} == {}
+
+    shared_ids = {shared for _, shared, _, _ in outcomes}
+    assert shared_ids == {by_name[f"{ARM}/tune/shared"][0].info.run_id}
+
+    for index, _, own, _ in outcomes:
+        for number, run_id in enumerate(own):
+            run = by_name[f"{ARM}/tune/p{index}-t{number}"][0]
+            assert run.info.run_id == run_id
+            assert run.info.status == "FINISHED"
+            assert run.data.tags[schema.STATUS] == ("completed" if number else "early_stopped")
+            assert run.data.tags[schema.PARENT_RUN] == arm.run_id
+            assert run.data.params["train.lr"] == str(index / 10)
+            history = tracker.client.get_metric_history(run_id, "dev_macro_f1")
+            assert sorted(metric.step for metric in history) == list(range(1, EPOCHS + 1))
+    expected = {f"{ARM}/tune", f"{ARM}/tune/shared"} | {
+        f"{ARM}/tune/p{index}-t{number}" for index in range(PROCESSES) for number in range(TRIALS_PER_PROCESS)
+    }
+    assert set(by_name) == expected
+
+
+def test_resume_through_the_server_skips_finished_work(server_uri):
+    tracker = ExperimentTracker.open(server_uri, "resume")
+    arm = tracker.start_arm_run(ARM, "replicate")
+    replicate = tracker.start_replicate_run(arm.run_id, ARM, seed=1, partition=0)
+    tracker.log_predictions(replicate.run_id, [["EU", "rejects"]], [["B-ORG", "O"]], [["B-ORG", "O"]])
+    tracker.finish(replicate.run_id, "completed")
+
+    restarted = ExperimentTracker.open(server_uri, "resume")
+    again = restarted.start_replicate_run(restarted.start_arm_run(ARM, "replicate").run_id, ARM, seed=1, partition=0)
+    assert (again.run_id, again.finished, again.status) == (replicate.run_id, True, "completed")
+    artifacts = [item.path for item in tracker.client.list_artifacts(replicate.run_id)]
+    assert artifacts == [schema.PREDICTIONS_ARTIFACT]  # uploaded through the server's artifact proxy
+
+
+def test_a_server_that_is_down_stops_the_run_before_anything_starts(tmp_path):
+    uri = f"http://127.0.0.1:{free_port()}"
+    started = time.monotonic()
+    with pytest.raises(UserInputError, match=re.escape(f"MLflow server at {uri} is not reachable")):
+        ExperimentTracker.open(uri, "never-created")
+    assert time.monotonic() - started < 5
+
+
+def _read_lines(stream, lines: queue.Queue) -> None:
+    for line in stream:
+        lines.put(line)
+
+
+def test_nerplat_ui_prints_a_runs_table_url_that_answers(tmp_path, monkeypatch):
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    tracker = ExperimentTracker.open(uri, "ui-experiment")
+    summary = tracker.start_summary_run(plan={"arms": [ARM]}, resolved_spec="experiment: ui-experiment\n")
+
+    nerplat = Path(sys.executable).parent / "nerplat"
+    process = subprocess.Popen(
+        [str(nerplat), "ui", "--tracking-uri", uri, "--experiment", "ui-experiment"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=_read_lines, args=(process.stdout, lines), daemon=True).start()
+    try:
+        line = lines.get(timeout=120)
+        match = re.match(r"(http://127\.0\.0\.1:(\d+))/#/experiments/(\d+)/runs\b", line)
+        assert match, line
+        base, port, experiment_id = match.group(1), int(match.group(2)), match.group(3)
+        assert experiment_id == tracker.experiment_id
+        with urllib.request.urlopen(match.group(0), timeout=10) as page:
+            assert page.status == 200 and "<html" in page.read().decode().lower()
+        api = f"{base}/ajax-api/2.0/mlflow/experiments/get?experiment_id={experiment_id}"
+        with urllib.request.urlopen(api, timeout=10) as answer:
+            assert json.load(answer)["experiment"]["name"] == "ui-experiment"
+        artifact = f"{base}/get-artifact?path={schema.PLAN_ARTIFACT}&run_uuid={summary.run_id}"
+        with urllib.request.urlopen(artifact, timeout=10) as answer:
+            assert json.load(answer) == {"arms": [ARM]}
+
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=30) == 0
+        assert not port_in_use(port)
+    finally:
+        if process.poll() is None:
+            process.terminate()  # lets `nerplat ui` stop its server too
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
