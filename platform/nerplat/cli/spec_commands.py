@@ -40,23 +40,21 @@ def validate(
     Without --profile, the spec and each of its profiles are checked.
     """
     from nerplat.catalog import default_catalog
-    from nerplat.cli import report_problems
     from nerplat.spec.validate import default_dataset_check, validate_spec_file
 
     catalog, check = default_catalog(), default_dataset_check()
     console = Console(highlight=False)
-    failed = False
+    problems = []
     for spec in specs:
         try:
             variants = validate_spec_file(spec, catalog, profile, dataset_check=check)
         except UserInputError as error:
-            report_problems(error)
-            failed = True
+            problems += error.problems  # each names its file; all are reported at the end
             continue
         profiles = [v.profile for v in variants if v.profile is not None]
         console.print(f"OK {spec}" + (f" (profiles: {', '.join(profiles)})" if profiles else ""))
-    if failed:
-        raise typer.Exit(UserInputError.exit_code)
+    if problems:
+        raise UserInputError(problems)
 
 
 def plan(

@@ -60,6 +60,7 @@ class Document:
     source: str
     data: Any
     locations: Mapping[YamlPath, Location] = field(default_factory=dict)
+    unresolved: frozenset[YamlPath] = frozenset()  # values whose `${VAR}` could not be resolved
 
     def locate(self, path: YamlPath) -> tuple[int | None, YamlPath]:
         """Line and file path of `path`, or of its nearest located ancestor when it is missing."""
@@ -107,7 +108,7 @@ def parse_document(text: str, source: str, environ: Mapping[str, str]) -> tuple[
         raise UserInputError(Problem("the spec is empty", source=source, line=1))
     walker = _Walker(loader, environ)
     data = walker.build(node, ())
-    document = Document(source, data, walker.locations)
+    document = Document(source, data, walker.locations, frozenset(walker.unresolved))
     return document, [document.problem(message, path) for message, path in walker.problems]
 
 
@@ -119,6 +120,7 @@ class _Walker:
         self.environ = environ
         self.locations: dict[YamlPath, Location] = {(): Location(1, ())}
         self.problems: list[tuple[str, YamlPath]] = []
+        self.unresolved: list[YamlPath] = []
         self._active: set[int] = set()
 
     def build(self, node: Node, path: YamlPath) -> Any:
@@ -180,6 +182,7 @@ class _Walker:
             text = interpolate(value, self.environ)
         except InterpolationError as error:
             self.problems.append((str(error), path))
+            self.unresolved.append(path)
             return value
         if node.style is not None:
             return text  # quoted and block scalars stay strings

@@ -21,7 +21,7 @@ from nerplat.errors import Problem, UserInputError
 from nerplat.plan.model import Analysis, Resources, Tune
 from nerplat.plan.trial_config import EncoderSettings
 from nerplat.spec.datasets import DatasetCheck, NamedDataset, resolve_datasets
-from nerplat.spec.loader import Document, read_document
+from nerplat.spec.loader import Document, format_path, read_document
 from nerplat.spec.methods import ResolvedMethod, resolve_methods
 from nerplat.spec.profiles import PROFILES_KEY, apply_profile, profile_names, profile_problems
 from nerplat.spec.rules import check_analysis, check_tune, replicate_partitions, replicate_seeds
@@ -73,7 +73,7 @@ def load_spec(
     problems += profile_problems(document)
     merged = apply_profile(document, profile)
     validated, more = validate_document(merged, catalog, profile, Path(source).parent, dataset_check)
-    _raise_if_any(problems, more)
+    _raise_if_any(document, problems, more)
     assert validated is not None
     return validated
 
@@ -103,14 +103,14 @@ def validate_spec_file(
         found += more
         if validated is not None:
             results.append(validated)
-    _raise_if_any(problems, found)
+    _raise_if_any(document, problems, found)
     return results
 
 
-def _raise_if_any(loading: list[Problem], later: list[Problem]) -> None:
-    """Raises all problems, dropping later ones at a path whose value loading already rejected."""
-    reported = [p.path for p in loading if p.path]
-    later = [p for p in later if not any(_under(p.path, path) for path in reported)]
+def _raise_if_any(document: Document, loading: list[Problem], later: list[Problem]) -> None:
+    """Raises all problems, dropping later ones about values whose `${VAR}` was not resolved."""
+    unresolved = [format_path(path) for path in document.unresolved]
+    later = [p for p in later if not any(_under(p.path, path) for path in unresolved)]
     problems = list(dict.fromkeys(loading + later))  # variants repeat the base's problems
     if problems:
         problems.sort(key=lambda p: (p.line is None, p.line or 0))

@@ -205,3 +205,16 @@ def test_the_source_is_the_spec_file(catalog, write_spec):
         f"unknown loss 'cee'; did you mean 'ce'? (registered: auc_2t, ce, focal, mom, wce) at methods.ce.loss ({path}:3)"
     )
     assert Path(raised.value.problems[0].source) == path
+
+
+def test_an_unset_variable_is_reported_once_not_again_by_the_schema(catalog, write_spec):
+    text = MINIMAL + "train:\n  epochs: ${EPOCHS}\n  lr: fast\n"
+    found = problems(catalog, write_spec, text, environ={})
+    assert [(path, line) for path, line, _ in found] == [("train.epochs", 5), ("train.lr", 6)]
+    assert "EPOCHS is not set" in found[0][2]
+
+
+def test_a_duplicated_key_keeps_its_last_value_and_that_value_is_checked(catalog, write_spec):
+    text = "experiment: t\ndataset: conll2003\nmethods:\n  ce: {loss: ce}\n  ce: {loss: cee}\n"
+    found = problems(catalog, write_spec, text)
+    assert [(path, line) for path, line, _ in found] == [("methods.ce", 5), ("methods.ce.loss", 5)]
