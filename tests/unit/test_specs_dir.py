@@ -1,0 +1,38 @@
+"""Every spec under specs/ (recursively) validates with the real registries, and plans as snapshotted.
+
+Snapshots live in tests/unit/plan/snapshots/specs/; rewrite them on purpose with
+NERPLAT_UPDATE_SNAPSHOTS=1 and review the diff (a changed default in a registry shows up here).
+"""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from nerplat.catalog import default_catalog
+from nerplat.plan.compiler import build_plan
+from nerplat.spec.validate import default_dataset_check, validate_spec_file
+
+ROOT = Path(__file__).parents[2]
+SPECS = sorted((ROOT / "specs").rglob("*.yaml")) + sorted((ROOT / "specs").rglob("*.yml"))
+SNAPSHOTS = Path(__file__).parent / "plan" / "snapshots" / "specs"
+
+_loader = importlib.util.spec_from_file_location("nerplat_spec_testing", ROOT / "tests" / "fixtures" / "specs" / "spec_testing.py")
+spec_testing = sys.modules.setdefault(_loader.name, importlib.util.module_from_spec(_loader))
+_loader.loader.exec_module(spec_testing)
+
+
+def test_specs_exist():
+    assert ROOT / "specs" / "quickstart.yaml" in SPECS
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda p: str(p.relative_to(ROOT / "specs")))
+def test_spec_and_its_profiles_validate_and_plan_as_snapshotted(spec):
+    variants = validate_spec_file(spec, default_catalog(), dataset_check=default_dataset_check())
+    for validated in variants:
+        plan = build_plan(validated)
+        assert plan.arms, f"{spec} plans no arm"
+        name = str(spec.relative_to(ROOT / "specs").with_suffix("")).replace("/", "--")
+        name += f"--{validated.profile}" if validated.profile else ""
+        spec_testing.assert_matches_snapshot(plan.model_dump(mode="json"), SNAPSHOTS / f"{name}.json")
