@@ -42,8 +42,11 @@ def summarise(frame: pl.DataFrame, metrics: Sequence[str], settings: AnalysisSet
     if frame.is_empty() or not metrics:
         return pl.DataFrame(schema=schema)
     sizes = frame.group_by(keys).agg(pl.col("size").median().round().cast(pl.Int64).alias("size"))
+    # sorted first: rows keep this order inside each group, so sums (and the bootstrap) see the
+    # same sequence of values whatever order the runs were fetched in
     long = (
-        frame.unpivot(list(metrics), index=[*keys, *REPLICATE_ORDER], variable_name="metric", value_name="value")
+        frame.sort(list(REPLICATE_ORDER), nulls_last=True)
+        .unpivot(list(metrics), index=[*keys, *REPLICATE_ORDER], variable_name="metric", value_name="value")
         .with_columns(pl.col("value").fill_nan(None))
         .drop_nulls("value")
     )
@@ -51,7 +54,7 @@ def summarise(frame: pl.DataFrame, metrics: Sequence[str], settings: AnalysisSet
         pl.len().alias("n"),
         pl.col("value").mean().alias("mean"),
         pl.col("value").std(ddof=1).alias("sd"),
-        pl.col("value").sort_by(list(REPLICATE_ORDER)).alias("values"),
+        pl.col("value").alias("values"),
     )
     parts = []
     for (n,), part in grouped.partition_by("n", as_dict=True).items():

@@ -166,7 +166,8 @@ def _hyperparameter_plot(rows: pl.DataFrame, dataset: str, param: str, metric: s
             axes.fill_between(centre_x, low, high, color=colour, alpha=0.15, linewidth=0)
     _hyperparameter_axis(axes, rows[param].to_numpy())
     axes.set_xlabel(name)
-    axes.set_ylabel(metric.replace("_", " ").replace("dev best", "best dev"))
+    best = "_best_" in metric
+    axes.set_ylabel(f"Dev {settings.average} F1" + (" (best epoch)" if best else ""))
     axes.set_title(f"{dataset} · {name}", fontsize=10)
     axes.legend(frameon=False, fontsize=8, loc="best")
     caption = (

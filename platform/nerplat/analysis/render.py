@@ -21,6 +21,11 @@ DAGGER = "†"
 ARROWS = {"up": "↑", "down": "↓", "": ""}
 
 
+def _numeric(table: Table) -> list[bool]:
+    """Columns holding numbers are right-aligned, columns of text left-aligned."""
+    return [any(row.cells[j].value is not None for row in table.rows) for j in range(len(table.columns))]
+
+
 def _spans(table: Table) -> list[tuple[str, int]]:
     """Consecutive columns sharing a group header: [(group, width), ...]."""
     return [(group, len(list(run))) for group, run in groupby(c.group for c in table.columns)]
@@ -50,7 +55,7 @@ def _md_cell(cell: Cell) -> str:
 def to_markdown(table: Table) -> str:
     headers = [table.row_header] + [f"{c.group} · {c.name}" if c.group else c.name for c in table.columns]
     lines = [f"**{table.caption}**", "", "| " + " | ".join(h.replace("|", "\\|") for h in headers) + " |"]
-    lines.append("|:--" + "|--:" * len(table.columns) + "|")
+    lines.append("|:--|" + "".join("--:|" if numeric else ":--|" for numeric in _numeric(table)))
     for row in table.rows:
         label = row.label.replace("|", "\\|")
         lines.append("| " + " | ".join([label] + [_md_cell(c) for c in row.cells]) + " |")
@@ -98,7 +103,7 @@ def to_latex(table: Table) -> str:
         r"\centering",
         rf"\caption{{{latex_escape(table.caption)}}}",
         rf"\label{{tab:{table.name}}}",
-        r"\begin{tabular}{l" + "r" * len(table.columns) + "}",
+        r"\begin{tabular}{l" + "".join("r" if numeric else "l" for numeric in _numeric(table)) + "}",
         r"\toprule",
     ]
     if table.has_groups():
@@ -158,9 +163,12 @@ def to_html(table: Table) -> str:
     else:
         lines.append("<tr>" + "".join(f"<th>{e(h)}</th>" for h in [table.row_header, *(c.name for c in table.columns)]) + "</tr>")
     lines += ["</thead>", "<tbody>"]
+    text_columns = [not numeric for numeric in _numeric(table)]
     for row in table.rows:
         attribute = ' class="rule"' if row.rule_above else ""
-        cells = "".join(f"<td>{_html_cell(c)}</td>" for c in row.cells)
+        cells = "".join(
+            f'<td class="text">{_html_cell(c)}</td>' if text else f"<td>{_html_cell(c)}</td>" for c, text in zip(row.cells, text_columns)
+        )
         lines.append(f"<tr{attribute}><th>{e(row.label)}</th>{cells}</tr>")
     lines += ["</tbody>", "</table>"]
     lines += [f'<p class="note">{e(n)}</p>' for n in table.notes]
@@ -174,7 +182,7 @@ figure.nerplat-table { margin: 2em 0; overflow-x: auto; }
 table { border-collapse: collapse; font-variant-numeric: tabular-nums; }
 caption { caption-side: top; text-align: left; padding-bottom: .5em; }
 th, td { padding: .25em .6em; text-align: right; white-space: nowrap; }
-th:first-child { text-align: left; }
+th:first-child, td.text { text-align: left; }
 thead { border-top: 2px solid #222; border-bottom: 1px solid #222; }
 tbody { border-bottom: 2px solid #222; }
 tr.rule { border-top: 1px solid #222; }

@@ -193,7 +193,7 @@ def analyse(replicates: pl.DataFrame, trials: pl.DataFrame, settings: AnalysisSe
     for family, part in tests.partition_by("family", as_dict=True, maintain_order=True).items() if not tests.is_empty() else []:
         caption = (
             f"Paired tests of family {family[0]}: each method against its partner over runs matched by dataset, "
-            "sampler, size, seed and partition."
+            "sampler, size, seed and partition; means and Δ over the matched pairs only."
         )
         tables.append(layouts.tests_table(part, settings, layouts.slug("tests", family[0]), caption))
 

@@ -8,6 +8,7 @@ second frame with their sampled hyper-parameters. Nothing here computes statisti
 from __future__ import annotations
 
 import json
+import os
 import re
 import tempfile
 from dataclasses import dataclass
@@ -56,6 +57,9 @@ def sampler_family(sampler: str | None) -> str | None:
 
 def open_client(tracking_uri: str) -> MlflowClient:
     from mlflow import MlflowClient
+
+    # reading plan.json would otherwise draw a download progress bar on the terminal
+    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
 
     return MlflowClient(tracking_uri=tracking_uri)
 

@@ -213,7 +213,8 @@ def comparison_tables(
                 (pl.col("partner") == settings.baseline) & (pl.col("sampler") == key["sampler"])
             ) if not missing.is_empty() else missing
             if unpaired.height:
-                notes.append(f"{unpaired.height} runs had no matched partner and were left out of the tests (see missing_partners.csv).")
+                runs = "1 run" if unpaired.height == 1 else f"{unpaired.height} runs"
+                notes.append(f"{runs} without a matched partner left out of the tests (see missing_partners.csv).")
         name = slug("comparison", key["sampler"], *(key[a] for a in axes))
         tables.append(ranked(Table(name, caption, "Method", columns, tuple(body), tuple(notes))))
     return tables
@@ -387,7 +388,7 @@ def size_factor_table(summary: pl.DataFrame) -> Table | None:
 
 def tests_table(tests: pl.DataFrame, settings: AnalysisSettings, name: str, caption: str) -> Table:
     """Every paired test of a family: means, difference, statistic, raw and Holm-adjusted p-value."""
-    headers = ("Dataset", "Sampler", "Metric", "Pairs", "Mean", "Partner", "Δ", "Statistic", "p", "p (Holm)")
+    headers = ("Dataset", "Sampler", "Metric", "Pairs", "Mean", "Partner mean", "Δ", "Statistic", "p", "p (Holm)")
     body = []
     for r in tests.iter_rows(named=True):
         texts = (r["dataset"], r["sampler"], r["metric"], str(r["n_pairs"]))

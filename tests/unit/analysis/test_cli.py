@@ -1,0 +1,52 @@
+"""`nerplat analyze` and its benchmark through the real CLI entry point."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from nerplat.cli import main
+
+
+def test_a_missing_store_is_a_user_error(tmp_path, capsys):
+    code = main(["analyze", "quick", "--tracking-uri", f"sqlite:///{tmp_path / 'none.db'}"])
+    assert code == 2
+    assert "no MLflow store at" in capsys.readouterr().err
+
+
+def test_experiment_is_required_without_bench(capsys):
+    assert main(["analyze"]) == 2
+    assert "give the EXPERIMENT" in capsys.readouterr().err
+
+
+def test_bad_flag_values_name_the_setting(store, capsys):
+    store.replicate("ce", 0, {"test_micro_f1": 0.5})
+    code = main(["analyze", store.experiment, "--tracking-uri", store.client.tracking_uri, "--test", "ttest"])
+    assert code == 2
+    assert "analysis.test" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_analyze_writes_the_report_and_says_where(store, tmp_path, capsys):
+    for method, shift in (("ce", 0.0), ("mom", 0.05)):
+        for seed in range(3):
+            store.replicate(method, seed, {"test_micro_f1": 0.5 + shift + 0.01 * seed, "test_micro_precision": 0.6,
+                                           "test_micro_recall": 0.4 + shift})
+    out = tmp_path / "report"
+    code = main(["analyze", store.experiment, "--tracking-uri", store.client.tracking_uri, "--out", str(out),
+                 "--format", "md,csv", "--baseline", "ce", "--resamples", "100"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert f"to {out}/" in captured.out and "under analysis/" in captured.out
+    assert (out / "tables" / "comparison-low_resource-size-20.csv").exists()
+    assert json.loads((out / "settings.json").read_text())["bootstrap_resamples"] == 100
+
+
+@pytest.mark.slow
+def test_bench_prints_json_timings(capsys):
+    code = main(["analyze", "--bench", "--json", "--bench-runs", "1000", "--bench-fetch", "0"])
+    assert code == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["notes"]["metrics"] == 10 and result["notes"]["frame_shape"][0] == 1000
+    assert result["seconds"]["analyse_total"] > 0

@@ -1,0 +1,89 @@
+"""Paired comparisons: runs matched by keys, never by position; missing partners reported."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+from scipy import stats as scipy_stats
+
+from nerplat.analysis.compare import compare_pairs, setting_axes, with_holm
+from nerplat.analysis.synthetic import synthetic_replicates
+
+METRICS = ["test_micro_f1", "test_micro_precision"]
+
+
+@pytest.fixture(scope="module")
+def frame() -> pl.DataFrame:
+    return synthetic_replicates(methods=("ce", "mom"), sizes=(20,), seeds=4, partitions=2, types=())
+
+
+def _matched(frame: pl.DataFrame, method: str, metric: str) -> np.ndarray:
+    return frame.filter(pl.col("method") == method).sort("seed", "partition")[metric].to_numpy()
+
+
+@pytest.mark.parametrize("test", ["paired_t", "wilcoxon"])
+def test_tests_equal_scipy_on_pairs_matched_by_seed_and_partition(frame, test):
+    shuffled = frame.sample(fraction=1.0, shuffle=True, seed=3)
+    result = compare_pairs(shuffled, [("mom", "ce")], METRICS, test)
+    row = result.tests.filter(pl.col("metric") == "test_micro_f1").row(0, named=True)
+    a, b = _matched(frame, "mom", "test_micro_f1"), _matched(frame, "ce", "test_micro_f1")
+    reference = (scipy_stats.ttest_rel if test == "paired_t" else scipy_stats.wilcoxon)(a, b)
+    assert row["n_pairs"] == 8
+    assert row["p_value"] == pytest.approx(reference.pvalue)
+    assert row["statistic"] == pytest.approx(reference.statistic)
+    assert row["delta"] == pytest.approx((a - b).mean())
+    assert result.missing.is_empty()
+
+
+def test_position_pairing_would_give_another_answer(frame):
+    """Guards the test above: the shuffle really changes which runs sit side by side."""
+    shuffled = frame.sample(fraction=1.0, shuffle=True, seed=3)
+    a = shuffled.filter(pl.col("method") == "mom")["test_micro_f1"].to_numpy()
+    b = shuffled.filter(pl.col("method") == "ce")["test_micro_f1"].to_numpy()
+    keyed = compare_pairs(shuffled, [("mom", "ce")], METRICS, "paired_t").tests.row(0, named=True)
+    assert scipy_stats.ttest_rel(a, b).pvalue != pytest.approx(keyed["p_value"])
+
+
+def test_a_missing_partner_is_reported_and_left_out(frame):
+    gap = frame.filter(~((pl.col("method") == "ce") & (pl.col("seed") == 2) & (pl.col("partition") == 1)))
+    result = compare_pairs(gap, [("mom", "ce")], METRICS, "paired_t")
+    assert result.tests["n_pairs"].to_list() == [7, 7]
+    (row,) = result.missing.iter_rows(named=True)
+    assert (row["method"], row["partner"], row["seed"], row["partition"]) == ("mom", "ce", 2, 1)
+    assert row["partner_run_id"] is None and row["run_id"] is not None
+    assert "no ce run" in row["detail"]
+
+
+def test_a_partner_without_the_metric_is_reported(frame):
+    failed = frame.with_columns(
+        pl.when((pl.col("method") == "ce") & (pl.col("seed") == 0) & (pl.col("partition") == 0))
+        .then(None).otherwise(pl.col("test_micro_f1")).alias("test_micro_f1")
+    )
+    result = compare_pairs(failed, [("mom", "ce")], METRICS, "paired_t")
+    counts = dict(zip(result.tests["metric"], result.tests["n_pairs"]))
+    assert counts == {"test_micro_f1": 7, "test_micro_precision": 8}
+    (row,) = result.missing.iter_rows(named=True)
+    assert row["detail"] == "ce run lacks test_micro_f1"
+
+
+def test_heads_that_vary_within_a_method_become_settings():
+    per_head = synthetic_replicates(methods=("ce", "mom"), heads=("softmax", "crf"), sizes=(20,), seeds=3, types=())
+    assert setting_axes(per_head) == ["head"]
+    result = compare_pairs(per_head, [("mom", "ce")], ["test_micro_f1"], "paired_t", setting_axes(per_head))
+    assert sorted(result.tests["head"].to_list()) == ["crf", "softmax"]
+    assert result.tests["n_pairs"].to_list() == [3, 3]
+
+
+def test_a_head_fixed_by_the_method_is_not_a_setting(frame):
+    crf = frame.with_columns(pl.when(pl.col("method") == "mom").then(pl.lit("crf")).otherwise(pl.col("head")).alias("head"))
+    assert setting_axes(crf) == []
+    assert compare_pairs(crf, [("mom", "ce")], ["test_micro_f1"], "paired_t").tests["n_pairs"].to_list() == [8]
+
+
+def test_holm_is_applied_within_each_family():
+    tests = pl.DataFrame({"family": ["a", "a", "b"], "p_value": [0.01, 0.04, 0.04]})
+    adjusted = with_holm(tests, ["family"], alpha=0.05)
+    assert adjusted["p_holm"].to_list() == pytest.approx([0.02, 0.04, 0.04])
+    assert adjusted["significant"].to_list() == [True, True, True]
+    assert with_holm(tests, ["family"], alpha=0.03)["significant"].to_list() == [True, False, False]

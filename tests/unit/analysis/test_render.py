@@ -1,0 +1,61 @@
+"""Renderers: the same marks in every format, and text escaped for each."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+
+from nerplat.analysis.render import html_page, latex_escape, to_csv, to_html, to_latex, to_markdown
+from nerplat.analysis.tables import Cell, Column, Row, Table
+
+TABLE = Table(
+    name="demo",
+    caption="F1 of a_b & c, 5% <best>",
+    row_header="Method",
+    columns=(Column("size 20", "P"), Column("size 20", "F1"), Column("", "Support", ranked=False)),
+    rows=(
+        Row("ce", (Cell(0.5, se=0.01, rank=2), Cell(0.6, rank=1), Cell(text="1,000"))),
+        Row("m|x", (Cell(0.7, delta=0.2, significant=True, rank=1), Cell(0.4, arrow="down"), Cell())),
+        Row("Macro-avg", (Cell(0.55), Cell(0.5, arrow="up"), Cell(text="")), rule_above=True),
+    ),
+    notes=("† p < 0.05",),
+)
+
+
+def test_markdown_marks_best_second_se_delta_and_significance():
+    text = to_markdown(TABLE)
+    assert "| ce | <u>0.5000</u><sub>0.0100</sub> | **0.6000** | 1,000 |" in text
+    assert "| m\\|x | **0.7000** (+0.2000)† | 0.4000↓ |  |" in text
+    assert "size 20 · P" in text and "_† p < 0.05_" in text
+
+
+def test_latex_escapes_text_and_spans_group_headers():
+    text = to_latex(TABLE)
+    assert r"\caption{F1 of a\_b \& c, 5\% <best>}" in text
+    assert r"\multicolumn{2}{c}{size 20}" in text and r"\cmidrule(lr){2-3}" in text
+    assert r"\underline{0.5000}$_{0.0100}$" in text
+    assert r"\textbf{0.7000} (+0.2000)$^{\dagger}$" in text
+    assert r"0.4000$\downarrow$" in text
+    assert text.count(r"\midrule") == 2  # below the header and above the average row
+    assert latex_escape("~^\\") == r"\textasciitilde{}\textasciicircum{}\textbackslash{}"
+
+
+def test_html_escapes_and_marks():
+    text = to_html(TABLE)
+    assert "F1 of a_b &amp; c, 5% &lt;best&gt;" in text
+    assert '<th colspan="2">size 20</th>' in text
+    assert "<td><b>0.7000</b> (+0.2000)<sup>†</sup></td>" in text
+    assert '<tr class="rule"><th>Macro-avg</th>' in text
+    assert html_page("t", text).startswith("<!DOCTYPE html>")
+
+
+def test_csv_is_one_line_per_cell_with_exact_numbers():
+    rows = list(csv.DictReader(io.StringIO(to_csv(TABLE))))
+    assert len(rows) == 9
+    first = rows[0]
+    assert (first["row"], first["group"], first["column"], first["rank"], first["text"]) == ("ce", "size 20", "P", "2", "0.5000")
+    assert float(first["value"]) == 0.5 and float(first["se"]) == pytest.approx(0.01)
+    assert rows[3]["significant"] == "true" and float(rows[3]["delta"]) == pytest.approx(0.2)
+    assert rows[2]["value"] == "" and rows[2]["text"] == "1,000"

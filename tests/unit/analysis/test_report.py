@@ -1,0 +1,143 @@
+"""The analysis stage end to end on a real SQLite MLflow store."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from nerplat.analysis.report import analyze_experiment, experiment_settings
+from nerplat.errors import UserInputError
+from nerplat.track import schema
+
+PLAN = {
+    "analysis": {"baseline": "ce", "test": "paired_t", "alpha": 0.05, "comparisons": [["mom", "focal"]], "bootstrap_resamples": 200},
+    "replicate_split": "test",
+}
+EFFECT = {"ce": 0.0, "focal": 0.02, "mom": 0.05}
+
+
+def _metrics(method: str, size: int, seed: int) -> dict[str, float]:
+    base = 0.3 + size / 200 + EFFECT[method] + 0.01 * ((seed * 7 + size) % 3)
+    return {
+        "test_micro_precision": base + 0.02, "test_micro_recall": base - 0.02, "test_micro_f1": base,
+        "test_type_PER_f1": base - 0.05, "test_type_PER_precision": base, "test_type_PER_recall": base - 0.1,
+        "test_type_PER_support": 40.0, "test_macro_f1": base - 0.05, "test_macro_precision": base, "test_macro_recall": base - 0.1,
+        "train_sentences": float(size), "train_size_factor": 1.0,
+    }
+
+
+def _populate(store, skip: tuple[str, int, int] | None = None, plan: dict | None = PLAN) -> None:
+    for method in EFFECT:
+        for size in (20, 50):
+            for seed in range(3):
+                if (method, size, seed) != skip:
+                    store.replicate(method, seed, _metrics(method, size, seed), size=size)
+    tags = {schema.METHOD: "mom", schema.DATASET: "toy", schema.STATUS: "completed"}
+    for trial, lam in enumerate((0.0, 0.1, 0.5)):
+        store.run("trial", tags | {schema.TRIAL: str(trial)}, {"dev_best_micro_f1": 0.5 + lam / 10}, {"objective.lambda": str(lam)})
+    if plan is not None:
+        store.summary(plan)
+
+
+@pytest.mark.slow
+def test_report_folder_and_summary_run_artifacts(store, tmp_path):
+    _populate(store, skip=("focal", 50, 1))
+    out = tmp_path / "reports" / store.experiment
+    report = analyze_experiment(store.experiment, store.client.tracking_uri, out, ["md", "latex", "html", "csv"])
+
+    names = {p.relative_to(out).as_posix() for p in report.files}
+    for expected in (
+        "report.md", "report.html", "runs.parquet", "trials.parquet", "summary.parquet", "tests.parquet",
+        "missing_partners.csv", "settings.json", "tables/size-toy-low_resource.tex", "tables/comparison-low_resource-size-20.md",
+        "tables/tests-pairs.csv", "tables/per-type-toy-low_resource-size-50.html", "plots/learning-curve-toy-low_resource.png",
+        "plots/learning-curve-toy-low_resource.svg", "plots/displacement-toy-low_resource.png",
+        "plots/hyperparameter-toy-objective.lambda.png",
+    ):
+        assert expected in names, expected
+    assert pl.read_parquet(out / "runs.parquet").height == 17
+    assert json.loads((out / "settings.json").read_text())["comparisons"] == [["mom", "focal"]]
+    # the missing focal run is reported, twice (against ce and against mom), never silently dropped
+    unpaired = [w for w in report.warnings if w.startswith("unpaired")]
+    assert len(unpaired) == 2 and all("seed=1" in w and "no focal run" in w for w in unpaired)
+    assert any("no corpus statistics for toy" in w for w in report.warnings)
+    assert "## Warnings" in (out / "report.md").read_text()
+    tests = pl.read_parquet(out / "tests.parquet")
+    focal_50 = tests.filter((pl.col("method") == "focal") & (pl.col("sampler") == "low_resource(size=50)"))
+    assert focal_50["n_pairs"].unique().to_list() == [2]
+    # everything is also an artifact of the (runner-created) summary run
+    artifacts = {a.path for a in store.client.list_artifacts(report.summary_run_id, "analysis")}
+    assert {"analysis/report.md", "analysis/tables", "analysis/plots"} <= artifacts
+    assert store.client.get_run(report.summary_run_id).data.tags[schema.KIND] == "summary"
+
+
+@pytest.mark.slow
+def test_without_a_summary_run_one_is_created_and_a_rerun_replaces_the_folder(store, tmp_path):
+    _populate(store, plan=None)
+    out = tmp_path / "reports" / "report"
+    (out / "stale").mkdir(parents=True)
+    report = analyze_experiment(store.experiment, store.client.tracking_uri, out, ["md"], experiment_settings(store.experiment, store.client.tracking_uri, {"baseline": "ce"}))
+    run = store.client.get_run(report.summary_run_id)
+    assert run.info.run_name == "summary" and run.data.tags[schema.KIND] == "summary"
+    assert not (out / "stale").exists()
+    assert not list((out / "tables").glob("*.tex"))  # only the formats asked for
+    again = analyze_experiment(store.experiment, store.client.tracking_uri, out, ["md"])
+    assert again.summary_run_id == report.summary_run_id  # found, not created twice
+    assert [p.name for p in out.parent.iterdir()] == ["report"]  # no temporary folders left
+
+
+def test_plan_settings_with_flag_overrides(store):
+    store.summary(PLAN)
+    settings = experiment_settings(store.experiment, store.client.tracking_uri, {"alpha": 0.01, "test": "wilcoxon"})
+    assert (settings.baseline, settings.alpha, settings.test, settings.bootstrap_resamples) == ("ce", 0.01, "wilcoxon", 200)
+    assert settings.comparisons == (("mom", "focal"),)
+
+
+def test_a_bad_plan_analysis_names_the_field(store):
+    store.summary({"analysis": {"alpha": 2, "tests": "t"}})
+    with pytest.raises(UserInputError) as error:
+        experiment_settings(store.experiment, store.client.tracking_uri)
+    paths = {p.path for p in error.value.problems}
+    assert paths == {"analysis.alpha", "analysis.tests"}
+    assert all("plan.json" in p.source for p in error.value.problems)
+
+
+def test_unknown_baseline_is_refused_with_a_suggestion(store, tmp_path):
+    store.replicate("ce", 0, {"test_micro_f1": 0.5})
+    store.summary({"analysis": {"baseline": "cee", "comparisons": [["ce", "mom"]]}})
+    with pytest.raises(UserInputError) as error:
+        analyze_experiment(store.experiment, store.client.tracking_uri, tmp_path / "out", ["md"])
+    messages = [str(p) for p in error.value.problems]
+    assert "did you mean 'ce'?" in messages[0] and "analysis.baseline" in messages[0]
+    assert "'mom'" in messages[1]
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_experiment_without_runs_is_a_user_error(store, tmp_path):
+    with pytest.raises(UserInputError, match="no replicate or trial runs"):
+        analyze_experiment(store.experiment, store.client.tracking_uri, tmp_path / "out", ["md"])
+
+
+def test_unknown_format_is_refused(store, tmp_path):
+    with pytest.raises(UserInputError, match="unknown table format.*docx"):
+        analyze_experiment(store.experiment, store.client.tracking_uri, tmp_path / "out", ["md", "docx"])
+
+
+def test_a_failure_while_writing_keeps_the_previous_report(store, tmp_path, monkeypatch):
+    from nerplat.analysis import report as report_module
+
+    store.replicate("ce", 0, {"test_micro_f1": 0.5})
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "report.md").write_text("previous")
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(report_module, "write_report", broken)
+    with pytest.raises(RuntimeError):
+        analyze_experiment(store.experiment, store.client.tracking_uri, out, ["md"])
+    assert (out / "report.md").read_text() == "previous"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []

@@ -1,0 +1,118 @@
+"""Table layouts built from summary and test frames."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from nerplat.analysis import tables as layouts
+from nerplat.analysis.aggregate import metric_columns, summarise
+from nerplat.analysis.report import paired_comparisons
+from nerplat.analysis.settings import AnalysisSettings
+from nerplat.analysis.synthetic import synthetic_replicates
+from nerplat.analysis.tables import Cell, Column, Row, Table, ranked
+
+SETTINGS = AnalysisSettings(baseline="ce", bootstrap_resamples=200)
+
+
+@pytest.fixture(scope="module")
+def frame() -> pl.DataFrame:
+    return synthetic_replicates(methods=("mom", "ce", "focal"), sizes=(20, 50), seeds=4, types=("PER", "LOC"))
+
+
+@pytest.fixture(scope="module")
+def summary(frame) -> pl.DataFrame:
+    return summarise(frame, metric_columns(frame), SETTINGS)
+
+
+def _values(table: Table, row: str) -> list[float | None]:
+    (found,) = [r for r in table.rows if r.label == row]
+    return [c.value for c in found.cells]
+
+
+def test_ranks_mark_best_and_second_on_printed_values():
+    table = Table("t", "c", "m", (Column("", "a"), Column("", "b", ranked=False)), (
+        Row("x", (Cell(0.91234), Cell(0.1))),
+        Row("y", (Cell(0.91231), Cell(0.9))),  # prints as 0.9123 too: shares the best rank
+        Row("z", (Cell(0.5), Cell(0.5))),
+        Row("w", (Cell(0.2), Cell())),
+    ))
+    ranks = [[c.rank for c in r.cells] for r in ranked(table).rows]
+    assert ranks == [[1, None], [1, None], [2, None], [None, None]]
+
+
+def test_a_column_with_one_value_is_not_ranked():
+    table = Table("t", "c", "m", (Column("", "a"),), (Row("x", (Cell(0.5),)), Row("y", (Cell(),))))
+    assert ranked(table).rows[0].cells[0].rank is None
+
+
+def test_size_table_has_sizes_by_measure_columns_and_se(summary):
+    (table,) = layouts.size_tables(summary, SETTINGS)
+    assert [(c.group, c.name) for c in table.columns[:4]] == [("20", "P"), ("20", "R"), ("20", "F1"), ("50", "P")]
+    assert [r.label for r in table.rows] == ["ce", "focal", "mom"]
+    assert all(c.se is not None for r in table.rows for c in r.cells)
+    assert sum(c.rank == 1 for r in table.rows for c in r.cells) >= len(table.columns)
+
+
+def test_comparison_table_shows_deltas_and_marks_only_significant_cells(frame, summary):
+    tests = paired_comparisons(frame, SETTINGS, []).tests
+    tables = layouts.comparison_tables(summary, tests, tests.clear(), SETTINGS)
+    table = next(t for t in tables if "size-50" in t.name)
+    ce, mom = table.rows[0], next(r for r in table.rows if r.label == "mom")
+    assert all(c.delta is None for c in ce.cells)
+    assert mom.cells[2].delta == pytest.approx(mom.cells[2].value - ce.cells[2].value)
+    family = tests.filter(pl.col("family") == layouts.comparison_family("low_resource(size=50, partitions=1)"))
+    significant = family.filter((pl.col("method") == "mom") & (pl.col("metric") == "test_micro_f1"))["significant"][0]
+    assert mom.cells[2].significant == significant
+    assert any("Holm-corrected across the 6 tests" in n for n in table.notes)
+
+
+def test_comparison_table_counts_unpaired_runs_in_a_note(frame, summary):
+    gap = frame.filter(~((pl.col("method") == "ce") & (pl.col("seed") == 0)))
+    comparison = paired_comparisons(gap, SETTINGS, [])
+    tables = layouts.comparison_tables(summarise(gap, metric_columns(gap), SETTINGS), comparison.tests, comparison.missing, SETTINGS)
+    assert any("2 runs without a matched partner" in n for n in tables[0].notes)
+
+
+def test_grid_table_leaves_blank_where_a_method_was_not_run():
+    grid = synthetic_replicates(methods=("ce", "focal"), heads=("softmax", "crf"), sizes=(100,), seeds=2, types=())
+    grid = grid.filter(~((pl.col("method") == "focal") & (pl.col("head") == "crf")))  # focal does not apply to CRF
+    (table,) = layouts.grid_tables(summarise(grid, ["test_micro_f1"], SETTINGS), SETTINGS)
+    assert [c.name for c in table.columns] == ["crf", "softmax"]
+    assert table.row_header == "Method"
+    assert _values(table, "focal")[0] is None and _values(table, "focal")[1] is not None
+
+
+def test_per_type_table_orders_rarest_first_and_ends_with_the_macro_average(summary):
+    table = layouts.per_type_tables(summary, SETTINGS)[0]
+    assert [r.label for r in table.rows] == ["PER", "LOC", "Macro-avg"]  # PER support 100, LOC 200
+    assert table.rows[-1].rule_above
+    mom = [c for c, col in zip(table.rows[0].cells, table.columns) if col.group == "mom"]
+    ce = [c for c, col in zip(table.rows[0].cells, table.columns) if col.group == "ce"]
+    assert all(c.arrow == ("up" if c.value > b.value else "down") for c, b in zip(mom, ce))
+    assert all(c.arrow == "" for c in ce)
+    assert table.rows[0].cells[-1].text == "100"
+
+
+def test_dataset_table_from_plain_statistics():
+    split = {"sentences": 1200, "tokens": 20500, "mentions_per_type": {"PER": 30, "LOC": 12}, "pct_B": 2.0, "pct_I": 1.5, "pct_O": 96.5}
+    table = layouts.dataset_table({"toy": {"train": split, "test": split}})
+    cells = [c.text for c in table.rows[0].cells]
+    assert cells[:3] == ["1,200", "", "1,200"]  # no dev split: blank
+    assert cells[6:9] == ["42", "", "42"]
+    assert cells[9] == "2.0 / 1.5 / 96.5" and cells[-1] == "2"
+
+
+def test_size_factor_table_averages_over_datasets(summary):
+    rows = pl.DataFrame({
+        "sampler": ["sCR", "sCR", "full"], "dataset": ["a", "b", "a"], "metric": ["train_size_factor"] * 3, "mean": [4.0, 5.0, 1.0],
+    })
+    table = layouts.size_factor_table(rows)
+    assert [r.label for r in table.rows] == ["full", "sCR"]
+    assert _values(table, "sCR") == [4.0, 5.0, 4.5]
+    assert _values(table, "full") == [1.0, None, 1.0]
+    assert layouts.size_factor_table(rows.clear()) is None
+
+
+def test_slugs_are_file_safe():
+    assert layouts.slug("size", "conll2003", "low_resource(size=100, k=2)", None) == "size-conll2003-low_resource-size-100-k-2"
