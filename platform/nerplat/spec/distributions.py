@@ -15,8 +15,6 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from pydantic import TypeAdapter
-
 from nerplat.plan.model import DISTRIBUTION_KINDS, Choice, Distribution, IntRange, LogUniform, Uniform
 from nerplat.spec.loader import YamlPath
 
@@ -28,7 +26,6 @@ _EXAMPLES = {
     "int": "{int: [1, 8]}",
     "choice": "{choice: [ce, focal]}",
 }
-_ADAPTER: TypeAdapter[Distribution] = TypeAdapter(Distribution)
 
 
 def distribution_kind(value: Any) -> str | None:
@@ -88,6 +85,3 @@ def probe_values(distribution: Distribution) -> list[tuple[Any, YamlPath]]:
 def samples_floats(distribution: Distribution) -> bool:
     return isinstance(distribution, (Uniform, LogUniform))
 
-
-def as_json(distribution: Distribution) -> dict[str, Any]:
-    return _ADAPTER.dump_python(distribution, mode="json")

@@ -8,7 +8,6 @@ rules. All problems are raised together in one `UserInputError`, in file order.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +17,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from nerplat.catalog import Catalog
 from nerplat.errors import Problem, UserInputError
-from nerplat.plan.model import Analysis, Resources, Tune
+from nerplat.plan.model import Tune
 from nerplat.plan.trial_config import EncoderSettings
 from nerplat.spec.datasets import DatasetCheck, NamedDataset, resolve_datasets
 from nerplat.spec.loader import Document, format_path, read_document
