@@ -126,3 +126,35 @@ def _default_value(space: Any) -> Any:
 def register(app: typer.Typer) -> None:
     app.command("train")(train)
     app.add_typer(bench_app, name="bench")
+
+
+@bench_app.command("train")
+def bench_train_command(
+    encoder: str = typer.Option("minilm-l6", "--encoder", help="Encoder to benchmark."),
+    sentences: int = typer.Option(320, "--sentences", help="CoNLL-2003 training sentences (one epoch)."),
+    batch_size: int = typer.Option(32, "--batch-size"),
+    threads: Optional[int] = typer.Option(None, "--threads", help="torch threads (default: torch's choice)."),
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON object instead of a table."),
+) -> None:
+    """Tokens/s of a plain PyTorch loop and of nerplat's trial loop on the same batches, ratio, MFU, memory."""
+    from nerplat.bench.train import bench_train
+
+    result = bench_train(encoder=encoder, sentences=sentences, batch_size=batch_size, threads=threads)
+    if as_json:
+        typer.echo(json.dumps(result.as_dict(), indent=2))
+        return
+    table = Table(title=f"nerplat bench train ({result.encoder}, {result.sentences} sentences, {result.threads} threads)")
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    rows = [
+        ("plain PyTorch loop, tokens/s", f"{result.plain_tokens_per_s:.0f}"),
+        ("nerplat trial loop, tokens/s", f"{result.nerplat_tokens_per_s:.0f}"),
+        ("ratio (nerplat / plain)", f"{result.ratio:.3f}"),
+        ("fp32 matmul peak, GFLOP/s", f"{result.matmul_gflops:.1f}"),
+        ("MFU nerplat (real tokens)", f"{result.mfu:.3f}"),
+        ("MFU plain loop", f"{result.plain_mfu:.3f}"),
+        ("peak RSS, MB", f"{result.peak_rss_mb:.0f}"),
+    ]
+    for name, value in rows:
+        table.add_row(name, value)
+    Console().print(table)

@@ -231,15 +231,17 @@ def run_trial(
                 clip_gradients(optimizer, config.train.max_grad_norm)
                 optimizer.step()
                 scheduler.step()
-                if not first_step_done:
-                    timings.setup = time.perf_counter() - started
-                    epoch_started = time.perf_counter()
-                    first_step_done = True
-            timings.train_tokens += batch.real_tokens()
+            if not first_step_done:
+                # Start-up ends with the first optimiser step; throughput is counted from there.
+                timings.setup = time.perf_counter() - started
+                epoch_started = time.perf_counter()
+                first_step_done = True
+            else:
+                timings.train_tokens += batch.real_tokens()
             if progress is not None and rank == 0:
                 progress.step_done(float(loss.detach()))
         timings.train += time.perf_counter() - epoch_started
-        end_epoch(optimizer, epoch)
+        end_epoch(optimizer, epoch - 1)  # the optimiser counts epochs from 0
 
         if data.dev is None or not (epoch % config.train.eval_every == 0 or epoch == config.train.epochs):
             continue
