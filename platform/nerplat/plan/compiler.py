@@ -1,4 +1,5 @@
-"""Spec -> plan: arms are datasets x sampler settings x methods, in spec order.
+"""Spec -> plan: arms are datasets x sampler settings x methods, in spec order (a method that lists
+its sampler settings runs only with those).
 
 Pure: the same spec file, profile and environment give the same plan (and `Plan.sha256()`);
 nothing is started, read beyond the spec, or written. Arm ids are `<dataset>/<sampler>/<method>`,
@@ -40,6 +41,8 @@ def build_plan(validated: ValidatedSpec) -> Plan:
             partitions = validated.partitions[setting.label]
             replicates = tuple(Replicate(seed=seed, partition=p) for p in partitions for seed in validated.seeds)
             for method in validated.methods:
+                if method.samplers is not None and setting.label not in method.samplers:
+                    continue
                 arms.append(
                     Arm(
                         id=f"{dataset.label}/{setting.label}/{method.name}",

@@ -3,7 +3,8 @@
 A method's head is, in order: its own `head`, else `model.head`, else its objective's
 `default_head`. The objective's config class lists the heads it can train (`heads`); any other head
 is an error at the place the head came from. Search-space keys are dotted TrialConfig paths:
-`objective.<param>`, `head.<param>`, `train.<field>`.
+`objective.<param>`, `head.<param>`, `train.<field>`. A method runs with every sampler setting
+unless it lists the labels of those it runs with (`samplers: [full]`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ class ResolvedMethod:
     train: dict[str, Any]  # TrainSettings as JSON, minus searched fields
     space: dict[str, Distribution] = field(default_factory=dict)
     train_at: YamlPath = ("train",)  # where this method's train settings are written (for rules)
+    samplers: tuple[str, ...] | None = None  # sampler setting labels it runs with; None: all
 
 
 def resolve_methods(
@@ -105,6 +107,7 @@ def _resolve(
             train=train.fixed,
             space=space,
             train_at=train_at,
+            samplers=None if section.samplers is None else tuple(section.samplers),
         ),
         [],
     )

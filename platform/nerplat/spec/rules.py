@@ -140,6 +140,17 @@ def check_analysis(document: Document, analysis: Analysis, method_names: list[st
     return problems
 
 
+def check_method_samplers(document: Document, methods: list[ResolvedMethod], settings: list[SamplerSetting]) -> list[Problem]:
+    """A method's `samplers` must name sampler settings of the spec, by their labels."""
+    labels = [s.label for s in settings]
+    return [
+        document.problem(unknown_name("sampler setting", label, labels, listed_as="settings"), ("methods", m.name, "samplers", i))
+        for m in methods
+        for i, label in enumerate(m.samplers or ())
+        if label not in labels
+    ]
+
+
 def replicate_seeds(replicate: ReplicateSection) -> tuple[int, ...]:
     return tuple(range(replicate.seeds)) if isinstance(replicate.seeds, int) else tuple(replicate.seeds)
 

@@ -23,7 +23,7 @@ from nerplat.spec.datasets import DatasetCheck, NamedDataset, resolve_datasets
 from nerplat.spec.loader import Document, format_path, read_document
 from nerplat.spec.methods import ResolvedMethod, resolve_methods
 from nerplat.spec.profiles import PROFILES_KEY, apply_profile, profile_names, profile_problems
-from nerplat.spec.rules import check_analysis, check_tune, replicate_partitions, replicate_seeds
+from nerplat.spec.rules import check_analysis, check_method_samplers, check_tune, replicate_partitions, replicate_seeds
 from nerplat.spec.samplers import SamplerSetting, expand_samplers
 from nerplat.spec.schema import Spec
 from nerplat.spec.suggest import unknown_name
@@ -150,9 +150,10 @@ def validate_document(
             problems.append(document.problem(message, ("model", "encoder")))
 
     settings: list[SamplerSetting] = []
+    expanded_problems: list[Problem] = []
     if "samplers" in sections:
-        settings, found = expand_samplers(document, sections["samplers"], catalog)
-        problems += found
+        settings, expanded_problems = expand_samplers(document, sections["samplers"], catalog)
+        problems += expanded_problems
 
     methods: list[ResolvedMethod] = []
     if {"methods", "train", "model"} <= sections.keys():
@@ -160,6 +161,8 @@ def validate_document(
         problems += found
     methods_ok = "methods" in sections and len(methods) == len(sections["methods"])
 
+    if "samplers" in sections and not expanded_problems:
+        problems += check_method_samplers(document, methods, settings)
     tune = None
     if "tune" in sections and methods_ok:
         tune, found = check_tune(document, sections["tune"], methods, catalog)

@@ -141,3 +141,15 @@ def test_compiled_plans_match_their_snapshots(catalog, match_snapshot, spec, pro
     plan = compile_plan(COMPILE / f"{spec}.yaml", catalog, profile=profile)
     name = spec + (f"--{profile}" if profile else "")
     match_snapshot(plan.model_dump(mode="json"), SNAPSHOTS / f"{name}.json")
+
+
+def test_a_method_restricted_to_some_sampler_settings_gets_only_those_arms(catalog, write_spec):
+    text = "experiment: t\ndataset: conll2003\nsamplers: [[], [sCR], [untyped]]\nmethods:\n  ce: {loss: ce}\n  focal: {loss: focal, samplers: [full, untyped]}\n"
+    plan = compile_plan(write_spec(text), catalog)
+    assert [arm.id for arm in plan.arms] == [
+        "conll2003/full/ce",
+        "conll2003/full/focal",
+        "conll2003/sCR/ce",
+        "conll2003/untyped/ce",
+        "conll2003/untyped/focal",
+    ]

@@ -99,3 +99,19 @@ def test_bad_samplers_are_located(catalog, write_spec, samplers, replicate, path
     assert len(found) == 1, found
     assert found[0][0] == path
     assert message in found[0][1]
+
+
+def test_a_method_may_run_with_some_sampler_settings_only(catalog, write_spec):
+    text = "experiment: t\ndataset: conll2003\nsamplers: [[], [sCR]]\nmethods:\n  ce: {loss: ce}\n  focal: {loss: focal, samplers: [full]}\n"
+    ce, focal = load_spec(write_spec(text), catalog).methods
+    assert (ce.samplers, focal.samplers) == (None, ("full",))
+    assert "samplers" not in focal.objective.params
+
+
+def test_a_method_naming_an_unknown_sampler_setting(catalog, write_spec):
+    text = "experiment: t\ndataset: conll2003\nsamplers: [[], [sCR]]\nmethods:\n  focal: {loss: focal, samplers: [ful]}\n"
+    with pytest.raises(UserInputError) as raised:
+        load_spec(write_spec(text), catalog)
+    ((path, message),) = [(p.path, p.message) for p in raised.value.problems]
+    assert path == "methods.focal.samplers[0]"
+    assert message == "unknown sampler setting 'ful'; did you mean 'full'? (settings: full, sCR)"
