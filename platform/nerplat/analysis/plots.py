@@ -22,7 +22,7 @@ import polars as pl
 
 from nerplat.analysis.runs import PARAM_PREFIX
 from nerplat.analysis.settings import AnalysisSettings
-from nerplat.analysis.tables import method_order, slug
+from nerplat.analysis.tables import method_order, natural_key, slug
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -252,7 +252,7 @@ def _clusters(part: pl.DataFrame, settings: AnalysisSettings, p: str, r: str) ->
     """Cluster label -> arrows from its start point (baseline) to each other treatment."""
     reference = settings.reference_sampler
     by = ["encoder", "head"] if reference else ["sampler", "encoder", "head"]
-    groups = sorted(part.partition_by(by, as_dict=True).items(), key=lambda kv: _natural(kv[0]))
+    groups = sorted(part.partition_by(by, as_dict=True).items(), key=lambda kv: natural_key(kv[0]))
     varying = [i for i in range(len(by)) if len({key[i] for key, _ in groups}) > 1]
     clusters: dict[str, list[_Arrow]] = {}
     for key, cluster in groups:
@@ -282,11 +282,6 @@ def _size_part(sampler: str | None) -> str:
     """Within one sampler family only the size differs: 'low_resource(size=20, k=1)' -> 'size=20'."""
     found = _SIZE_TEXT.findall(sampler or "")
     return ", ".join(found) if found else str(sampler)
-
-
-def _natural(key: tuple) -> tuple:
-    """Sort key reading digit runs as numbers, so size=20 comes before size=100."""
-    return tuple(tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", str(k))) for k in key)
 
 
 def _arrow_plot(clusters: dict[str, list[_Arrow]], where: dict, settings: AnalysisSettings, hidden: int = 0) -> Plot:

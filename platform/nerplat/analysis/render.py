@@ -2,7 +2,7 @@
 
 Each renderer shows the same content: best bold, second underlined, SE as a subscript, delta in
 parentheses, † for a significant difference, arrows against a reference. CSV is long (one line
-per cell) with the numbers unformatted, for spreadsheets and scripts.
+per cell) with the numbers unrounded to the table's digits, for spreadsheets and scripts.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import html
 import io
+import re
 from collections.abc import Callable
 from itertools import groupby
 
@@ -21,9 +22,16 @@ DAGGER = "†"
 ARROWS = {"up": "↑", "down": "↓", "": ""}
 
 
+_NUMBER_TEXT = re.compile(r"^(?:[\d,.\s/%<+-]*|n/a)$")
+
+
 def _numeric(table: Table) -> list[bool]:
-    """Columns holding numbers are right-aligned, columns of text left-aligned."""
-    return [any(row.cells[j].value is not None for row in table.rows) for j in range(len(table.columns))]
+    """Columns of numbers (or of counts and p-values written as text) are right-aligned, others left."""
+    return [
+        any(row.cells[j].value is not None or row.cells[j].text for row in table.rows)
+        and all(row.cells[j].value is not None or _NUMBER_TEXT.match(row.cells[j].text or "") for row in table.rows)
+        for j in range(len(table.columns))
+    ]
 
 
 def _spans(table: Table) -> list[tuple[str, int]]:
@@ -155,7 +163,7 @@ def to_html(table: Table) -> str:
     e = html.escape
     lines = [f'<figure class="nerplat-table" id="{e(table.name)}">', "<table>", f"<caption>{e(table.caption)}</caption>", "<thead>"]
     if table.has_groups():
-        cells = ['<th rowspan="2"></th>'] + [
+        cells = [f'<th rowspan="2">{e(table.row_header)}</th>'] + [
             f'<th colspan="{w}">{e(g)}</th>' if w > 1 else f"<th>{e(g)}</th>" for g, w in _spans(table)
         ]
         lines.append("<tr>" + "".join(cells) + "</tr>")
@@ -205,7 +213,7 @@ CSV_FIELDS = ("table", "row", "group", "column", "value", "se", "delta", "signif
 
 
 def to_csv(table: Table) -> str:
-    """One line per cell; numbers at full precision, `text` as printed in the other formats."""
+    """One line per cell; numbers to 12 significant digits, `text` as printed in the other formats."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(CSV_FIELDS)
@@ -225,8 +233,9 @@ def to_csv(table: Table) -> str:
 
 
 def _exact(number: float | None) -> str:
-    """Shortest text that reads back as the same float."""
-    return "" if number is None else repr(float(number))
+    """12 significant digits: every digit the statistics carry, none of the last-bit noise that
+    differs between BLAS builds."""
+    return "" if number is None else f"{float(number):.12g}"
 
 
 RENDERERS: dict[str, Callable[[Table], str]] = {"md": to_markdown, "latex": to_latex, "html": to_html, "csv": to_csv}

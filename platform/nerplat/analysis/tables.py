@@ -94,6 +94,15 @@ def slug(*parts: str | int | None) -> str:
     return re.sub(r"[^a-z0-9_.]+", "-", text.lower()).strip("-.")
 
 
+def natural_key(value: object) -> tuple:
+    """Sort key reading digit runs as numbers: 'size=20' before 'size=100'; None last."""
+    if value is None:
+        return ((1,),)
+    if isinstance(value, tuple):
+        return tuple(natural_key(v) for v in value)
+    return ((0,), *((0, int(t)) if t.isdigit() else (1, t) for t in re.split(r"(\d+)", str(value)) if t))
+
+
 def method_order(methods: Sequence[str], baseline: str | None) -> list[str]:
     """Baseline first, then the others alphabetically: the papers list the baseline on top."""
     rest = sorted(m for m in set(methods) if m != baseline)
@@ -127,7 +136,7 @@ def _axis_groups(frame: pl.DataFrame, keys: Sequence[str]) -> list[tuple[dict, p
     if frame.is_empty():
         return []
     groups = frame.partition_by(list(keys), as_dict=True, maintain_order=True)
-    return [(dict(zip(keys, k)), groups[k]) for k in sorted(groups, key=lambda k: tuple(str(v) for v in k))]
+    return [(dict(zip(keys, k)), groups[k]) for k in sorted(groups, key=natural_key)]
 
 
 def size_tables(summary: pl.DataFrame, settings: AnalysisSettings, axes: Sequence[str] = ()) -> list[Table]:
@@ -176,7 +185,7 @@ def comparison_tables(
     rows = summary.filter(pl.col("metric").is_in(list(metrics)))
     tables = []
     for key, part in _axis_groups(rows, ["sampler", *axes]):
-        datasets = sorted(part["dataset"].unique().to_list())
+        datasets = sorted(part["dataset"].unique().to_list(), key=natural_key)
         lookup = _cell_lookup(part, ["method", "dataset", "metric"])
         family = comparison_family(key["sampler"], [key[a] for a in axes])
         family_tests = tests.filter(pl.col("family") == family) if "family" in tests.columns else tests.clear()
@@ -209,9 +218,8 @@ def comparison_tables(
                 f"runs matched by seed and partition, Holm-corrected across the {tested['p_value'].count()} "
                 "tests of this table."
             )
-            unpaired = missing.filter(
-                (pl.col("partner") == settings.baseline) & (pl.col("sampler") == key["sampler"])
-            ) if not missing.is_empty() else missing
+            same_table = [pl.col(k).eq_missing(key[k]) for k in ("sampler", *axes)]
+            unpaired = missing.filter(pl.col("partner") == settings.baseline, *same_table) if missing.height else missing
             if unpaired.height:
                 runs = "1 run" if unpaired.height == 1 else f"{unpaired.height} runs"
                 notes.append(f"{runs} without a matched partner left out of the tests (see missing_partners.csv).")
@@ -235,14 +243,14 @@ def grid_tables(summary: pl.DataFrame, settings: AnalysisSettings) -> list[Table
     rows = summary.filter(pl.col("metric") == metric)
     tables = []
     for key, part in _axis_groups(rows, ["dataset"]):
-        models = sorted({(r["encoder"], r["head"]) for r in part.iter_rows(named=True)}, key=str)
+        models = sorted({(r["encoder"], r["head"]) for r in part.iter_rows(named=True)}, key=natural_key)
         if len(models) < 2:
             continue
         row_keys = ["sampler", "objective"]
         if part.group_by([*row_keys, "encoder", "head"]).len()["len"].max() > 1:
             row_keys = ["sampler", "method"]  # several methods share a loss: name them instead
         lookup = _cell_lookup(part, [*row_keys, "encoder", "head"])
-        entries = sorted({tuple(r[k] for k in row_keys) for r in part.iter_rows(named=True)}, key=str)
+        entries = sorted({tuple(r[k] for k in row_keys) for r in part.iter_rows(named=True)}, key=natural_key)
         one_sampler = len({e[0] for e in entries}) == 1
         one_loss = len({e[1] for e in entries}) == 1
         body = tuple(
@@ -302,8 +310,7 @@ def per_type_tables(summary: pl.DataFrame, settings: AnalysisSettings, axes: Seq
                     if row and base and method != settings.baseline:
                         arrow = _arrow(row["mean"], base["mean"], 4)
                     cells.append(Cell(value=row["mean"], arrow=arrow) if row else Cell())
-            count = support.get(label)
-            cells.append(Cell(text="" if count is None else f"{count:,.0f}"))
+            cells.append(Cell(value=support.get(label), digits=0))
             body.append(Row(label, tuple(cells), rule_above=is_average))
         columns = tuple(Column(m, short, ranked=False) for m in methods for _, short in HEADLINE)
         columns += (Column("", "Support", ranked=False),)
@@ -372,10 +379,10 @@ def size_factor_table(summary: pl.DataFrame) -> Table | None:
     if rows.is_empty():
         return None
     per_dataset = rows.group_by("sampler", "dataset").agg(pl.col("mean").mean())
-    datasets = sorted(per_dataset["dataset"].unique().to_list())
+    datasets = sorted(per_dataset["dataset"].unique().to_list(), key=natural_key)
     lookup = {(r["sampler"], r["dataset"]): r["mean"] for r in per_dataset.iter_rows(named=True)}
     body = []
-    for sampler in sorted(per_dataset["sampler"].unique().to_list()):
+    for sampler in sorted(per_dataset["sampler"].unique().to_list(), key=natural_key):
         values = [lookup.get((sampler, d)) for d in datasets]
         present = [v for v in values if v is not None]
         average = sum(present) / len(present) if present else None
@@ -388,10 +395,12 @@ def size_factor_table(summary: pl.DataFrame) -> Table | None:
 
 def tests_table(tests: pl.DataFrame, settings: AnalysisSettings, name: str, caption: str) -> Table:
     """Every paired test of a family: means, difference, statistic, raw and Holm-adjusted p-value."""
-    headers = ("Dataset", "Sampler", "Metric", "Pairs", "Mean", "Partner mean", "Δ", "Statistic", "p", "p (Holm)")
+    axes = [a for a in ("encoder", "head") if a in tests.columns]
+    headers = ("Dataset", "Sampler", *(a.capitalize() for a in axes), "Metric", "Pairs", "Mean", "Partner mean", "Δ", "Statistic", "p", "p (Holm)")
+    order = ("method", "partner", "dataset", "sampler", *axes, "metric")
     body = []
-    for r in tests.iter_rows(named=True):
-        texts = (r["dataset"], r["sampler"], r["metric"], str(r["n_pairs"]))
+    for r in sorted(tests.iter_rows(named=True), key=lambda row: natural_key(tuple(row[k] for k in order))):
+        texts = (r["dataset"], r["sampler"], *(r[a] for a in axes), r["metric"], str(r["n_pairs"]))
         numbers = (r["mean"], r["partner_mean"])
         cells = [Cell(text=str(t)) for t in texts] + [Cell(value=v) for v in numbers]
         cells.append(Cell(value=r["delta"], significant=bool(r["significant"])))

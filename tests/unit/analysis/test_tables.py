@@ -91,7 +91,7 @@ def test_per_type_table_orders_rarest_first_and_ends_with_the_macro_average(summ
     ce = [c for c, col in zip(table.rows[0].cells, table.columns) if col.group == "ce"]
     assert all(c.arrow == ("up" if c.value > b.value else "down") for c, b in zip(mom, ce))
     assert all(c.arrow == "" for c in ce)
-    assert table.rows[0].cells[-1].text == "100"
+    assert table.rows[0].cells[-1].value == 100
 
 
 def test_dataset_table_from_plain_statistics():
