@@ -144,6 +144,12 @@ class Analysis(Frozen):
     alpha: float = Field(0.05, gt=0, lt=1, description="Significance level.")
     comparisons: tuple[tuple[str, str], ...] = Field((), description="Extra [method, method] pairs to test.")
     bootstrap_resamples: int = Field(1000, ge=100, description="Resamples of the bootstrapped standard error.")
+    confidence: float = Field(0.95, gt=0, lt=1, description="Coverage of the bootstrap percentile intervals.")
+    seed: int = Field(0, ge=0, description="Seed of the bootstrap: same seed, same numbers.")
+    average: Literal["micro", "macro"] = Field("micro", description="Averaging over types of the headline precision, recall and F1.")
+    reference_sampler: str | None = Field(
+        None, description="Sampler setting (label) whose runs start the precision-recall arrows; none: each setting's baseline."
+    )
 
 
 SEARCHABLE_SECTIONS = ("objective", "head", "train")  # TrialConfig parts a search-space key may start with

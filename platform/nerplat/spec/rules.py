@@ -126,9 +126,16 @@ def _asha_problems(document: Document, method: ResolvedMethod, scheduler: Compon
     return problems
 
 
-def check_analysis(document: Document, analysis: Analysis, method_names: list[str]) -> list[Problem]:
+def check_analysis(
+    document: Document, analysis: Analysis, method_names: list[str], settings: list[SamplerSetting] | None
+) -> list[Problem]:
+    """Analysis names methods and sampler settings of the spec (settings None: not known, unchecked)."""
     at: YamlPath = ("analysis",)
     problems = []
+    labels = [s.label for s in settings or []]
+    if analysis.reference_sampler is not None and settings is not None and analysis.reference_sampler not in labels:
+        message = unknown_name("sampler setting", analysis.reference_sampler, labels, "settings")
+        problems.append(document.problem(message, at + ("reference_sampler",)))
     if analysis.baseline is not None and analysis.baseline not in method_names:
         problems.append(document.problem(unknown_name("method", analysis.baseline, method_names, "methods"), at + ("baseline",)))
     for i, pair in enumerate(analysis.comparisons):

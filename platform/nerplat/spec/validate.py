@@ -168,7 +168,8 @@ def validate_document(
         tune, found = check_tune(document, sections["tune"], methods, catalog)
         problems += found
     if "analysis" in sections and "methods" in sections:
-        problems += check_analysis(document, sections["analysis"], list(sections["methods"]))
+        known_settings = None if "samplers" not in sections or expanded_problems else settings
+        problems += check_analysis(document, sections["analysis"], list(sections["methods"]), known_settings)
     partitions: dict[str, tuple[int, ...]] = {}
     if "replicate" in sections and "samplers" in sections:
         partitions, found = replicate_partitions(document, sections["replicate"], settings)

@@ -127,6 +127,8 @@ def test_a_model_folder_is_an_encoder(catalog, write_spec, tmp_path):
         ("analysis: {alpha: 1.5}", "analysis.alpha", "less than 1 (got 1.5)"),
         ("analysis: {test: t_test}", "analysis.test", "input should be 'paired_t' or 'wilcoxon'"),
         ("analysis: {comparisons: [[ce, ce]]}", "analysis.comparisons[0]", "comparing ce with itself tests nothing"),
+        ("analysis: {reference_sampler: original}", "analysis.reference_sampler", "unknown sampler setting 'original' (settings: full)"),
+        ("analysis: {average: weighted}", "analysis.average", "input should be 'micro' or 'macro'"),
         ("resources: {cpus_per_worker: 0}", "resources.cpus_per_worker", "greater than 0"),
         ("resources: {gpus: 1}", "resources.gpus", "unknown key 'gpus' in resources; did you mean 'gpus_per_worker'?"),
     ],
