@@ -1,7 +1,8 @@
-"""The tracking layer against a real `mlflow server` on 127.0.0.1 (started once: it needs 8-18 s).
+"""The tracking layer against a real `mlflow server` on 127.0.0.1 (started once: it needs 7-18 s).
 
-Several processes create and log runs at once, the way Ray trials do; a server that is down fails
-before anything starts; `nerplat ui` serves a local store and prints a runs-table URL that answers.
+Several processes create and log runs at once, the way Ray trials do (through the server, and
+through the local SQLite default); a server that is down fails before anything starts;
+`nerplat ui` serves a local store and prints a runs-table URL that answers.
 """
 
 from __future__ import annotations
@@ -57,8 +58,11 @@ def _trial_worker(tracker: ExperimentTracker, arm_run_id: str, index: int, barri
         results.put((index, None, [], repr(error)))
 
 
-def test_concurrent_processes_lose_and_duplicate_nothing(server_uri):
-    tracker = ExperimentTracker.open(server_uri, "concurrency")
+@pytest.mark.parametrize("store", ["server", "sqlite"])
+def test_concurrent_processes_lose_and_duplicate_nothing(store, request, tmp_path):
+    # The local default (one SQLite file shared by worker processes) must hold up as well.
+    uri = request.getfixturevalue("server_uri") if store == "server" else f"sqlite:///{tmp_path / 'mlflow.db'}"
+    tracker = ExperimentTracker.open(uri, "concurrency")
     arm = tracker.start_arm_run(ARM, "tune")
     context = multiprocessing.get_context("spawn")
     barrier, results = context.Barrier(PROCESSES), context.Queue()

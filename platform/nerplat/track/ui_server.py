@@ -1,7 +1,7 @@
 """A local `mlflow server` child process on 127.0.0.1, and the URLs people should open in it.
 
 The runs table of an experiment is `#/experiments/<id>/runs`; the plain experiment URL opens
-MLflow 3's GenAI overview instead. The server becomes healthy after 8-18 s here, so `start`
+MLflow 3's GenAI overview instead. The server becomes healthy after 7-18 s here, so `start`
 waits on `/health`. It is started in its own process group and stopped with that group, because
 it forks uvicorn workers that would otherwise outlive it.
 """
@@ -78,8 +78,8 @@ class LocalMlflowServer:
             "--backend-store-uri", self.backend_store_uri,
             "--artifacts-destination", str(self.artifacts_destination),
         ]  # fmt: skip
-        # MLflow 3 also starts 7 job consumers for GenAI scorers by default; nerplat uses none,
-        # and on 2 cores they slow the start from about 10 s to 45 s.
+        # MLflow 3 also starts a job runner and 7 consumers for GenAI scorers by default; nerplat
+        # uses none, and on 2 busy cores they took the start from 7 s to 46 s.
         environment = {**os.environ, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
         self._process = subprocess.Popen(
             command,
