@@ -122,6 +122,10 @@ def _read_tokenizer(name_or_path: str) -> Any:
     import transformers
 
     tokenizer = _from_pretrained(transformers.AutoTokenizer, name_or_path)
+    if getattr(tokenizer, "add_prefix_space", None) is False:
+        # Byte-level BPE (RoBERTa, BART) marks word starts by a leading space; given words one by one
+        # (is_split_into_words) without this, every word is tokenised as if it began the text.
+        tokenizer = _from_pretrained(transformers.AutoTokenizer, name_or_path, add_prefix_space=True)
     if not getattr(tokenizer, "is_fast", False):
         raise UserInputError(
             f"encoder '{name_or_path}' has no fast tokenizer: word alignment needs one (word_ids())"
@@ -143,10 +147,10 @@ def _read_model(name_or_path: str) -> nn.Module:
     return model
 
 
-def _from_pretrained(auto_class: Any, name_or_path: str) -> Any:
+def _from_pretrained(auto_class: Any, name_or_path: str, **options: Any) -> Any:
     try:
         with quiet_transformers():
-            return auto_class.from_pretrained(name_or_path)
+            return auto_class.from_pretrained(name_or_path, **options)
     except (OSError, ValueError) as error:
         raise UserInputError(_unreadable_message(name_or_path, error)) from None
 

@@ -48,6 +48,20 @@ def test_each_load_is_a_fresh_copy_but_weights_are_read_once_per_process():
     assert (encoders._read_tokenizer.cache_info().misses, encoders._tiny_model.cache_info().misses) == reads
 
 
+def test_byte_level_bpe_tokenizers_mark_every_word_as_a_word_start(tmp_path):
+    from tokenizers import ByteLevelBPETokenizer
+    from transformers import RobertaTokenizer
+
+    bpe = ByteLevelBPETokenizer()
+    text = ["hello world", "the world says hello"] * 10
+    bpe.train_from_iterator(text, vocab_size=280, min_frequency=1, special_tokens=["<s>", "<pad>", "</s>", "<unk>"])
+    bpe.save_model(str(tmp_path))
+    RobertaTokenizer(vocab=str(tmp_path / "vocab.json"), merges=str(tmp_path / "merges.txt")).save_pretrained(tmp_path)
+    tokenizer = encoders._read_tokenizer(str(tmp_path))
+    pieces = tokenizer([["world", "world"]], is_split_into_words=True, add_special_tokens=False)["input_ids"][0]
+    assert tokenizer.convert_ids_to_tokens(pieces) == ["Ġworld", "Ġworld"]
+
+
 def test_an_unknown_name_offline_fails_naming_the_model_and_hf_hub_offline(monkeypatch):
     import huggingface_hub.constants
 
