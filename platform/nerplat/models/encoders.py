@@ -39,7 +39,6 @@ class Encoder:
     tokenizer: Any  # a fast (Rust-backed) transformers tokenizer: alignment needs word_ids()
     model: nn.Module  # returns `.last_hidden_state` [batch, tokens, hidden_size]
     hidden_size: int
-    tokenizer_fingerprint: str  # identifies the vocabulary and normalisation, for the feature cache
 
 
 def load_encoder(settings: EncoderSettings) -> Encoder:
@@ -57,7 +56,6 @@ def load_encoder(settings: EncoderSettings) -> Encoder:
         tokenizer=tokenizer,
         model=copy.deepcopy(model),
         hidden_size=model.config.hidden_size,
-        tokenizer_fingerprint=tokenizer_fingerprint(tokenizer),
     )
 
 

@@ -31,6 +31,7 @@ import numpy as np
 
 from nerplat.data.corpus import Corpus, Sentence
 from nerplat.errors import Problem, UserInputError
+from nerplat.models.encoders import quiet_transformers, tokenizer_fingerprint
 from nerplat.plan.trial_config import EncoderSettings
 
 log = logging.getLogger(__name__)
@@ -113,8 +114,6 @@ def featurize(
 
     `labels` maps tags to ids (position in the list); every tag must be in it.
     """
-    from nerplat.models.encoders import tokenizer_fingerprint
-
     key = {
         "version": FORMAT_VERSION,
         "sentences": sentences_digest(sentences),
@@ -251,8 +250,6 @@ def _tokenize_sentences(
 
 def _tokenize_words(tokenizer: Any, words: list[list[str]]) -> Any:
     """Sub-tokens without special tokens or truncation (windows are cut afterwards)."""
-    from nerplat.models.encoders import quiet_transformers
-
     with quiet_transformers():  # "sequence longer than the model's maximum" is what windows fix
         return tokenizer(words, is_split_into_words=True, add_special_tokens=False, truncation=False)
 
