@@ -46,29 +46,32 @@ ASHA = "asha"
 
 
 def check_tune(
-    document: Document, tune: TuneSection | None, methods: list[ResolvedMethod], catalog: Catalog
+    document: Document, tune: TuneSection | None, methods: list[ResolvedMethod] | None, catalog: Catalog
 ) -> tuple[Tune | None, list[Problem]]:
-    """The tune settings of the plan, or the problems with them."""
-    searched = [m for m in methods if m.space]
+    """The tune settings of the plan, or the problems with them.
+
+    `methods` is None when some method did not resolve: the tune section is then checked on its
+    own, and the rules that need every method's search space wait until the methods are fixed.
+    """
+    at: YamlPath = ("tune",)
+    searched = [m for m in methods or () if m.space]
     if tune is None:
         if not searched:
             return None, []
         first = searched[0]
-        key = next(iter(first.space))
         message = (
-            f"method {first.name} searches {key} but the spec has no tune section; "
+            f"method {first.name} searches {next(iter(first.space))} but the spec has no tune section; "
             "add one (e.g. tune: {search: tpe, num_samples: 20}) or give every hyper-parameter a value"
         )
         return None, [document.problem(message, ("methods", first.name))]
-    at: YamlPath = ("tune",)
-    if not searched:
+
+    problems: list[Problem] = []
+    if methods is not None and not searched:
         message = (
             "tune is set but no method has a search space: give a hyper-parameter a distribution "
             "(e.g. lambda: {uniform: [0.0, 1.0]}), or remove tune (a profile removes it with tune: null)"
         )
-        return None, [document.problem(message, at)]
-
-    problems: list[Problem] = []
+        problems.append(document.problem(message, at))
     searcher = _component(document, catalog.searchers, tune.search, at + ("search",), problems)
     scheduler = _component(document, catalog.schedulers, tune.scheduler, at + ("scheduler",), problems)
     metric = tune.metric.removeprefix("dev_")
@@ -83,7 +86,7 @@ def check_tune(
     if scheduler is not None and scheduler.name == ASHA:
         for method in searched:
             problems += _asha_problems(document, method, scheduler)
-    if problems or searcher is None or scheduler is None:
+    if problems or searcher is None or scheduler is None or methods is None:
         return None, problems
     return (
         Tune(

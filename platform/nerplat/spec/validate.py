@@ -164,8 +164,8 @@ def validate_document(
     if "samplers" in sections and not expanded_problems:
         problems += check_method_samplers(document, methods, settings)
     tune = None
-    if "tune" in sections and methods_ok:
-        tune, found = check_tune(document, sections["tune"], methods, catalog)
+    if "tune" in sections:
+        tune, found = check_tune(document, sections["tune"], methods if methods_ok else None, catalog)
         problems += found
     if "analysis" in sections and "methods" in sections:
         known_settings = None if "samplers" not in sections or expanded_problems else settings

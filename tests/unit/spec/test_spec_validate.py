@@ -220,3 +220,9 @@ def test_a_duplicated_key_keeps_its_last_value_and_that_value_is_checked(catalog
     text = "experiment: t\ndataset: conll2003\nmethods:\n  ce: {loss: ce}\n  ce: {loss: cee}\n"
     found = problems(catalog, write_spec, text)
     assert [(path, line) for path, line, _ in found] == [("methods.ce", 5), ("methods.ce.loss", 5)]
+
+
+def test_the_tune_section_is_checked_even_when_a_method_is_broken(catalog, write_spec):
+    text = "experiment: t\ndataset: conll2003\nmethods:\n  a: {loss: nope}\ntune: {search: bayes}\n"
+    found = problems(catalog, write_spec, text)
+    assert [(path, line) for path, line, _ in found] == [("methods.a.loss", 4), ("tune.search", 5)]
