@@ -144,10 +144,14 @@ def validate_document(
     encoder = None
     if "model" in sections:
         model = sections["model"]
-        encoder = EncoderSettings(name=model.encoder, max_length=model.max_length, window_stride=model.window_stride)
-        if not (model.encoder in catalog.encoders or "/" in model.encoder or Path(model.encoder).is_dir()):
-            message = catalog.encoders.unknown_message(model.encoder) + "; or give a Hugging Face id (owner/name) or a model folder"
+        name = model.encoder
+        folder = spec_folder / Path(name).expanduser()
+        if name not in catalog.encoders and folder.is_dir():
+            name = str(folder.resolve())  # a model folder, relative to the spec like dataset paths
+        elif name not in catalog.encoders and "/" not in name:
+            message = catalog.encoders.unknown_message(name) + "; or give a Hugging Face id (owner/name) or a model folder"
             problems.append(document.problem(message, ("model", "encoder")))
+        encoder = EncoderSettings(name=name, max_length=model.max_length, window_stride=model.window_stride)
 
     settings: list[SamplerSetting] = []
     expanded_problems: list[Problem] = []
