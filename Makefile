@@ -30,4 +30,4 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
 clean:
-	rm -rf $(VENV) .nerplat mlflow.db mlruns reports
+	rm -rf $(VENV) .nerplat mlflow.db mlruns mlartifacts reports

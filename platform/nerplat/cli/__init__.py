@@ -43,27 +43,21 @@ def report_problems(error: UserInputError) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Entry point: user-input errors print every problem and exit 2; nothing else is swallowed."""
     _register_commands()
+    from typer._click.exceptions import ClickException
+    from typer.exceptions import Abort
+
     try:
-        app(args=argv, standalone_mode=False)
+        return app(args=argv, standalone_mode=False) or 0
     except UserInputError as error:
         report_problems(error)
         return UserInputError.exit_code
     except typer.Exit as done:
         return done.exit_code
-    except KeyboardInterrupt:
+    except ClickException as error:  # usage errors: typer 0.29 vendors click, so not click.ClickException
+        error.show()
+        return error.exit_code
+    except (KeyboardInterrupt, Abort):
         err_console.print("interrupted")
         return 130
-    except Exception as error:  # click usage errors carry their own exit code (2)
-        import click
-
-        if isinstance(error, click.ClickException):
-            error.show()
-            return error.exit_code
-        if isinstance(error, click.exceptions.Abort):
-            return 130
-        raise
-    return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())

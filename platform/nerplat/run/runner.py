@@ -30,7 +30,7 @@ from nerplat.plan.model import Arm, Plan
 from nerplat.run.progress import ProgressBoard
 from nerplat.track import schema
 from nerplat.track.runs import ExperimentTracker
-from nerplat.track.store import resolve_tracking_uri
+from nerplat.track.store import resolve_tracking_uri, sqlite_path
 
 # Ray's own console output would fight the progress view; its result loggers (CSV, JSON,
 # TensorBoard per trial) cost disk across thousands of trials and MLflow has it all.
@@ -171,6 +171,7 @@ class ExperimentRunner:
         self.tracker = tracker
         self._refuse_silent_rerun(tracker)
         summary_run = tracker.start_summary_run(self.plan.model_dump(mode="json"), self.plan.resolved_spec)
+        self._refuse_unreachable_store()
         connect_ray(self.options.address, self.options.verbose)
         os.environ.setdefault("NERPLAT_RAY_STORAGE", self.storage)
         outcomes = {arm.id: ArmOutcome(arm.id) for arm in self.plan.arms}
@@ -195,6 +196,15 @@ class ExperimentRunner:
             report_dir = self._analyze()
         tracker.finish(summary_run.run_id, "completed")
         return RunSummary(self.plan.experiment, self.tracking_uri, tracker.experiment_id, list(outcomes.values()), report_dir)
+
+    def _refuse_unreachable_store(self) -> None:
+        address = self.options.address or os.environ.get("RAY_ADDRESS")
+        if address and sqlite_path(self.tracking_uri) is not None and not _is_local(address):
+            raise UserInputError(
+                f"the MLflow store {self.tracking_uri} is a file on this machine, but Ray at {address} runs trials on "
+                "other machines that cannot write to it: set MLFLOW_TRACKING_URI (or tracking.uri in the spec) to an "
+                "MLflow server they can reach"
+            )
 
     def _refuse_silent_rerun(self, tracker: ExperimentTracker) -> None:
         if self.options.resume:
@@ -323,6 +333,7 @@ class ExperimentRunner:
                         tracking_uri=self.tracking_uri,
                         experiment_id=tracker.experiment_id,
                         experiment_name=tracker.experiment_name,
+                        run_tags=tracker.run_tags,
                     ).model_dump(mode="json")
                 )
         if jobs:
@@ -380,6 +391,11 @@ class ExperimentRunner:
         out = self.options.report_dir or (self.options.workdir / "reports" / _safe(self.plan.experiment))
         analyze_experiment(self.plan.experiment, self.tracking_uri, out, ("md", "latex", "html", "csv"))
         return out
+
+
+def _is_local(address: str) -> bool:
+    host = address.split("://")[-1].rsplit(":", 1)[0]
+    return address == "auto" or host in ("127.0.0.1", "localhost", "::1", "")
 
 
 def _safe(name: str) -> str:

@@ -59,20 +59,8 @@ def tune_domains(space: dict[str, Any]) -> dict[str, Any]:
 
 
 def grid_points(space: dict[str, Any], points_per_axis: int) -> dict[str, list[Any]]:
-    """Every searched value per axis: choices and small int ranges whole, floats evenly spaced."""
-    import numpy as np
-
-    grid: dict[str, list[Any]] = {}
-    for key, dist in space.items():
-        if dist.kind == "choice":
-            grid[key] = list(dist.options)
-        elif dist.kind == "int":
-            grid[key] = sorted({int(round(v)) for v in np.linspace(dist.low, dist.high, points_per_axis)})
-        elif dist.kind == "loguniform":
-            grid[key] = [float(v) for v in np.geomspace(dist.low, dist.high, points_per_axis)]
-        else:
-            grid[key] = [float(v) for v in np.linspace(dist.low, dist.high, points_per_axis)]
-    return grid
+    """Every searched value per axis, as the compiler counted them (`Distribution.grid_values`)."""
+    return {key: list(dist.grid_values(points_per_axis)) for key, dist in space.items()}
 
 
 Evaluated = Sequence[tuple[dict[str, Any], float]]
@@ -112,13 +100,6 @@ def build_grid(config: GridConfig, space: dict[str, Any], seed: int, evaluated: 
     import optuna
 
     return _optuna_search(optuna.samplers.GridSampler(grid_points(space, config.points_per_axis), seed=seed), evaluated)
-
-
-def grid_size(config: GridConfig, space: dict[str, Any]) -> int:
-    size = 1
-    for values in grid_points(space, config.points_per_axis).values():
-        size *= len(values)
-    return size
 
 
 @SCHEDULERS.register("asha", AshaConfig)

@@ -45,6 +45,7 @@ class TrialJob(BaseModel):
     tracking_uri: str | None = None
     experiment_id: str | None = None
     experiment_name: str | None = None
+    run_tags: dict[str, str] = {}  # the driver tracker's tags (git commit, spec hash) for runs the worker writes
 
 
 def trial_resources(job_config: dict[str, Any]) -> Any:
@@ -104,7 +105,7 @@ def _log_replicate(job: TrialJob, result: TrialResult) -> None:
     """Final test metrics and predictions go straight to the replicate's MLflow run."""
     if job.replicate_run_id is None or job.tracking_uri is None:
         return
-    tracker = ExperimentTracker(job.tracking_uri, job.experiment_id or "", job.experiment_name or "")
+    tracker = ExperimentTracker(job.tracking_uri, job.experiment_id or "", job.experiment_name or "", run_tags=job.run_tags)
     final = {
         **result.metrics,
         "train_sentences": float(result.train_sentences),

@@ -26,19 +26,9 @@ from nerplat.spec.params import check_params
 from nerplat.spec.samplers import SamplerSetting
 from nerplat.spec.schema import ReplicateSection, TuneSection
 from nerplat.spec.suggest import unknown_name
+from nerplat.track.schema import METRIC_NAMES
 
 # Dev metrics a tune section may optimise: `dev_<name>` (nerplat.track.schema documents the names).
-METRIC_NAMES = (
-    "micro_precision",
-    "micro_recall",
-    "micro_f1",
-    "macro_precision",
-    "macro_recall",
-    "macro_f1",
-    "token_macro_f1",
-    "sentence_accuracy",
-    "word_accuracy",
-)
 _TYPE_METRIC = re.compile(r"type_.+_(precision|recall|f1)")
 DEFAULT_NUM_SAMPLES = 20
 GRID = "grid"

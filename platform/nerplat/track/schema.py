@@ -32,6 +32,19 @@ GIT_DIRTY = "nerplat.git_dirty"  # "true" when the nerplat source tree had uncom
 GIT_COMMIT = "mlflow.source.git.commit"  # MLflow's own tag, so the UI shows it
 PARENT_RUN = "mlflow.parentRunId"  # MLflow's own tag that nests child runs under their parent
 
+# Scalar metrics of every evaluation (`nerplat.metrics.evaluate_tags`), besides type_<TYPE>_*.
+METRIC_NAMES = (
+    "micro_precision",
+    "micro_recall",
+    "micro_f1",
+    "macro_precision",
+    "macro_recall",
+    "macro_f1",
+    "token_macro_f1",
+    "sentence_accuracy",
+    "word_accuracy",
+)
+
 PHASES = ("tune", "replicate", "summary")
 KINDS = ("arm", "trial", "replicate", "summary")
 # "early_stopped": stopped by the scheduler (ASHA); MLflow alone shows such runs FINISHED.

@@ -1,0 +1,176 @@
+"""`nerplat run` end to end: real embedded Ray, real SQLite MLflow store, real CoNLL-2003, tiny encoder.
+
+Each test runs the CLI in a subprocess (its own Ray instance, stopped when the process ends) in a
+temporary working directory, then reads what the run left in MLflow.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from nerplat.track import schema
+
+pytestmark = pytest.mark.slow
+
+SPEC = Path(__file__).parent / "specs" / "tiny_run.yaml"
+NUM_SAMPLES = 3  # tune.num_samples of the spec
+REPLICATES_PER_ARM = 2  # 1 seed x 2 partitions
+
+
+def nerplat(*args: str, workdir: Path, env: dict[str, str] | None = None, **popen) -> subprocess.Popen:
+    environment = {**os.environ, **(env or {})}
+    environment.pop("MLFLOW_TRACKING_URI", None)
+    environment.pop("RAY_ADDRESS", None)
+    environment.update(env or {})
+    return subprocess.Popen(
+        [sys.executable, "-m", "nerplat.cli", *args],
+        cwd=workdir,
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,  # so a test can kill the driver with the Ray processes it started
+        **popen,
+    )
+
+
+def finish(process: subprocess.Popen, timeout: float = 600) -> tuple[int, str]:
+    output, _ = process.communicate(timeout=timeout)
+    return process.returncode, output
+
+
+def runs(workdir: Path, experiment: str) -> list:
+    from mlflow import MlflowClient
+
+    client = MlflowClient(f"sqlite:///{workdir / 'mlflow.db'}")
+    found = client.get_experiment_by_name(experiment)
+    assert found is not None, f"no MLflow experiment {experiment}"
+    return client.search_runs([found.experiment_id], max_results=1000)
+
+
+def check_complete_experiment(workdir: Path, experiment: str) -> list:
+    all_runs = runs(workdir, experiment)
+    names = Counter(run.info.run_name for run in all_runs)
+    assert [name for name, count in names.items() if count > 1] == [], "an MLflow run was duplicated"
+    kinds = Counter(run.data.tags[schema.KIND] for run in all_runs)
+    assert kinds["summary"] == 1
+    assert kinds["arm"] == 3  # ce/replicate, mom/tune, mom/replicate
+    replicates = [run for run in all_runs if run.data.tags[schema.KIND] == "replicate"]
+    assert len(replicates) == 2 * REPLICATES_PER_ARM
+    for run in replicates:
+        assert run.info.status == "FINISHED" and run.data.tags[schema.STATUS] == "completed"
+        assert 0.0 <= run.data.metrics["test_micro_f1"] <= 1.0
+        assert {"train_sentences", "train_size_factor", "test_macro_f1"} <= set(run.data.metrics)
+    trials = [run for run in all_runs if run.data.tags[schema.KIND] == "trial"]
+    finished = [run for run in trials if run.data.tags.get(schema.STATUS) in ("completed", "early_stopped")]
+    assert len(finished) == NUM_SAMPLES
+    for run in finished:
+        assert "objective.lambda" in run.data.params
+        assert "dev_best_micro_f1" in run.data.metrics
+    return all_runs
+
+
+def test_full_tiny_run_tracks_every_trial_and_replicate_once(tmp_path: Path):
+    code, output = finish(nerplat("run", str(SPEC), "--workdir", str(tmp_path), workdir=tmp_path))
+    assert code == 0, output
+    all_runs = check_complete_experiment(tmp_path, "tiny_run")
+    replicate = next(run for run in all_runs if run.data.tags[schema.KIND] == "replicate")
+    from mlflow import MlflowClient
+
+    client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    artifacts = {item.path for item in client.list_artifacts(replicate.info.run_id)}
+    assert {schema.PREDICTIONS_ARTIFACT, schema.DATA_CHECKSUMS_ARTIFACT} <= artifacts
+    summary = next(run for run in all_runs if run.data.tags[schema.KIND] == "summary")
+    assert schema.PLAN_ARTIFACT in {item.path for item in client.list_artifacts(summary.info.run_id)}
+    assert "Report:" in output and (tmp_path / "reports" / "tiny_run").is_dir()
+    assert "nerplat ui" in output
+
+    # A second run of the same experiment without --resume is refused before anything runs.
+    code, output = finish(nerplat("run", str(SPEC), "--workdir", str(tmp_path), workdir=tmp_path))
+    assert code == 2 and "--resume" in output
+
+
+def test_resume_after_killing_the_driver(tmp_path: Path):
+    env = {"NERPLAT_TEST_EXPERIMENT": "killed_driver"}
+    driver = nerplat("run", str(SPEC), "--workdir", str(tmp_path), "--no-analyze", workdir=tmp_path, env=env)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        time.sleep(2)
+        if (tmp_path / "mlflow.db").exists():
+            done = [r for r in runs(tmp_path, "killed_driver") if r.data.tags.get(schema.STATUS) in ("completed", "early_stopped")]
+            if done:
+                break
+        assert driver.poll() is None, driver.communicate()[0]
+    else:
+        pytest.fail("no trial finished within 300 s")
+    os.killpg(driver.pid, signal.SIGKILL)
+    driver.wait()
+    before = {r.info.run_name: r.data.tags.get(schema.STATUS) for r in runs(tmp_path, "killed_driver")}
+
+    code, output = finish(nerplat("run", str(SPEC), "--workdir", str(tmp_path), "--no-analyze", "--resume", workdir=tmp_path, env=env))
+    assert code == 0, output
+    after = {r.info.run_name: r for r in runs(tmp_path, "killed_driver")}
+    for name, status in before.items():
+        if status in ("completed", "early_stopped"):  # finished work was kept, not re-run
+            assert after[name].data.tags[schema.STATUS] == status
+    check_complete_experiment(tmp_path, "killed_driver")
+
+
+def test_a_killed_worker_is_retried_from_its_checkpoint(tmp_path: Path):
+    import psutil
+
+    spec = tmp_path / "retry.yaml"
+    spec.write_text(
+        SPEC.read_text()
+        .replace("${NERPLAT_TEST_EXPERIMENT:-tiny_run}", "killed_worker")
+        .replace("epochs: 2", "epochs: 3")
+        .replace("analysis: {baseline: ce}", "analysis: {baseline: ce}\nresources: {max_retries: 2}")
+    )
+    driver = nerplat("run", str(spec), "--workdir", str(tmp_path), "--no-analyze", workdir=tmp_path)
+    killed = None
+    deadline = time.monotonic() + 300
+    while killed is None and time.monotonic() < deadline:
+        time.sleep(1)
+        assert driver.poll() is None, driver.communicate()[0]
+        if not (tmp_path / "mlflow.db").exists():
+            continue
+        started = [r for r in runs(tmp_path, "killed_worker") if r.data.tags[schema.KIND] == "trial" and "dev_micro_f1" in r.data.metrics]
+        if started:
+            workers = [p for p in psutil.process_iter(["cmdline"]) if any("nerplat_trial" in part or "ImplicitFunc" in part for part in (p.info["cmdline"] or []))]
+            for process in workers:
+                process.kill()
+                killed = process.pid
+    assert killed is not None, "no trial worker was found to kill"
+    code, output = finish(driver)
+    assert code == 0, output
+    all_runs = runs(tmp_path, "killed_worker")
+    assert Counter(r.info.run_name for r in all_runs).most_common(1)[0][1] == 1
+    trials = [r for r in all_runs if r.data.tags[schema.KIND] == "trial"]
+    assert all(r.data.tags.get(schema.STATUS) in ("completed", "early_stopped") for r in trials), [
+        (r.info.run_name, r.data.tags.get(schema.STATUS)) for r in trials
+    ]
+
+
+def test_an_mlflow_server_that_is_down_fails_before_training(tmp_path: Path):
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    started = time.monotonic()
+    code, output = finish(
+        nerplat("run", str(SPEC), "--workdir", str(tmp_path), workdir=tmp_path, env={"MLFLOW_TRACKING_URI": f"http://127.0.0.1:{port}"}),
+        timeout=120,
+    )
+    assert code == 2, output
+    assert f"127.0.0.1:{port}" in output and "not reachable" in output
+    assert time.monotonic() - started < 60
+    assert not (tmp_path / ".nerplat").exists(), "nothing may start before the store answers"
