@@ -40,7 +40,7 @@ def _resampling_frame() -> pl.DataFrame:
     factors = {"full": 1.0, "sC": 3.8, "sCR": 4.6}
     base = synthetic_replicates(datasets=("anem", "wnut17"), sizes=(1000,), methods=("ce",), seeds=2, types=())
     frames = [
-        base.with_columns(pl.lit(name).alias("sampler"), pl.lit(name).alias("sampler_family"),
+        base.with_columns(pl.lit(name).alias("sampler"), pl.lit(name).alias("sampler_label"), pl.lit(name).alias("sampler_family"),
                           (pl.col("train_size_factor") * factor + pl.col("seed") * 0.01).alias("train_size_factor"))
         for name, factor in factors.items()
     ]

@@ -14,7 +14,7 @@ from nerplat.analysis.settings import AnalysisSettings
 from nerplat.analysis.stats import bootstrap_summary
 
 # A group of replicate runs: everything that identifies what was trained, except seed and partition.
-GROUP_KEYS = ("dataset", "sampler_family", "sampler", "encoder", "head", "objective", "method")
+GROUP_KEYS = ("dataset", "sampler_family", "sampler", "sampler_label", "encoder", "head", "objective", "method")
 # Replicates inside a group are ordered by these before resampling, so fetch order never matters.
 REPLICATE_ORDER = ("size", "seed", "partition", "run_id")
 SUMMARY_COLUMNS = ("metric", "size", "n", "mean", "sd", "se", "ci_low", "ci_high")

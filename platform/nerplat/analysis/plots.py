@@ -69,8 +69,8 @@ def save(plot: Plot, directory: Path) -> list[Path]:
     return paths
 
 
-def _metric_label(settings: AnalysisSettings, split: str | None = None) -> str:
-    return f"{(split or settings.split).capitalize()} {settings.average} F1"
+def _metric_label(settings: AnalysisSettings) -> str:
+    return f"{settings.split.capitalize()} {settings.average} F1"
 
 
 def learning_curves(summary: pl.DataFrame, settings: AnalysisSettings, axes_columns: Sequence[str] = ()) -> list[Plot]:
@@ -217,20 +217,20 @@ def displacement_arrows(summary: pl.DataFrame, settings: AnalysisSettings, axes_
     """Arrows in precision-recall space from the baseline to every other method, over F1 contours.
 
     Without `settings.reference_sampler` each sampler is a cluster starting at its own baseline
-    runs; with it, every (sampler, method) of a dataset starts from the baseline under that sampler.
+    runs; with it (a sampler tag or the spec's sampler label), every (sampler, method) of a dataset
+    starts from the baseline under that sampler.
     """
     if settings.baseline is None:
         return []
     p, r = settings.headline("precision"), settings.headline("recall")
-    wide = (
-        summary.filter(pl.col("metric").is_in([p, r]))
-        .pivot(on="metric", index=["dataset", "sampler_family", "sampler", "encoder", "head", "method"], values="mean")
-        .drop_nulls([p, r])
-    )
-    if wide.is_empty():
+    rows = summary.filter(pl.col("metric").is_in([p, r]))
+    if set(rows["metric"].unique()) != {p, r}:
         return []
+    index = ["dataset", "sampler_family", "sampler", "sampler_label", "encoder", "head", "method"]
+    wide = rows.pivot(on="metric", index=index, values="mean").drop_nulls([p, r])
     plots = []
-    plot_keys = ["dataset", *axes_columns] if settings.reference_sampler else ["dataset", "sampler_family", *axes_columns]
+    # with a reference sampler the models (encoder, head) are clusters of one plot, as in 002 Fig. 1
+    plot_keys = ["dataset"] if settings.reference_sampler else ["dataset", "sampler_family", *axes_columns]
     for key, part in wide.partition_by(plot_keys, as_dict=True, maintain_order=True).items():
         clusters = _clusters(part, settings, p, r)
         if not clusters:
@@ -258,21 +258,26 @@ def _clusters(part: pl.DataFrame, settings: AnalysisSettings, p: str, r: str) ->
     for key, cluster in groups:
         is_start = pl.col("method") == settings.baseline
         if reference:
-            is_start = is_start & (pl.col("sampler") == reference)
+            is_start = is_start & ((pl.col("sampler") == reference) | (pl.col("sampler_label") == reference))
         start_rows = cluster.filter(is_start)
         if start_rows.is_empty():
             continue
         start = (start_rows[r][0], start_rows[p][0])
         arrows = []
         for row in cluster.filter(~is_start).sort("sampler", "method").iter_rows(named=True):
-            label = row["method"]
-            if reference:
-                label = row["sampler"] if row["method"] == settings.baseline else f"{row['sampler']} + {row['method']}"
-            arrows.append(_Arrow(label, start, (row[r], row[p])))
+            arrows.append(_Arrow(_treatment(row, reference, settings.baseline), start, (row[r], row[p])))
         if arrows:
             parts = [_size_part(key[i]) if by[i] == "sampler" else str(key[i]) for i in varying]
             clusters[" · ".join(parts) or settings.baseline] = arrows
     return clusters
+
+
+def _treatment(row: dict, reference: str | None, baseline: str) -> str:
+    """What differs from the start point: the method, the sampler, or both."""
+    sampler = row["sampler_label"] or row["sampler"]
+    if reference is None or reference in (row["sampler"], row["sampler_label"]):
+        return row["method"]
+    return sampler if row["method"] == baseline else f"{sampler} + {row['method']}"
 
 
 _SIZE_TEXT = re.compile(r"\b(?:size|fraction)=[^,()]*")

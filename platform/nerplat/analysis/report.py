@@ -37,8 +37,8 @@ from nerplat.errors import Problem, UserInputError
 from nerplat.track import schema
 
 ARTIFACT_PATH = "analysis"  # folder of the summary run's artifacts that holds the report
-WARNING_LINES = 50
-UNUSABLE_STATUSES = ("failed", "interrupted")  # replicate runs whose metrics are not final  # missing partners listed in the report; the CSV has all of them
+WARNING_LINES = 50  # missing partners listed in the report; the CSV has all of them
+UNUSABLE_STATUSES = ("failed", "interrupted")  # replicate runs whose metrics are not final
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ TEXT_TAGS = {
     "status": schema.STATUS,
 }
 INTEGER_TAGS = {"size": schema.SIZE, "seed": schema.SEED, "partition": schema.PARTITION}
-IDENTITY_COLUMNS = ("run_id", *TEXT_TAGS, "sampler_family", *INTEGER_TAGS)
+IDENTITY_COLUMNS = ("run_id", *TEXT_TAGS, "sampler_label", "sampler_family", *INTEGER_TAGS)
 PARAM_PREFIX = "param."
 PAGE_SIZE = 5000  # runs per search_runs page; the SQLite store accepts up to 50,000
 
@@ -53,6 +53,16 @@ def sampler_family(sampler: str | None) -> str | None:
     without = _SIZE_PARAMETER.sub("", sampler)
     without = re.sub(r",\s*\)", ")", without)
     return without.replace("()", "")
+
+
+def sampler_label(arm: str | None, dataset: str | None, method: str | None) -> str | None:
+    """The spec's sampler setting label, the middle of the arm id '<dataset>/<sampler label>/<method>'."""
+    if arm is None or dataset is None or method is None:
+        return None
+    head, tail = f"{dataset}/", f"/{method}"
+    if arm.startswith(head) and arm.endswith(tail) and len(arm) > len(head) + len(tail):
+        return arm[len(head) : -len(tail)]
+    return None
 
 
 def open_client(tracking_uri: str) -> MlflowClient:
@@ -96,6 +106,7 @@ def _identity(run: Run) -> dict[str, Any]:
     tags = run.data.tags
     row: dict[str, Any] = {"run_id": run.info.run_id}
     row.update({column: tags.get(tag) for column, tag in TEXT_TAGS.items()})
+    row["sampler_label"] = sampler_label(row["arm"], row["dataset"], row["method"])
     row["sampler_family"] = sampler_family(row["sampler"])
     for column, tag in INTEGER_TAGS.items():
         row[column] = _integer_tag(run, tag)
@@ -117,6 +128,7 @@ def _integer_tag(run: Run, tag: str) -> int | None:
 def _identity_schema() -> dict[str, pl.DataType]:
     types: dict[str, pl.DataType] = {"run_id": pl.String()}
     types.update({c: pl.String() for c in TEXT_TAGS})
+    types["sampler_label"] = pl.String()
     types["sampler_family"] = pl.String()
     types.update({c: pl.Int64() for c in INTEGER_TAGS})
     return types
@@ -131,7 +143,10 @@ def _run_frame(runs: list[Run], extra: dict[str, pl.DataType], row_extra) -> pl.
         metrics = run.data.metrics
         for name in columns:
             columns[name].append(metrics.get(name) if name in metric_names else row.get(name))
-    return pl.DataFrame(columns, schema=types)
+    frame = pl.DataFrame(columns, schema=types)
+    if "train_sentences" in frame.columns:  # runs without a size tag: the sentences they trained on
+        frame = frame.with_columns(pl.col("size").fill_null(pl.col("train_sentences").round().cast(pl.Int64)))
+    return frame
 
 
 def replicate_frame(runs: list[Run]) -> pl.DataFrame:

@@ -59,6 +59,7 @@ def synthetic_replicates(
         "head": head,
         "encoder": encoder,
         "status": ["completed"] * n,
+        "sampler_label": [f"low_resource-{s}" for s in size],
         "sampler_family": [sampler_family(s) for s in sampler],
         "size": size,
         "seed": run_seed,

@@ -1,8 +1,4 @@
-"""`nerplat analyze`: tables, plots and tests of an experiment's MLflow runs; and the analysis benchmark.
-
-The benchmark is `nerplat bench analysis` when the CLI has a `bench` group (`train_commands.bench_app`),
-and `nerplat analyze --bench` in any case.
-"""
+"""`nerplat analyze`: tables, plots and tests of an experiment's MLflow runs; `nerplat bench analysis`."""
 
 from __future__ import annotations
 
@@ -16,12 +12,10 @@ from nerplat.errors import Problem, UserInputError
 
 
 def register(app: typer.Typer) -> None:
-    app.command("analyze")(analyze)
-    from nerplat.cli import train_commands
+    from nerplat.cli.train_commands import bench_app  # the `bench` group, added to the app there
 
-    bench_app = getattr(train_commands, "bench_app", None)
-    if isinstance(bench_app, typer.Typer):
-        bench_app.command("analysis")(bench_analysis)
+    app.command("analyze")(analyze)
+    bench_app.command("analysis")(bench_analysis)
 
 
 def _tracking_uri(tracking_uri: str | None) -> str:
@@ -37,7 +31,7 @@ def _tracking_uri(tracking_uri: str | None) -> str:
 
 
 def analyze(
-    experiment: Optional[str] = typer.Argument(None, help="Spec experiment name (the MLflow experiment)."),
+    experiment: str = typer.Argument(..., help="Spec experiment name (the MLflow experiment)."),
     tracking_uri: Optional[str] = typer.Option(
         None, "--tracking-uri", help="MLflow store. Default: $MLFLOW_TRACKING_URI, else ./mlflow.db."
     ),
@@ -51,19 +45,9 @@ def analyze(
     reference_sampler: Optional[str] = typer.Option(
         None, "--reference-sampler", help="Sampler whose baseline runs start every precision-recall arrow."
     ),
-    bench: bool = typer.Option(False, "--bench", help="Run the analysis benchmark instead (no EXPERIMENT)."),
-    as_json: bool = typer.Option(False, "--json", help="With --bench: print the timings as JSON."),
-    bench_runs: int = typer.Option(100_000, "--bench-runs", min=1, help="With --bench: runs in the synthetic frame."),
-    bench_fetch: int = typer.Option(5_000, "--bench-fetch", min=0, help="With --bench: runs fetched from MLflow (0 skips)."),
-    bench_store: Optional[Path] = typer.Option(None, "--bench-store", help="With --bench: SQLite file to keep the fetch runs in."),
 ) -> None:
     """Analyse an experiment: paper-style tables, plots and paired tests in reports/<experiment>/,
     also logged to the experiment's summary run. Settings come from the run's plan.json; flags override them."""
-    if bench:
-        bench_analysis(as_json, bench_runs, bench_fetch, bench_store)
-        return
-    if experiment is None:
-        raise UserInputError(Problem("give the EXPERIMENT to analyse (or --bench)", path="EXPERIMENT"))
     from nerplat.analysis.report import analyze_experiment, experiment_settings
 
     uri = _tracking_uri(tracking_uri)

@@ -81,3 +81,16 @@ def test_many_sampled_values_are_binned():
     (plot,) = plots.hyperparameter_curves(_trials(values), SETTINGS)
     (trend,) = plot.figure.axes[0].get_lines()
     assert len(trend.get_xdata()) <= 8
+
+
+def test_with_a_reference_sampler_every_treatment_starts_from_its_baseline():
+    frames = []
+    for label, shift in (("full", 0.0), ("sCR", 0.05)):
+        part = synthetic_replicates(methods=("ce", "focal"), sizes=(100,), seeds=2, types=())
+        frames.append(part.with_columns(pl.lit(label).alias("sampler"), pl.lit(label).alias("sampler_label"),
+                                        pl.lit(label).alias("sampler_family"), pl.col("test_micro_recall") + shift))
+    frame = pl.concat(frames)
+    settings = AnalysisSettings(baseline="ce", reference_sampler="full", bootstrap_resamples=100)
+    (plot,) = plots.displacement_arrows(summarise(frame, metric_columns(frame), settings), settings)
+    labels = sorted(t.get_text() for t in plot.figure.axes[0].texts if t.get_text() and not t.get_text().startswith("F1="))
+    assert labels == ["focal", "sCR", "sCR + focal"]

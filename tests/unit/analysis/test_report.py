@@ -9,6 +9,7 @@ import polars as pl
 import pytest
 
 from nerplat.analysis.report import analyze_experiment, experiment_settings
+from nerplat.analysis.settings import AnalysisSettings
 from nerplat.errors import UserInputError
 from nerplat.track import schema
 
@@ -141,3 +142,33 @@ def test_a_failure_while_writing_keeps_the_previous_report(store, tmp_path, monk
         analyze_experiment(store.experiment, store.client.tracking_uri, out, ["md"])
     assert (out / "report.md").read_text() == "previous"
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_tune_only_experiments_still_get_their_hyperparameter_plot():
+    from nerplat.analysis.report import analyse
+    from nerplat.analysis.runs import replicate_frame
+
+    trials = pl.DataFrame({
+        "dataset": ["toy"] * 4, "method": ["mom"] * 4, "status": ["completed"] * 4,
+        "param.objective.lambda": [0.0, 0.1, 0.5, 1.0], "dev_best_micro_f1": [0.5, 0.6, 0.7, 0.6],
+    })
+    analysis = analyse(replicate_frame([]), trials, AnalysisSettings(baseline="ce"))
+    assert analysis.tables == [] and analysis.tests.is_empty()
+    assert [p.name for p in analysis.plots] == ["hyperparameter-toy-objective.lambda"]
+
+
+def test_failed_and_interrupted_replicates_are_left_out_with_a_warning():
+    from nerplat.analysis.report import analyse
+    from nerplat.analysis.synthetic import synthetic_replicates
+
+    frame = synthetic_replicates(methods=("ce", "mom"), sizes=(20,), seeds=3, types=())
+    frame = frame.with_columns(
+        pl.when((pl.col("method") == "mom") & (pl.col("seed") == 0)).then(pl.lit("failed"))
+        .when((pl.col("method") == "mom") & (pl.col("seed") == 1)).then(pl.lit("interrupted"))
+        .otherwise(pl.col("status")).alias("status")
+    )
+    analysis = analyse(frame, pl.DataFrame(), AnalysisSettings(baseline="ce", bootstrap_resamples=100))
+    assert analysis.warnings[0].startswith("2 replicate runs failed or were interrupted")
+    mom = analysis.summary.filter((pl.col("method") == "mom") & (pl.col("metric") == "test_micro_f1"))
+    assert mom["n"].to_list() == [1]
+    assert sum(w.startswith("unpaired: mom vs ce") for w in analysis.warnings) == 2

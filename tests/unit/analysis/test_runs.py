@@ -22,7 +22,16 @@ def test_replicate_frame_has_identity_columns_and_every_metric(store):
     mom = frame.filter(pl.col("method") == "mom").row(0, named=True)
     assert (mom["dataset"], mom["size"], mom["seed"], mom["partition"]) == ("toy", 50, 1, 3)
     assert mom["sampler_family"] == "low_resource"
+    assert mom["sampler_label"] == "low_resource-50"  # from the arm id <dataset>/<label>/<method>
     assert mom["test_type_PER_f1"] is None  # a metric another run has is null here, not dropped
+
+
+def test_size_falls_back_to_the_sentences_trained_on(store):
+    from nerplat.track import schema as tags
+
+    store.run("replicate", {tags.METHOD: "ce", tags.SEED: 0}, {"test_micro_f1": 0.5, "train_sentences": 100.0})
+    frame = fetch_experiment(open_client(store.client.tracking_uri), store.experiment).replicates
+    assert frame["size"].to_list() == [100]
 
 
 def test_trial_frame_turns_numeric_params_into_floats(store):
