@@ -17,7 +17,7 @@ def test_a_missing_store_is_a_user_error(tmp_path, capsys):
 
 def test_experiment_is_required(capsys):
     assert main(["analyze"]) == 2
-    assert "EXPERIMENT" in capsys.readouterr().err
+    assert "Missing argument 'experiment'" in capsys.readouterr().err
 
 
 def test_bad_flag_values_name_the_setting(store, capsys):
