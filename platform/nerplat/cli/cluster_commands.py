@@ -30,7 +30,10 @@ def _rayjob_for_spec(spec: Path, profile: str | None, image: str | None, cluster
     from nerplat.cluster.render import load_sizing, render_rayjob
     from nerplat.cluster.validate import validate_manifests
 
-    rayjob = render_rayjob(spec, load_sizing(spec, profile), profile=profile, image=image, cluster_dir=cluster)
+    sizing = load_sizing(spec, profile)
+    if sizing.resources.gpus_per_worker == 0:
+        err_console.print(f"note: {spec} asks for no GPUs (resources.gpus_per_worker), so its worker pods get none")
+    rayjob = render_rayjob(spec, sizing, profile=profile, image=image, cluster_dir=cluster)
     validate_manifests([Manifest(rayjob, f"<RayJob rendered from {spec}>")])
     return rayjob
 

@@ -20,12 +20,13 @@ from typing import Any
 from nerplat.cluster import kustomize
 from nerplat.cluster.manifests import Manifest
 from nerplat.errors import Problem, UserInputError
-from nerplat.plan.model import Resources
+from nerplat.plan.model import Plan, Resources
 
 DEFAULT_CLUSTER_DIR = Path("cluster/base")
 SPECS_DIR = "specs"
 GPU = "nvidia.com/gpu"
 TRIAL_DRIVER_CPUS = 1  # the trial's Tune function and TorchTrainer controller run beside its first worker
+STORAGE_ENV = "NERPLAT_RAY_STORAGE"  # set by the ConfigMap nerplat-settings
 PLACEHOLDER_IMAGE = "nerplat"  # the base's image name, replaced by an overlay's `images` or --image
 JOB_TTL_SECONDS = 3600  # the finished job's cluster is deleted at once; the RayJob object this long after
 
@@ -61,6 +62,9 @@ def render_rayjob(
     command = ["nerplat", "run", _spec_in_image(spec_path, repo_root or Path.cwd())]
     if profile:
         command += ["--profile", profile]
+    # Expanded by the shell on the head: Tune's results go to the bucket from nerplat-settings, which
+    # every pod also has in its environment (Ray Train workers read it there).
+    entrypoint = f'{shlex.join(command)} --storage "${STORAGE_ENV}"'
     metadata: dict[str, Any] = {
         "name": job_name(sizing.experiment, profile),
         "labels": {"app.kubernetes.io/part-of": "nerplat", "nerplat.io/experiment": _dns_label(sizing.experiment)},
@@ -73,7 +77,7 @@ def render_rayjob(
         "kind": "RayJob",
         "metadata": metadata,
         "spec": {
-            "entrypoint": shlex.join(command),
+            "entrypoint": entrypoint,
             # One attempt: a failed experiment is resumed deliberately (`nerplat run --resume`).
             "backoffLimit": 0,
             "shutdownAfterJobFinishes": True,
@@ -164,25 +168,13 @@ def _spec_in_image(spec_path: Path, repo_root: Path) -> str:
 
 
 def load_sizing(spec_path: Path, profile: str | None) -> JobSizing:
-    """The experiment name, trial resources and concurrency of a spec (with its profile merged)."""
-    from pydantic import ValidationError
+    """Compiles the spec (with its profile) and sizes the job from its plan."""
+    from nerplat.catalog import default_catalog
+    from nerplat.plan.compiler import compile_plan
 
-    from nerplat.spec.loader import read_document
-    from nerplat.spec.profiles import apply_profile
+    return sizing_of(compile_plan(spec_path, default_catalog(), profile))
 
-    document, problems = read_document(spec_path)
-    if problems:
-        raise UserInputError(problems)
-    document = apply_profile(document, profile)
-    data = document.data if isinstance(document.data, dict) else {}
-    experiment = data.get("experiment")
-    if not isinstance(experiment, str) or not experiment:
-        raise UserInputError(document.problem("the spec needs an experiment name", ("experiment",)))
-    try:
-        resources = Resources.model_validate(data.get("resources") or {})
-    except ValidationError as error:
-        raise UserInputError(
-            [document.problem(e["msg"], ("resources", *e["loc"])) for e in error.errors()]
-        ) from None
-    tune = data.get("tune") if isinstance(data.get("tune"), dict) else {}
-    return JobSizing(experiment, resources, tune.get("max_concurrent"))
+
+def sizing_of(plan: Plan) -> JobSizing:
+    """Resources are spec-wide (every arm has the same), so the first arm speaks for all."""
+    return JobSizing(plan.experiment, plan.arms[0].resources, plan.tune.max_concurrent if plan.tune else None)

@@ -16,10 +16,11 @@ def spec_repo(tmp_path: Path) -> Path:
         """\
 experiment: tiny_conll
 dataset: conll2003
+train: {lr: {loguniform: [1.0e-5, 1.0e-4]}}
 methods:
   ce: {loss: ce}
 resources: {workers: 2, cpus_per_worker: 3, gpus_per_worker: 1, custom: {"accelerator_type:A100": 0.01}}
-tune: {max_concurrent: 3}
+tune: {max_concurrent: 3, num_samples: 4}
 profiles:
   paper:
     resources: {gpus_per_worker: 0.5}

@@ -20,7 +20,7 @@ def test_render_writes_a_valid_rayjob(spec_repo: Path, monkeypatch, capsys):
     assert main(["cluster", "render", "specs/tiny.yaml", "-p", "paper", "--cluster", OVERLAY, "--out", "job.yaml"]) == 0
     (rayjob,) = yaml.safe_load_all((spec_repo / "job.yaml").read_text())
     validate_manifests([Manifest(rayjob)])
-    assert rayjob["spec"]["entrypoint"] == "nerplat run specs/tiny.yaml --profile paper"
+    assert rayjob["spec"]["entrypoint"].startswith("nerplat run specs/tiny.yaml --profile paper --storage")
     assert "wrote job.yaml" in capsys.readouterr().err
 
 

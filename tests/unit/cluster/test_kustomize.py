@@ -21,7 +21,7 @@ def test_overlay_sets_image_namespace_settings_and_gpu_count():
     assert base.keys() == overlay.keys()
     assert {body["metadata"]["namespace"] for body in overlay.values()} == {"nerplat"}
     settings = overlay[("ConfigMap", "nerplat-settings")]["data"]
-    assert settings["NERPLAT_STORAGE_PATH"] == "s3://my-bucket/nerplat/ray"
+    assert settings["NERPLAT_RAY_STORAGE"] == "s3://my-bucket/nerplat/ray"
     assert settings["MLFLOW_TRACKING_URI"] == base[("ConfigMap", "nerplat-settings")]["data"]["MLFLOW_TRACKING_URI"]
     worker = overlay[("RayCluster", "nerplat")]["spec"]["workerGroupSpecs"][0]
     container = worker["template"]["spec"]["containers"][0]

@@ -1,5 +1,6 @@
 import json
 import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -7,7 +8,7 @@ from conftest import CLUSTER
 
 from nerplat.cluster import kustomize
 from nerplat.cluster.manifests import Manifest
-from nerplat.cluster.render import JobSizing, job_name, load_sizing, render_rayjob
+from nerplat.cluster.render import STORAGE_ENV, JobSizing, job_name, load_sizing, render_rayjob
 from nerplat.cluster.validate import validate_manifests
 from nerplat.errors import UserInputError
 from nerplat.plan.model import Resources
@@ -31,13 +32,23 @@ def test_rendered_rayjob_validates_strictly(spec_repo: Path):
         validate_manifests([Manifest(render(spec_repo, profile))])
 
 
-def test_entrypoint_runs_the_spec_from_the_image_with_its_profile(spec_repo: Path):
+def shell_words(entrypoint: str, env: dict[str, str]) -> list[str]:
+    """The argv a shell gives the entrypoint's program (Ray runs entrypoints through a shell)."""
+    script = f"set -- {entrypoint}; printf '%s\\n' \"$@\""
+    return subprocess.run(["sh", "-c", script], env=env, capture_output=True, text=True, check=True).stdout.splitlines()
+
+
+def test_entrypoint_runs_the_spec_from_the_image_with_its_profile_and_shared_storage(spec_repo: Path):
     rayjob = render(spec_repo, "paper")
-    assert rayjob["spec"]["entrypoint"] == "nerplat run specs/tiny.yaml --profile paper"
+    assert shell_words(rayjob["spec"]["entrypoint"], {"NERPLAT_RAY_STORAGE": "s3://b/ray"}) == [
+        "nerplat", "run", "specs/tiny.yaml", "--profile", "paper", "--storage", "s3://b/ray",
+    ]  # fmt: skip
+    settings = {(m.kind, m.name): m.body for m in kustomize.build(OVERLAY)}[("ConfigMap", "nerplat-settings")]
+    assert STORAGE_ENV in settings["data"]
     assert rayjob["metadata"]["name"] == "nerplat-tiny-conll-paper"
     assert rayjob["metadata"]["namespace"] == "nerplat"
     assert rayjob["spec"]["shutdownAfterJobFinishes"] is True
-    assert render(spec_repo)["spec"]["entrypoint"] == "nerplat run specs/tiny.yaml"
+    assert render(spec_repo)["spec"]["entrypoint"].startswith("nerplat run specs/tiny.yaml --storage ")
 
 
 def test_worker_pods_are_sized_from_the_spec_resources(spec_repo: Path):
@@ -77,7 +88,7 @@ def test_pods_reach_mlflow_and_s3_through_configmap_and_secret_never_inline(spec
     settings = objects[("ConfigMap", "nerplat-settings")]["data"]
     service = objects[("Service", "nerplat-mlflow")]
     assert settings["MLFLOW_TRACKING_URI"] == f"http://{service['metadata']['name']}:{service['spec']['ports'][0]['port']}"
-    assert settings["NERPLAT_STORAGE_PATH"].startswith("s3://")
+    assert settings["NERPLAT_RAY_STORAGE"].startswith("s3://")
     cluster_spec = rayjob["spec"]["rayClusterSpec"]
     for group in [cluster_spec["headGroupSpec"], *cluster_spec["workerGroupSpecs"]]:
         container = group["template"]["spec"]["containers"][0]
@@ -113,7 +124,7 @@ def test_bad_resources_are_reported_at_their_yaml_path(spec_repo: Path):
     with pytest.raises(UserInputError) as caught:
         load_sizing(spec, None)
     (problem,) = caught.value.problems
-    assert problem.path == "resources.workers" and problem.line == 5
+    assert problem.path == "resources.workers" and problem.line == 6
 
 
 def test_unknown_profile_is_a_user_error(spec_repo: Path):
@@ -131,3 +142,17 @@ def test_worker_count_beyond_the_budget_raises_max_replicas(spec_repo: Path):
     sizing = JobSizing("big", Resources(workers=8, cpus_per_worker=1), None)
     rayjob = render_rayjob(spec_repo / "specs" / "tiny.yaml", sizing, cluster_dir=OVERLAY, repo_root=spec_repo)
     assert worker_group(rayjob)["maxReplicas"] == 8
+
+
+def test_every_repository_spec_and_profile_renders_a_valid_rayjob():
+    from conftest import REPO
+
+    from nerplat.spec.loader import read_document
+    from nerplat.spec.profiles import profile_names
+
+    specs = sorted((REPO / "specs").glob("*.yaml"))
+    assert specs, "no specs/ in the repository"
+    for spec in specs:
+        for profile in [None, *profile_names(read_document(spec)[0])]:
+            rayjob = render_rayjob(spec, load_sizing(spec, profile), profile=profile, cluster_dir=OVERLAY, repo_root=REPO)
+            validate_manifests([Manifest(rayjob, f"{spec.name} --profile {profile}")])
