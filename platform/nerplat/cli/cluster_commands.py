@@ -81,11 +81,14 @@ def submit(
     kubectl: bool = typer.Option(False, "--kubectl", help="Apply the RayJob with kubectl (the default without --address)."),
     profile: Optional[str] = ProfileOption,
     image: Optional[str] = ImageOption,
-    cluster: Path = ClusterOption,
+    cluster: Path = typer.Option(
+        Path("cluster/base"), "--cluster", help="Kustomization whose RayCluster the job copies (kubectl only)."
+    ),
     wait: bool = typer.Option(False, "--wait", help="With --address: wait for the job to end; exit 1 unless it succeeded."),
 ) -> None:
     """Start a RayJob: `kubectl apply` it for KubeRay, or send its entrypoint to a Ray cluster's job API."""
-    from nerplat.cluster.submit import apply_with_kubectl, submit_to_ray, wait_for_job
+    from nerplat.cluster.render import entrypoint, job_name, load_sizing
+    from nerplat.cluster.submit import apply_with_kubectl, submit_rayjob_to_ray, submit_to_ray, wait_for_job
 
     if address and kubectl:
         raise UserInputError(Problem("choose one of --address (Ray job API) and --kubectl (KubeRay)"))
@@ -93,11 +96,15 @@ def submit(
         raise UserInputError(Problem("--wait needs --address; follow a KubeRay job with `kubectl get rayjob -w`"))
     if not target.is_file():
         raise UserInputError(Problem("no such file", source=str(target)))
-    rayjob = _rayjob_in_file(target) or _rayjob_for_spec(target, profile, image, cluster)
+    rayjob = _rayjob_in_file(target)
     if not address:
-        console.print(apply_with_kubectl(rayjob))
+        console.print(apply_with_kubectl(rayjob or _rayjob_for_spec(target, profile, image, cluster)))
         return
-    job_id = submit_to_ray(rayjob, address)
+    if rayjob is not None:
+        job_id = submit_rayjob_to_ray(rayjob, address)
+    else:  # the running cluster has its pods already: only the command matters
+        name = job_name(load_sizing(target, profile).experiment, profile)
+        job_id = submit_to_ray(entrypoint(target, profile, Path.cwd()), name, address)
     console.print(f"submitted {job_id} to {address}; logs: ray job logs --address {address} {job_id}")
     if wait:
         status = wait_for_job(address, job_id, on_status=lambda s: err_console.print(f"{job_id}: {s}"))

@@ -59,12 +59,6 @@ def render_rayjob(
     cluster_spec = copy.deepcopy(raycluster.body["spec"])
     _size_worker_group(cluster_spec, sizing, raycluster)
     _set_image(cluster_spec, image, raycluster)
-    command = ["nerplat", "run", _spec_in_image(spec_path, repo_root or Path.cwd())]
-    if profile:
-        command += ["--profile", profile]
-    # Expanded by the shell on the head: Tune's results go to the bucket from nerplat-settings, which
-    # every pod also has in its environment (Ray Train workers read it there).
-    entrypoint = f'{shlex.join(command)} --storage "${STORAGE_ENV}"'
     metadata: dict[str, Any] = {
         "name": job_name(sizing.experiment, profile),
         "labels": {"app.kubernetes.io/part-of": "nerplat", "nerplat.io/experiment": _dns_label(sizing.experiment)},
@@ -77,7 +71,7 @@ def render_rayjob(
         "kind": "RayJob",
         "metadata": metadata,
         "spec": {
-            "entrypoint": entrypoint,
+            "entrypoint": entrypoint(spec_path, profile, repo_root or Path.cwd()),
             # One attempt: a failed experiment is resumed deliberately (`nerplat run --resume`).
             "backoffLimit": 0,
             "shutdownAfterJobFinishes": True,
@@ -85,6 +79,18 @@ def render_rayjob(
             "rayClusterSpec": cluster_spec,
         },
     }
+
+
+def entrypoint(spec_path: Path, profile: str | None, repo_root: Path) -> str:
+    """`nerplat run specs/<spec>.yaml [--profile P] --storage "$NERPLAT_RAY_STORAGE"`.
+
+    The shell on the head expands the variable: Tune's results go to the bucket in nerplat-settings,
+    which every pod also has in its environment (Ray Train workers read it there).
+    """
+    command = ["nerplat", "run", _spec_in_image(spec_path, repo_root)]
+    if profile:
+        command += ["--profile", profile]
+    return f'{shlex.join(command)} --storage "${STORAGE_ENV}"'
 
 
 def job_name(experiment: str, profile: str | None) -> str:

@@ -38,20 +38,21 @@ def auth_headers(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"} if token else {}
 
 
-def submit_to_ray(rayjob: dict[str, Any], address: str) -> str:
-    """Submits the RayJob's entrypoint (and runtime env) to the Ray job API at `address`; returns the job id."""
+def submit_rayjob_to_ray(rayjob: dict[str, Any], address: str) -> str:
+    """Submits a RayJob manifest's entrypoint (and runtime env) to the Ray job API; returns the job id."""
+    spec = rayjob["spec"]
+    runtime_env = yaml.safe_load(spec["runtimeEnvYAML"]) if spec.get("runtimeEnvYAML") else None
+    return submit_to_ray(spec["entrypoint"], rayjob["metadata"]["name"], address, runtime_env)
+
+
+def submit_to_ray(entrypoint: str, name: str, address: str, runtime_env: dict[str, Any] | None = None) -> str:
+    """Submits `entrypoint` to the Ray job API at `address` (tagged with `name`); returns the job id."""
     from ray.exceptions import AuthenticationError
     from ray.job_submission import JobSubmissionClient
 
-    spec = rayjob["spec"]
-    runtime_env = yaml.safe_load(spec["runtimeEnvYAML"]) if spec.get("runtimeEnvYAML") else None
     try:
         client = JobSubmissionClient(address, headers=auth_headers())
-        return client.submit_job(
-            entrypoint=spec["entrypoint"],
-            runtime_env=runtime_env,
-            metadata={"nerplat.rayjob": rayjob["metadata"]["name"]},
-        )
+        return client.submit_job(entrypoint=entrypoint, runtime_env=runtime_env, metadata={"nerplat.rayjob": name})
     except AuthenticationError as error:
         raise UserInputError(
             Problem(

@@ -1,6 +1,7 @@
 """`nerplat cluster ...` through the real entry point (exit codes and messages as a user sees them)."""
 
 import os
+import socket
 import stat
 from pathlib import Path
 
@@ -95,3 +96,13 @@ def test_validate_command(tmp_path: Path, capsys):
     broken.write_text((CLUSTER / "base" / "raycluster.yaml").read_text().replace("rayVersion", "rayVersoin"))
     assert main(["cluster", "validate", str(broken)]) == 2
     assert "did you mean 'rayVersion'?" in capsys.readouterr().err
+
+
+def test_submit_spec_to_a_job_api_needs_no_image_and_names_an_unreachable_address(spec_repo: Path, monkeypatch, capsys):
+    monkeypatch.chdir(spec_repo)
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        address = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    assert main(["cluster", "submit", "specs/tiny.yaml", "--address", address]) == 2
+    err = capsys.readouterr().err
+    assert f"no Ray job API at {address}" in err and "placeholder" not in err
