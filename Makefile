@@ -7,7 +7,7 @@ export NERPLAT_DATA ?= $(abspath ../shared/data)
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: run test install clean
+.PHONY: run test install postgres clean
 
 # torch: on machines without an NVIDIA GPU take the 2.13.0 CPU build (the unpinned wheel is a
 # multi-GB CUDA build); GPU machines let pip choose. LibAUC goes in with --no-deps because its
@@ -23,10 +23,15 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# PostgreSQL server binaries, for the MLflow-on-PostgreSQL test (Debian package; root on CI machines).
+postgres:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null)
+
 run: $(STAMP)
 	$(BIN)/nerplat run specs/quickstart.yaml
 
-test: $(STAMP)
+test: $(STAMP) postgres
 	$(BIN)/python -m pytest -q
 
 clean:

@@ -1,11 +1,13 @@
 """Suite-wide settings: offline hub, corpora from $NERPLAT_DATA, caches out of the home directory."""
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).parent / "support"))  # shared test helpers (ray_nodes)
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"

@@ -22,11 +22,12 @@ from typing import Any
 from ray.tune import Callback
 
 from nerplat.run.progress import ProgressBoard
-from nerplat.run.trainable import PHASE_KEY, TrialJob
+from nerplat.run.trainable import NODE_KEY, PHASE_KEY, TrialJob
 from nerplat.track import schema
 from nerplat.track.runs import ExperimentTracker
 
 SAMPLED_TAG = "nerplat.sampled"  # JSON of a tuning trial's searched values, exact types kept
+NODE_TAG = "nerplat.ray_node"  # the Ray node a trial ran on (its last one, after retries)
 
 
 def arm_tags(arm: Any) -> dict[str, str]:
@@ -48,6 +49,7 @@ class _Running:
     started: float = field(default_factory=time.monotonic)
     last_epoch: int = 0
     final: bool = False
+    node: str | None = None
 
 
 @dataclass
@@ -99,6 +101,10 @@ class TrialEvents(Callback):
         state = self.running.get(trial.trial_id)
         if state is None:
             return
+        node = result.get(NODE_KEY)
+        if node and state.run_id and node != state.node:
+            state.node = node
+            self.tracker.client.set_tag(state.run_id, NODE_TAG, node)
         if result.get("final"):
             state.final = True
             return

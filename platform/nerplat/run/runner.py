@@ -50,6 +50,7 @@ FORWARDED_ENV = (
     "MLFLOW_TRACKING_URI",
     "MLFLOW_S3_ENDPOINT_URL",
     "RAY_CHDIR_TO_TRIAL_DIR",
+    "NERPLAT_RAY_STORAGE",
 )
 
 
@@ -172,8 +173,8 @@ class ExperimentRunner:
         self._refuse_silent_rerun(tracker)
         summary_run = tracker.start_summary_run(self.plan.model_dump(mode="json"), self.plan.resolved_spec)
         self._refuse_unreachable_store()
+        os.environ["NERPLAT_RAY_STORAGE"] = self.storage  # forwarded: Ray Train workers of multi-worker trials
         connect_ray(self.options.address, self.options.verbose)
-        os.environ.setdefault("NERPLAT_RAY_STORAGE", self.storage)
         outcomes = {arm.id: ArmOutcome(arm.id) for arm in self.plan.arms}
         self.board = ProgressBoard(self.plan.experiment, self.console, concurrency(self.plan.arms[0], None))
         for arm in self.plan.arms:

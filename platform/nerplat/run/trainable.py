@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import tempfile
 from contextlib import nullcontext
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
@@ -27,6 +28,7 @@ from nerplat.trial.report import Evaluation, TrialResult
 from nerplat.track.runs import ExperimentTracker
 
 PHASE_KEY = "nerplat_job"  # the one constant entry of a trial's Tune config; searched keys sit beside it
+NODE_KEY = "nerplat_node"  # reported with every result: the Ray node the trial ran on
 
 
 class TrialJob(BaseModel):
@@ -60,11 +62,23 @@ def trial_resources(job_config: dict[str, Any]) -> Any:
     return tune.PlacementGroupFactory([{"CPU": 0.01}] + [per_worker] * resources.workers, strategy="PACK")
 
 
+@lru_cache(maxsize=1)
+def ray_node_name() -> str:
+    """The Ray node this process runs on, by its `--node-name` (its id when unnamed)."""
+    import ray
+
+    node_id = ray.get_runtime_context().get_node_id()
+    for node in ray.nodes():
+        if node["NodeID"] == node_id:
+            return node.get("NodeName") or node_id
+    return node_id
+
+
 def _tune_reporter(checkpointing: bool) -> Callable[[Evaluation, Callable[[Path], None]], None]:
     from ray import tune
 
     def report(evaluation: Evaluation, save_checkpoint: Callable[[Path], None]) -> None:
-        metrics = {**evaluation.metrics, "epoch": evaluation.epoch}
+        metrics = {**evaluation.metrics, "epoch": evaluation.epoch, NODE_KEY: ray_node_name()}
         if not checkpointing:
             tune.report(metrics)
             return
@@ -79,7 +93,7 @@ def _train_reporter(checkpointing: bool) -> Callable[[Evaluation, Callable[[Path
     import ray.train
 
     def report(evaluation: Evaluation, save_checkpoint: Callable[[Path], None]) -> None:
-        metrics = {**evaluation.metrics, "epoch": evaluation.epoch}
+        metrics = {**evaluation.metrics, "epoch": evaluation.epoch, NODE_KEY: ray_node_name()}
         if not checkpointing:
             ray.train.report(metrics)
             return
@@ -131,6 +145,7 @@ def _final_report(job: TrialJob, result: TrialResult) -> dict[str, Any]:
         "train_sentences": result.train_sentences,
         "train_size_factor": result.size_factor,
         "final": True,
+        NODE_KEY: ray_node_name(),
     }
 
 

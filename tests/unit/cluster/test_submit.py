@@ -26,80 +26,25 @@ def test_unreadable_token_file_is_a_user_error(tmp_path: Path):
 # --- a real Ray head on 127.0.0.1 --------------------------------------------------------------
 
 import os  # noqa: E402
-import secrets  # noqa: E402
-import shutil  # noqa: E402
-import signal  # noqa: E402
-import socket  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
+
+from ray_nodes import LocalRayCluster  # noqa: E402
 
 BIN = Path(sys.executable).parent
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture
 def ray_head(tmp_path: Path):
-    """A token-protected Ray head of our own: started with `ray start --block`, stopped by its PID.
-
-    Its temp dir is short and outside tmp_path because Ray puts Unix sockets in it (107-byte limit);
-    `ray stop` is never used, as it would stop every Ray process on the machine.
-    """
-    temp_dir = Path(tempfile.mkdtemp(prefix="nr-", dir="/tmp"))
+    """A token-protected Ray head of our own, stopped by its PID (never `ray stop`)."""
     workdir = tmp_path / "head-workdir"
     workdir.mkdir()
-    token = secrets.token_hex(32)
-    dashboard = free_port()
-    env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": token, "HOME": str(tmp_path)}
-    command = [
-        str(BIN / "ray"), "start", "--head", "--block", "--disable-usage-stats",
-        "--node-ip-address=127.0.0.1", f"--port={free_port()}", "--num-cpus=1",
-        "--dashboard-host=127.0.0.1", f"--dashboard-port={dashboard}", "--include-dashboard=true",
-        f"--dashboard-agent-listen-port={free_port()}", f"--ray-client-server-port={free_port()}",
-        f"--runtime-env-agent-port={free_port()}", f"--metrics-export-port={free_port()}",
-        f"--temp-dir={temp_dir}",
-    ]  # fmt: skip
-    log = (tmp_path / "ray-head.log").open("w")
-    head = subprocess.Popen(command, cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    address = f"http://127.0.0.1:{dashboard}"
+    cluster = LocalRayCluster(workdir)
     try:
-        _wait_for_job_api(address, token, head, tmp_path / "ray-head.log")
-        yield address, token, workdir, tmp_path
+        cluster.start_head()
+        yield cluster.dashboard_url, cluster.token, workdir, tmp_path
     finally:
-        head.send_signal(signal.SIGTERM)  # `ray start --block` stops the processes it started
-        try:
-            head.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            head.kill()
-        try:
-            os.killpg(head.pid, signal.SIGKILL)  # anything of ours left in the group we created
-        except ProcessLookupError:
-            pass
-        log.close()
-        shutil.rmtree(temp_dir, ignore_errors=True)
-
-
-def _wait_for_job_api(address: str, token: str, head: subprocess.Popen, log: Path, timeout_s: float = 120) -> None:
-    import requests
-
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if head.poll() is not None:
-            pytest.fail(f"ray start exited with {head.returncode}:\n{log.read_text()[-3000:]}")
-        try:
-            reply = requests.get(f"{address}/api/jobs/", headers={"Authorization": f"Bearer {token}"}, timeout=2)
-            if reply.status_code == 200:
-                return
-        except requests.ConnectionError:
-            pass
-        time.sleep(1)
-    pytest.fail(f"Ray job API at {address} not up after {timeout_s} s:\n{log.read_text()[-3000:]}")
+        cluster.stop()
 
 
 def run_nerplat(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:

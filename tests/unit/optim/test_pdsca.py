@@ -81,3 +81,15 @@ def test_inner_step_uses_the_scaled_rate_and_leaves_a_b_alpha_alone():
     optimizer.step()
     torch.testing.assert_close(model.weight, before - 0.05 * (grad + 1e-5 * before))
     assert loss_fn.a.item() == loss_fn.b.item() == loss_fn.alpha.item() == 0.0
+
+
+def test_zero_alpha_gradients_still_mean_an_inner_step():
+    model, loss_fn = nn.Linear(4, 1), AUCMarginLoss(1.0, 0.3)
+    inner = pdsca_for(model, loss_fn, weight_average=0.0, epoch_decay=0.0, clip_value=None, weight_decay=0.0)
+    x, y = data(0)
+    F.binary_cross_entropy(torch.sigmoid(model(x)).squeeze(1), y).backward()
+    loss_fn.alpha.grad = torch.zeros(1)  # as DDP may leave it
+    before, grad = model.weight.detach().clone(), model.weight.grad.clone()
+    inner.step()
+    torch.testing.assert_close(model.weight, before - 0.1 * grad)
+    assert "momentum_buffer" not in inner.state[model.weight]

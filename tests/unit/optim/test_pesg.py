@@ -161,3 +161,17 @@ def test_dual_group_must_match_the_losses():
     loss_fn = AUCMarginLoss(1.0, 0.5)
     with pytest.raises(ValueError, match="dual group"):
         PESG([{"params": [loss_fn.a, loss_fn.b]}], [loss_fn])
+
+
+def test_an_all_zero_alpha_gradient_counts_as_not_taking_part():
+    """DDP with find_unused_parameters may give unused parameters zero gradients instead of None."""
+    used, idle = AUCMarginLoss(1.0, 0.5), AUCMarginLoss(1.0, 0.5)
+    optimizer = PESG(
+        [{"params": [used.a, used.b, idle.a, idle.b], "lr": 0.0}, {"params": [used.alpha, idle.alpha], "dual": True}],
+        [used, idle],
+    )
+    used(torch.tensor([0.9, 0.1]), torch.tensor([True, False])).backward()
+    idle.alpha.grad = torch.zeros(1)
+    optimizer.step()
+    assert idle.alpha.item() == 0.0 and idle.alpha.grad is None
+    assert used.alpha.item() > 0.0

@@ -1,0 +1,127 @@
+"""A real multi-node Ray cluster on 127.0.0.1 for tests: a head and worker nodes, each `ray start --block`.
+
+Every node is its own process group, stopped by its PID (never `ray stop`, which stops every Ray
+process on the machine). Token authentication is on, as Ray 2.60 has it by default: drivers and
+joining nodes get `RAY_AUTH_MODE=token` and the token through `env()`.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+BIN = Path(sys.executable).parent
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class LocalRayCluster:
+    def __init__(self, workdir: Path, head_cpus: int = 1):
+        self.workdir = workdir
+        # Ray puts Unix sockets in its temp dir, whose path must stay short (107-byte limit).
+        self.temp_dir = Path(tempfile.mkdtemp(prefix="nr-", dir="/tmp"))
+        self.token = secrets.token_hex(32)
+        self.gcs_port = free_port()
+        self.dashboard_port = free_port()
+        self.head_cpus = head_cpus
+        self.nodes: dict[str, subprocess.Popen] = {}
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.gcs_port}"
+
+    @property
+    def dashboard_url(self) -> str:
+        return f"http://127.0.0.1:{self.dashboard_port}"
+
+    def env(self) -> dict[str, str]:
+        # HOME too, so no ~/.ray/auth_token of this machine's user can stand in for the token.
+        return {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": self.token, "HOME": str(self.workdir)}
+
+    def _ports(self) -> list[str]:
+        return [
+            f"--node-manager-port={free_port()}", f"--object-manager-port={free_port()}",
+            f"--dashboard-agent-listen-port={free_port()}", f"--dashboard-agent-grpc-port={free_port()}",
+            f"--runtime-env-agent-port={free_port()}", f"--metrics-export-port={free_port()}",
+            "--min-worker-port=0", "--max-worker-port=0",
+        ]  # fmt: skip
+
+    def _start(self, name: str, arguments: list[str]) -> None:
+        log = (self.workdir / f"ray-{name}.log").open("w")
+        command = [str(BIN / "ray"), "start", "--block", "--disable-usage-stats", "--node-ip-address=127.0.0.1", *arguments]
+        self.nodes[name] = subprocess.Popen(
+            command, cwd=self.workdir, env=self.env(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+
+    def start_head(self) -> None:
+        self._start(
+            "head",
+            [
+                "--head", f"--port={self.gcs_port}", f"--num-cpus={self.head_cpus}", "--node-name=head",
+                "--include-dashboard=true", "--dashboard-host=127.0.0.1", f"--dashboard-port={self.dashboard_port}",
+                f"--ray-client-server-port={free_port()}", f"--temp-dir={self.temp_dir}", *self._ports(),
+            ],
+        )  # fmt: skip
+        self.wait_for_nodes(1)
+
+    def add_worker(self, name: str, cpus: int, resources: dict[str, float]) -> None:
+        import json
+
+        self._start(
+            name,
+            [f"--address={self.address}", f"--num-cpus={cpus}", f"--node-name={name}", f"--resources={json.dumps(resources)}", *self._ports()],
+        )
+
+    def alive_nodes(self) -> int:
+        script = "import ray; ray.init(address='%s', logging_level='ERROR'); print(sum(n['Alive'] for n in ray.nodes()))" % self.address
+        done = subprocess.run([sys.executable, "-c", script], env=self.env(), capture_output=True, text=True, timeout=120)
+        return int(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 and done.stdout.strip() else 0
+
+    def wait_for_nodes(self, count: int, timeout: float = 180) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for name, node in self.nodes.items():
+                if node.poll() is not None:
+                    raise RuntimeError(f"ray node {name} exited:\n{(self.workdir / f'ray-{name}.log').read_text()[-3000:]}")
+            if count == 1 and self._dashboard_up() or count > 1 and self.alive_nodes() >= count:
+                return
+            time.sleep(1)
+        raise RuntimeError(f"{count} Ray nodes not up after {timeout} s")
+
+    def _dashboard_up(self) -> bool:
+        import requests
+
+        try:
+            reply = requests.get(f"{self.dashboard_url}/api/jobs/", headers={"Authorization": f"Bearer {self.token}"}, timeout=2)
+            return reply.status_code == 200
+        except requests.ConnectionError:
+            return False
+
+    def stop_node(self, name: str) -> None:
+        node = self.nodes.pop(name)
+        node.send_signal(signal.SIGTERM)  # `ray start --block` stops the processes it started
+        try:
+            node.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            node.kill()
+        try:
+            os.killpg(node.pid, signal.SIGKILL)  # anything of ours left in the group we created
+        except ProcessLookupError:
+            pass
+
+    def stop(self) -> None:
+        for name in [n for n in self.nodes if n != "head"] + [n for n in self.nodes if n == "head"]:
+            self.stop_node(name)
+        shutil.rmtree(self.temp_dir, ignore_errors=True)
