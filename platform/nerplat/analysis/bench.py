@@ -27,6 +27,7 @@ from nerplat.analysis.synthetic import synthetic_replicates
 from nerplat.track import schema
 
 BENCH_EXPERIMENT = "nerplat-bench-analysis"
+FILLED_TAG = "nerplat.bench.runs"  # experiment tag: the store holds this many benchmark runs
 
 
 @dataclass
@@ -109,8 +110,10 @@ def fill_store(tracking_uri: str, runs: int, log: Callable[[str], None]) -> str:
 
     client = MlflowClient(tracking_uri)
     experiment = client.get_experiment_by_name(BENCH_EXPERIMENT)
+    if experiment and experiment.tags.get(FILLED_TAG) == str(runs):
+        return experiment.experiment_id
     experiment_id = experiment.experiment_id if experiment else client.create_experiment(BENCH_EXPERIMENT)
-    existing = len(client.search_runs([experiment_id], max_results=runs))
+    existing = len(client.search_runs([experiment_id], max_results=runs))  # an interrupted fill resumes
     frame = synthetic_bench_frame(runs, 10).head(runs)
     metric_names = metric_columns(frame)
     now = int(time.time() * 1000)
@@ -127,6 +130,7 @@ def fill_store(tracking_uri: str, runs: int, log: Callable[[str], None]) -> str:
         client.log_batch(run.info.run_id, metrics=[Metric(m, row[m], now, 0) for m in metric_names])
         if (index + 1) % 500 == 0:
             log(f"  {index + 1}/{runs} runs logged")
+    client.set_experiment_tag(experiment_id, FILLED_TAG, str(runs))
     return experiment_id
 
 

@@ -124,7 +124,9 @@ def _n_note(rows: pl.DataFrame) -> str:
     if rows.is_empty():
         return "no replicates"
     low, high = rows["n"].min(), rows["n"].max()
-    return f"n = {low} replicates per cell" if low == high else f"n = {low}-{high} replicates per cell"
+    if low == high:
+        return f"n = {low} replicate{'s' if low != 1 else ''} per cell"
+    return f"n = {low}-{high} replicates per cell"
 
 
 def _where(*pairs: tuple[str, str | None]) -> str:
@@ -211,13 +213,15 @@ def comparison_tables(
         caption = f"{_metric_words(settings)} per dataset ({where}). Mean over replicates; best in bold, second underlined."
         notes = [_n_note(part)]
         if settings.baseline:
-            tested = family_tests.filter(pl.col("partner") == settings.baseline)
+            tested = family_tests.filter(pl.col("partner") == settings.baseline)["p_value"].count()
             caption += f" In parentheses: difference to {settings.baseline}."
-            notes.append(
-                f"† p < {settings.alpha} in a two-sided {_test_words(settings)} against {settings.baseline} over "
-                f"runs matched by seed and partition, Holm-corrected across the {tested['p_value'].count()} "
-                "tests of this table."
-            )
+            if tested:
+                notes.append(
+                    f"† p < {settings.alpha} in a two-sided {_test_words(settings)} against {settings.baseline} over "
+                    f"runs matched by seed and partition, Holm-corrected across the {tested} tests of this table."
+                )
+            else:
+                notes.append(f"No significance test: a {_test_words(settings)} needs two or more matched replicates.")
             same_table = [pl.col(k).eq_missing(key[k]) for k in ("sampler", *axes)]
             unpaired = missing.filter(pl.col("partner") == settings.baseline, *same_table) if missing.height else missing
             if unpaired.height:
@@ -251,6 +255,9 @@ def grid_tables(summary: pl.DataFrame, settings: AnalysisSettings) -> list[Table
             row_keys = ["sampler", "method"]  # several methods share a loss: name them instead
         lookup = _cell_lookup(part, [*row_keys, "encoder", "head"])
         entries = sorted({tuple(r[k] for k in row_keys) for r in part.iter_rows(named=True)}, key=natural_key)
+        spans = [sum((*entry, encoder, head) in lookup for encoder, head in models) for entry in entries]
+        if max(spans) < 2:
+            continue  # each method runs with one model only: the comparison table already shows it
         one_sampler = len({e[0] for e in entries}) == 1
         one_loss = len({e[1] for e in entries}) == 1
         body = tuple(
@@ -374,7 +381,7 @@ def dataset_table(stats: Mapping[str, Mapping[str, Mapping]], name: str = "datas
 
 
 def size_factor_table(summary: pl.DataFrame) -> Table | None:
-    """Mean training-set size factor (sentences after / before sampling) per sampler and dataset."""
+    """Mean training-set size factor (after / before sampling, in tokens) per sampler and dataset."""
     rows = summary.filter(pl.col("metric") == "train_size_factor")
     if rows.is_empty():
         return None
@@ -389,7 +396,10 @@ def size_factor_table(summary: pl.DataFrame) -> Table | None:
         cells = tuple(Cell(value=v, digits=2) for v in values) + (Cell(value=average, digits=2),)
         body.append(Row(sampler, cells))
     columns = tuple(Column("", d, ranked=False) for d in datasets) + (Column("", "Average", ranked=False),)
-    caption = "Effect of each sampler on training-set size: sentences after sampling divided by sentences before, averaged over replicates; Average: over datasets."
+    caption = (
+        "Effect of each sampler on training-set size: tokens after sampling divided by tokens before "
+        "(resampling repeats sentences, undersampling drops tokens), averaged over replicates; Average: over datasets."
+    )
     return Table("size-factors", caption, "Sampler", columns, tuple(body))
 
 

@@ -116,3 +116,16 @@ def test_size_factor_table_averages_over_datasets(summary):
 
 def test_slugs_are_file_safe():
     assert layouts.slug("size", "conll2003", "low_resource(size=100, k=2)", None) == "size-conll2003-low_resource-size-100-k-2"
+
+
+def test_no_grid_when_every_method_has_a_single_model(summary):
+    crf = summary.with_columns(pl.when(pl.col("method") == "mom").then(pl.lit("crf")).otherwise(pl.col("head")).alias("head"))
+    assert layouts.grid_tables(crf, SETTINGS) == []
+
+
+def test_one_replicate_per_cell_says_no_test_was_possible(frame):
+    single = frame.filter(pl.col("seed") == 0)
+    comparison = paired_comparisons(single, SETTINGS, [])
+    table = layouts.comparison_tables(summarise(single, metric_columns(single), SETTINGS), comparison.tests, comparison.missing, SETTINGS)[0]
+    assert table.notes[0] == "n = 1 replicate per cell"
+    assert table.notes[1].startswith("No significance test")
