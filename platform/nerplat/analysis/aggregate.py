@@ -17,7 +17,6 @@ from nerplat.analysis.stats import bootstrap_summary
 GROUP_KEYS = ("dataset", "sampler_family", "sampler", "sampler_label", "encoder", "head", "objective", "method")
 # Replicates inside a group are ordered by these before resampling, so fetch order never matters.
 REPLICATE_ORDER = ("size", "seed", "partition", "run_id")
-SUMMARY_COLUMNS = ("metric", "size", "n", "mean", "sd", "se", "ci_low", "ci_high")
 
 
 def metric_columns(frame: pl.DataFrame) -> list[str]:

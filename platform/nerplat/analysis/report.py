@@ -8,7 +8,6 @@ at the end, so a failed analysis never leaves a half-written report behind.
 from __future__ import annotations
 
 import difflib
-import json
 import os
 import shutil
 import tempfile

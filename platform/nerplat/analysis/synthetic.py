@@ -14,8 +14,6 @@ import polars as pl
 
 from nerplat.analysis.runs import IDENTITY_COLUMNS, sampler_family
 
-HEADLINE = ("precision", "recall", "f1")
-
 
 def synthetic_replicates(
     *,
