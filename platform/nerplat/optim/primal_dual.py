@@ -14,8 +14,9 @@ Parameter groups are ordinary torch groups with these keys:
 The gradient of a primal parameter is clip(g) + epoch_decay (p - v_ref) (+ weight_decay p for "sgd").
 The dual step is LibAUC's: alpha <- max(0, alpha + lr (2 (m + b - a) - 2 alpha)), i.e. ascent on the
 alpha-part of the paper's saddle objective with the class means replaced by a and b; it is taken only
-for alphas whose loss took part in this step (their ``grad`` is set), and the step then clears those
-grads so that participation is read correctly whatever `zero_grad` mode the caller uses.
+for alphas whose loss took part in this step (their ``grad`` is set and not all zero: DDP with
+``find_unused_parameters`` may hand unused parameters zero gradients), and the step then clears the
+alphas' grads so that participation is read correctly whatever `zero_grad` mode the caller uses.
 
 Deviations from LibAUC 2.0.1 (`PESG`, `PDSCA`), all deliberate:
 - v_ref starts at the initial parameters (the paper's v_0 = v_ref). LibAUC starts it as N(0, 0.01)
@@ -81,7 +82,7 @@ class PrimalDualOptimizer(torch.optim.Optimizer):
         if closure is not None:
             with torch.enable_grad():
                 loss = closure()
-        auc_step = any(loss_fn.alpha.grad is not None for loss_fn in self._duals.values())
+        auc_step = any(_took_part(loss_fn.alpha) for loss_fn in self._duals.values())
         for group in self.param_groups:
             if group["dual"]:
                 continue
@@ -145,7 +146,8 @@ class PrimalDualOptimizer(torch.optim.Optimizer):
 
     def _dual_ascent(self, group: dict[str, Any]) -> None:
         for alpha in group["params"]:
-            if alpha.grad is None:
+            if not _took_part(alpha):
+                alpha.grad = None
                 continue
             loss_fn = self._duals[id(alpha)]
             ascent = 2 * (loss_fn.margin + loss_fn.b - loss_fn.a) - 2 * alpha
@@ -167,3 +169,8 @@ class PrimalDualOptimizer(torch.optim.Optimizer):
                 state["reference"].copy_(state["iterate_sum"] / group["iterates"])
                 state["iterate_sum"].zero_()
             group["iterates"] = 0
+
+
+def _took_part(alpha: torch.Tensor) -> bool:
+    """Whether alpha's AUC loss was in this step's loss: a gradient that is set and not all zero."""
+    return alpha.grad is not None and bool(alpha.grad.any())
