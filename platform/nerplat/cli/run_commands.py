@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Optional
 
@@ -9,6 +10,7 @@ import typer
 from rich.console import Console
 
 from nerplat.cli.options import PROFILE_OPTION, compile_spec
+from nerplat.cli.train_commands import bench_app
 
 
 def run(
@@ -23,14 +25,18 @@ def run(
     ),
     workdir: Path = typer.Option(Path("."), "--workdir", help="Where mlflow.db, .nerplat/ and reports/ go."),
     analyze: bool = typer.Option(True, "--analyze/--no-analyze", help="Run the analysis stage at the end."),
+    tune_only: bool = typer.Option(False, "--tune-only", help="Stop after the tune phase; a later --resume replicates."),
     verbose: bool = typer.Option(False, "--verbose", help="Show Ray's worker logs."),
 ) -> None:
     """Run every arm of SPEC: tune on dev, replicate the best configuration, analyse."""
     from nerplat.run.runner import ExperimentRunner, Interrupted, RunOptions
 
-    console = Console()
+    # Logs and CI are not terminals: give the progress table room instead of rich's default 80 columns.
+    console = Console(width=None if sys.stdout.isatty() else 150)
     plan = compile_spec(spec, profile)
-    options = RunOptions(workdir=workdir.resolve(), resume=resume, address=address, storage=storage, analyze=analyze, verbose=verbose)
+    options = RunOptions(
+        workdir=workdir.resolve(), resume=resume, address=address, storage=storage, analyze=analyze, replicate=not tune_only, verbose=verbose
+    )
     runner = ExperimentRunner(plan, options, console)
     resume_hint = f"nerplat run {spec}" + (f" --profile {profile}" if profile else "") + " --resume"
     try:
@@ -54,3 +60,36 @@ def run(
 
 def register(app: typer.Typer) -> None:
     app.command("run")(run)
+
+
+@bench_app.command("run")
+def bench_run_command(
+    profile: Optional[str] = typer.Option(None, "--profile", help="Profile of the bench sweep (smoke: tiny encoder, 4 trials)."),
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON object instead of a table."),
+) -> None:
+    """Start-up overhead, training share of a 20-trial sweep, and in-trial vs in-process tokens/s."""
+    import json
+
+    from rich.table import Table
+
+    from nerplat.bench.run import bench_run
+
+    console = Console(stderr=as_json)
+    result = bench_run(console, profile)
+    if as_json:
+        typer.echo(json.dumps(result.as_dict(), indent=2))
+        return
+    table = Table(title=f"nerplat bench run ({result.trials} trials, {result.slots} at a time)")
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    for name, value in (
+        ("start-up, trial start to first step (median), s", f"{result.startup_s:.2f}"),
+        ("start-up, slowest trial (new worker process), s", f"{result.startup_max_s:.2f}"),
+        ("sweep wall time, s", f"{result.sweep_wall_s:.1f}"),
+        ("share of slot time in training steps", f"{result.train_share:.3f}"),
+        ("tokens/s inside a trial", f"{result.trial_tokens_per_s:.0f}"),
+        ("tokens/s in-process (nerplat train)", f"{result.inprocess_tokens_per_s:.0f}"),
+        ("ratio (trial / in-process)", f"{result.ratio:.3f}"),
+    ):
+        table.add_row(name, value)
+    console.print(table)

@@ -113,7 +113,7 @@ class TrialEvents(Callback):
         metrics = {
             key: float(value)
             for key, value in result.items()
-            if (key.startswith("dev_") or key == "train_loss") and isinstance(value, (int, float))
+            if key.startswith(("dev_", "time_", "train_")) and isinstance(value, (int, float)) and not isinstance(value, bool)
         }
         if metrics and state.run_id:
             self.tracker.log_epoch(state.run_id, metrics, epoch)

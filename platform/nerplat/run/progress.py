@@ -73,8 +73,9 @@ class ProgressBoard:
 
     def table(self) -> Table:
         table = Table(title=f"nerplat run: {self.experiment}", expand=False)
-        for column in ("arm", "phase", "running", "done", "stopped", "errored", "best dev", "ETA"):
-            table.add_column(column, justify="left" if column in ("arm", "phase") else "right", no_wrap=True)
+        table.add_column("arm", overflow="fold")
+        for column in ("phase", "running", "done", "stopped", "errored", "best dev", "ETA"):
+            table.add_column(column, justify="left" if column == "phase" else "right", no_wrap=True)
         for progress in self.phases.values():
             best = "-" if progress.best is None else f"{progress.best:.4f}"
             table.add_row(
@@ -99,6 +100,7 @@ class ProgressBoard:
             self._live.update(self.table())
             self._live.__exit__(*exc)
             self._live = None
+            self.console.print()
 
     def refresh(self) -> None:
         if self._live is not None:

@@ -65,6 +65,7 @@ class RunOptions:
     address: str | None = None
     storage: str | None = None  # Ray Tune storage_path; default <workdir>/.nerplat/ray
     analyze: bool = True
+    replicate: bool = True  # False: tune only; a later --resume runs the replicates
     report_dir: Path | None = None  # default <workdir>/reports/<experiment>
     verbose: bool = False
 
@@ -93,6 +94,8 @@ class RunSummary:
 
 def quiet_library_logs(verbose: bool) -> None:
     """Ray, Tune, Optuna and MLflow log routine steps at INFO/WARNING; the progress view says it better."""
+    import mlflow  # noqa: F401  (configures its loggers on import: set levels after it)
+
     level = logging.INFO if verbose else logging.ERROR
     for name in ("ray", "ray.tune", "ray.train", "mlflow", "optuna", "alembic"):
         logging.getLogger(name).setLevel(level)
@@ -188,14 +191,15 @@ class ExperimentRunner:
                         self._tune_arm(arm, outcomes[arm.id])
                     else:
                         outcomes[arm.id].chosen = {}
-                self._replicate([arm for arm in self.plan.arms if outcomes[arm.id].chosen is not None], outcomes)
+                if self.options.replicate:
+                    self._replicate([arm for arm in self.plan.arms if outcomes[arm.id].chosen is not None], outcomes)
         except Interrupted:
             tracker.finish(summary_run.run_id, "interrupted")
             raise
         report_dir = None
-        if self.options.analyze:
+        if self.options.analyze and self.options.replicate:
             report_dir = self._analyze()
-        tracker.finish(summary_run.run_id, "completed")
+        tracker.finish(summary_run.run_id, "completed" if self.options.replicate else "interrupted")
         return RunSummary(self.plan.experiment, self.tracking_uri, tracker.experiment_id, list(outcomes.values()), report_dir)
 
     def _refuse_unreachable_store(self) -> None:

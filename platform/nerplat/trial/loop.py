@@ -214,7 +214,7 @@ def run_trial(
         os.replace(temporary, directory / CHECKPOINT_FILE)
 
     eval_batch = max(32, config.train.batch_size * 2)
-    first_step_done = False
+    first_step_done, first_step_unix = False, 0.0
     for epoch in range(epoch0, config.train.epochs + 1):
         trained.train()
         batches = list(iterate_batches(data.train, batch_size, seed=config.seed * 100_003 + epoch))
@@ -234,6 +234,7 @@ def run_trial(
             if not first_step_done:
                 # Start-up ends with the first optimiser step; throughput is counted from there.
                 timings.setup = time.perf_counter() - started
+                first_step_unix = time.time()
                 epoch_started = time.perf_counter()
                 first_step_done = True
             else:
@@ -254,6 +255,14 @@ def run_trial(
         reported = {f"dev_{k}": v for k, v in metrics.items()}
         reported |= {f"dev_best_{k}": v for k, v in best_metrics.items()}
         reported["train_loss"] = float(loss.detach())
+        # Cumulative timings, for `nerplat bench run` and the trial's MLflow record.
+        reported |= {
+            "time_setup_s": timings.setup,
+            "time_train_s": timings.train,
+            "time_eval_s": timings.evaluate,
+            "time_first_step_unix": first_step_unix,
+            "train_tokens": float(timings.train_tokens),
+        }
         evaluation = Evaluation(epoch=epoch, epochs=config.train.epochs, metrics=reported)
         evaluations.append(evaluation)
         if report is not None and rank == 0:

@@ -1,0 +1,81 @@
+"""`nerplat bench run`: what a sweep of short trials costs beyond training, on the real runner.
+
+Runs the tune phase of `bench/sweep.yaml` (20 trials) with the same `ExperimentRunner` as
+`nerplat run`, in a scratch directory, then reads the trials' timings from MLflow:
+
+- start-up: trial start (its MLflow run is created when Tune starts it) to its first optimiser step;
+- train share: training-step seconds summed over trials / (sweep wall time x trial slots);
+- ratio: tokens/s inside a trial / tokens/s of the same configuration run in-process
+  (`nerplat train`'s path), both with the sweep's one torch thread.
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from rich.console import Console
+
+SWEEP_SPEC = Path(__file__).with_name("sweep.yaml")
+
+
+@dataclass
+class RunBenchResult:
+    trials: int
+    slots: int
+    sweep_wall_s: float
+    startup_s: float  # median over trials
+    startup_max_s: float  # the first trial of each worker process pays imports and weight loading
+    train_share: float
+    trial_tokens_per_s: float
+    inprocess_tokens_per_s: float
+    ratio: float
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def bench_run(console: Console, profile: str | None = None) -> RunBenchResult:
+    from nerplat.catalog import default_catalog
+    from nerplat.plan.compiler import compile_plan
+    from nerplat.run.runner import ExperimentRunner, RunOptions
+    from nerplat.track import schema
+    from nerplat.trial.loop import run_trial
+
+    plan = compile_plan(SWEEP_SPEC, default_catalog(), profile)
+    arm = plan.arms[0]
+    with tempfile.TemporaryDirectory(prefix="nerplat-bench-") as scratch:
+        runner = ExperimentRunner(plan, RunOptions(workdir=Path(scratch), analyze=False, replicate=False), console)
+        started = time.time()
+        runner.run()
+        client = runner.tracker.client
+        trials = [
+            run
+            for run in client.search_runs([runner.tracker.experiment_id], max_results=1000)
+            if run.data.tags.get(schema.KIND) == "trial"
+        ]
+        ended = max(run.info.end_time for run in trials) / 1000
+        wall = ended - min(run.info.start_time for run in trials) / 1000
+        startups = sorted(run.data.metrics["time_first_step_unix"] - run.info.start_time / 1000 for run in trials)
+        train_seconds = sum(run.data.metrics["time_train_s"] for run in trials)
+        tokens = sum(run.data.metrics["train_tokens"] for run in trials)
+        slots = plan.tune.max_concurrent or 1
+        console.print(f"sweep of {len(trials)} trials: {ended - started:.1f}s including Ray start")
+
+    sampled = {key: (space.low * space.high) ** 0.5 for key, space in arm.search_space.items()}
+    inprocess = run_trial(arm.trial_config(sampled, eval_split="dev")).timings.tokens_per_second()
+    inside = tokens / train_seconds
+    return RunBenchResult(
+        trials=len(trials),
+        slots=slots,
+        sweep_wall_s=wall,
+        startup_s=statistics.median(startups),
+        startup_max_s=max(startups),
+        train_share=train_seconds / (wall * slots),
+        trial_tokens_per_s=inside,
+        inprocess_tokens_per_s=inprocess,
+        ratio=inside / inprocess,
+    )
