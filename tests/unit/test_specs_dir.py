@@ -4,11 +4,10 @@ Snapshots live in tests/unit/plan/snapshots/specs/; rewrite them on purpose with
 NERPLAT_UPDATE_SNAPSHOTS=1 and review the diff (a changed default in a registry shows up here).
 """
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
+import spec_testing
 
 from nerplat.catalog import default_catalog
 from nerplat.plan.compiler import build_plan
@@ -17,10 +16,6 @@ from nerplat.spec.validate import default_dataset_check, validate_spec_file
 ROOT = Path(__file__).parents[2]
 SPECS = sorted((ROOT / "specs").rglob("*.yaml")) + sorted((ROOT / "specs").rglob("*.yml"))
 SNAPSHOTS = Path(__file__).parent / "plan" / "snapshots" / "specs"
-
-_loader = importlib.util.spec_from_file_location("nerplat_spec_testing", ROOT / "tests" / "fixtures" / "specs" / "spec_testing.py")
-spec_testing = sys.modules.setdefault(_loader.name, importlib.util.module_from_spec(_loader))
-_loader.loader.exec_module(spec_testing)
 
 
 def test_specs_exist():

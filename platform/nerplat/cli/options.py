@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich.console import Console
+from rich.table import Table
 
 from nerplat.plan.model import Plan
 
@@ -17,3 +19,13 @@ def compile_spec(spec: Path, profile: str | None) -> Plan:
     from nerplat.plan.compiler import compile_plan
 
     return compile_plan(spec, default_catalog(), profile)
+
+
+def print_figures(title: str, rows: list[tuple[str, str]], console: Console) -> None:
+    """A two-column table of benchmark figures."""
+    table = Table(title=title)
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    for name, value in rows:
+        table.add_row(name, value)
+    console.print(table)

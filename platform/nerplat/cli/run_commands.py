@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 from rich.console import Console
 
-from nerplat.cli.options import PROFILE_OPTION, compile_spec
+from nerplat.cli.options import PROFILE_OPTION, compile_spec, print_figures
 from nerplat.cli.train_commands import bench_app
 
 
@@ -70,7 +70,6 @@ def bench_run_command(
     """Start-up overhead, training share of a 20-trial sweep, and in-trial vs in-process tokens/s."""
     import json
 
-    from rich.table import Table
 
     from nerplat.bench.run import bench_run
 
@@ -79,10 +78,7 @@ def bench_run_command(
     if as_json:
         typer.echo(json.dumps(result.as_dict(), indent=2))
         return
-    table = Table(title=f"nerplat bench run ({result.trials} trials, {result.slots} at a time)")
-    table.add_column("figure")
-    table.add_column("value", justify="right")
-    for name, value in (
+    rows = [
         ("start-up, trial start to first step (median), s", f"{result.startup_s:.2f}"),
         ("start-up, slowest trial (new worker process), s", f"{result.startup_max_s:.2f}"),
         ("sweep wall time, s", f"{result.sweep_wall_s:.1f}"),
@@ -90,6 +86,5 @@ def bench_run_command(
         ("tokens/s inside a trial", f"{result.trial_tokens_per_s:.0f}"),
         ("tokens/s in-process (nerplat train)", f"{result.inprocess_tokens_per_s:.0f}"),
         ("ratio (trial / in-process)", f"{result.ratio:.3f}"),
-    ):
-        table.add_row(name, value)
-    console.print(table)
+    ]
+    print_figures(f"nerplat bench run ({result.trials} trials, {result.slots} at a time)", rows, console)

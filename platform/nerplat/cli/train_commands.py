@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from nerplat.cli.options import PROFILE_OPTION, compile_spec
+from nerplat.cli.options import PROFILE_OPTION, compile_spec, print_figures
 from nerplat.errors import Problem, UserInputError
 
 bench_app = typer.Typer(help="Benchmarks that print figures (ratios against a plain PyTorch loop run alongside).", no_args_is_help=True)
@@ -143,9 +143,6 @@ def bench_train_command(
     if as_json:
         typer.echo(json.dumps(result.as_dict(), indent=2))
         return
-    table = Table(title=f"nerplat bench train ({result.encoder}, {result.sentences} sentences, {result.threads} threads)")
-    table.add_column("figure")
-    table.add_column("value", justify="right")
     rows = [
         ("plain PyTorch loop, tokens/s", f"{result.plain_tokens_per_s:.0f}"),
         ("nerplat trial loop, tokens/s", f"{result.nerplat_tokens_per_s:.0f}"),
@@ -155,6 +152,5 @@ def bench_train_command(
         ("MFU plain loop", f"{result.plain_mfu:.3f}"),
         ("peak RSS, MB", f"{result.peak_rss_mb:.0f}"),
     ]
-    for name, value in rows:
-        table.add_row(name, value)
-    Console().print(table)
+    title = f"nerplat bench train ({result.encoder}, {result.sentences} sentences, {result.threads} threads)"
+    print_figures(title, rows, Console())
