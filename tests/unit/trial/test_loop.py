@@ -1,0 +1,62 @@
+"""The trial loop in-process with the tiny encoder on real CoNLL-2003 sentences."""
+
+from pathlib import Path
+
+import pytest
+
+from nerplat.plan.trial_config import Component, DatasetRef, EncoderSettings, TrainSettings, TrialConfig
+from nerplat.trial.loop import CHECKPOINT_FILE, run_trial
+
+
+def tiny_config(**train) -> TrialConfig:
+    return TrialConfig(
+        dataset=DatasetRef(name="conll2003"),
+        samplers=(Component(name="low_resource", params={"size": 24, "partitions": 1}),),
+        encoder=EncoderSettings(name="tiny", max_length=48),
+        train=TrainSettings(**{"epochs": 2, "batch_size": 8, "lr": 1e-3, "dev_subset": 40, "threads": 1, **train}),
+        eval_split="dev",
+    )
+
+
+@pytest.fixture(scope="module")
+def first_result():
+    return run_trial(tiny_config())
+
+
+def test_same_seed_same_machine_gives_identical_metrics(first_result):
+    again = run_trial(tiny_config())
+    assert again.metrics == first_result.metrics
+    assert [e.metrics["dev_micro_f1"] for e in again.evaluations] == [e.metrics["dev_micro_f1"] for e in first_result.evaluations]
+
+
+def test_reports_every_evaluation_with_best_so_far(first_result):
+    assert [e.epoch for e in first_result.evaluations] == [1, 2]
+    best = [e.metrics["dev_best_micro_f1"] for e in first_result.evaluations]
+    assert best == sorted(best) and best[-1] == max(e.metrics["dev_micro_f1"] for e in first_result.evaluations)
+    assert first_result.train_sentences == 24
+    assert set(first_result.metrics) >= {"dev_micro_f1", "dev_macro_f1", "dev_token_macro_f1", "dev_word_accuracy"}
+    assert first_result.timings.train_tokens > 0 and first_result.timings.setup > 0
+
+
+def test_eval_every_skips_evaluations_but_not_the_last():
+    result = run_trial(tiny_config(epochs=3, eval_every=2))
+    assert [e.epoch for e in result.evaluations] == [2, 3]
+
+
+def test_resume_from_a_checkpoint_continues_where_it_stopped(tmp_path: Path, first_result):
+    saved = tmp_path / "epoch1"
+
+    def save_first(evaluation, save_checkpoint):
+        if evaluation.epoch == 1:
+            save_checkpoint(saved)
+
+    run_trial(tiny_config(), report=save_first)
+    assert (saved / CHECKPOINT_FILE).is_file()
+    resumed = run_trial(tiny_config(), resume_from=saved)
+    assert [e.epoch for e in resumed.evaluations] == [1, 2]  # epoch 1 comes from the checkpoint
+    def dev(evaluation):
+        return {k: v for k, v in evaluation.metrics.items() if k.startswith("dev_")}
+
+    assert dev(resumed.evaluations[0]) == dev(first_result.evaluations[0])
+    # Model, optimiser, schedule and RNG state all came back: the rest is as if never stopped.
+    assert resumed.metrics == first_result.metrics
