@@ -31,16 +31,20 @@ class WCEConfig(ObjectiveConfig):
     scheme: Literal["inverse_frequency", "log_ratio"] = Field(
         "inverse_frequency", description="WCE-1 (inverse_frequency) or WCE-2 (log_ratio) class weights."
     )
-    beta: float = Field(1.0, ge=1.0, le=10.0, description="WCE-2's beta (log_ratio only); 004 tunes it in [1, 10].")
+    beta: float | None = Field(
+        None, ge=1.0, le=10.0, description="WCE-2's beta, required by log_ratio only; 004 tunes it in [1, 10]."
+    )
 
     @model_validator(mode="after")
-    def _beta_only_for_log_ratio(self) -> WCEConfig:
-        if self.scheme == "inverse_frequency" and "beta" in self.model_fields_set:
+    def _beta_with_log_ratio_only(self) -> WCEConfig:
+        if self.scheme == "log_ratio" and self.beta is None:
+            raise ValueError("scheme 'log_ratio' needs beta in [1, 10]")
+        if self.scheme == "inverse_frequency" and self.beta is not None:
             raise ValueError("beta applies to scheme 'log_ratio' only; remove it or set scheme: log_ratio")
         return self
 
 
-def class_weights(counts: list[int], scheme: str, beta: float) -> torch.Tensor:
+def class_weights(counts: list[int], scheme: str, beta: float | None) -> torch.Tensor:
     """Class weights w_k from training word counts s_k (see module docstring)."""
     s_k = torch.tensor(counts, dtype=torch.float64).clamp(min=1.0)
     s = s_k.sum()

@@ -40,3 +40,22 @@ def test_every_config_declares_heads_and_optimizer(entry):
 def test_context_checks_counts_against_labels():
     with pytest.raises(ValueError, match="2 labels but 3"):
         ObjectiveContext(["O", "B-X"], [1, 2, 3], max_length=8)
+
+
+ROUND_TRIPS = [
+    ("mom", {"lambda": 0.3, "base": {"name": "focal", "params": {"gamma": 1.0}}}),
+    ("wce", {"scheme": "log_ratio", "beta": 4.0}),
+    ("focal", {"form": "one_vs_rest"}),
+    ("comauc_2t", {"k": 2, "clip_value": None}),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "params"), [(e.name, {}) for e in OBJECTIVES.entries()] + ROUND_TRIPS, ids=lambda v: str(v)
+)
+def test_configs_round_trip_through_the_json_dump_the_compiler_makes(name, params, context):
+    config = OBJECTIVES.get(name).config
+    validated = config.model_validate(params)
+    dumped = validated.model_dump(mode="json", by_alias=True)
+    assert config.model_validate(dumped) == validated
+    make(name, context, **dumped)

@@ -78,7 +78,7 @@ def test_focal_gradient_is_finite_when_softmax_saturates(context):
 
 
 def test_wce_inverse_frequency_weights_average_one_over_training_words():
-    weights = class_weights(COUNTS, "inverse_frequency", beta=1.0)
+    weights = class_weights(COUNTS, "inverse_frequency", beta=None)
     counts = torch.tensor(COUNTS, dtype=torch.float32)
     assert (weights * counts).sum() / counts.sum() == pytest.approx(1.0)
     assert weights[2] == pytest.approx(1000 / (5 * 20))
@@ -91,7 +91,7 @@ def test_wce_log_ratio_weights_follow_the_formula():
 
 
 def test_wce_absent_label_gets_a_finite_weight():
-    assert torch.isfinite(class_weights([10, 0, 5], "inverse_frequency", 1.0)).all()
+    assert torch.isfinite(class_weights([10, 0, 5], "inverse_frequency", None)).all()
 
 
 def test_wce_is_mean_of_weighted_word_losses(context, scored):
@@ -103,9 +103,11 @@ def test_wce_is_mean_of_weighted_word_losses(context, scored):
     torch.testing.assert_close(wce(output_of(scores, labels), labels), expected)
 
 
-def test_wce_refuses_beta_without_log_ratio(context):
+def test_wce_beta_goes_with_log_ratio_only(context):
     with pytest.raises(UserInputError, match="beta applies to scheme 'log_ratio'"):
         make("wce", context, beta=2.0)
+    with pytest.raises(UserInputError, match="needs beta"):
+        make("wce", context, scheme="log_ratio")
 
 
 def test_dice_matches_per_word_formula(context):
