@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(Path(__file__).parent / "support"))  # shared test helpers (ray_nodes)
+sys.path.insert(0, str(Path(__file__).parent / "support"))  # shared test helpers, imported by name
+from repo_paths import REPO  # noqa: E402
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"

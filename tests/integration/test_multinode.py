@@ -13,11 +13,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from nerplat_processes import SPEC, finish, nerplat, runs, runs_so_far
 from ray_nodes import LocalRayCluster
 
 from nerplat.run.events import NODE_TAG
 from nerplat.track import schema
-from test_run import SPEC, finish, nerplat, runs, runs_so_far
 
 pytestmark = pytest.mark.slow
 

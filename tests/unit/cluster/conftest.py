@@ -1,12 +1,8 @@
-"""Paths shared by the cluster tests: the repository's cluster/ folder and a scratch repository layout."""
+"""A scratch repository layout for the cluster tests (the repository's own folders: repo_paths)."""
 
 from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[3]
-CLUSTER = REPO / "cluster"
-
 
 @pytest.fixture
 def spec_repo(tmp_path: Path) -> Path:

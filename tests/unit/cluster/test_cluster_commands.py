@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import CLUSTER
+from repo_paths import CLUSTER
 
 from nerplat.cli import main
 from nerplat.cluster.manifests import Manifest

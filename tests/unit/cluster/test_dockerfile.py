@@ -6,7 +6,7 @@ import tomllib
 from importlib.metadata import version
 
 import yaml
-from conftest import CLUSTER, REPO
+from repo_paths import CLUSTER, REPO
 
 DOCKERFILE = CLUSTER / "Dockerfile"
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import CLUSTER
+from repo_paths import CLUSTER
 
 from nerplat.cluster import kustomize
 from nerplat.errors import UserInputError

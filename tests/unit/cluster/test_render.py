@@ -4,7 +4,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import CLUSTER
+from repo_paths import CLUSTER
 
 from nerplat.cluster import kustomize
 from nerplat.cluster.manifests import Manifest
@@ -145,7 +145,7 @@ def test_worker_count_beyond_the_budget_raises_max_replicas(spec_repo: Path):
 
 
 def test_every_repository_spec_and_profile_renders_a_valid_rayjob():
-    from conftest import REPO
+    from repo_paths import REPO
 
     from nerplat.spec.loader import read_document
     from nerplat.spec.profiles import profile_names

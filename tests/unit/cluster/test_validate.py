@@ -1,7 +1,7 @@
 from pathlib import Path
 
 import pytest
-from conftest import CLUSTER
+from repo_paths import CLUSTER
 
 from nerplat.cluster.manifests import parse_manifests
 from nerplat.cluster.validate import crd_schema, manifest_problems, strict_schema, validate_tree

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from nerplat.data.corpus import Corpus, Sentence
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "corpora"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "corpora"
 
 
 def sentence(text: str) -> Sentence:

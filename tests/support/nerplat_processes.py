@@ -1,0 +1,51 @@
+"""Running the `nerplat` CLI in subprocesses, and reading what its runs left in MLflow."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+SPEC = Path(__file__).parents[1] / "integration" / "specs" / "tiny_run.yaml"
+
+
+def nerplat(*args: str, workdir: Path, env: dict[str, str] | None = None, **popen) -> subprocess.Popen:
+    environment = {**os.environ, **(env or {})}
+    environment.pop("MLFLOW_TRACKING_URI", None)
+    environment.pop("RAY_ADDRESS", None)
+    environment.update(env or {})
+    return subprocess.Popen(
+        [sys.executable, "-m", "nerplat.cli", *args],
+        cwd=workdir,
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,  # so a test can kill the driver with the Ray processes it started
+        **popen,
+    )
+
+
+def finish(process: subprocess.Popen, timeout: float = 600) -> tuple[int, str]:
+    output, _ = process.communicate(timeout=timeout)
+    return process.returncode, output
+
+
+def runs(workdir: Path, experiment: str) -> list:
+    from mlflow import MlflowClient
+
+    client = MlflowClient(f"sqlite:///{workdir / 'mlflow.db'}")
+    found = client.get_experiment_by_name(experiment)
+    assert found is not None, f"no MLflow experiment {experiment}"
+    return client.search_runs([found.experiment_id], max_results=1000)
+
+
+def runs_so_far(workdir: Path, experiment: str) -> list:
+    """Runs of an experiment a live driver is writing; none while it still creates the store."""
+    if not (workdir / "mlflow.db").exists():
+        return []
+    try:
+        return runs(workdir, experiment)
+    except Exception:  # tables being created, or the experiment not yet there
+        return []
