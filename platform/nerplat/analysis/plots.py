@@ -159,9 +159,9 @@ def _hyperparameter_plot(rows: pl.DataFrame, dataset: str, param: str, metric: s
         part = rows.filter(pl.col("method") == method).sort(param)
         colour, marker = styles[method]
         x, y = part[param].to_numpy(), part[metric].to_numpy()
-        axes.scatter(x, y, color=colour, marker=marker, s=18, alpha=0.45, linewidths=0)
+        axes.scatter(x, y, color=colour, marker=marker, s=26, alpha=0.7, linewidths=0, zorder=3)
         centre_x, centre_y, low, high = _trend(x, y)
-        axes.plot(centre_x, centre_y, color=colour, linewidth=1.6, label=f"{method} ({len(x)} trials)")
+        axes.plot(centre_x, centre_y, color=colour, linewidth=1.2, alpha=0.8, label=f"{method} ({len(x)} trials)")
         if low is not None:
             axes.fill_between(centre_x, low, high, color=colour, alpha=0.15, linewidth=0)
     _hyperparameter_axis(axes, rows[param].to_numpy())
@@ -203,14 +203,27 @@ def _trend(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nda
 
 
 def _hyperparameter_axis(axes: Axes, values: np.ndarray) -> None:
-    """Log axis for positive values; symlog (linear around 0) when 0 was sampled too."""
+    """Log axis for positive values; symlog (linear around 0) when 0 was sampled too.
+
+    Ticks at 1, 2 and 5 times powers of ten, written as plain numbers (0.02, 0.5, 100).
+    """
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLocator, SymmetricalLogLocator
+
     positive = values[values > 0]
     if positive.size == 0 or (values < 0).any():
         return
     if (values == 0).any():
-        axes.set_xscale("symlog", linthresh=float(positive.min()))
+        linthresh = float(positive.min())
+        axes.set_xscale("symlog", linthresh=linthresh)
+        axes.xaxis.set_major_locator(SymmetricalLogLocator(linthresh=linthresh, base=10, subs=(1.0, 2.0, 5.0)))
     elif positive.max() / positive.min() >= 10:
         axes.set_xscale("log")
+        axes.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    else:
+        return
+    axes.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    axes.xaxis.set_minor_locator(NullLocator())
+    axes.xaxis.set_minor_formatter(NullFormatter())
 
 
 def displacement_arrows(summary: pl.DataFrame, settings: AnalysisSettings, axes_columns: Sequence[str] = ()) -> list[Plot]:
@@ -232,7 +245,7 @@ def displacement_arrows(summary: pl.DataFrame, settings: AnalysisSettings, axes_
     # with a reference sampler the models (encoder, head) are clusters of one plot, as in 002 Fig. 1
     plot_keys = ["dataset"] if settings.reference_sampler else ["dataset", "sampler_family", *axes_columns]
     for key, part in wide.partition_by(plot_keys, as_dict=True, maintain_order=True).items():
-        clusters = _clusters(part, settings, p, r)
+        clusters = _clusters(part, settings, p, r, axes_columns)
         if not clusters:
             continue
         shown = {k: clusters[k] for k in _thin(list(clusters), ARROW_CLUSTERS)}
@@ -248,11 +261,17 @@ class _Arrow:
     end: tuple[float, float]
 
 
-def _clusters(part: pl.DataFrame, settings: AnalysisSettings, p: str, r: str) -> dict[str, list[_Arrow]]:
-    """Cluster label -> arrows from its start point (baseline) to each other treatment."""
+def _clusters(
+    part: pl.DataFrame, settings: AnalysisSettings, p: str, r: str, axes_columns: Sequence[str]
+) -> dict[str, list[_Arrow]]:
+    """Cluster label -> arrows from its start point (baseline) to each other treatment.
+
+    Clusters are the settings a baseline run exists in: samplers (without a reference sampler)
+    and the encoder/head axes; a head that comes with a method (CRF, two-task) is a treatment.
+    """
     reference = settings.reference_sampler
-    by = ["encoder", "head"] if reference else ["sampler", "encoder", "head"]
-    groups = sorted(part.partition_by(by, as_dict=True).items(), key=lambda kv: natural_key(kv[0]))
+    by = list(axes_columns) if reference else ["sampler", *axes_columns]
+    groups = sorted(part.partition_by(by, as_dict=True).items(), key=lambda kv: natural_key(kv[0])) if by else [((), part)]
     varying = [i for i in range(len(by)) if len({key[i] for key, _ in groups}) > 1]
     clusters: dict[str, list[_Arrow]] = {}
     for key, cluster in groups:

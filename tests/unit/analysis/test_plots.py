@@ -94,3 +94,11 @@ def test_with_a_reference_sampler_every_treatment_starts_from_its_baseline():
     (plot,) = plots.displacement_arrows(summarise(frame, metric_columns(frame), settings), settings)
     labels = sorted(t.get_text() for t in plot.figure.axes[0].texts if t.get_text() and not t.get_text().startswith("F1="))
     assert labels == ["focal", "sCR", "sCR + focal"]
+
+
+def test_a_head_that_comes_with_a_method_is_an_arrow_not_a_cluster(summary):
+    two_task = summary.with_columns(
+        pl.when(pl.col("method") == "mom").then(pl.lit("two_task")).otherwise(pl.col("head")).alias("head")
+    ).filter(pl.col("size") == 20)
+    (plot,) = plots.displacement_arrows(two_task, SETTINGS)
+    assert [t.get_text() for t in plot.figure.axes[0].texts if t.get_text() == "mom"] == ["mom"]
