@@ -29,7 +29,7 @@ postgres:
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null)
 
 run: $(STAMP)
-	$(BIN)/nerplat run specs/quickstart.yaml
+	$(BIN)/nerplat run specs/quickstart.yaml --resume
 
 test: $(STAMP) postgres
 	$(BIN)/python -m pytest -q

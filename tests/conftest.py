@@ -1,6 +1,7 @@
 """Suite-wide settings: offline hub, corpora from $NERPLAT_DATA, caches out of the home directory."""
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -27,3 +28,20 @@ def data_root() -> Path:
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Feature caches go to a session temp dir, so tests never write into the home directory."""
     os.environ.setdefault("NERPLAT_CACHE", str(tmp_path_factory.mktemp("nerplat-cache")))
+
+
+@pytest.fixture(scope="session")
+def empty_mlflow_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Made by `check_store` in a folder that does not exist yet (test_store checks the result)."""
+    from nerplat.track.store import check_store
+
+    path = tmp_path_factory.mktemp("mlflow-template") / "not-yet" / "mlflow.db"
+    check_store(f"sqlite:///{path}")
+    return path
+
+
+@pytest.fixture
+def tracking_uri(tmp_path: Path, empty_mlflow_db: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    shutil.copy(empty_mlflow_db, tmp_path / "mlflow.db")
+    return f"sqlite:///{tmp_path / 'mlflow.db'}"

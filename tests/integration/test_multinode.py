@@ -16,7 +16,6 @@ import pytest
 from nerplat_processes import SPEC, finish, nerplat, runs, runs_so_far
 from ray_nodes import LocalRayCluster
 
-from nerplat.run.events import NODE_TAG
 from nerplat.track import schema
 
 pytestmark = pytest.mark.slow
@@ -27,7 +26,9 @@ def cluster(tmp_path: Path):
     nodes = LocalRayCluster(tmp_path, head_cpus=1)
     try:
         nodes.start_head()
+        # One at a time: two raylets registering at the same instant sometimes time out here.
         nodes.add_worker("worker-1", cpus=1, resources={"fake_gpu": 1})
+        nodes.wait_for_nodes(2)
         nodes.add_worker("worker-2", cpus=1, resources={"fake_gpu": 1})
         nodes.wait_for_nodes(3)
         yield nodes
@@ -58,7 +59,7 @@ def test_trials_run_on_worker_nodes_and_survive_a_node_stop(cluster: LocalRayClu
         assert driver.poll() is None, driver.communicate()[0]
         on_worker_2 = [
             r for r in runs_so_far(tmp_path, "multinode")
-            if r.data.tags.get(NODE_TAG) == "worker-2" and r.info.status == "RUNNING"
+            if r.data.tags.get(schema.RAY_NODE) == "worker-2" and r.info.status == "RUNNING"
         ]  # fmt: skip
         if on_worker_2:
             cluster.stop_node("worker-2")
@@ -72,5 +73,5 @@ def test_trials_run_on_worker_nodes_and_survive_a_node_stop(cluster: LocalRayClu
     replicates = [r for r in all_runs if r.data.tags[schema.KIND] == "replicate"]
     assert len(replicates) == 4
     assert all(r.data.tags[schema.STATUS] == "completed" for r in replicates)
-    nodes = {r.data.tags[NODE_TAG] for r in replicates}
+    nodes = {r.data.tags[schema.RAY_NODE] for r in replicates}
     assert nodes <= {"worker-1", "worker-2"} and "head" not in nodes

@@ -42,10 +42,14 @@ def runs(workdir: Path, experiment: str) -> list:
 
 
 def runs_so_far(workdir: Path, experiment: str) -> list:
-    """Runs of an experiment a live driver is writing; none while it still creates the store."""
-    if not (workdir / "mlflow.db").exists():
+    """Runs of an experiment a live driver is writing.
+
+    Nothing is read before the driver has logged its first artifact: a client opening the SQLite
+    file while the driver still creates MLflow's tables would run the same migration and break it.
+    """
+    if not (workdir / "mlartifacts").exists():
         return []
     try:
         return runs(workdir, experiment)
-    except Exception:  # tables being created, or the experiment not yet there
+    except Exception:  # the experiment may not be there yet
         return []

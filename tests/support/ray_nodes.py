@@ -47,8 +47,7 @@ class LocalRayCluster:
         return f"http://127.0.0.1:{self.dashboard_port}"
 
     def env(self) -> dict[str, str]:
-        # HOME too, so no ~/.ray/auth_token of this machine's user can stand in for the token.
-        return {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": self.token, "HOME": str(self.workdir)}
+        return {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": self.token}
 
     def _ports(self) -> list[str]:
         return [

@@ -26,8 +26,6 @@ from nerplat.run.trainable import NODE_KEY, PHASE_KEY, TrialJob
 from nerplat.track import schema
 from nerplat.track.runs import ExperimentTracker
 
-SAMPLED_TAG = "nerplat.sampled"  # JSON of a tuning trial's searched values, exact types kept
-NODE_TAG = "nerplat.ray_node"  # the Ray node a trial ran on (its last one, after retries)
 
 
 def arm_tags(arm: Any) -> dict[str, str]:
@@ -87,7 +85,7 @@ class TrialEvents(Callback):
                 self.tune_parents[job.arm.id],
                 job.arm.id,
                 name,
-                tags={**arm_tags(job.arm), schema.SEED: job.seed, schema.PARTITION: job.partition, SAMPLED_TAG: json.dumps(sampled)},
+                tags={**arm_tags(job.arm), schema.SEED: job.seed, schema.PARTITION: job.partition, schema.SAMPLED: json.dumps(sampled)},
                 params=job.arm.trial_config(sampled, seed=job.seed, partition=job.partition, eval_split=job.eval_split).model_dump(mode="json"),
             )
             run_id = run.run_id
@@ -104,7 +102,7 @@ class TrialEvents(Callback):
         node = result.get(NODE_KEY)
         if node and state.run_id and node != state.node:
             state.node = node
-            self.tracker.client.set_tag(state.run_id, NODE_TAG, node)
+            self.tracker.client.set_tag(state.run_id, schema.RAY_NODE, node)
         if result.get("final"):
             state.final = True
             return

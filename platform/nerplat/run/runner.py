@@ -226,7 +226,7 @@ class ExperimentRunner:
     def _tune_arm(self, arm: Arm, outcome: ArmOutcome) -> None:
         from ray import tune
 
-        from nerplat.run.events import SAMPLED_TAG, TrialEvents, arm_tags
+        from nerplat.run.events import TrialEvents, arm_tags
         from nerplat.run.search import SCHEDULERS, SEARCHERS, tune_domains
         from nerplat.run.trainable import PHASE_KEY, TrialJob, nerplat_trial, trial_resources
 
@@ -275,14 +275,12 @@ class ExperimentRunner:
             return
         chosen, value = (max if tune_settings.mode == "max" else min)(previous, key=lambda item: item[1])
         outcome.chosen, outcome.chosen_value = chosen, value
-        tracker.client.set_tag(parent.run_id, SAMPLED_TAG, json.dumps(chosen))
+        tracker.client.set_tag(parent.run_id, schema.SAMPLED, json.dumps(chosen))
         tracker.log_epoch(parent.run_id, {metric: value}, epoch=0)
         tracker.finish(parent.run_id, "completed")
 
     def _finished_trials(self, parent_run_id: str, metric: str) -> list[tuple[dict[str, Any], float]]:
         """(searched values, best dev value) of the tuning trials that completed or were stopped early."""
-        from nerplat.run.events import SAMPLED_TAG
-
         found = []
         for run in _child_runs(self.tracker, parent_run_id):
             status = run.data.tags.get(schema.STATUS)
@@ -290,8 +288,8 @@ class ExperimentRunner:
                 # left RUNNING by a driver that died: it will not finish now
                 self.tracker.finish(run.info.run_id, "interrupted")
                 continue
-            if status in ("completed", "early_stopped") and metric in run.data.metrics and SAMPLED_TAG in run.data.tags:
-                found.append((json.loads(run.data.tags[SAMPLED_TAG]), run.data.metrics[metric]))
+            if status in ("completed", "early_stopped") and metric in run.data.metrics and schema.SAMPLED in run.data.tags:
+                found.append((json.loads(run.data.tags[schema.SAMPLED]), run.data.metrics[metric]))
         return found
 
     def _statuses(self, parent_run_id: str) -> dict[str, int]:
@@ -306,14 +304,14 @@ class ExperimentRunner:
     def _replicate(self, arms: list[Arm], outcomes: dict[str, ArmOutcome]) -> None:
         from ray import tune
 
-        from nerplat.run.events import SAMPLED_TAG, TrialEvents, arm_tags
+        from nerplat.run.events import TrialEvents, arm_tags
         from nerplat.run.trainable import PHASE_KEY, TrialJob, nerplat_trial, trial_resources
 
         tracker = self.tracker
         jobs, parents = [], {}
         for arm in arms:
             chosen = outcomes[arm.id].chosen or {}
-            parent = tracker.start_arm_run(arm.id, "replicate", tags={**arm_tags(arm), SAMPLED_TAG: json.dumps(chosen)}, params=chosen)
+            parent = tracker.start_arm_run(arm.id, "replicate", tags={**arm_tags(arm), schema.SAMPLED: json.dumps(chosen)}, params=chosen)
             parents[arm.id] = parent.run_id
             progress = self.board.phase(arm.id, "replicate", len(arm.replicates))
             for replicate in arm.replicates:

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict
 
 from nerplat.plan.model import Arm
 from nerplat.trial.report import Evaluation, TrialResult
+from nerplat.track import schema
 from nerplat.track.runs import ExperimentTracker
 
 PHASE_KEY = "nerplat_job"  # the one constant entry of a trial's Tune config; searched keys sit beside it
@@ -128,6 +129,7 @@ def _log_replicate(job: TrialJob, result: TrialResult) -> None:
         "trial_seconds": result.timings.total,
     }
     tracker.log_epoch(job.replicate_run_id, final, epoch=result.selected_epoch)
+    tracker.client.set_tag(job.replicate_run_id, schema.SIZE, str(result.train_sentences))
     tokens = [list(sentence.tokens) for sentence, _ in result.predictions]
     gold = [list(sentence.tags) for sentence, _ in result.predictions]
     tracker.log_predictions(job.replicate_run_id, tokens, gold, [list(p) for _, p in result.predictions])

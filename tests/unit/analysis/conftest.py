@@ -1,31 +1,14 @@
-"""Real SQLite MLflow stores for analysis tests: initialised once per session, copied per test."""
+"""Real SQLite MLflow stores for analysis tests (`tracking_uri` from tests/conftest.py), written like the runner writes."""
 
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
 from nerplat.track import schema
-
-
-@pytest.fixture(scope="session")
-def _empty_mlflow_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from mlflow import MlflowClient
-
-    path = tmp_path_factory.mktemp("analysis-mlflow-template") / "mlflow.db"
-    MlflowClient(tracking_uri=f"sqlite:///{path}").search_experiments(max_results=1)
-    return path
-
-
-@pytest.fixture
-def tracking_uri(tmp_path: Path, _empty_mlflow_db: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
-    shutil.copy(_empty_mlflow_db, tmp_path / "mlflow.db")
-    return f"sqlite:///{tmp_path / 'mlflow.db'}"
 
 
 class StoreWriter:

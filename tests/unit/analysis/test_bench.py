@@ -13,9 +13,9 @@ def test_synthetic_bench_frame_has_the_requested_shape():
     assert frame.height == 2000 and len(metrics) == 10
 
 
-def test_fetch_benchmark_logs_and_reads_back_runs(tmp_path, _empty_mlflow_db):
+def test_fetch_benchmark_logs_and_reads_back_runs(tmp_path, empty_mlflow_db):
     database = tmp_path / "bench.db"
-    shutil.copy(_empty_mlflow_db, database)
+    shutil.copy(empty_mlflow_db, database)
     result = BenchResult(runs=0, metrics=10, fetch_runs=6)
     bench_fetch(result, database, log=lambda line: None)
     assert result.notes["fetched_frame_shape"][0] == 6
