@@ -111,7 +111,7 @@ class TrialEvents(Callback):
         metrics = {
             key: float(value)
             for key, value in result.items()
-            if key.startswith(("dev_", "time_", "train_")) and isinstance(value, (int, float)) and not isinstance(value, bool)
+            if key.startswith(("dev_", "time_", "train_", "threshold_")) and isinstance(value, (int, float)) and not isinstance(value, bool)
         }
         if metrics and state.run_id:
             self.tracker.log_epoch(state.run_id, metrics, epoch)

@@ -25,6 +25,7 @@ import torch
 from torch import nn
 
 from nerplat.data.corpus import Corpus, Sentence
+from nerplat.errors import UserInputError
 from nerplat.metrics import evaluate_tags
 from nerplat.models.encoders import load_encoder
 from nerplat.models.tagger import Tagger, build_tagger
@@ -36,6 +37,7 @@ from nerplat.trial.batching import Batch, ids_to_tags, iterate_batches, join_win
 from nerplat.trial.data import prepare_corpus
 from nerplat.trial.features import WindowFeatures, featurize
 from nerplat.trial.report import Evaluation, Reporter, Timings, TrialResult
+from nerplat.trial.thresholds import choose_thresholds
 
 DEV_SUBSET_SEED = 0
 CHECKPOINT_FILE = "trial_state.pt"
@@ -164,6 +166,10 @@ def run_trial(
     encoder = load_encoder(config.encoder)
     data = _prepare(config, encoder.tokenizer)
     tagger = build_tagger(encoder, config.head, data.labels)
+    if config.train.tune_threshold and not hasattr(tagger.head, "set_thresholds"):
+        raise UserInputError(
+            f"train.tune_threshold needs a head with decision thresholds (two_task), not '{config.head.name}'"
+        )
     context = ObjectiveContext(
         labels=data.labels,
         label_counts=_train_label_counts(data.train, len(data.labels)),
@@ -247,6 +253,11 @@ def run_trial(
         if data.dev is None or not (epoch % config.train.eval_every == 0 or epoch == config.train.epochs):
             continue
         eval_started = time.perf_counter()
+        thresholds = {}
+        if config.train.tune_threshold:
+            gold = [list(s.tags) for s in data.dev_sentences]
+            chosen = choose_thresholds(tagger, data.dev, gold, data.labels, eval_batch, device, select_metric)
+            thresholds = {"threshold_entity": chosen[0], "threshold_beginning": chosen[1]}
         metrics, _ = evaluate(tagger, data.dev, data.dev_sentences, data.labels, eval_batch, device)
         timings.evaluate += time.perf_counter() - eval_started
         if best_value is None or metrics[select_metric] > best_value:
@@ -255,6 +266,7 @@ def run_trial(
         reported = {f"dev_{k}": v for k, v in metrics.items()}
         reported |= {f"dev_best_{k}": v for k, v in best_metrics.items()}
         reported["train_loss"] = float(loss.detach())
+        reported |= thresholds
         # Cumulative timings, for `nerplat bench run` and the trial's MLflow record.
         reported |= {
             "time_setup_s": timings.setup,

@@ -60,3 +60,10 @@ def test_resume_from_a_checkpoint_continues_where_it_stopped(tmp_path: Path, fir
     assert dev(resumed.evaluations[0]) == dev(first_result.evaluations[0])
     # Model, optimiser, schedule and RNG state all came back: the rest is as if never stopped.
     assert resumed.metrics == first_result.metrics
+
+
+def test_tune_threshold_on_a_head_without_thresholds_is_refused():
+    from nerplat.errors import UserInputError
+
+    with pytest.raises(UserInputError, match="tune_threshold needs a head with decision thresholds"):
+        run_trial(tiny_config(tune_threshold=True))
