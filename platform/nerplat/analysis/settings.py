@@ -8,43 +8,19 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from nerplat.errors import Problem, UserInputError
+from nerplat.plan.model import Analysis
 
 
-class AnalysisSettings(BaseModel):
-    """Statistics and table settings; every field has a default so a bare experiment is analysable."""
+class AnalysisSettings(Analysis):
+    """The spec's `analysis` section (`plan.model.Analysis`) plus the split the replicates were scored on.
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    Every field has a default, so a bare experiment is analysable.
+    """
 
-    baseline: str | None = Field(
-        None,
-        description="Method every other method is tested against and shown as a delta to; "
-        "None skips deltas and baseline tests.",
-    )
-    test: Literal["paired_t", "wilcoxon"] = Field(
-        "paired_t",
-        description="Paired test over runs matched by dataset, sampler, size, seed and partition.",
-    )
-    alpha: float = Field(0.05, gt=0, lt=1, description="Significance level, applied after Holm correction.")
-    comparisons: tuple[tuple[str, str], ...] = Field(
-        (), description="Extra method pairs [a, b] to test, besides every method against the baseline."
-    )
-    bootstrap_resamples: int = Field(
-        1000, ge=10, le=1_000_000, description="Resamples of the non-parametric bootstrap (SE and CI)."
-    )
-    seed: int = Field(0, ge=0, description="Seed of the bootstrap; same seed, same numbers.")
-    confidence: float = Field(0.95, gt=0, lt=1, description="Coverage of the bootstrap percentile intervals.")
-    split: Literal["dev", "test"] = Field("test", description="Split whose metrics the tables report.")
-    average: Literal["micro", "macro"] = Field(
-        "micro", description="Averaging of the headline precision, recall and F1 (span level, over types)."
-    )
-    reference_sampler: str | None = Field(
-        None,
-        description="Sampler whose baseline runs start every precision-recall arrow of a dataset "
-        "(resampling paper Fig. 1); None draws arrows from the baseline within each sampler.",
-    )
+    split: Literal["dev", "test"] = Field("test", description="Split whose metrics the tables report (the plan's replicate split).")
 
     @model_validator(mode="after")
     def _pairs_are_distinct(self) -> AnalysisSettings:
