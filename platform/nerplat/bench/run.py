@@ -66,7 +66,7 @@ def bench_run(console: Console, profile: str | None = None) -> RunBenchResult:
         console.print(f"sweep of {len(trials)} trials: {ended - started:.1f}s including Ray start")
 
     sampled = {key: (space.low * space.high) ** 0.5 for key, space in arm.search_space.items()}
-    inprocess = run_trial(arm.trial_config(sampled, eval_split="dev")).timings.tokens_per_second()
+    inprocess = run_trial(arm.trial_config(sampled, eval_split=None)).timings.tokens_per_second()
     inside = tokens / train_seconds
     return RunBenchResult(
         trials=len(trials),

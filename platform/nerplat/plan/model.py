@@ -177,7 +177,7 @@ class Arm(Frozen):
         sampled: dict[str, Any] | None = None,
         seed: int = 0,
         partition: int = 0,
-        eval_split: Literal["dev", "test"] = "test",
+        eval_split: Literal["dev", "test"] | None = "test",
     ) -> TrialConfig:
         """The complete config of one trial of this arm.
 

@@ -67,4 +67,6 @@ class TrialConfig(Frozen):
     train: TrainSettings = Field(TrainSettings(), description="Optimisation settings.")
     seed: int = Field(0, description="Seed of initialisation, data order and dev subset.")
     partition: int = Field(0, ge=0, description="Partition index for partitioned samplers (low_resource).")
-    eval_split: Literal["dev", "test"] = Field("test", description="Split of the final evaluation.")
+    eval_split: Literal["dev", "test"] | None = Field(
+        "test", description="Split of the final evaluation; none for tuning trials, which report dev evaluations only."
+    )

@@ -41,7 +41,7 @@ class TrialJob(BaseModel):
     phase: str  # "tune" | "replicate"
     seed: int
     partition: int
-    eval_split: str
+    eval_split: str | None  # None in the tune phase: its trials are judged by their dev evaluations
     select_metric: str  # metric name without the split, e.g. "micro_f1"
     fixed_values: dict[str, Any] = {}  # replicate phase: the chosen configuration of the searched keys
     replicate_run_id: str | None = None  # replicate phase: the MLflow run the worker logs results to

@@ -96,7 +96,7 @@ def _prepare(config: TrialConfig, tokenizer: object) -> _Prepared:
         return None if sentences is None else featurize(sentences, tokenizer, config.encoder, labels)
 
     dev_sentences = None if corpus.dev is None else _dev_subset(corpus.dev, config.train.dev_subset)
-    eval_sentences = corpus.dev if config.eval_split == "dev" else corpus.test
+    eval_sentences = {"dev": corpus.dev, "test": corpus.test, None: None}[config.eval_split]
     return _Prepared(
         corpus=corpus,
         size_factor=prepared.size_factor,
