@@ -12,6 +12,7 @@ import html
 import io
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from itertools import groupby
 
 from nerplat.analysis.tables import Cell, Table
@@ -39,25 +40,41 @@ def _spans(table: Table) -> list[tuple[str, int]]:
     return [(group, len(list(run))) for group, run in groupby(c.group for c in table.columns)]
 
 
-# --- Markdown -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CellMarkup:
+    """How one output format marks what a table cell carries besides its number."""
+
+    escape: Callable[[str], str]
+    best: str  # format string around the number of the best cell
+    second: str
+    se: str  # format string around the standard error
+    up: str
+    down: str
+    significant: str
 
 
-def _md_cell(cell: Cell) -> str:
+def format_cell(cell: Cell, markup: CellMarkup) -> str:
+    """The cell's number with rank emphasis, standard error, arrow, delta and significance mark."""
     if cell.value is None:
-        return (cell.text or "").replace("|", "\\|")
+        return markup.escape(cell.text or "")
     text = cell.number()
     if cell.rank == 1:
-        text = f"**{text}**"
+        text = markup.best.format(text)
     elif cell.rank == 2:
-        text = f"<u>{text}</u>"
+        text = markup.second.format(text)
     if cell.se is not None:
-        text += f"<sub>{cell.se:.{cell.digits}f}</sub>"
-    text += ARROWS[cell.arrow]
+        text += markup.se.format(f"{cell.se:.{cell.digits}f}")
+    text += {"up": markup.up, "down": markup.down}.get(cell.arrow, "")
     if cell.delta is not None:
         text += f" ({cell.delta:+.{cell.digits}f})"
     if cell.significant:
-        text += DAGGER
+        text += markup.significant
     return text
+
+
+# --- Markdown -------------------------------------------------------------------------------
+
+MARKDOWN = CellMarkup(lambda t: t.replace("|", "\\|"), "**{}**", "<u>{}</u>", "<sub>{}</sub>", ARROWS["up"], ARROWS["down"], DAGGER)
 
 
 def to_markdown(table: Table) -> str:
@@ -66,7 +83,7 @@ def to_markdown(table: Table) -> str:
     lines.append("|:--|" + "".join("--:|" if numeric else ":--|" for numeric in _numeric(table)))
     for row in table.rows:
         label = row.label.replace("|", "\\|")
-        lines.append("| " + " | ".join([label] + [_md_cell(c) for c in row.cells]) + " |")
+        lines.append("| " + " | ".join([label] + [format_cell(c, MARKDOWN) for c in row.cells]) + " |")
     lines += [""] + [f"_{note}_  " for note in table.notes]
     return "\n".join(lines).rstrip() + "\n"
 
@@ -84,23 +101,9 @@ def latex_escape(text: str) -> str:
     return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
 
 
-def _latex_cell(cell: Cell) -> str:
-    if cell.value is None:
-        return latex_escape(cell.text or "")
-    text = cell.number()
-    if cell.rank == 1:
-        text = rf"\textbf{{{text}}}"
-    elif cell.rank == 2:
-        text = rf"\underline{{{text}}}"
-    if cell.se is not None:
-        text += rf"$_{{{cell.se:.{cell.digits}f}}}$"
-    if cell.arrow:
-        text += r"$\uparrow$" if cell.arrow == "up" else r"$\downarrow$"
-    if cell.delta is not None:
-        text += f" ({cell.delta:+.{cell.digits}f})"
-    if cell.significant:
-        text += r"$^{\dagger}$"
-    return text
+LATEX = CellMarkup(
+    latex_escape, r"\textbf{{{}}}", r"\underline{{{}}}", "$_{{{}}}$", r"$\uparrow$", r"$\downarrow$", r"$^{\dagger}$"
+)
 
 
 def to_latex(table: Table) -> str:
@@ -128,7 +131,7 @@ def to_latex(table: Table) -> str:
     for row in table.rows:
         if row.rule_above:
             lines.append(r"\midrule")
-        lines.append(" & ".join([latex_escape(row.label), *(_latex_cell(c) for c in row.cells)]) + r" \\")
+        lines.append(" & ".join([latex_escape(row.label), *(format_cell(c, LATEX) for c in row.cells)]) + r" \\")
     lines.append(r"\bottomrule")
     lines.append(r"\end{tabular}")
     if table.notes:
@@ -139,23 +142,7 @@ def to_latex(table: Table) -> str:
 
 # --- HTML -----------------------------------------------------------------------------------
 
-
-def _html_cell(cell: Cell) -> str:
-    if cell.value is None:
-        return html.escape(cell.text or "")
-    text = cell.number()
-    if cell.rank == 1:
-        text = f"<b>{text}</b>"
-    elif cell.rank == 2:
-        text = f"<u>{text}</u>"
-    if cell.se is not None:
-        text += f"<sub>{cell.se:.{cell.digits}f}</sub>"
-    text += ARROWS[cell.arrow]
-    if cell.delta is not None:
-        text += f" ({cell.delta:+.{cell.digits}f})"
-    if cell.significant:
-        text += f"<sup>{DAGGER}</sup>"
-    return text
+HTML = CellMarkup(html.escape, "<b>{}</b>", "<u>{}</u>", "<sub>{}</sub>", ARROWS["up"], ARROWS["down"], f"<sup>{DAGGER}</sup>")
 
 
 def to_html(table: Table) -> str:
@@ -175,7 +162,7 @@ def to_html(table: Table) -> str:
     for row in table.rows:
         attribute = ' class="rule"' if row.rule_above else ""
         cells = "".join(
-            f'<td class="text">{_html_cell(c)}</td>' if text else f"<td>{_html_cell(c)}</td>" for c, text in zip(row.cells, text_columns)
+            f'<td class="text">{format_cell(c, HTML)}</td>' if text else f"<td>{format_cell(c, HTML)}</td>" for c, text in zip(row.cells, text_columns)
         )
         lines.append(f"<tr{attribute}><th>{e(row.label)}</th>{cells}</tr>")
     lines += ["</tbody>", "</table>"]
