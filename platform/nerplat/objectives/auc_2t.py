@@ -34,7 +34,7 @@ class AUC2TConfig(PrimalDualSettings):
 
 
 class TwoTaskAUCMargin(Objective):
-    def __init__(self, config: AUC2TConfig, context: ObjectiveContext):
+    def __init__(self, config: AUC2TConfig | PrimalDualSettings, context: ObjectiveContext):
         super().__init__(config)
         self.targets = TwoTaskTargets(context.labels)
         self.auc = TwoTaskAUC(context, config.margin, config.lambda_)
@@ -44,6 +44,9 @@ class TwoTaskAUCMargin(Objective):
         logits, entity, begin = two_task_words(output, labels, self.targets)
         if entity.numel() == 0:
             return zero_loss(output)
+        return self.substep_loss(substep, logits, entity, begin)
+
+    def substep_loss(self, substep: int, logits: torch.Tensor, entity: torch.Tensor, begin: torch.Tensor) -> torch.Tensor:
         return self.auc(logits, entity, begin)
 
 

@@ -24,10 +24,10 @@ from typing import ClassVar
 import torch
 from pydantic import Field
 
-from nerplat.models.heads.base import HeadOutput
-from nerplat.objectives.base import Objective, ObjectiveContext, OptimizerName, PrimalDualSettings, zero_loss
+from nerplat.objectives.auc_2t import TwoTaskAUCMargin
+from nerplat.objectives.base import ObjectiveContext, OptimizerName, PrimalDualSettings
 from nerplat.objectives.registry import OBJECTIVES
-from nerplat.objectives.two_task import TwoTaskAUC, TwoTaskTargets, two_task_bce, two_task_words
+from nerplat.objectives.two_task import two_task_bce
 
 
 class ComAUC2TConfig(PrimalDualSettings):
@@ -52,18 +52,14 @@ class ComAUC2TConfig(PrimalDualSettings):
     )
 
 
-class CompositionalTwoTaskAUC(Objective):
-    def __init__(self, config: ComAUC2TConfig, context: ObjectiveContext):
-        super().__init__(config)
-        self.num_substeps = config.k + 1
-        self.targets = TwoTaskTargets(context.labels)
-        self.auc = TwoTaskAUC(context, config.margin, config.lambda_)
+class CompositionalTwoTaskAUC(TwoTaskAUCMargin):
+    """AUC-2T's targets and AUC state, with k BCE substeps before each AUC substep."""
 
-    def forward(self, output: HeadOutput, labels: torch.Tensor, substep: int = 0) -> torch.Tensor:
-        self.check_substep(substep)
-        logits, entity, begin = two_task_words(output, labels, self.targets)
-        if entity.numel() == 0:
-            return zero_loss(output)
+    def __init__(self, config: ComAUC2TConfig, context: ObjectiveContext):
+        super().__init__(config, context)
+        self.num_substeps = config.k + 1
+
+    def substep_loss(self, substep: int, logits: torch.Tensor, entity: torch.Tensor, begin: torch.Tensor) -> torch.Tensor:
         if substep < self.config.k:
             return two_task_bce(logits, entity, begin)
         return self.auc(logits, entity, begin)
