@@ -8,6 +8,10 @@ continuing after the trials of an earlier, interrupted session). Outcomes:
 - early_stopped: the scheduler (ASHA) stopped it; MLflow alone would show it FINISHED;
 - failed: it raised, after the retries the spec allows;
 - interrupted: the run was stopped (Ctrl-C) while the trial ran; `--resume` starts a new trial.
+
+An evaluation that comes with a checkpoint is logged to MLflow only once Tune has registered that
+checkpoint (`on_checkpoint`): Tune saves it in a separate step after the result, and a worker killed
+in between is retried from the previous checkpoint, which would log the epoch it repeats twice.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ray.tune import Callback
+from ray.tune.result import SHOULD_CHECKPOINT
 
 from nerplat.run.progress import ProgressBoard
 from nerplat.run.trainable import NODE_KEY, PHASE_KEY, TrialJob
@@ -48,6 +53,7 @@ class _Running:
     last_epoch: int = 0
     final: bool = False
     node: str | None = None
+    unsaved: tuple[dict[str, float], int] | None = None  # metrics and epoch waiting for their checkpoint
 
 
 @dataclass
@@ -114,16 +120,31 @@ class TrialEvents(Callback):
             if key.startswith(("dev_", "time_", "train_", "threshold_")) and isinstance(value, (int, float)) and not isinstance(value, bool)
         }
         if metrics and state.run_id:
-            self.tracker.log_epoch(state.run_id, metrics, epoch)
+            if result.get(SHOULD_CHECKPOINT):
+                state.unsaved = (metrics, epoch)
+            else:
+                self.tracker.log_epoch(state.run_id, metrics, epoch)
         metric = f"dev_best_{state.job.select_metric}"
         if metric in result:
             self._progress(state.job).offer(float(result[metric]))
         self.board.refresh()
 
+    def on_checkpoint(self, iteration: int, trials: list, trial: Any, checkpoint: Any, **info: Any) -> None:
+        state = self.running.get(trial.trial_id)
+        if state is not None:
+            self._log_unsaved(state)
+
+    def _log_unsaved(self, state: _Running) -> None:
+        if state.unsaved is not None:
+            metrics, epoch = state.unsaved
+            state.unsaved = None
+            self.tracker.log_epoch(state.run_id, metrics, epoch)
+
     def _end(self, trial: Any, status: str) -> None:
         state = self.running.pop(trial.trial_id, None)
         if state is None:
             return
+        self._log_unsaved(state)  # a trial that ends is not retried: its last evaluation stands
         self.outcomes[trial.trial_id] = status
         if state.run_id:
             self.tracker.finish(state.run_id, status)
@@ -154,12 +175,18 @@ class TrialEvents(Callback):
             self._progress(state.job).last_error = self.errors[state.job.arm.id]
         self._end(trial, "failed")
 
+    def on_trial_recover(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+        state = self.running.get(trial.trial_id)
+        if state is not None:
+            state.unsaved = None  # the retry repeats that evaluation from the last checkpoint
+
     def mark_interrupted(self) -> int:
         """Closes the runs of trials that were still running when the Tuner stopped; returns how many."""
         interrupted = list(self.running)
         for trial_id in interrupted:
             state = self.running.pop(trial_id)
             self.outcomes[trial_id] = "interrupted"
+            self._log_unsaved(state)
             if state.run_id:
                 self.tracker.finish(state.run_id, "interrupted")
         return len(interrupted)
