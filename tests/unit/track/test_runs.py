@@ -229,7 +229,7 @@ def test_kind_and_parent_must_agree(tracker):
         tracker.finish("0" * 32, "done")
 
 
-def test_a_run_left_unclaimed_by_a_killed_creator_is_never_picked_up(tracker):
+def test_a_run_left_unclaimed_by_a_killed_creator_is_replaced_and_deleted(tracker):
     arm = tracker.start_arm_run(ARM, "tune")
     name = f"{ARM}/tune/t1"
     # What a worker killed between creating its run and claiming it leaves behind.
@@ -239,3 +239,5 @@ def test_a_run_left_unclaimed_by_a_killed_creator_is_never_picked_up(tracker):
     assert trial.run_id != orphan.info.run_id and not trial.resumed
     trials = tracker.client.search_runs([tracker.experiment_id], filter_string=f"tags.`{schema.KIND}` = 'trial'")
     assert [run.info.run_id for run in trials] == [trial.run_id]
+    # ... and the claimed run replaces it: the UI shows one run of that name, not two.
+    assert [run.info.run_id for run in runs_named(tracker, name)] == [trial.run_id]
