@@ -119,7 +119,7 @@ def test_a_killed_worker_is_retried_from_its_checkpoint(tmp_path: Path):
     while killed is None and time.monotonic() < deadline:
         time.sleep(1)
         assert driver.poll() is None, driver.communicate()[0]
-        started = [r for r in runs_so_far(tmp_path, "killed_worker") if r.data.tags[schema.KIND] == "trial" and "dev_micro_f1" in r.data.metrics]
+        started = [r for r in runs_so_far(tmp_path, "killed_worker") if r.data.tags.get(schema.KIND) == "trial" and "dev_micro_f1" in r.data.metrics]
         if started:
             for pid in trial_worker_pids():
                 os.kill(pid, signal.SIGKILL)
