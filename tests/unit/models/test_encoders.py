@@ -33,7 +33,8 @@ def test_tokenizer_fingerprint_ignores_call_settings_but_not_the_vocabulary():
     tokenizer(["a b c"], truncation=False)
     assert encoders.tokenizer_fingerprint(tokenizer) == before
     changed = copy.deepcopy(tokenizer)
-    changed.add_tokens(["nerplat"])
+    assert encoders.tokenizer_fingerprint(changed) == before
+    changed.add_tokens(["nerplat"])  # in place: the fingerprint kept for this object must not be reused
     assert encoders.tokenizer_fingerprint(changed) != before
 
 
