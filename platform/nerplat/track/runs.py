@@ -307,22 +307,21 @@ class ExperimentTracker:
                     self.client.delete_run(run.info.run_id)
                     continue
             self.client.set_tag(run.info.run_id, schema.KIND, tags[schema.KIND])
-            self._delete_unclaimed(parent_run_id, name, run)
+            self._delete_unclaimed(parent_run_id, name, run, claimed=[*claims, run.info.run_id])
             return run, True
         raise RuntimeError(f"run {name!r} was deleted and re-created {_MAX_CLAIM_GENERATIONS} times")
 
-    def _delete_unclaimed(self, parent_run_id: str, name: str, claimed) -> None:
+    def _delete_unclaimed(self, parent_run_id: str, name: str, winner, claimed: list[str]) -> None:
         """Deletes older runs called `name` that no claim names: left by a creator killed before it claimed.
 
-        Only runs no younger than the claimed one: a younger run belongs to a creator still racing,
-        which loses its claim and deletes its run itself (as it also does if its run is deleted here).
+        Only runs no younger than the winner: a younger run belongs to a creator still racing, which
+        loses its claim and deletes its run itself (as it also does if its run is deleted here).
         """
-        claims = set(self._child_claims(parent_run_id, name))
         for run in self.client.search_runs(
             [self.experiment_id],
             filter_string=f"attributes.run_name = '{name}' and tags.`{schema.PARENT_RUN}` = '{parent_run_id}'",
         ):
-            if run.info.run_id not in claims and run.info.start_time <= claimed.info.start_time:
+            if run.info.run_id not in claimed and run.info.start_time <= winner.info.start_time:
                 self.client.delete_run(run.info.run_id)
 
     def _child_claims(self, parent_run_id: str, name: str) -> list[str]:
