@@ -30,11 +30,13 @@ def events(tracking_uri: str) -> TrialEvents:
 
 @pytest.fixture
 def trial(events: TrialEvents, tmp_path: Path) -> SimpleNamespace:
-    """A replicate-phase trial (three epochs) whose MLflow run the driver made beforehand."""
+    """A replicate-phase trial whose MLflow run (`run_id`) the driver made beforehand."""
     arm = compile_plan(TINY_RUN, default_catalog()).arms[0]
     run = events.tracker.start_replicate_run(events.tracker.start_arm_run(arm.id, "replicate").run_id, arm.id, 0, 0)
     job = TrialJob(arm=arm, phase="replicate", seed=0, partition=0, eval_split="test", select_metric="micro_f1", replicate_run_id=run.run_id)
-    return SimpleNamespace(trial_id="trial_1", config={PHASE_KEY: job.model_dump(mode="json")}, local_path=str(tmp_path / "trial"))
+    return SimpleNamespace(
+        trial_id="trial_1", config={PHASE_KEY: job.model_dump(mode="json")}, local_path=str(tmp_path / "trial"), run_id=run.run_id
+    )
 
 
 def result(epoch: int, f1: float, checkpointed: bool = True) -> dict:
@@ -42,8 +44,7 @@ def result(epoch: int, f1: float, checkpointed: bool = True) -> dict:
 
 
 def logged_epochs(events: TrialEvents, trial: SimpleNamespace) -> list[tuple[int, float]]:
-    run_id = events.running[trial.trial_id].run_id if trial.trial_id in events.running else trial.run_id
-    return [(point.step, point.value) for point in events.tracker.client.get_metric_history(run_id, "dev_micro_f1")]
+    return [(point.step, point.value) for point in events.tracker.client.get_metric_history(trial.run_id, "dev_micro_f1")]
 
 
 def test_a_checkpointed_evaluation_is_logged_once_its_checkpoint_is_registered(events, trial):
@@ -71,7 +72,6 @@ def test_a_worker_lost_before_its_checkpoint_logs_the_repeated_epoch_once(events
 def test_a_trial_that_ends_keeps_its_last_evaluation(events, trial):
     events.on_trial_start(0, [], trial)
     events.on_trial_result(0, [], trial, result(1, 0.3))
-    trial.run_id = events.running[trial.trial_id].run_id
     events.on_trial_error(0, [], trial)
     assert logged_epochs(events, trial) == [(1, 0.3)]
     assert events.outcomes[trial.trial_id] == "failed"
