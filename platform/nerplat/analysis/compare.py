@@ -1,23 +1,28 @@
-"""Paired comparisons of methods over matched replicate runs (the MoM protocol), with Holm.
+"""Paired comparisons over matched replicate runs (the MoM protocol and 002's sampler tables), with Holm.
 
-Two runs are a pair when they share dataset, sampler, size, seed and partition (and encoder or
-head when those vary within a method, see `setting_axes`). Pairs are found by joining on those
-keys, never by position; a run whose partner is missing, or whose partner lacks the metric, is
-listed in `PairedComparison.missing` and left out of its test.
+Two kinds of comparison share one machinery:
+  methods   within a setting (dataset, sampler and the `setting_axes`), runs paired by size, seed
+            and partition;
+  samplers  within a method (dataset, method and axes), each sampler setting against the reference
+            one, runs paired by seed and partition (resampling changes the training size, so size
+            is not a key).
+Pairs are found by joining on the keys, never by position; a run whose partner is missing, or whose
+partner lacks the metric, is listed in `PairedComparison.missing` and left out of its test.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import polars as pl
 
-from nerplat.analysis.stats import PairedTest, holm, paired_test
+from nerplat.analysis.stats import PairedTest, holm, paired_test, power_analysis
 
 MATCH_KEYS = ("dataset", "sampler", "size", "seed", "partition")
 PAIR_ORDER = ("size", "seed", "partition")
+TEST_COLUMNS = ("n_pairs", "mean", "partner_mean", "delta", "sd_delta", "statistic", "p_value", "test")
 
 
 def setting_axes(frame: pl.DataFrame) -> list[str]:
@@ -36,10 +41,27 @@ def setting_axes(frame: pl.DataFrame) -> list[str]:
 
 @dataclass(frozen=True)
 class PairedComparison:
-    """tests: one row per (method, partner, setting, metric); missing: one row per unpaired run."""
+    """tests: one row per (method, partner, setting, metric); missing: one row per unpaired run.
+
+    A sampler comparison has method == partner and differs in `sampler` vs `partner_sampler`.
+    """
 
     tests: pl.DataFrame
     missing: pl.DataFrame
+    best_other: pl.DataFrame | None = None  # `against_best_other`: the partner chosen in each setting
+
+
+@dataclass(frozen=True)
+class _Design:
+    """What is compared (`by`), inside which groups (`within`), and which runs pair (`within` + `pair`)."""
+
+    by: str
+    within: tuple[str, ...]
+    pair: tuple[str, ...]
+
+    @property
+    def keys(self) -> list[str]:
+        return [*self.within, *self.pair]
 
 
 def compare_pairs(
@@ -50,41 +72,69 @@ def compare_pairs(
     axes: Sequence[str] = (),
 ) -> PairedComparison:
     """Tests `method - partner` for each pair, per setting (dataset, sampler, axes) and metric."""
-    tests, missing = [], []
-    for method, partner in pairs:
-        joined = _join_pair(frame, method, partner, metrics, axes)
-        missing.append(_unpaired(joined, method, partner, metrics, axes))
-        for metric in metrics:
-            tests.append(_test_metric(joined, method, partner, metric, test, axes))
-    families = frame.select("sampler", "sampler_family").unique()
-    tests_frame = pl.concat(tests) if tests else _empty_tests(frame, axes)
-    tests_frame = tests_frame.join(families, on="sampler", how="left", nulls_equal=True)
-    order = ["method", "partner", "dataset", "sampler_family", "sampler", *axes, "metric"]
-    columns = [*order, "n_pairs", "mean", "partner_mean", "delta", "statistic", "p_value", "test"]
-    missing_frame = pl.concat(missing) if missing else _empty_missing(frame, axes)
+    design = _Design("method", ("dataset", "sampler", *axes), PAIR_ORDER)
+    tests, missing = _compare(frame, design, pairs, metrics, test)
+    tests = tests.rename({"a": "method", "b": "partner"}).with_columns(pl.col("sampler").alias("partner_sampler"))
+    missing = missing.rename({"a": "method", "b": "partner"})
+    return _finish(frame, tests, missing, axes)
+
+
+def compare_samplers(
+    frame: pl.DataFrame, reference: str, metrics: Sequence[str], test: PairedTest, axes: Sequence[str] = ()
+) -> PairedComparison:
+    """Tests `sampler - reference` (sampler labels) within each method, dataset and axis value."""
+    labels = frame.filter(pl.col("sampler_label").is_not_null() & (pl.col("sampler_label") != reference))
+    pairs = [(label, reference) for label in sorted(labels["sampler_label"].unique().to_list())]
+    if frame.is_empty() or reference not in frame["sampler_label"].to_list():
+        pairs = []
+    design = _Design("sampler_label", ("dataset", "method", *axes), ("seed", "partition"))
+    tests, missing = _compare(frame, design, pairs, metrics, test)
+    described = frame.select("dataset", "sampler_label", "sampler").unique(["dataset", "sampler_label"], keep="first")
+    tests = (
+        tests.join(described.rename({"sampler_label": "a"}), on=["dataset", "a"], how="left", nulls_equal=True)
+        .join(described.rename({"sampler_label": "b", "sampler": "partner_sampler"}), on=["dataset", "b"], how="left", nulls_equal=True)
+        .drop("a", "b")
+        .with_columns(pl.col("method").alias("partner"))
+    )
+    missing = missing.rename({"a": "sampler_label", "b": "partner_sampler_label"}).with_columns(pl.col("method").alias("partner"))
+    return _finish(frame, tests, missing, axes)
+
+
+def _finish(frame: pl.DataFrame, tests: pl.DataFrame, missing: pl.DataFrame, axes: Sequence[str]) -> PairedComparison:
+    families = frame.select("sampler", "sampler_family").unique("sampler", keep="first")
+    tests = tests.join(families, on="sampler", how="left", nulls_equal=True)
+    order = ["method", "partner", "dataset", "sampler_family", "sampler", "partner_sampler", *axes, "metric"]
     return PairedComparison(
-        tests=tests_frame.select(columns).sort(order, nulls_last=True),
-        missing=missing_frame.sort(["method", "partner", *MATCH_KEYS, *axes], nulls_last=True),
+        tests=tests.select(*order, *TEST_COLUMNS).sort(order, nulls_last=True),
+        missing=missing.sort(missing.columns, nulls_last=True),
     )
 
 
-def _side(frame: pl.DataFrame, method: str, prefix: str, metrics: Sequence[str], keys: list[str]) -> pl.DataFrame:
-    rows = frame.filter(pl.col("method") == method).select(*keys, "run_id", *metrics)
+def _compare(frame, design: _Design, pairs, metrics, test) -> tuple[pl.DataFrame, pl.DataFrame]:
+    tests, missing = [], []
+    for subject, partner in pairs:
+        joined = _join_pair(frame, design, subject, partner, metrics)
+        missing.append(_unpaired(joined, design, subject, partner, metrics))
+        tests += [_test_metric(joined, design, subject, partner, metric, test) for metric in metrics]
+    return pl.concat(tests) if tests else _empty_tests(frame, design), pl.concat(missing) if missing else _empty_missing(frame, design)
+
+
+def _side(frame: pl.DataFrame, design: _Design, value: str, prefix: str, metrics: Sequence[str]) -> pl.DataFrame:
+    rows = frame.filter(pl.col(design.by) == value).select(*design.keys, "run_id", *metrics)
     return rows.rename({c: f"{prefix}{c}" for c in ("run_id", *metrics)})
 
 
-def _join_pair(frame, method, partner, metrics, axes) -> pl.DataFrame:
-    keys = [*MATCH_KEYS, *axes]
-    left = _side(frame, method, "a:", metrics, keys)
-    right = _side(frame, partner, "b:", metrics, keys)
-    return left.join(right, on=keys, how="full", coalesce=True, nulls_equal=True)
+def _join_pair(frame, design: _Design, subject, partner, metrics) -> pl.DataFrame:
+    left = _side(frame, design, subject, "a:", metrics)
+    right = _side(frame, design, partner, "b:", metrics)
+    return left.join(right, on=design.keys, how="full", coalesce=True, nulls_equal=True)
 
 
 def _present(column: str) -> pl.Expr:
     return pl.col(column).is_not_null() & ~pl.col(column).is_nan()
 
 
-def _unpaired(joined, method, partner, metrics, axes) -> pl.DataFrame:
+def _unpaired(joined, design: _Design, subject, partner, metrics) -> pl.DataFrame:
     """Runs without a partner run, or whose partner run lacks a metric the other side has."""
 
     def lacks(side: str, other: str, name: str) -> pl.Expr:
@@ -92,34 +142,33 @@ def _unpaired(joined, method, partner, metrics, axes) -> pl.DataFrame:
         listed = pl.concat_str(names, separator=", ", ignore_nulls=True) if names else pl.lit("")
         return pl.when(listed != "").then(pl.format("{} run lacks {}", pl.lit(name), listed))
 
-    no_run = "no {} run with the same dataset, sampler, size, seed and partition"
+    keys = design.keys
+    no_run = f"no {{}} run with the same {', '.join(keys[:-1])} and {keys[-1]}"
     detail = (
         pl.when(pl.col("b:run_id").is_null())
         .then(pl.lit(no_run.format(partner)))
         .when(pl.col("a:run_id").is_null())
-        .then(pl.lit(no_run.format(method)))
-        .otherwise(pl.concat_str([lacks("b", "a", partner), lacks("a", "b", method)], separator="; ", ignore_nulls=True))
+        .then(pl.lit(no_run.format(subject)))
+        .otherwise(pl.concat_str([lacks("b", "a", partner), lacks("a", "b", subject)], separator="; ", ignore_nulls=True))
     )
     incomplete = pl.col("b:run_id").is_null() | pl.col("a:run_id").is_null()
     for m in metrics:
         incomplete = incomplete | (_present(f"a:{m}") ^ _present(f"b:{m}"))
     return joined.filter(incomplete).select(
-        pl.lit(method).alias("method"),
-        pl.lit(partner).alias("partner"),
-        *MATCH_KEYS,
-        *axes,
+        pl.lit(subject).alias("a"),
+        pl.lit(partner).alias("b"),
+        *keys,
         pl.col("a:run_id").alias("run_id"),
         pl.col("b:run_id").alias("partner_run_id"),
         detail.alias("detail"),
     )
 
 
-def _test_metric(joined, method, partner, metric, test, axes) -> pl.DataFrame:
+def _test_metric(joined, design: _Design, subject, partner, metric, test) -> pl.DataFrame:
     a, b = f"a:{metric}", f"b:{metric}"
     paired = _present(a) & _present(b)
-    setting = ["dataset", "sampler", *axes]
     # rows keep the frame's order inside a group, so sorting first lines pairs up reproducibly
-    grouped = joined.sort(list(PAIR_ORDER), nulls_last=True).group_by(setting).agg(
+    grouped = joined.sort(list(design.pair), nulls_last=True).group_by(list(design.within)).agg(
         pl.col(a).filter(paired).alias("a"),
         pl.col(b).filter(paired).alias("b"),
     )
@@ -129,35 +178,38 @@ def _test_metric(joined, method, partner, metric, test, axes) -> pl.DataFrame:
         values_a = part["a"].explode().to_numpy().reshape(part.height, n)
         values_b = part["b"].explode().to_numpy().reshape(part.height, n)
         statistic, p_value = paired_test(values_a, values_b, test)
+        nan = np.full(part.height, np.nan)
         with np.errstate(invalid="ignore"):
-            mean_a = values_a.mean(axis=1) if n else np.full(part.height, np.nan)
-            mean_b = values_b.mean(axis=1) if n else np.full(part.height, np.nan)
+            mean_a = values_a.mean(axis=1) if n else nan
+            mean_b = values_b.mean(axis=1) if n else nan
+            sd = (values_a - values_b).std(axis=1, ddof=1) if n > 1 else nan
         parts.append(
             part.drop("a", "b").with_columns(
                 pl.Series("mean", mean_a).fill_nan(None),
                 pl.Series("partner_mean", mean_b).fill_nan(None),
                 pl.Series("delta", mean_a - mean_b).fill_nan(None),
+                pl.Series("sd_delta", sd).fill_nan(None),
                 pl.Series("statistic", statistic).fill_nan(None),
                 pl.Series("p_value", p_value).fill_nan(None),
             )
         )
-    result = pl.concat(parts) if parts else grouped.drop("a", "b")
+    result = pl.concat(parts) if parts else _empty_tests(joined, design).drop("a", "b", "metric", "test")
     return result.with_columns(
-        pl.lit(method).alias("method"),
-        pl.lit(partner).alias("partner"),
+        pl.lit(subject).alias("a"),
+        pl.lit(partner).alias("b"),
         pl.lit(metric).alias("metric"),
         pl.lit(test).alias("test"),
     )
 
 
-def _empty_tests(frame: pl.DataFrame, axes: Sequence[str]) -> pl.DataFrame:
-    schema = {c: pl.String() for c in ("method", "partner", "dataset", "sampler", *axes, "metric", "test")}
-    schema |= {"n_pairs": pl.UInt32()} | {c: pl.Float64() for c in ("mean", "partner_mean", "delta", "statistic", "p_value")}
+def _empty_tests(frame: pl.DataFrame, design: _Design) -> pl.DataFrame:
+    schema = {c: frame.schema.get(c, pl.String()) for c in design.within} | {c: pl.String() for c in ("a", "b", "metric", "test")}
+    schema |= {"n_pairs": pl.UInt32()} | {c: pl.Float64() for c in TEST_COLUMNS[1:-1]}
     return pl.DataFrame(schema=schema)
 
 
-def _empty_missing(frame: pl.DataFrame, axes: Sequence[str]) -> pl.DataFrame:
-    schema = {"method": pl.String(), "partner": pl.String()} | {k: frame.schema[k] for k in (*MATCH_KEYS, *axes)}
+def _empty_missing(frame: pl.DataFrame, design: _Design) -> pl.DataFrame:
+    schema = {"a": pl.String(), "b": pl.String()} | {k: frame.schema[k] for k in design.keys}
     return pl.DataFrame(schema=schema | {"run_id": pl.String(), "partner_run_id": pl.String(), "detail": pl.String()})
 
 
@@ -171,3 +223,54 @@ def with_holm(tests: pl.DataFrame, family: Sequence[str], alpha: float) -> pl.Da
         parts.append(part.with_columns(pl.Series("p_holm", adjusted).fill_nan(None)))
     adjusted = pl.concat(parts).sort("_row").drop("_row")
     return adjusted.with_columns((pl.col("p_holm") < alpha).fill_null(False).alias("significant"))
+
+
+def with_power(tests: pl.DataFrame, alpha: float) -> pl.DataFrame:
+    """Adds `mde` (smallest difference detectable at 80% power with the pairs used) and `n_needed`
+    (pairs that would detect the observed difference at 80% power), from each test's paired differences."""
+    if tests.is_empty():
+        return tests.with_columns(pl.lit(None, pl.Float64).alias("mde"), pl.lit(None, pl.Int64).alias("n_needed"))
+    parts = []
+    for (test,), part in tests.with_row_index("_row").partition_by("test", as_dict=True).items():
+        mde, needed = power_analysis(
+            part["delta"].fill_null(np.nan).to_numpy(),
+            part["sd_delta"].fill_null(np.nan).to_numpy(),
+            part["n_pairs"].cast(pl.Float64).to_numpy(),
+            alpha,
+            test,
+        )
+        parts.append(part.with_columns(pl.Series("mde", mde).fill_nan(None), pl.Series("n_needed", needed).fill_nan(None).cast(pl.Int64)))
+    return pl.concat(parts).sort("_row").drop("_row")
+
+
+def against_best_other(
+    frame: pl.DataFrame, method: str, score: str, metrics: Sequence[str], test: PairedTest, axes: Sequence[str] = ()
+) -> PairedComparison:
+    """`method` against the other method with the highest mean `score` (a dev metric) of its replicates,
+    chosen separately in each setting (dataset, sampler, axes) where `method` ran (004's protocol).
+
+    `best_other` holds the choice: one row per setting with `partner` and its mean `dev_score`.
+    Ties go to the method name first in alphabetical order, so the choice is reproducible.
+    """
+    within = ["dataset", "sampler", *axes]
+    choice_schema = {k: frame.schema[k] for k in within} | {"partner": pl.String(), "dev_score": pl.Float64()}
+    if frame.is_empty() or score not in frame.columns:
+        return replace(compare_pairs(frame.clear(), [], metrics, test, axes), best_other=pl.DataFrame(schema=choice_schema))
+    ran = frame.filter(pl.col("method") == method).select(within).unique()
+    means = (
+        frame.filter(pl.col("method") != method, _present(score))
+        .join(ran, on=within, nulls_equal=True)
+        .group_by([*within, "method"])
+        .agg(pl.col(score).mean().alias("dev_score"))
+    )
+    chosen = means.sort(["dev_score", "method"], descending=[True, False]).unique(within, keep="first", maintain_order=True)
+    chosen = chosen.rename({"method": "partner"}).select(list(choice_schema)).sort(within, nulls_last=True)
+    tests, missing = [], []
+    for row in chosen.iter_rows(named=True):
+        part = frame.filter(*(pl.col(k).eq_missing(row[k]) for k in within))
+        result = compare_pairs(part, [(method, row["partner"])], metrics, test, axes)
+        tests.append(result.tests)
+        missing.append(result.missing)
+    if not tests:
+        return replace(compare_pairs(frame.clear(), [], metrics, test, axes), best_other=chosen)
+    return PairedComparison(pl.concat(tests), pl.concat(missing), chosen)

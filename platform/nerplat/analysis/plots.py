@@ -2,6 +2,7 @@
 
   learning curves   AUC papers' Fig. 2-4: F1 against training size, 95% bootstrap band per method
   hyper-parameter   AUC-2T Fig. 3: dev F1 of tune trials against a sampled hyper-parameter, log axis
+  dev curves        dev F1 against epoch per method: did the epoch budget converge?
   displacement      resampling Fig. 1: arrows from the baseline's (recall, precision) to each
                     method's, over F1 contour lines
 Figures are built on `matplotlib.figure.Figure` directly (no pyplot state), so drawing is safe in
@@ -363,3 +364,34 @@ def _f1_contours(axes: Axes, low: np.ndarray, high: np.ndarray) -> None:
         return
     contours = axes.contour(rr, pp, f1, levels=levels, colors="#999999", linewidths=0.7, linestyles=":")
     axes.clabel(contours, fmt=lambda v: f"F1={v:.2f}", fontsize=7, inline=True)
+
+
+def dev_curves(curves: pl.DataFrame, verdicts: pl.DataFrame, settings: AnalysisSettings, axes_columns: Sequence[str] = ()) -> list[Plot]:
+    """Mean dev F1 against epoch per method, one plot per dataset and sampler (and axis value);
+    methods whose budget did not converge are drawn dashed and marked ‡ in the legend."""
+    keys = ["dataset", "sampler", *axes_columns]
+    unconverged = {
+        tuple(r[k] for k in (*keys, "method")) for r in verdicts.filter(pl.col("converged").eq_missing(False)).iter_rows(named=True)
+    } if verdicts.height else set()
+    plots = []
+    for key, part in curves.partition_by(keys, as_dict=True, maintain_order=True).items() if curves.height else []:
+        figure, axes = _new_figure()
+        methods = method_order(part["method"].to_list(), settings.baseline)
+        styles = _styles(methods)
+        for method in methods:
+            line = part.filter(pl.col("method") == method).sort("epoch")
+            colour, marker = styles[method]
+            late = (*key, method) in unconverged
+            axes.plot(line["epoch"].to_numpy(), line["mean"].to_numpy(), color=colour, marker=marker, markersize=4,
+                      linewidth=1.6, linestyle="--" if late else "-", label=f"{method} ‡" if late else method)
+        axes.set_xlabel("Epoch")
+        axes.set_ylabel(f"Dev {settings.average} F1")
+        where = dict(zip(keys, key))
+        axes.set_title(_title(where), fontsize=10)
+        axes.legend(frameon=False, fontsize=8, loc="lower right")
+        caption = (
+            f"Dev {settings.average} F1 after each evaluated epoch ({_title(where)}), mean over replicates; "
+            "dashed with ‡: the epoch budget did not converge (see the dev-curve table)."
+        )
+        plots.append(Plot(slug("dev-curve", *key), caption, figure))
+    return plots

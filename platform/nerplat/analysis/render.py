@@ -1,7 +1,8 @@
 """Tables -> Markdown, LaTeX (booktabs), HTML and tidy CSV text.
 
 Each renderer shows the same content: best bold, second underlined, SE as a subscript, delta in
-parentheses, † for a significant difference, arrows against a reference. CSV is long (one line
+parentheses, † for a significant difference, ‡ for an epoch budget that did not converge, arrows
+against a reference. CSV is long (one line
 per cell) with the numbers unrounded to the table's digits, for spreadsheets and scripts.
 """
 
@@ -20,6 +21,7 @@ from nerplat.analysis.tables import Cell, Table
 FORMATS = {"md": "Markdown", "latex": "LaTeX", "html": "HTML", "csv": "CSV"}
 EXTENSIONS = {"md": "md", "latex": "tex", "html": "html", "csv": "csv"}
 DAGGER = "†"
+DOUBLE_DAGGER = "‡"
 ARROWS = {"up": "↑", "down": "↓", "": ""}
 
 
@@ -51,6 +53,7 @@ class CellMarkup:
     up: str
     down: str
     significant: str
+    unconverged: str
 
 
 def format_cell(cell: Cell, markup: CellMarkup) -> str:
@@ -69,12 +72,14 @@ def format_cell(cell: Cell, markup: CellMarkup) -> str:
         text += f" ({cell.delta:+.{cell.digits}f})"
     if cell.significant:
         text += markup.significant
+    if cell.unconverged:
+        text += markup.unconverged
     return text
 
 
 # --- Markdown -------------------------------------------------------------------------------
 
-MARKDOWN = CellMarkup(lambda t: t.replace("|", "\\|"), "**{}**", "<u>{}</u>", "<sub>{}</sub>", ARROWS["up"], ARROWS["down"], DAGGER)
+MARKDOWN = CellMarkup(lambda t: t.replace("|", "\\|"), "**{}**", "<u>{}</u>", "<sub>{}</sub>", ARROWS["up"], ARROWS["down"], DAGGER, DOUBLE_DAGGER)
 
 
 def to_markdown(table: Table) -> str:
@@ -93,7 +98,7 @@ def to_markdown(table: Table) -> str:
 _LATEX_SPECIAL = {
     "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
     "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-    "†": r"$^{\dagger}$", "Δ": r"$\Delta$", "·": r"$\cdot$",
+    "†": r"$^{\dagger}$", "‡": r"$^{\ddagger}$", "Δ": r"$\Delta$", "·": r"$\cdot$",
 }
 
 
@@ -102,7 +107,7 @@ def latex_escape(text: str) -> str:
 
 
 LATEX = CellMarkup(
-    latex_escape, r"\textbf{{{}}}", r"\underline{{{}}}", "$_{{{}}}$", r"$\uparrow$", r"$\downarrow$", r"$^{\dagger}$"
+    latex_escape, r"\textbf{{{}}}", r"\underline{{{}}}", "$_{{{}}}$", r"$\uparrow$", r"$\downarrow$", r"$^{\dagger}$", r"$^{\ddagger}$"
 )
 
 
@@ -142,7 +147,7 @@ def to_latex(table: Table) -> str:
 
 # --- HTML -----------------------------------------------------------------------------------
 
-HTML = CellMarkup(html.escape, "<b>{}</b>", "<u>{}</u>", "<sub>{}</sub>", ARROWS["up"], ARROWS["down"], f"<sup>{DAGGER}</sup>")
+HTML = CellMarkup(html.escape, "<b>{}</b>", "<u>{}</u>", "<sub>{}</sub>", ARROWS["up"], ARROWS["down"], f"<sup>{DAGGER}</sup>", f"<sup>{DOUBLE_DAGGER}</sup>")
 
 
 def to_html(table: Table) -> str:
@@ -196,7 +201,7 @@ def html_page(title: str, body: str) -> str:
 
 # --- CSV ------------------------------------------------------------------------------------
 
-CSV_FIELDS = ("table", "row", "group", "column", "value", "se", "delta", "significant", "arrow", "rank", "text")
+CSV_FIELDS = ("table", "row", "group", "column", "value", "se", "delta", "significant", "unconverged", "arrow", "rank", "text")
 
 
 def to_csv(table: Table) -> str:
@@ -213,7 +218,7 @@ def to_csv(table: Table) -> str:
                     _exact(cell.value),
                     _exact(cell.se),
                     _exact(cell.delta),
-                    str(cell.significant).lower(), cell.arrow, cell.rank or "", printed or "",
+                    str(cell.significant).lower(), str(cell.unconverged).lower(), cell.arrow, cell.rank or "", printed or "",
                 )
             )
     return buffer.getvalue()

@@ -20,9 +20,19 @@ import polars as pl
 from nerplat.analysis import plots as plotting
 from nerplat.analysis import tables as layouts
 from nerplat.analysis.aggregate import metric_columns, summarise
-from nerplat.analysis.compare import PairedComparison, compare_pairs, setting_axes, with_holm
+from nerplat.analysis.compare import (
+    PairedComparison,
+    against_best_other,
+    compare_pairs,
+    compare_samplers,
+    setting_axes,
+    with_holm,
+    with_power,
+)
+from nerplat.analysis.convergence import convergence, dev_curves, unconverged_cells, with_cell_convergence, with_convergence
 from nerplat.analysis.render import EXTENSIONS, FORMATS, RENDERERS, html_page, to_html, to_markdown
 from nerplat.analysis.runs import (
+    EPOCH_SCHEMA,
     ExperimentRuns,
     create_summary_run,
     fetch_experiment,
@@ -47,6 +57,7 @@ class Report:
     files: tuple[Path, ...]  # every file written, inside out_dir
     warnings: tuple[str, ...]
     summary_run_id: str
+    unconverged: tuple[str, ...] = ()  # one line per cell whose epoch budget did not converge
 
 
 def analyze_experiment(
@@ -76,14 +87,14 @@ def analyze_experiment(
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
     try:
-        warnings = write_report(experiment, runs, settings, formats, scratch)
+        warnings, unconverged = write_report(experiment, runs, settings, formats, scratch)
         _swap_in(scratch, out_dir)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     summary_run_id = runs.summary_run_id or create_summary_run(client, runs.experiment_id, experiment)
     client.log_artifacts(summary_run_id, str(out_dir), artifact_path=ARTIFACT_PATH)
     files = tuple(sorted(p for p in out_dir.rglob("*") if p.is_file()))
-    return Report(experiment, out_dir, files, tuple(warnings), summary_run_id)
+    return Report(experiment, out_dir, files, tuple(warnings), summary_run_id, tuple(unconverged))
 
 
 def check_formats(formats: Sequence[str]) -> tuple[str, ...]:
@@ -128,6 +139,7 @@ def check_methods(replicates: pl.DataFrame, settings: AnalysisSettings) -> None:
     known = sorted(replicates["method"].drop_nulls().unique().to_list())
     named = [("baseline", settings.baseline)] if settings.baseline else []
     named += [(f"comparisons[{i}]", m) for i, pair in enumerate(settings.comparisons) for m in pair]
+    named += [(f"against_best[{i}]", m) for i, m in enumerate(settings.against_best)]
     problems = []
     for path, method in named:
         if method not in known:
@@ -157,13 +169,20 @@ class Analysis:
     summary: pl.DataFrame
     tests: pl.DataFrame
     missing: pl.DataFrame
+    unconverged: list[str]
     tables: list[layouts.Table]
     plots: list[plotting.Plot]
     warnings: list[str]
 
 
-def analyse(replicates: pl.DataFrame, trials: pl.DataFrame, settings: AnalysisSettings) -> Analysis:
-    """Statistics, tables and plots of one experiment's frames; pure (no MLflow, no files)."""
+def analyse(
+    replicates: pl.DataFrame, trials: pl.DataFrame, settings: AnalysisSettings, epochs: pl.DataFrame | None = None
+) -> Analysis:
+    """Statistics, tables and plots of one experiment's frames; pure (no MLflow, no files).
+
+    `epochs` (per-epoch dev metrics, `runs.epoch_frame`) gives the dev curves and convergence verdicts;
+    without it `converged` is null throughout.
+    """
     warnings: list[str] = []
     unfinished = replicates.filter(pl.col("status").is_in(UNUSABLE_STATUSES))
     if unfinished.height:
@@ -172,14 +191,18 @@ def analyse(replicates: pl.DataFrame, trials: pl.DataFrame, settings: AnalysisSe
         warnings.append(f"{unfinished.height} replicate runs failed or were interrupted and are left out: {listed}{more}")
     usable = replicates.filter(~pl.col("status").is_in(UNUSABLE_STATUSES).fill_null(True))
     axes = setting_axes(usable) if not usable.is_empty() else []
-    metrics = metric_columns(usable)
-    summary = summarise(usable, metrics, settings)
+    epochs = epochs if epochs is not None else pl.DataFrame(schema=EPOCH_SCHEMA)
+    curve_metric = f"dev_{settings.average}_f1"
+    verdicts = convergence(usable, epochs, curve_metric)
+    summary = with_convergence(summarise(usable, metric_columns(usable), settings), verdicts)
     comparison = paired_comparisons(usable, settings, axes)
-    tests = comparison.tests
-    warnings += _missing_warnings(comparison.missing)
+    tests = with_cell_convergence(comparison.tests, verdicts, axes)
+    unconverged = unconverged_cells(summary)
+    warnings += _missing_warnings(comparison.missing) + unconverged
 
     tables = layouts.size_tables(summary, settings, axes)
     tables += layouts.comparison_tables(summary, tests, comparison.missing, settings, axes)
+    tables += layouts.sampler_tables(summary, tests, settings, axes)
     tables += layouts.grid_tables(summary, settings)
     tables += layouts.per_type_tables(summary, settings, axes)
     factors = layouts.size_factor_table(summary)
@@ -189,35 +212,87 @@ def analyse(replicates: pl.DataFrame, trials: pl.DataFrame, settings: AnalysisSe
         tables.append(layouts.dataset_table(stats))
     if absent:
         warnings.append(f"no corpus statistics for {', '.join(absent)} (not a registered corpus or local folder): left out of the dataset table")
+    curves = dev_curves(usable, epochs, curve_metric)
+    tables += layouts.dev_curve_tables(curves, verdicts, settings, axes)
     for family, part in tests.partition_by("family", as_dict=True, maintain_order=True).items() if not tests.is_empty() else []:
-        caption = (
-            f"Paired tests of family {family[0]}: each method against its partner over runs matched by dataset, "
-            "sampler, size, seed and partition; means and Δ over the matched pairs only."
-        )
-        tables.append(layouts.tests_table(part, settings, layouts.slug("tests", family[0]), caption))
+        tables.append(layouts.tests_table(part, settings, layouts.slug("tests", family[0]), _family_caption(family[0], comparison.best_other, settings)))
 
     figures = plotting.learning_curves(summary, settings, axes)
+    figures += plotting.dev_curves(curves, verdicts, settings, axes)
     figures += plotting.hyperparameter_curves(trials, settings)
     figures += plotting.displacement_arrows(summary, settings, axes)
-    return Analysis(summary, tests, comparison.missing, tables, figures, warnings)
+    return Analysis(summary, tests, comparison.missing, unconverged, tables, figures, warnings)
+
+
+BEST_OTHER_FAMILY = "best-other"
+
+
+def _family_caption(family: str, choices: pl.DataFrame | None, settings: AnalysisSettings) -> str:
+    if family.startswith("samplers"):
+        return (
+            f"Paired tests of family {family}: each sampler against {settings.reference_sampler} for the same method, over "
+            "runs matched by dataset, seed and partition; means and Δ over the matched pairs only."
+        )
+    caption = (
+        f"Paired tests of family {family}: each method against its partner over runs matched by dataset, "
+        "sampler, size, seed and partition; means and Δ over the matched pairs only."
+    )
+    if family == BEST_OTHER_FAMILY and choices is not None:
+        chosen = "; ".join(
+            f"{r['method']} on {r['dataset']} {r['sampler']}: {r['partner']} ({r['dev_score']:.4f})" for r in choices.iter_rows(named=True)
+        )
+        caption += (
+            f" The partner is the best other method, chosen from the results: the highest mean dev {settings.average} F1 of "
+            f"its replicates in each setting ({chosen}). Selection caveat: the choice is made on dev, not on the "
+            f"{settings.split} scores tested, but with few replicates the dev winner is partly luck (winner's curse), so "
+            "the partner's dev lead overstates its true lead, while its test scores are unbiased."
+        )
+    return caption
 
 
 def paired_comparisons(frame: pl.DataFrame, settings: AnalysisSettings, axes: Sequence[str]) -> PairedComparison:
-    """Baseline tests (one Holm family per comparison table) and named pairs (one family)."""
+    """Every paired test with Holm within each family and metric, and power (`best_other`: the partners `analysis.against_best` chose).
+
+    Families: one per comparison table (methods against the baseline), one per sampler table
+    (samplers against the reference sampler within a method), `pairs` (the spec's named pairs) and
+    `best-other` (`analysis.against_best`).
+    """
     headline = [settings.headline(m) for m, _ in layouts.HEADLINE]
     metrics = [m for m in headline if m in frame.columns]
     methods = frame["method"].drop_nulls().unique().sort().to_list() if not frame.is_empty() else []
     baseline_pairs = [(m, settings.baseline) for m in methods if settings.baseline and m != settings.baseline]
     against_baseline = compare_pairs(frame, baseline_pairs, metrics, settings.test, axes)
     named = compare_pairs(frame, list(settings.comparisons), metrics, settings.test, axes)
-    family = pl.struct(["sampler", *axes]).map_elements(
+    parts = [
+        against_baseline.tests.with_columns(_comparison_family(axes)),
+        named.tests.with_columns(pl.lit("pairs").alias("family")),
+    ]
+    missing = [against_baseline.missing, named.missing]
+    if settings.reference_sampler:
+        samplers = compare_samplers(frame, settings.reference_sampler, metrics, settings.test, axes)
+        parts.append(samplers.tests.with_columns(_sampler_family(axes)))
+        missing.append(samplers.missing)
+    choices = []
+    for method in settings.against_best:
+        best = against_best_other(frame, method, f"dev_best_{settings.average}_f1", metrics, settings.test, axes)
+        parts.append(best.tests.with_columns(pl.lit(BEST_OTHER_FAMILY).alias("family")))
+        missing.append(best.missing)
+        choices.append(best.best_other.with_columns(pl.lit(method).alias("method")))
+    tests = with_power(with_holm(pl.concat(parts), ["family", "metric"], settings.alpha), settings.alpha)
+    missing_frame = pl.concat(missing, how="diagonal_relaxed").unique(maintain_order=True)
+    return PairedComparison(tests=tests, missing=missing_frame, best_other=pl.concat(choices) if choices else None)
+
+
+def _comparison_family(axes: Sequence[str]) -> pl.Expr:
+    return pl.struct(["sampler", *axes]).map_elements(
         lambda key: layouts.comparison_family(key["sampler"], [key[a] for a in axes]), return_dtype=pl.String
-    )
-    baseline_tests = against_baseline.tests.with_columns(family.alias("family"))
-    named_tests = named.tests.with_columns(pl.lit("pairs").alias("family"))
-    tests = with_holm(pl.concat([baseline_tests, named_tests]), ["family"], settings.alpha)
-    missing = pl.concat([against_baseline.missing, named.missing]).unique(maintain_order=True)
-    return PairedComparison(tests=tests, missing=missing)
+    ).alias("family")
+
+
+def _sampler_family(axes: Sequence[str]) -> pl.Expr:
+    return pl.struct(["dataset", "method", *axes]).map_elements(
+        lambda key: layouts.sampler_family_name(key["dataset"], key["method"], [key[a] for a in axes]), return_dtype=pl.String
+    ).alias("family")
 
 
 def _missing_warnings(missing: pl.DataFrame) -> list[str]:
@@ -254,9 +329,12 @@ def dataset_statistics(datasets: Sequence[str]) -> tuple[dict[str, dict], list[s
     return found, missing
 
 
-def write_report(experiment: str, runs: ExperimentRuns, settings: AnalysisSettings, formats: Sequence[str], folder: Path) -> list[str]:
-    """Writes frames, tables, plots and the report pages into `folder`; returns the warnings."""
-    analysis = analyse(runs.replicates, runs.trials, settings)
+def write_report(
+    experiment: str, runs: ExperimentRuns, settings: AnalysisSettings, formats: Sequence[str], folder: Path
+) -> tuple[list[str], list[str]]:
+    """Writes frames, tables, plots and the report pages into `folder`; returns the warnings and the
+    unconverged-cell lines."""
+    analysis = analyse(runs.replicates, runs.trials, settings, runs.epochs)
     runs.replicates.write_parquet(folder / "runs.parquet")
     runs.trials.write_parquet(folder / "trials.parquet")
     analysis.summary.write_parquet(folder / "summary.parquet")
@@ -277,13 +355,13 @@ def write_report(experiment: str, runs: ExperimentRuns, settings: AnalysisSettin
     (folder / "report.md").write_text(_report_markdown(experiment, settings, analysis), encoding="utf-8")
     if "html" in formats:
         (folder / "report.html").write_text(_report_html(experiment, settings, analysis), encoding="utf-8")
-    return analysis.warnings
+    return analysis.warnings, analysis.unconverged
 
 
 def _settings_line(settings: AnalysisSettings) -> str:
     pairs = ", ".join(f"{a} vs {b}" for a, b in settings.comparisons) or "none"
     return (
-        f"baseline {settings.baseline or 'none'}; {settings.test} tests, alpha {settings.alpha}, Holm within each table; "
+        f"baseline {settings.baseline or 'none'}; {settings.test} tests, alpha {settings.alpha}, Holm within each table and metric; "
         f"extra pairs: {pairs}; bootstrap {settings.bootstrap_resamples} resamples, seed {settings.seed}; "
         f"{settings.split} split, {settings.average} averages"
     )
@@ -304,7 +382,8 @@ def _report_markdown(experiment: str, settings: AnalysisSettings, analysis: Anal
         "## Data",
         "",
         "`runs.parquet` (one row per replicate run), `trials.parquet` (tune trials), `summary.parquet` "
-        "(mean, sd, bootstrap SE and CI per setting and metric), `tests.parquet` (paired tests with Holm), "
+        "(mean, sd, bootstrap SE and CI per setting and metric, and the cell's `converged` verdict), `tests.parquet` "
+        "(paired tests with Holm, `mde` and `n_needed`), "
         "`missing_partners.csv` (runs left out of tests).",
         "",
     ]

@@ -40,6 +40,9 @@ INTEGER_TAGS = {"size": schema.SIZE, "seed": schema.SEED, "partition": schema.PA
 IDENTITY_COLUMNS = ("run_id", *TEXT_TAGS, "sampler_label", "sampler_family", *INTEGER_TAGS)
 PARAM_PREFIX = "param."
 PAGE_SIZE = 5000  # runs per search_runs page; the SQLite store accepts up to 50,000
+# Per-epoch dev metrics read back as learning curves (the dev counterparts of the headline F1s).
+CURVE_METRICS = ("dev_micro_f1", "dev_macro_f1")
+EPOCH_SCHEMA = {"run_id": pl.String(), "metric": pl.String(), "epoch": pl.Int64(), "value": pl.Float64()}
 
 # Sampler parameters that set the training size: dropped from a sampler's label to get the family
 # whose members differ only in size (the x axis of learning curves and the columns of size tables).
@@ -178,6 +181,23 @@ def trial_frame(runs: list[Run]) -> pl.DataFrame:
     return frame.with_columns(pl.col(numeric).cast(pl.Float64)).sort("dataset", "sampler", "method", "trial", "run_id")
 
 
+def epoch_frame(client: MlflowClient, runs: list[Run], metrics: tuple[str, ...] = CURVE_METRICS) -> pl.DataFrame:
+    """One row per (run, metric, epoch): the per-epoch dev evaluations (logged with step = epoch).
+
+    A step logged twice (a worker retried from its checkpoint) keeps its latest value.
+    """
+    rows: dict[tuple[str, str, int], tuple[int, float]] = {}
+    for run in runs:
+        for metric in (m for m in metrics if m in run.data.metrics):
+            for point in client.get_metric_history(run.info.run_id, metric):
+                key = (run.info.run_id, metric, int(point.step))
+                if key not in rows or point.timestamp >= rows[key][0]:
+                    rows[key] = (point.timestamp, point.value)
+    columns = [list(c) for c in zip(*((*key, value) for key, (_, value) in rows.items()))] or [[], [], [], []]
+    frame = pl.DataFrame(dict(zip(EPOCH_SCHEMA, columns)), schema=EPOCH_SCHEMA)
+    return frame.sort("run_id", "metric", "epoch")
+
+
 @dataclass(frozen=True)
 class ExperimentRuns:
     """What the analysis reads from one experiment."""
@@ -187,17 +207,20 @@ class ExperimentRuns:
     trials: pl.DataFrame
     summary_run_id: str | None
     plan: dict | None
+    epochs: pl.DataFrame  # per-epoch dev metrics of the replicate runs (`epoch_frame`)
 
 
 def fetch_experiment(client: MlflowClient, name: str) -> ExperimentRuns:
     experiment = find_experiment(client, name)
     summary = find_summary_run(client, experiment.experiment_id)
+    replicates = search_all(client, experiment.experiment_id, "replicate")
     return ExperimentRuns(
         experiment_id=experiment.experiment_id,
-        replicates=replicate_frame(search_all(client, experiment.experiment_id, "replicate")),
+        replicates=replicate_frame(replicates),
         trials=trial_frame(search_all(client, experiment.experiment_id, "trial")),
         summary_run_id=summary.info.run_id if summary else None,
         plan=read_plan(client, summary) if summary else None,
+        epochs=epoch_frame(client, replicates),
     )
 
 

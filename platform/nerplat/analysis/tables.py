@@ -7,7 +7,12 @@ Layouts (the papers' tables they reproduce):
   per-type table    resampling Tables 11-14: entity types x (method x P, R, F1), arrows vs baseline
   dataset table     every paper's Table 1: sentences, tokens, mentions and % B/I/O per split
   size-factor table resampling Table 6: training-set size factor of each sampler per dataset
-  tests table       every paired test behind the marks, with raw and Holm-adjusted p-values
+  sampler table     resampling Tables 2-5 read across: per method, each sampler against the
+                    reference sampler (the original data), deltas and paired-test marks
+  dev-curve table   per cell: mean dev score per epoch, share of replicates that selected the last
+                    epoch, and the convergence verdict (`convergence`)
+  tests table       every paired test behind the marks, with raw and Holm-adjusted p-values and power
+Cells of a budget that did not converge carry ‡ and a footnote with the rule.
 Best and second best of a ranked column are marked (bold, underlined) on the printed values, so
 values that print the same share a rank.
 """
@@ -21,6 +26,7 @@ from typing import Literal
 
 import polars as pl
 
+from nerplat.analysis.convergence import RULE
 from nerplat.analysis.settings import AnalysisSettings
 
 HEADLINE = (("precision", "P"), ("recall", "R"), ("f1", "F1"))
@@ -38,6 +44,7 @@ class Cell:
     text: str | None = None
     rank: int | None = None  # 1: best in its column (bold), 2: second (underlined)
     digits: int = 4
+    unconverged: bool = False  # the cell's epoch budget did not converge: marked ‡
 
     def number(self) -> str:
         return "" if self.value is None else f"{self.value:.{self.digits}f}"
@@ -88,6 +95,17 @@ def ranked(table: Table) -> Table:
     return replace(table, rows=tuple(replace(row, cells=tuple(c)) for row, c in zip(table.rows, rows)))
 
 
+def convergence_noted(table: Table) -> Table:
+    """Adds the ‡ footnote when some cell of the table is marked unconverged."""
+    if not any(cell.unconverged for row in table.rows for cell in row.cells):
+        return table
+    return replace(table, notes=(*table.notes, f"‡ epoch budget not converged ({RULE}); see the dev-curve tables."))
+
+
+def _unconverged(row: Mapping | None) -> bool:
+    return row is not None and row.get("converged") is False
+
+
 def slug(*parts: str | int | None) -> str:
     """A file-name-safe stem from label parts: slug("size", "conll2003", "low_resource(k=1)")."""
     text = "-".join(str(p) for p in parts if p not in (None, ""))
@@ -117,7 +135,7 @@ def _mean(row: Mapping | None, *, with_se: bool = False, **marks) -> Cell:
     """The cell of one summary row (blank when the setting was not run)."""
     if row is None:
         return Cell()
-    return Cell(value=row["mean"], se=row["se"] if with_se else None, **marks)
+    return Cell(value=row["mean"], se=row["se"] if with_se else None, unconverged=_unconverged(row), **marks)
 
 
 def _n_note(rows: pl.DataFrame) -> str:
@@ -163,7 +181,7 @@ def size_tables(summary: pl.DataFrame, settings: AnalysisSettings, axes: Sequenc
             "best in bold, second underlined."
         )
         name = slug("size", key["dataset"], key["sampler_family"], *(key[a] for a in axes))
-        tables.append(ranked(Table(name, caption, "Method", columns, body, (_n_note(part),))))
+        tables.append(convergence_noted(ranked(Table(name, caption, "Method", columns, body, (_n_note(part),)))))
     return tables
 
 
@@ -213,12 +231,12 @@ def comparison_tables(
         caption = f"{_metric_words(settings)} per dataset ({where}). Mean over replicates; best in bold, second underlined."
         notes = [_n_note(part)]
         if settings.baseline:
-            tested = family_tests.filter(pl.col("partner") == settings.baseline)["p_value"].count()
+            tested = _tests_per_metric(family_tests.filter(pl.col("partner") == settings.baseline))
             caption += f" In parentheses: difference to {settings.baseline}."
             if tested:
                 notes.append(
                     f"† p < {settings.alpha} in a two-sided {_test_words(settings)} against {settings.baseline} over "
-                    f"runs matched by seed and partition, Holm-corrected across the {tested} tests of this table."
+                    f"runs matched by seed and partition, Holm-corrected within each metric across its {tested} tests in this table."
                 )
             else:
                 notes.append(f"No significance test: a {_test_words(settings)} needs two or more matched replicates.")
@@ -228,8 +246,14 @@ def comparison_tables(
                 runs = "1 run" if unpaired.height == 1 else f"{unpaired.height} runs"
                 notes.append(f"{runs} without a matched partner left out of the tests (see missing_partners.csv).")
         name = slug("comparison", key["sampler"], *(key[a] for a in axes))
-        tables.append(ranked(Table(name, caption, "Method", columns, tuple(body), tuple(notes))))
+        tables.append(convergence_noted(ranked(Table(name, caption, "Method", columns, tuple(body), tuple(notes)))))
     return tables
+
+
+def _tests_per_metric(tests: pl.DataFrame) -> int:
+    """Size of the largest Holm family (tests of one metric) among `tests`."""
+    counts = tests.filter(pl.col("p_value").is_not_null()).group_by("metric").len()
+    return int(counts["len"].max()) if counts.height else 0
 
 
 def comparison_family(sampler: str | None, axis_values: Sequence[str | None] = ()) -> str:
@@ -273,7 +297,7 @@ def grid_tables(summary: pl.DataFrame, settings: AnalysisSettings) -> list[Table
             "layer. Mean over replicates; blank where a method does not apply; best in each column in bold, second underlined."
         )
         label = "Method" if one_sampler else "Sampler" if one_loss else "Sampler + loss"
-        tables.append(ranked(Table(slug("grid", key["dataset"]), caption, label, columns, body, (_n_note(part),))))
+        tables.append(convergence_noted(ranked(Table(slug("grid", key["dataset"]), caption, label, columns, body, (_n_note(part),)))))
     return tables
 
 
@@ -316,7 +340,7 @@ def per_type_tables(summary: pl.DataFrame, settings: AnalysisSettings, axes: Seq
                     arrow = ""
                     if row and base and method != settings.baseline:
                         arrow = _arrow(row["mean"], base["mean"], 4)
-                    cells.append(Cell(value=row["mean"], arrow=arrow) if row else Cell())
+                    cells.append(Cell(value=row["mean"], arrow=arrow, unconverged=_unconverged(row)) if row else Cell())
             cells.append(Cell(value=support.get(label), digits=0))
             body.append(Row(label, tuple(cells), rule_above=is_average))
         columns = tuple(Column(m, short, ranked=False) for m in methods for _, short in HEADLINE)
@@ -329,7 +353,7 @@ def per_type_tables(summary: pl.DataFrame, settings: AnalysisSettings, axes: Seq
         if settings.baseline in methods:
             caption += f" Arrows: higher or lower than {settings.baseline}."
         name = slug("per-type", key["dataset"], key["sampler"], *(key[a] for a in axes))
-        tables.append(Table(name, caption, "Entity type", columns, tuple(body), (_n_note(part),)))
+        tables.append(convergence_noted(Table(name, caption, "Entity type", columns, tuple(body), (_n_note(part),))))
     return tables
 
 
@@ -404,22 +428,116 @@ def size_factor_table(summary: pl.DataFrame) -> Table | None:
 
 
 def tests_table(tests: pl.DataFrame, settings: AnalysisSettings, name: str, caption: str) -> Table:
-    """Every paired test of a family: means, difference, statistic, raw and Holm-adjusted p-value."""
+    """Every paired test of a family: means, difference, statistic, raw and Holm-adjusted p-value,
+    and its power: the minimum detectable effect (MDE) and the pairs needed for the observed Δ."""
     axes = [a for a in ("encoder", "head") if a in tests.columns]
-    headers = ("Dataset", "Sampler", *(a.capitalize() for a in axes), "Metric", "Pairs", "Mean", "Partner mean", "Δ", "Statistic", "p", "p (Holm)")
+    headers = ("Dataset", "Sampler", *(a.capitalize() for a in axes), "Metric", "Pairs", "Mean", "Partner mean", "Δ",
+               "Statistic", "p", "p (Holm)", "MDE", "Pairs needed")
     order = ("method", "partner", "dataset", "sampler", *axes, "metric")
     body = []
     for r in sorted(tests.iter_rows(named=True), key=lambda row: natural_key(tuple(row[k] for k in order))):
         texts = (r["dataset"], r["sampler"], *(r[a] for a in axes), r["metric"], str(r["n_pairs"]))
-        numbers = (r["mean"], r["partner_mean"])
-        cells = [Cell(text=str(t)) for t in texts] + [Cell(value=v) for v in numbers]
+        cells = [Cell(text=str(t)) for t in texts]
+        cells.append(Cell(value=r["mean"], unconverged=r.get("converged") is False))
+        cells.append(Cell(value=r["partner_mean"], unconverged=r.get("partner_converged") is False))
         cells.append(Cell(value=r["delta"], significant=bool(r["significant"])))
         cells.append(Cell(value=r["statistic"], digits=3))
         cells += [Cell(text=_p_text(r["p_value"])), Cell(text=_p_text(r["p_holm"]))]
-        body.append(Row(f"{r['method']} vs {r['partner']}", tuple(cells)))
+        cells.append(Cell(value=r.get("mde")))
+        cells.append(Cell(text="n/a" if r.get("n_needed") is None else str(r["n_needed"])))
+        body.append(Row(_test_label(r), tuple(cells)))
     columns = tuple(Column("", h, ranked=False) for h in headers)
-    note = f"† Holm-adjusted p < {settings.alpha} across the {tests['p_value'].count()} tests of this table ({_test_words(settings)}, two-sided)."
-    return Table(name, caption, "Comparison", columns, tuple(body), (note,))
+    notes = (
+        f"† Holm-adjusted p < {settings.alpha} within each metric across its {_tests_per_metric(tests)} tests of this table "
+        f"({_test_words(settings)}, two-sided).",
+        f"MDE: the smallest mean difference this test detects with 80% power at alpha {settings.alpha} with the pairs "
+        "used, from the sd of the paired differences; Pairs needed: pairs that would detect the observed Δ with 80% power "
+        "(n/a: no difference or no spread). A test that is not significant could not reliably have detected a difference smaller than its MDE.",
+    )
+    return convergence_noted(Table(name, caption, "Comparison", columns, tuple(body), notes))
+
+
+def _test_label(row: Mapping) -> str:
+    if row.get("partner_sampler") not in (None, row["sampler"]):
+        return f"{row['method']}: {row['sampler']} vs {row['partner_sampler']}"
+    return f"{row['method']} vs {row['partner']}"
+
+
+def sampler_tables(summary: pl.DataFrame, tests: pl.DataFrame, settings: AnalysisSettings, axes: Sequence[str] = ()) -> list[Table]:
+    """Per dataset, method (and axis value) run under two or more sampler settings: each sampler's P, R
+    and F1 with its difference to `settings.reference_sampler` and the Holm-corrected paired-test mark."""
+    reference = settings.reference_sampler
+    if reference is None:
+        return []
+    metrics = {settings.headline(m): short for m, short in HEADLINE}
+    rows = summary.filter(pl.col("metric").is_in(list(metrics)))
+    tables = []
+    for key, part in _axis_groups(rows, ["dataset", "method", *axes]):
+        labels = sorted(part["sampler_label"].drop_nulls().unique().to_list(), key=natural_key)
+        if len(labels) < 2 or reference not in labels:
+            continue
+        family = sampler_family_name(key["dataset"], key["method"], [key[a] for a in axes])
+        family_tests = tests.filter(pl.col("family") == family) if "family" in tests.columns else tests.clear()
+        described = dict(part.select("sampler_label", "sampler").unique("sampler_label").iter_rows())
+        marks = {(r["sampler"], r["metric"]): r["significant"] for r in family_tests.iter_rows(named=True)}
+        lookup = _cell_lookup(part, ["sampler_label", "metric"])
+        body = []
+        for label in [reference, *(x for x in labels if x != reference)]:
+            cells = []
+            for metric in metrics:
+                row, base = lookup.get((label, metric)), lookup.get((reference, metric))
+                delta = row["mean"] - base["mean"] if row and base and label != reference else None
+                cells.append(_mean(row, delta=delta, significant=marks.get((described.get(label), metric), False)))
+            body.append(Row(label, tuple(cells)))
+        where = _where(("dataset", key["dataset"]), ("method", key["method"]), *((a, key[a]) for a in axes))
+        caption = (
+            f"{_metric_words(settings)} of each sampler against the {reference} data ({where}). Mean over replicates; "
+            f"in parentheses: difference to {reference}; best in bold, second underlined."
+        )
+        tested = _tests_per_metric(family_tests)
+        notes = [_n_note(part)]
+        notes.append(
+            f"† p < {settings.alpha} in a two-sided {_test_words(settings)} against {reference} over runs matched by seed "
+            f"and partition, Holm-corrected within each metric across its {tested} tests in this table."
+            if tested else f"No significance test: a {_test_words(settings)} needs two or more runs matched by seed and partition."
+        )
+        name = slug("samplers", key["dataset"], key["method"], *(key[a] for a in axes))
+        tables.append(convergence_noted(ranked(Table(name, caption, "Sampler", tuple(Column("", s) for s in metrics.values()), tuple(body), tuple(notes)))))
+    return tables
+
+
+def sampler_family_name(dataset: str | None, method: str | None, axis_values: Sequence[str | None] = ()) -> str:
+    """Name of the Holm family of one sampler table."""
+    return slug("samplers", dataset, method, *axis_values)
+
+
+def dev_curve_tables(curves: pl.DataFrame, verdicts: pl.DataFrame, settings: AnalysisSettings, axes: Sequence[str] = ()) -> list[Table]:
+    """Per dataset and sampler (and axis value): methods x evaluated epochs, mean dev score, then the
+    share of replicates that selected the last epoch and the convergence verdict."""
+    tables = []
+    for key, part in _axis_groups(curves, ["dataset", "sampler", *axes]):
+        epochs = sorted(part["epoch"].unique().to_list())
+        lookup = _cell_lookup(part, ["method", "epoch"])
+        same = [pl.col(k).eq_missing(key[k]) for k in ("dataset", "sampler", *axes)]
+        verdict = {r["method"]: r for r in verdicts.filter(*same).iter_rows(named=True)} if verdicts.height else {}
+        body = []
+        for method in method_order(part["method"].to_list(), settings.baseline):
+            cells = [_mean(lookup.get((method, e))) for e in epochs]
+            v = verdict.get(method, {})
+            share = v.get("last_epoch_share")
+            cells.append(Cell(text="n/a" if share is None else f"{share:.0%}"))
+            converged = v.get("converged")
+            cells.append(Cell(text="unknown" if converged is None else "yes" if converged else "no ‡"))
+            body.append(Row(method, tuple(cells)))
+        columns = tuple(Column("Epoch", str(e)) for e in epochs) + (Column("", "Last epoch selected", ranked=False), Column("", "Converged", ranked=False))
+        where = _where(("dataset", key["dataset"]), ("sampler", key["sampler"]), *((a, key[a]) for a in axes))
+        caption = (
+            f"Dev {settings.average} F1 after each evaluated epoch ({where}): mean over replicates; Last epoch selected: "
+            "share of replicates whose best dev epoch was the last one."
+        )
+        notes = (_n_note(part), f"Rule: {RULE}. ‡ not converged.")
+        tables.append(ranked(Table(slug("dev-curve", key["dataset"], key["sampler"], *(key[a] for a in axes)), caption, "Method", columns, tuple(body), notes)))
+    return tables
 
 
 def _p_text(p: float | None) -> str:

@@ -143,6 +143,11 @@ class Analysis(Frozen):
     test: Literal["paired_t", "wilcoxon"] = Field("paired_t", description="Paired significance test over replicates.")
     alpha: float = Field(0.05, gt=0, lt=1, description="Significance level.")
     comparisons: tuple[tuple[str, str], ...] = Field((), description="Extra [method, method] pairs to test.")
+    against_best: tuple[str, ...] = Field(
+        (),
+        description="Methods tested against the best other method, chosen per setting from the results: "
+        "the highest mean dev score of the replicates (004's 'best other method').",
+    )
     bootstrap_resamples: int = Field(1000, ge=100, description="Resamples of the bootstrapped standard error.")
     confidence: float = Field(0.95, gt=0, lt=1, description="Coverage of the bootstrap percentile intervals.")
     seed: int = Field(0, ge=0, description="Seed of the bootstrap: same seed, same numbers.")

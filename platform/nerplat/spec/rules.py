@@ -137,6 +137,9 @@ def check_analysis(
                 problems.append(document.problem(unknown_name("method", name, method_names, "methods"), at + ("comparisons", i, j)))
         if pair[0] == pair[1]:
             problems.append(document.problem(f"comparing {pair[0]} with itself tests nothing", at + ("comparisons", i)))
+    for i, name in enumerate(analysis.against_best):
+        if name not in method_names:
+            problems.append(document.problem(unknown_name("method", name, method_names, "methods"), at + ("against_best", i)))
     return problems
 
 

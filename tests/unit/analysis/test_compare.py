@@ -7,7 +7,7 @@ import polars as pl
 import pytest
 from scipy import stats as scipy_stats
 
-from nerplat.analysis.compare import compare_pairs, setting_axes, with_holm
+from nerplat.analysis.compare import against_best_other, compare_pairs, compare_samplers, setting_axes, with_holm, with_power
 from nerplat.analysis.synthetic import synthetic_replicates
 
 METRICS = ["test_micro_f1", "test_micro_precision"]
@@ -87,3 +87,73 @@ def test_holm_is_applied_within_each_family():
     assert adjusted["p_holm"].to_list() == pytest.approx([0.02, 0.04, 0.04])
     assert adjusted["significant"].to_list() == [True, True, True]
     assert with_holm(tests, ["family"], alpha=0.03)["significant"].to_list() == [True, False, False]
+
+
+def test_the_paper_protocol_corrects_within_each_metric_not_across_p_r_and_f1():
+    from nerplat.analysis.report import paired_comparisons
+    from nerplat.analysis.settings import AnalysisSettings
+
+    frame = synthetic_replicates(methods=("ce", "focal", "mom"), sizes=(20,), seeds=4, types=())
+    tests = paired_comparisons(frame, AnalysisSettings(baseline="ce"), []).tests
+    for metric, part in tests.partition_by("metric", as_dict=True).items():
+        expected = with_holm(part.drop("p_holm", "significant"), ["family"], 0.05)["p_holm"]
+        assert part["p_holm"].to_list() == pytest.approx(expected.to_list()), metric
+    assert tests.group_by("family", "metric").len()["len"].to_list() == [2, 2, 2]
+
+
+def test_power_columns_come_from_the_paired_differences(frame):
+    from nerplat.analysis.stats import minimum_detectable_effect, pairs_needed
+
+    tests = with_power(compare_pairs(frame, [("mom", "ce")], METRICS, "paired_t").tests, alpha=0.05)
+    row = tests.filter(pl.col("metric") == "test_micro_f1").row(0, named=True)
+    differences = _matched(frame, "mom", "test_micro_f1") - _matched(frame, "ce", "test_micro_f1")
+    assert row["sd_delta"] == pytest.approx(differences.std(ddof=1))
+    assert row["mde"] == pytest.approx(minimum_detectable_effect(differences.std(ddof=1), 8, 0.05))
+    assert row["n_needed"] == pairs_needed(differences.mean(), differences.std(ddof=1), 0.05)
+
+
+def _resampled(frame: pl.DataFrame) -> pl.DataFrame:
+    """The frame under two samplers: `full` and `sc`, whose runs train on 4x the sentences (other size)."""
+    full = frame.with_columns(pl.lit("full").alias("sampler"), pl.lit("full").alias("sampler_label"), pl.lit("full").alias("sampler_family"))
+    sc = full.with_columns(
+        pl.lit("sc").alias("sampler"), pl.lit("sc").alias("sampler_label"), pl.lit("sc").alias("sampler_family"),
+        (pl.col("size") * 4).alias("size"), (pl.col("test_micro_f1") + 0.01 * pl.col("seed")).alias("test_micro_f1"),
+        (pl.col("run_id") + "-sc").alias("run_id"),
+    )
+    return pl.concat([full, sc])
+
+
+def test_samplers_are_compared_within_a_method_matched_by_seed_and_partition_not_size(frame):
+    both = _resampled(frame).sample(fraction=1.0, shuffle=True, seed=1)
+    result = compare_samplers(both, "full", METRICS, "paired_t")
+    assert result.missing.is_empty()
+    row = result.tests.filter((pl.col("method") == "mom") & (pl.col("metric") == "test_micro_f1")).row(0, named=True)
+    assert (row["partner"], row["sampler"], row["partner_sampler"], row["n_pairs"]) == ("mom", "sc", "full", 8)
+    mom = frame.filter(pl.col("method") == "mom").sort("seed", "partition")
+    treated = mom["test_micro_f1"].to_numpy() + 0.01 * mom["seed"].to_numpy()
+    assert row["p_value"] == pytest.approx(scipy_stats.ttest_rel(treated, mom["test_micro_f1"].to_numpy()).pvalue)
+    assert sorted(result.tests["method"].unique().to_list()) == ["ce", "mom"]
+
+
+def test_a_sampler_run_without_its_reference_run_is_reported(frame):
+    both = _resampled(frame).filter(~((pl.col("sampler") == "full") & (pl.col("seed") == 1) & (pl.col("partition") == 0) & (pl.col("method") == "ce")))
+    result = compare_samplers(both, "full", METRICS, "paired_t")
+    (row,) = result.missing.iter_rows(named=True)
+    assert (row["method"], row["sampler_label"], row["seed"]) == ("ce", "sc", 1)
+    assert row["detail"] == "no full run with the same dataset, method, seed and partition"
+
+
+def test_the_best_other_partner_is_the_highest_mean_dev_score():
+    frame = synthetic_replicates(methods=("ce", "focal", "wce2", "mom"), sizes=(20,), seeds=3, types=())
+    dev = {"ce": 0.50, "focal": 0.55, "wce2": 0.60, "mom": 0.90}  # mom's own dev score never counts
+    frame = frame.with_columns(pl.col("method").replace_strict(dev, return_dtype=pl.Float64).alias("dev_best_micro_f1"))
+    result = against_best_other(frame, "mom", "dev_best_micro_f1", METRICS, "paired_t")
+    assert result.best_other["partner"].to_list() == ["wce2"]
+    assert result.best_other["dev_score"].to_list() == pytest.approx([0.60])
+    assert set(zip(result.tests["method"], result.tests["partner"])) == {("mom", "wce2")}
+    assert result.tests["n_pairs"].to_list() == [3, 3]
+
+
+def test_no_best_other_partner_without_dev_scores(frame):
+    result = against_best_other(frame, "mom", "dev_best_micro_f1", METRICS, "paired_t")
+    assert result.tests.is_empty() and result.best_other.is_empty()

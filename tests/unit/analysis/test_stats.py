@@ -94,3 +94,35 @@ def test_holm_leaves_nan_out_of_the_family_size():
     adjusted = holm(np.array([0.01, np.nan, 0.02]))
     assert np.isnan(adjusted[1])
     assert adjusted[[0, 2]] == pytest.approx([0.02, 0.02])
+
+
+def test_minimum_detectable_effect_matches_the_textbook_paired_t_sample_size():
+    # Cohen's d = 0.5 needs 34 pairs for 80% power at alpha 0.05 (two-sided paired t, G*Power);
+    # with those 34 pairs the detectable effect is just under 0.5 sd.
+    from nerplat.analysis.stats import minimum_detectable_effect, pairs_needed
+
+    assert pairs_needed(0.5, 1.0, 0.05) == 34
+    assert pairs_needed(-0.5, 1.0, 0.05) == 34
+    assert 0.48 < minimum_detectable_effect(1.0, 34, 0.05) <= 0.5
+    assert minimum_detectable_effect(2.0, 34, 0.05) == pytest.approx(2 * minimum_detectable_effect(1.0, 34, 0.05))
+
+
+def test_power_at_the_minimum_detectable_effect_is_eighty_percent_and_grows_with_n():
+    from nerplat.analysis.stats import minimum_detectable_effect, paired_t_power
+
+    mde = minimum_detectable_effect(0.02, 3, 0.05)
+    assert paired_t_power(mde, 0.02, 3, 0.05) == pytest.approx(0.8, abs=1e-6)
+    assert minimum_detectable_effect(0.02, 10, 0.05) < mde
+
+
+def test_power_is_undefined_without_spread_or_effect():
+    from nerplat.analysis.stats import minimum_detectable_effect, pairs_needed, power_analysis
+
+    assert np.isnan(minimum_detectable_effect(0.0, 5, 0.05))
+    assert np.isnan(minimum_detectable_effect(0.1, 1, 0.05))
+    assert np.isnan(pairs_needed(0.0, 1.0, 0.05))
+    assert np.isnan(pairs_needed(1e-6, 1.0, 0.05))  # beyond MAX_PAIRS
+    mde_t, needed_t = power_analysis(np.array([0.5]), np.array([1.0]), np.array([10.0]), 0.05, "paired_t")
+    mde_w, needed_w = power_analysis(np.array([0.5]), np.array([1.0]), np.array([10.0]), 0.05, "wilcoxon")
+    assert needed_t[0] == 34 and needed_w[0] == np.ceil(34 * np.pi / 3)
+    assert mde_w[0] > mde_t[0]

@@ -64,7 +64,7 @@ def test_comparison_table_shows_deltas_and_marks_only_significant_cells(frame, s
     family = tests.filter(pl.col("family") == layouts.comparison_family("low_resource(size=50, partitions=1)"))
     significant = family.filter((pl.col("method") == "mom") & (pl.col("metric") == "test_micro_f1"))["significant"][0]
     assert mom.cells[2].significant == significant
-    assert any("Holm-corrected across the 6 tests" in n for n in table.notes)
+    assert any("Holm-corrected within each metric across its 2 tests" in n for n in table.notes)
 
 
 def test_comparison_table_counts_unpaired_runs_in_a_note(frame, summary):
