@@ -171,3 +171,33 @@ def test_failed_and_interrupted_replicates_are_left_out_with_a_warning():
     mom = analysis.summary.filter((pl.col("method") == "mom") & (pl.col("metric") == "test_micro_f1"))
     assert mom["n"].to_list() == [1]
     assert sum(w.startswith("unpaired: mom vs ce") for w in analysis.warnings) == 2
+
+
+@pytest.mark.slow
+def test_report_gives_convergence_power_and_the_best_other_partner(store, tmp_path):
+    from mlflow.entities import Metric
+
+    dev_score = {"ce": 0.40, "focal": 0.55, "mom": 0.50}
+    for method in EFFECT:
+        for seed in range(3):
+            rising = method == "ce"  # ce still climbs and picks its last epoch; the others plateau early
+            metrics = _metrics(method, 20, seed) | {"dev_best_micro_f1": dev_score[method] + 0.01 * seed, "selected_epoch": 4.0 if rising else 2.0}
+            metrics["test_micro_f1"] += 0.004 * seed * len(method)  # paired differences with spread: power is defined
+            run_id = store.replicate(method, seed, metrics)
+            curve = (0.2, 0.3, 0.4, 0.5) if rising else (0.4, 0.5, 0.5, 0.49)
+            store.client.log_batch(run_id, metrics=[Metric("dev_micro_f1", v, 1, e) for e, v in enumerate(curve, start=1)])
+    store.summary({**PLAN, "analysis": {**PLAN["analysis"], "against_best": ["mom"]}})
+    out = tmp_path / "report"
+    report = analyze_experiment(store.experiment, store.client.tracking_uri, out, ["md"])
+
+    summary = pl.read_parquet(out / "summary.parquet")
+    assert dict(summary.select("method", "converged").unique().iter_rows()) == {"ce": False, "focal": True, "mom": True}
+    assert len(report.unconverged) == 1 and report.unconverged[0].startswith("not converged: ce on toy")
+    tests = pl.read_parquet(out / "tests.parquet")
+    assert {"mde", "n_needed", "sd_delta", "converged", "partner_converged"} <= set(tests.columns)
+    assert tests["mde"].null_count() < tests.height
+    best = tests.filter(pl.col("family") == "best-other")
+    assert set(zip(best["method"], best["partner"])) == {("mom", "focal")}
+    assert (out / "tables" / "dev-curve-toy-low_resource-size-20.md").exists()
+    assert "‡" in (out / "tables" / "comparison-low_resource-size-20.md").read_text()
+    assert "Selection caveat" in (out / "tables" / "tests-best-other.md").read_text()

@@ -91,3 +91,13 @@ def test_a_non_integer_seed_tag_is_a_user_error(store):
 )
 def test_sampler_family_drops_only_the_size(sampler, family):
     assert sampler_family(sampler) == family
+
+
+def test_epoch_frame_reads_the_per_epoch_dev_history_keeping_a_repeated_step_once(store):
+    from mlflow.entities import Metric
+
+    run_id = store.replicate("ce", 0, {"test_micro_f1": 0.5})
+    points = [Metric("dev_micro_f1", v, t, step) for v, t, step in ((0.3, 1, 1), (0.4, 2, 2), (0.45, 3, 2), (0.5, 4, 3))]
+    store.client.log_batch(run_id, metrics=points)
+    epochs = fetch_experiment(open_client(store.client.tracking_uri), store.experiment).epochs
+    assert epochs.filter(pl.col("run_id") == run_id).select("epoch", "value").rows() == [(1, 0.3), (2, 0.45), (3, 0.5)]

@@ -129,3 +129,57 @@ def test_one_replicate_per_cell_says_no_test_was_possible(frame):
     table = layouts.comparison_tables(summarise(single, metric_columns(single), SETTINGS), comparison.tests, comparison.missing, SETTINGS)[0]
     assert table.notes[0] == "n = 1 replicate per cell"
     assert table.notes[1].startswith("No significance test")
+
+
+def test_unconverged_cells_are_marked_in_every_table_with_a_footnote(frame, summary):
+    from nerplat.analysis.render import to_markdown
+
+    marked = summary.with_columns((pl.col("method") != "mom").alias("converged"))
+    tests = paired_comparisons(frame, SETTINGS, []).tests.with_columns(
+        (pl.col("method") != "mom").alias("converged"), pl.lit(True).alias("partner_converged")
+    )
+    tables = [
+        *layouts.size_tables(marked, SETTINGS), *layouts.comparison_tables(marked, tests, tests.clear(), SETTINGS),
+        *layouts.per_type_tables(marked, SETTINGS), layouts.tests_table(tests, SETTINGS, "tests", "t"),
+    ]
+    for table in tables:
+        flagged = {row.label for row in table.rows for cell in row.cells if cell.unconverged}
+        assert flagged, table.name
+        if table.row_header != "Entity type":  # per-type rows are types; the method is the column there
+            assert all("mom" in label for label in flagged), table.name
+        assert any(note.startswith("‡ epoch budget not converged") for note in table.notes), table.name
+        assert "‡" in to_markdown(table)
+    plain = layouts.size_tables(summary, SETTINGS)[0]
+    assert not any(note.startswith("‡") for note in plain.notes)
+
+
+def test_the_sampler_table_shows_each_sampler_against_the_reference_with_marks():
+    base = synthetic_replicates(methods=("ce",), sizes=(100,), seeds=4, types=())
+    runs = []
+    for label, shift in (("full", 0.0), ("sc", 0.05)):
+        runs.append(base.with_columns(
+            pl.lit(label).alias("sampler"), pl.lit(label).alias("sampler_label"), pl.lit(label).alias("sampler_family"),
+            pl.col("^test_.*$") + shift * (1 + 0.1 * pl.col("seed")), (pl.col("run_id") + label).alias("run_id"),
+        ))
+    frame = pl.concat(runs)
+    settings = AnalysisSettings(baseline="ce", reference_sampler="full", bootstrap_resamples=100)
+    tests = paired_comparisons(frame, settings, []).tests
+    (table,) = layouts.sampler_tables(summarise(frame, metric_columns(frame), settings), tests, settings)
+    assert [row.label for row in table.rows] == ["full", "sc"]
+    assert table.rows[1].cells[2].delta == pytest.approx(0.05 * 1.15)
+    assert table.rows[1].cells[2].significant  # every seed gains 0.05-0.065: p far below 0.05
+    assert any("Holm-corrected within each metric across its 1 tests" in n for n in table.notes)
+
+
+def test_the_dev_curve_table_lists_epochs_the_share_and_the_verdict():
+    curves = pl.DataFrame({
+        "dataset": ["d"] * 4, "sampler": ["s"] * 4, "method": ["ce", "ce", "mom", "mom"],
+        "epoch": [1, 2, 1, 2], "n": [3] * 4, "mean": [0.4, 0.6, 0.5, 0.5],
+    })
+    verdicts = pl.DataFrame({"dataset": ["d", "d"], "sampler": ["s", "s"], "method": ["ce", "mom"],
+                             "last_epoch_share": [1.0, 0.0], "converged": [False, True]})
+    (table,) = layouts.dev_curve_tables(curves, verdicts, SETTINGS)
+    assert [c.name for c in table.columns] == ["1", "2", "Last epoch selected", "Converged"]
+    ce, mom = table.rows
+    assert [c.value for c in ce.cells[:2]] == [0.4, 0.6] and ce.cells[2].text == "100%" and ce.cells[3].text == "no ‡"
+    assert mom.cells[3].text == "yes"
