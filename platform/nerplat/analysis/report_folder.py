@@ -86,7 +86,11 @@ def refuse_clashes(built: Path, out_dir: Path, previous: list[str]) -> list[str]
     """The files of `built` (relative paths); UserInputError when one would overwrite a file of
     `out_dir` that no report wrote."""
     new = sorted(p.relative_to(built).as_posix() for p in built.rglob("*") if p.is_file())
-    clashes = [name for name in new if name not in previous and os.path.lexists(out_dir / name)]
+    root = out_dir.resolve()
+    clashes = [
+        name for name in new
+        if (name not in previous and os.path.lexists(out_dir / name)) or not _is_inside(root, name)  # a symlink out
+    ]
     if clashes:
         raise UserInputError(
             Problem(

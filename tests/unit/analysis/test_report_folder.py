@@ -102,3 +102,13 @@ def test_a_new_report_folder_follows_the_umask_not_0700(tmp_path: Path):
         os.umask(previous)
     for folder in (tmp_path / "reports" / "exp", tmp_path / "reports" / "exp" / "tables"):
         assert stat.S_IMODE(folder.stat().st_mode) == 0o755, folder
+
+
+def test_install_never_writes_through_a_symlink_out_of_the_folder(tmp_path: Path):
+    out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out.mkdir()
+    (out / "tables").symlink_to(elsewhere)
+    with pytest.raises(UserInputError, match="tables/a.md"):
+        install(_built(tmp_path / "b", {"report.md": "1", "tables/a.md": "1"}), out, [])
+    assert list(elsewhere.iterdir()) == [] and not (out / "report.md").exists()
