@@ -9,6 +9,7 @@ with every param and every epoch's metrics exactly once.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import json
 import os
@@ -94,21 +95,17 @@ def postgres_uri():
         shutil.rmtree(root, ignore_errors=True)
 
 
-@pytest.fixture
-def mlflow_server(postgres_uri: str, tmp_path: Path):
-    """`mlflow server` on the PostgreSQL store, stopped through the process group it leads."""
+@contextlib.contextmanager
+def running_mlflow(arguments: list[str], log_path: Path, env: dict[str, str] | None = None):
+    """`mlflow server ARGUMENTS` on 127.0.0.1 and a free port; yields its URL once /health answers,
+    stops it through the process group it leads."""
     import requests
 
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    command = [
-        str(Path(sys.executable).parent / "mlflow"), "server",
-        "--backend-store-uri", postgres_uri, "--artifacts-destination", str(tmp_path / "artifacts"),
-        "--host", "127.0.0.1", "--port", str(port), "--workers", "2",
-    ]  # fmt: skip
-    log_path = tmp_path / "mlflow-server.log"
+    command = [str(Path(sys.executable).parent / "mlflow"), "server", *arguments, "--host", "127.0.0.1", "--port", str(port)]
     with log_path.open("w") as log:
-        server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env)
     try:
         deadline = time.monotonic() + 180
         while True:
@@ -117,7 +114,7 @@ def mlflow_server(postgres_uri: str, tmp_path: Path):
             try:
                 if requests.get(f"{url}/health", timeout=2).status_code == 200:
                     break
-            except requests.ConnectionError:
+            except (requests.ConnectionError, requests.Timeout):  # not up yet, or busy starting
                 pass
             if time.monotonic() > deadline:
                 pytest.fail(f"mlflow server not healthy after 180 s:\n{log_path.read_text()[-3000:]}")
@@ -125,6 +122,14 @@ def mlflow_server(postgres_uri: str, tmp_path: Path):
         yield url
     finally:
         stop_group(server)
+
+
+@pytest.fixture
+def mlflow_server(postgres_uri: str, tmp_path: Path):
+    """`mlflow server` on the PostgreSQL store."""
+    arguments = ["--backend-store-uri", postgres_uri, "--artifacts-destination", str(tmp_path / "artifacts"), "--workers", "2"]
+    with running_mlflow(arguments, tmp_path / "mlflow-server.log") as url:
+        yield url
 
 
 def stop_group(process: subprocess.Popen) -> None:
@@ -226,3 +231,41 @@ def test_concurrent_writers_lose_and_duplicate_nothing(mlflow_server: str, tmp_p
         assert sorted(point.step for point in history) == list(range(EPOCHS))
         assert all(abs(p.value - (writer + trial / 10 + p.step / 100)) < 1e-9 for p in history)
         assert len(client.get_metric_history(run.info.run_id, "train_loss")) == EPOCHS
+
+
+def test_the_basic_auth_app_of_cluster_base_admits_only_the_secrets_account(postgres_uri: str, tmp_path: Path):
+    """cluster/base/mlflow.yaml's auth settings, run as the Deployment runs them (issue 11, item 15):
+    users in PostgreSQL with the password from PGPASSWORD, the admin from the Secret's keys."""
+    import requests
+    from mlflow import MlflowClient
+    from repo_paths import CLUSTER
+
+    from nerplat.cluster.kustomize import build
+
+    objects = {(m.kind, m.body["metadata"]["name"]): m.body for m in build(CLUSTER / "base")}
+    (container,) = objects["Deployment", "nerplat-mlflow"]["spec"]["template"]["spec"]["containers"]
+    ini = objects["ConfigMap", "nerplat-mlflow-auth"]["data"]["basic_auth.ini"]
+    user_password, address = postgres_uri.removeprefix("postgresql://mlflow:").split("@")
+    (tmp_path / "basic_auth.ini").write_text(ini.replace("@nerplat-postgres:5432/", f"@{address.split('/')[0]}/"))
+    secret_values = {("nerplat-postgres", "password"): user_password, ("nerplat-mlflow-csrf", "secret_key"): secrets.token_hex(16),
+                ("nerplat-mlflow-auth", "MLFLOW_TRACKING_USERNAME"): "nerplat",
+                ("nerplat-mlflow-auth", "MLFLOW_TRACKING_PASSWORD"): "s3cret-from-the-secret"}
+    env = dict(os.environ, MLFLOW_AUTH_CONFIG_PATH=str(tmp_path / "basic_auth.ini"))
+    for entry in container["env"]:  # every Secret the Deployment hands over, under the names it uses
+        if "secretKeyRef" in entry.get("valueFrom", {}):
+            env[entry["name"]] = secret_values[entry["valueFrom"]["secretKeyRef"]["name"], entry["valueFrom"]["secretKeyRef"]["key"]]
+    app = [a for a in container["args"] if a.startswith("--app-name")]
+    assert app == ["--app-name=basic-auth"]
+    arguments = [*app, "--backend-store-uri", postgres_uri, "--artifacts-destination", str(tmp_path / "artifacts"), "--workers", "1"]
+    with running_mlflow(arguments, tmp_path / "mlflow-auth.log", env) as url:
+        search = f"{url}/api/2.0/mlflow/experiments/search?max_results=1"
+        assert requests.get(search, timeout=30).status_code == 401
+        assert requests.get(search, auth=("nerplat", "wrong"), timeout=30).status_code == 401
+        assert requests.get(search, auth=("nerplat", "s3cret-from-the-secret"), timeout=30).status_code == 200
+        os.environ.update(MLFLOW_TRACKING_USERNAME="nerplat", MLFLOW_TRACKING_PASSWORD="s3cret-from-the-secret")
+        try:  # as the Ray pods log in: the Secret's keys as environment variables
+            experiment_id = MlflowClient(url).create_experiment("behind-basic-auth")
+            assert MlflowClient(url).get_experiment(experiment_id).name == "behind-basic-auth"
+        finally:
+            os.environ.pop("MLFLOW_TRACKING_USERNAME")
+            os.environ.pop("MLFLOW_TRACKING_PASSWORD")

@@ -1,8 +1,9 @@
 """The analysis stage end to end: MLflow experiment -> `reports/<experiment>/` -> summary run artifacts.
 
 `analyze_experiment` is what `nerplat run` calls when its trials are done and what
-`nerplat analyze` runs alone. The report folder is built in a temporary sibling and swapped in
-at the end, so a failed analysis never leaves a half-written report behind.
+`nerplat analyze` runs alone. The report is built in a temporary sibling folder, logged to MLflow
+from there, and only then moved into the report folder (`report_folder`: only files an earlier
+report wrote are replaced), so a failed analysis never leaves a half-written report behind.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from nerplat.analysis.runs import (
     open_client,
     read_plan,
 )
+from nerplat.analysis.report_folder import install, owned_files, refuse_clashes
 from nerplat.analysis.settings import AnalysisSettings, settings_from_mapping
 from nerplat.errors import Problem, UserInputError
 from nerplat.track import schema
@@ -74,6 +76,8 @@ def analyze_experiment(
     `settings` None reads the `analysis` object of the summary run's plan.json (defaults when absent).
     """
     formats = check_formats(formats)
+    out_dir = Path(os.path.abspath(out_dir))  # "." has a name and a parent for the scratch folder
+    previous = owned_files(out_dir)  # before anything is read or written: refuse a folder no report wrote
     client = open_client(tracking_uri)
     runs = fetch_experiment(client, experiment)
     if settings is None:
@@ -83,18 +87,17 @@ def analyze_experiment(
             Problem(f"experiment '{experiment}' has no replicate or trial runs to analyse; did `nerplat run` finish?")
         )
     check_methods(runs.replicates, settings)
-    out_dir = Path(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
     try:
         warnings, unconverged = write_report(experiment, runs, settings, formats, scratch)
-        _swap_in(scratch, out_dir)
+        summary_run_id = runs.summary_run_id or create_summary_run(client, runs.experiment_id, experiment)
+        refuse_clashes(scratch, out_dir, previous)
+        client.log_artifacts(summary_run_id, str(scratch), artifact_path=ARTIFACT_PATH)
+        files = install(scratch, out_dir, previous)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    summary_run_id = runs.summary_run_id or create_summary_run(client, runs.experiment_id, experiment)
-    client.log_artifacts(summary_run_id, str(out_dir), artifact_path=ARTIFACT_PATH)
-    files = tuple(sorted(p for p in out_dir.rglob("*") if p.is_file()))
-    return Report(experiment, out_dir, files, tuple(warnings), summary_run_id, tuple(unconverged))
+    return Report(experiment, out_dir, tuple(files), tuple(warnings), summary_run_id, tuple(unconverged))
 
 
 def check_formats(formats: Sequence[str]) -> tuple[str, ...]:
@@ -148,18 +151,6 @@ def check_methods(replicates: pl.DataFrame, settings: AnalysisSettings) -> None:
             problems.append(Problem(f"no replicate runs of method '{method}' (methods: {', '.join(known)}){hint}", path=f"analysis.{path}"))
     if problems:
         raise UserInputError(problems)
-
-
-def _swap_in(built: Path, out_dir: Path) -> None:
-    """Replaces out_dir with the freshly built folder in two renames."""
-    if out_dir.exists():
-        old = out_dir.with_name(f".{out_dir.name}.old")
-        shutil.rmtree(old, ignore_errors=True)
-        os.replace(out_dir, old)
-        os.replace(built, out_dir)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.replace(built, out_dir)
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ def analyze(
     tracking_uri: Optional[str] = typer.Option(
         None, "--tracking-uri", help="MLflow store. Default: $MLFLOW_TRACKING_URI, else ./mlflow.db."
     ),
-    out: Optional[Path] = typer.Option(None, "--out", help="Report folder. Default: reports/<experiment>."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Report folder: new, empty, or an earlier report's (only its files are replaced). Default: reports/<experiment>."),
     formats: str = typer.Option("md,latex,html,csv", "--format", help="Comma-separated table formats: md, latex, html, csv."),
     baseline: Optional[str] = typer.Option(None, "--baseline", help="Override the plan's baseline method."),
     test: Optional[str] = typer.Option(None, "--test", help="Override the paired test: paired_t or wilcoxon."),

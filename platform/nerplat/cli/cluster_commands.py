@@ -85,6 +85,9 @@ def submit(
         Path("cluster/base"), "--cluster", help="Kustomization whose RayCluster the job copies (kubectl only)."
     ),
     wait: bool = typer.Option(False, "--wait", help="With --address: wait for the job to end; exit 1 unless it succeeded."),
+    allow_plain_http: bool = typer.Option(
+        False, "--allow-plain-http", help="Send the Ray token over http to a non-loopback --address (else only https or loopback)."
+    ),
 ) -> None:
     """Start a RayJob: `kubectl apply` it for KubeRay, or send its entrypoint to a Ray cluster's job API."""
     from nerplat.cluster.render import entrypoint, job_name, load_sizing
@@ -101,13 +104,15 @@ def submit(
         console.print(apply_with_kubectl(rayjob or _rayjob_for_spec(target, profile, image, cluster)))
         return
     if rayjob is not None:
-        job_id = submit_rayjob_to_ray(rayjob, address)
+        job_id = submit_rayjob_to_ray(rayjob, address, allow_plain_http)
     else:  # the running cluster has its pods already: only the command matters
         name = job_name(load_sizing(target, profile).experiment, profile)
-        job_id = submit_to_ray(entrypoint(target, profile, Path.cwd()), name, address)
+        job_id = submit_to_ray(entrypoint(target, profile, Path.cwd()), name, address, allow_plain_http=allow_plain_http)
     console.print(f"submitted {job_id} to {address}; logs: ray job logs --address {address} {job_id}")
     if wait:
-        status = wait_for_job(address, job_id, on_status=lambda s: err_console.print(f"{job_id}: {s}"))
+        status = wait_for_job(
+            address, job_id, on_status=lambda s: err_console.print(f"{job_id}: {s}"), allow_plain_http=allow_plain_http
+        )
         if status != "SUCCEEDED":
             raise typer.Exit(1)
 

@@ -4,7 +4,8 @@ The job API path submits the RayJob's entrypoint to the Ray head's dashboard (po
 `kubectl port-forward svc/nerplat-head-svc 8265`. Ray token authentication (RAY_AUTH_MODE=token) needs
 the cluster's token: taken from RAY_AUTH_TOKEN, else the file in RAY_AUTH_TOKEN_PATH, and sent as the
 `Authorization: Bearer` header Ray's dashboard checks; without either, Ray's own token loader applies
-(~/.ray/auth_token when RAY_AUTH_MODE=token).
+(~/.ray/auth_token when RAY_AUTH_MODE=token). The token goes only over https or to a loopback address
+(a port-forward), unless the user allows plain http to another machine.
 """
 
 from __future__ import annotations
@@ -12,10 +13,12 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import ipaddress
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import yaml
 
@@ -38,20 +41,59 @@ def auth_headers(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"} if token else {}
 
 
-def submit_rayjob_to_ray(rayjob: dict[str, Any], address: str) -> str:
+def refuse_token_over_plain_http(address: str, sends_token: bool, allow_plain_http: bool) -> None:
+    """UserInputError when a token would be sent and `address` is plain http (or has no scheme, which
+    Ray reaches over http) to a host other than this machine: anyone on the path could read the token."""
+    if not sends_token or allow_plain_http:
+        return
+    parts = urlsplit(address if "://" in address else f"http://{address}")
+    if parts.scheme.lower() != "http" or _is_loopback(parts.hostname or ""):
+        return
+    raise UserInputError(
+        Problem(
+            f"the Ray token would go in clear over http to {address}: use an https:// address, or a loopback one "
+            "through `kubectl port-forward svc/<cluster>-head-svc 8265` (--address http://127.0.0.1:8265), "
+            "or pass --allow-plain-http if every network between here and the cluster is trusted",
+            path="--address",
+        )
+    )
+
+
+def _is_loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a host name other than localhost: not known to stay on this machine
+        return False
+
+
+def job_client(address: str, allow_plain_http: bool = False) -> Any:
+    """Ray's JobSubmissionClient for `address`, carrying the token only where it may go."""
+    from ray.job_submission import JobSubmissionClient
+
+    headers = auth_headers()
+    # Without RAY_AUTH_TOKEN(_PATH), Ray itself sends ~/.ray/auth_token when RAY_AUTH_MODE=token.
+    sends_token = bool(headers) or os.environ.get("RAY_AUTH_MODE", "").strip().lower() == "token"
+    refuse_token_over_plain_http(address, sends_token, allow_plain_http)
+    return JobSubmissionClient(address, headers=headers)
+
+
+def submit_rayjob_to_ray(rayjob: dict[str, Any], address: str, allow_plain_http: bool = False) -> str:
     """Submits a RayJob manifest's entrypoint (and runtime env) to the Ray job API; returns the job id."""
     spec = rayjob["spec"]
     runtime_env = yaml.safe_load(spec["runtimeEnvYAML"]) if spec.get("runtimeEnvYAML") else None
-    return submit_to_ray(spec["entrypoint"], rayjob["metadata"]["name"], address, runtime_env)
+    return submit_to_ray(spec["entrypoint"], rayjob["metadata"]["name"], address, runtime_env, allow_plain_http)
 
 
-def submit_to_ray(entrypoint: str, name: str, address: str, runtime_env: dict[str, Any] | None = None) -> str:
+def submit_to_ray(
+    entrypoint: str, name: str, address: str, runtime_env: dict[str, Any] | None = None, allow_plain_http: bool = False
+) -> str:
     """Submits `entrypoint` to the Ray job API at `address` (tagged with `name`); returns the job id."""
     from ray.exceptions import AuthenticationError
-    from ray.job_submission import JobSubmissionClient
 
     try:
-        client = JobSubmissionClient(address, headers=auth_headers())
+        client = job_client(address, allow_plain_http)
         return client.submit_job(entrypoint=entrypoint, runtime_env=runtime_env, metadata={"nerplat.rayjob": name})
     except AuthenticationError as error:
         raise UserInputError(
@@ -74,11 +116,10 @@ def wait_for_job(
     timeout_s: float | None = None,
     poll_s: float = 1.0,
     on_status: Callable[[str], None] = lambda status: None,
+    allow_plain_http: bool = False,
 ) -> str:
     """Polls the job until it ends; returns SUCCEEDED, FAILED or STOPPED (TimeoutError after `timeout_s`)."""
-    from ray.job_submission import JobSubmissionClient
-
-    client = JobSubmissionClient(address, headers=auth_headers())
+    client = job_client(address, allow_plain_http)
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
     last = None
     while True:

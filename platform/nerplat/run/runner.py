@@ -105,7 +105,8 @@ def quiet_library_logs(verbose: bool) -> None:
 
 
 def connect_ray(address: str | None, verbose: bool) -> None:
-    """Embedded local Ray unless an address (or RAY_ADDRESS) names a running cluster."""
+    """Embedded local Ray, reachable from this machine only, unless an address (or RAY_ADDRESS)
+    names a running cluster."""
     import ray
 
     if ray.is_initialized():
@@ -119,10 +120,22 @@ def connect_ray(address: str | None, verbose: bool) -> None:
     }
     if address:
         ray.init(address=address, **kwargs)
-    else:
+        return
+    # Every process of an embedded cluster (GCS, raylet, workers, agents) listens on loopback only:
+    # Ray binds its servers to the node IP when that is loopback, and takes loopback as the node IP
+    # while its multi-node switch is off (read by services.get_node_ip_address; the switch macOS and
+    # Windows use, RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0, set here after import). `ray.init(
+    # _node_ip_address="127.0.0.1")` cannot do it: Ray swaps loopback for the external address.
+    from ray._private import ray_constants
+
+    multi_node = ray_constants.ENABLE_RAY_CLUSTER
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    try:
         # The dashboard (state API) is what Train V2 uses to clean up stopped trials
-        # (../shared/ENVIRONMENT.md, item 1); it listens on loopback only.
+        # (../shared/ENVIRONMENT.md, item 1).
         ray.init(include_dashboard=True, dashboard_host="127.0.0.1", **kwargs)
+    finally:
+        ray_constants.ENABLE_RAY_CLUSTER = multi_node  # a later ray.init(address=...) finds its node as usual
 
 
 def concurrency(arm: Arm, limit: int | None) -> int:

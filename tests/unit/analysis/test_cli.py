@@ -50,3 +50,17 @@ def test_bench_prints_json_timings(capsys):
     result = json.loads(capsys.readouterr().out)
     assert result["notes"]["metrics"] == 10 and result["notes"]["frame_shape"][0] == 1000
     assert result["seconds"]["analyse_total"] > 0
+
+
+def test_analyze_into_the_workdir_is_refused_and_deletes_nothing(store, tmp_path, capsys):
+    """`--out .` in a workdir once deleted mlflow.db and the artifacts, and exited 0 (issue 11, item 1)."""
+    store.replicate("ce", 0, {"test_micro_f1": 0.5})
+    (tmp_path / "mlartifacts").mkdir()
+    (tmp_path / "mlartifacts" / "kept").write_text("artifact")
+    before = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*"))
+    code = main(["analyze", store.experiment, "--tracking-uri", store.client.tracking_uri, "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert str(tmp_path) in err and "not empty" in err and "--out" in err
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == before
+    assert store.client.search_runs([store.experiment_id])  # the store still answers

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 
 import polars as pl
 import pytest
 
 from nerplat.analysis.report import analyze_experiment, experiment_settings
+from nerplat.analysis.report_folder import MANIFEST
 from nerplat.analysis.settings import AnalysisSettings
 from nerplat.errors import UserInputError
 from nerplat.track import schema
@@ -74,18 +77,40 @@ def test_report_folder_and_summary_run_artifacts(store, tmp_path):
 
 
 @pytest.mark.slow
-def test_without_a_summary_run_one_is_created_and_a_rerun_replaces_the_folder(store, tmp_path):
+def test_without_a_summary_run_one_is_created_and_a_rerun_replaces_only_its_own_files(store, tmp_path):
     _populate(store, plan=None)
     out = tmp_path / "reports" / "report"
-    (out / "stale").mkdir(parents=True)
-    report = analyze_experiment(store.experiment, store.client.tracking_uri, out, ["md"], experiment_settings(store.experiment, store.client.tracking_uri, {"baseline": "ce"}))
+    settings = experiment_settings(store.experiment, store.client.tracking_uri, {"baseline": "ce"})
+    previous = os.umask(0o022)
+    try:
+        report = analyze_experiment(store.experiment, store.client.tracking_uri, out, ["md", "latex"], settings)
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o755  # the umask's mode, not mkdtemp's 0700
     run = store.client.get_run(report.summary_run_id)
     assert run.info.run_name == "summary" and run.data.tags[schema.KIND] == "summary"
-    assert not (out / "stale").exists()
-    assert not list((out / "tables").glob("*.tex"))  # only the formats asked for
+    assert list((out / "tables").glob("*.tex"))
+    (out / "notes.md").write_text("the user's notes")
     again = analyze_experiment(store.experiment, store.client.tracking_uri, out, ["md"])
     assert again.summary_run_id == report.summary_run_id  # found, not created twice
+    assert not list((out / "tables").glob("*.tex"))  # the first report's files that the second lacks are gone
+    assert (out / "notes.md").read_text() == "the user's notes"  # what nerplat did not write stays
+    assert out / "notes.md" not in again.files
+    artifacts = {a.path for a in store.client.list_artifacts(again.summary_run_id, "analysis")}
+    assert "analysis/notes.md" not in artifacts and "analysis/report.md" in artifacts
     assert [p.name for p in out.parent.iterdir()] == ["report"]  # no temporary folders left
+
+
+@pytest.mark.parametrize("foreign", ["paper.tex", "mlflow.db"])
+def test_a_folder_nerplat_did_not_write_is_refused_untouched(store, tmp_path, foreign):
+    store.replicate("ce", 0, {"test_micro_f1": 0.5})
+    out = tmp_path / "papers"
+    out.mkdir()
+    (out / foreign).write_text("the user's")
+    with pytest.raises(UserInputError, match="not empty"):
+        analyze_experiment(store.experiment, store.client.tracking_uri, out, ["md"])
+    assert [p.name for p in out.iterdir()] == [foreign] and (out / foreign).read_text() == "the user's"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
 def test_plan_settings_with_flag_overrides(store):
@@ -132,6 +157,7 @@ def test_a_failure_while_writing_keeps_the_previous_report(store, tmp_path, monk
     out = tmp_path / "out"
     out.mkdir()
     (out / "report.md").write_text("previous")
+    (out / MANIFEST).write_text(json.dumps({"files": ["report.md"]}))  # an earlier report's folder
 
     def broken(*args, **kwargs):
         raise RuntimeError("disk full")

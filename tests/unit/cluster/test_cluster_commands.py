@@ -106,3 +106,21 @@ def test_submit_spec_to_a_job_api_needs_no_image_and_names_an_unreachable_addres
     assert main(["cluster", "submit", "specs/tiny.yaml", "--address", address]) == 2
     err = capsys.readouterr().err
     assert f"no Ray job API at {address}" in err and "placeholder" not in err
+
+
+def test_submit_refuses_to_send_the_token_over_plain_http_to_another_machine(spec_repo: Path, monkeypatch, capsys):
+    monkeypatch.chdir(spec_repo)
+    monkeypatch.setenv("RAY_AUTH_TOKEN", "secret-token")
+    address = "http://192.0.2.10:8265"  # TEST-NET: never contacted, the refusal comes first
+    assert main(["cluster", "submit", "specs/tiny.yaml", "--address", address]) == 2
+    err = capsys.readouterr().err
+    assert "in clear" in err and "--allow-plain-http" in err and "secret-token" not in err
+
+
+def test_submit_refuses_plain_http_when_ray_would_send_its_own_token_file(spec_repo: Path, monkeypatch, capsys):
+    monkeypatch.chdir(spec_repo)
+    monkeypatch.delenv("RAY_AUTH_TOKEN", raising=False)
+    monkeypatch.delenv("RAY_AUTH_TOKEN_PATH", raising=False)
+    monkeypatch.setenv("RAY_AUTH_MODE", "token")  # Ray then sends ~/.ray/auth_token by itself
+    assert main(["cluster", "submit", "specs/tiny.yaml", "--address", "http://192.0.2.10:8265"]) == 2
+    assert "--allow-plain-http" in capsys.readouterr().err
