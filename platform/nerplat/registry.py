@@ -72,3 +72,23 @@ class Registry(Generic[F]):
             return self._entries[name]
         except KeyError:
             raise UserInputError(self.unknown_message(name)) from None
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """Every registry a spec can name; `nerplat.catalog.default_catalog()` fills it with the real entries.
+
+    Layers that validate or compile specs take a catalog as an argument, so they import only this
+    type and never the modules that register torch models, losses or Ray searchers.
+    """
+
+    corpora: Registry
+    samplers: Registry
+    encoders: Registry
+    heads: Registry
+    objectives: Registry
+    searchers: Registry
+    schedulers: Registry
+
+    def registries(self) -> dict[str, Registry]:
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}

@@ -239,7 +239,7 @@ def dataset_statistics(datasets: Sequence[str]) -> tuple[dict[str, dict], list[s
     """
     from nerplat.data.corpora import CORPORA, HUB_PREFIX, dataset_problems, load_corpus
     from nerplat.data.stats import corpus_stats
-    from nerplat.plan.trial_config import DatasetRef
+    from nerplat.config.trial import DatasetRef
 
     found, missing = {}, []
     for dataset in sorted(datasets):

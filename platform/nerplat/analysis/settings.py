@@ -10,8 +10,8 @@ from typing import Literal
 
 from pydantic import Field, ValidationError, model_validator
 
+from nerplat.config.experiment import Analysis
 from nerplat.errors import Problem, UserInputError
-from nerplat.plan.model import Analysis
 
 
 class AnalysisSettings(Analysis):

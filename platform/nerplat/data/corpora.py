@@ -20,12 +20,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from nerplat.config.trial import DatasetRef
 from nerplat.data.conll import ConllFile, read_conll, sentences_sha256
 from nerplat.data.corpus import Corpus
 from nerplat.data.splits import carve
 from nerplat.data.stats import unseen_labels_note
 from nerplat.errors import Problem, UserInputError
-from nerplat.plan.trial_config import DatasetRef
 from nerplat.registry import Registry
 
 CorpusLoader = Callable[[Path, str], Corpus]  # (folder, iob1 policy) -> corpus

@@ -8,11 +8,11 @@ import torch
 from pydantic import ValidationError
 from torch import nn
 
+from nerplat.config.trial import Component
 from nerplat.errors import Problem, UserInputError
 from nerplat.models.encoders import Encoder
 from nerplat.models.heads import HEADS
 from nerplat.models.heads.base import HeadOutput
-from nerplat.plan.trial_config import Component
 
 
 class WordBatch(Protocol):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from nerplat.plan.model import DISTRIBUTION_KINDS, Choice, Distribution, IntRange, LogUniform, Uniform
+from nerplat.config.search_space import DISTRIBUTION_KINDS, Choice, Distribution, IntRange, LogUniform, Uniform
 from nerplat.spec.loader import YamlPath
 
 Complaint = tuple[str, YamlPath]  # message, path relative to the distribution's value

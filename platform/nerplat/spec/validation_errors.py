@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from nerplat.errors import Problem
 from nerplat.spec.loader import Document, YamlPath
-from nerplat.spec.suggest import did_you_mean
+from nerplat.suggest import did_you_mean
 
 
 def data_path(

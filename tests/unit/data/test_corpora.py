@@ -6,10 +6,10 @@ from pathlib import Path
 import pytest
 from corpus_fakes import FIXTURES
 
+from nerplat.config.trial import DatasetRef
 from nerplat.data.conll import sentences_sha256
 from nerplat.data.corpora import CORPORA, dataset_problems, load_corpus
 from nerplat.errors import UserInputError
-from nerplat.plan.trial_config import DatasetRef
 
 GMB_SUBSET_TEST_SHA256 = "ec78539782367889d82d6c2dbabe512199749687aa7a10b0e36f83813052692a"
 SHARED = ["anatem", "anem", "bc5cdr", "conll2003", "gmb", "linnaeus", "ncbi_disease", "s800", "wnut17"]

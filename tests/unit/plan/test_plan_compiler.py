@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
+from nerplat.config.trial import Component, DatasetRef, TrialConfig
 from nerplat.errors import UserInputError
 from nerplat.plan.compiler import compile_plan
 from nerplat.plan.model import Plan
-from nerplat.plan.trial_config import Component, DatasetRef, TrialConfig
 
 COMPILE = Path(__file__).parents[2] / "fixtures" / "specs" / "compile"
 SNAPSHOTS = Path(__file__).parent / "snapshots"

@@ -1,6 +1,6 @@
 import pytest
 
-from nerplat.plan.model import Choice, IntRange, LogUniform, Uniform
+from nerplat.config.search_space import Choice, IntRange, LogUniform, Uniform
 from nerplat.run.search import SCHEDULERS, SEARCHERS, grid_points, tune_domains
 
 SPACE = {

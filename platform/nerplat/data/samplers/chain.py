@@ -8,11 +8,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from nerplat.config.trial import Component
 from nerplat.data.conll import sentences_sha256
 from nerplat.data.corpus import Corpus
 from nerplat.data.samplers.registry import SAMPLERS, SamplerConfig
 from nerplat.errors import Problem, UserInputError
-from nerplat.plan.trial_config import Component
 
 
 def sampler_config(name: str, params: Mapping[str, Any], path: str = "") -> SamplerConfig:

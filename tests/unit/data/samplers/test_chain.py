@@ -1,9 +1,9 @@
 import pytest
 
+from nerplat.config.trial import Component
 from nerplat.data.samplers import apply_samplers
 from nerplat.data.samplers.low_resource import LowResourceConfig
 from nerplat.errors import UserInputError
-from nerplat.plan.trial_config import Component
 
 
 def test_chains_apply_in_order_and_record_the_sampled_checksum(small_conll):

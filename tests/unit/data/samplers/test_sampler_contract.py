@@ -4,8 +4,8 @@ import copy
 
 import pytest
 
+from nerplat.config.trial import Component
 from nerplat.data.samplers import SAMPLERS, apply_samplers, sampler_config
-from nerplat.plan.trial_config import Component
 
 PARAMS = {
     "low_resource": {"size": 30},
