@@ -7,7 +7,6 @@ at the end, so a failed analysis never leaves a half-written report behind.
 
 from __future__ import annotations
 
-import difflib
 import os
 import shutil
 import tempfile
@@ -33,6 +32,7 @@ from nerplat.analysis.runs import (
 )
 from nerplat.analysis.settings import AnalysisSettings, settings_from_mapping
 from nerplat.errors import Problem, UserInputError
+from nerplat.suggest import did_you_mean
 from nerplat.track import schema
 
 ARTIFACT_PATH = "analysis"  # folder of the summary run's artifacts that holds the report
@@ -131,8 +131,7 @@ def check_methods(replicates: pl.DataFrame, settings: AnalysisSettings) -> None:
     problems = []
     for path, method in named:
         if method not in known:
-            close = difflib.get_close_matches(method, known, n=1)
-            hint = f"; did you mean '{close[0]}'?" if close else ""
+            hint = did_you_mean(method, known)
             problems.append(Problem(f"no replicate runs of method '{method}' (methods: {', '.join(known)}){hint}", path=f"analysis.{path}"))
     if problems:
         raise UserInputError(problems)

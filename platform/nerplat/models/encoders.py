@@ -49,7 +49,7 @@ def load_encoder(settings: EncoderSettings) -> Encoder:
     per process and name.
     """
     if settings.name in ENCODERS:
-        tokenizer, model = ENCODERS.get(settings.name).factory(EmptyConfig())
+        tokenizer, model = ENCODERS.build(settings.name, {})
     else:
         tokenizer, model = _read_pretrained(settings.name)
     return Encoder(

@@ -12,7 +12,7 @@ import hashlib
 import json
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
 from nerplat.config.experiment import Analysis, Resources, Tune
 from nerplat.config.frozen import Frozen
@@ -20,6 +20,7 @@ from nerplat.config.search_space import Distribution
 from nerplat.config.trial import TrialConfig
 from nerplat.errors import Problem, UserInputError
 from nerplat.suggest import unknown_name
+from nerplat.validation import validated
 
 
 def canonical_json(data: Any) -> str:
@@ -97,10 +98,7 @@ class Arm(Frozen):
             target = data[section] if section == "train" else data[section]["params"]
             target[name] = value
         data.update(seed=seed, partition=partition, eval_split=eval_split)
-        try:
-            return TrialConfig.model_validate(data)
-        except ValidationError as error:
-            raise UserInputError([Problem(f"{e['msg']} at {'.'.join(map(str, e['loc']))}") for e in error.errors()]) from None
+        return validated(TrialConfig, data)
 
 
 class Plan(Frozen):

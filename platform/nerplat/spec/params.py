@@ -21,7 +21,8 @@ from nerplat.config.search_space import Distribution
 from nerplat.errors import Problem
 from nerplat.spec.distributions import distribution_kind, misspelt_kind, parse_distribution, probe_values, samples_floats
 from nerplat.spec.loader import Document, YamlPath
-from nerplat.spec.validation_errors import describe, field_keys, problems_from
+from nerplat.spec.validation_errors import problems_from
+from nerplat.validation import describe, field_keys
 
 
 @dataclass
