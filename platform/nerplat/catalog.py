@@ -1,29 +1,15 @@
-"""Every registry a spec can name, gathered in one place for validation, `nerplat registry` and runs.
+"""The catalog of real entries: every registry a spec can name, filled by importing the modules that register.
 
-Importing this pulls in the entry modules (and so torch, for models and objectives); the spec layer
-receives the catalog as an argument instead of importing it, so it stays free of model code.
+Importing `default_catalog`'s registries pulls in the entry modules (and so torch, for models and
+objectives); the spec and plan layers receive a `nerplat.registry.Catalog` as an argument instead,
+so they stay free of model code. Like the CLI, this module may import every layer.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
 
-from nerplat.registry import Registry
-
-
-@dataclass(frozen=True)
-class Catalog:
-    corpora: Registry
-    samplers: Registry
-    encoders: Registry
-    heads: Registry
-    objectives: Registry
-    searchers: Registry
-    schedulers: Registry
-
-    def registries(self) -> dict[str, Registry]:
-        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+from nerplat.registry import Catalog
 
 
 @cache

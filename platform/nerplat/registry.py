@@ -1,18 +1,22 @@
 """Registries for everything a spec names: corpora, samplers, encoders, heads, objectives, searchers.
 
 An entry is a pydantic config model (what the spec may say about it) plus a factory (what builds it).
-Unknown names fail with the registered alternatives and a did-you-mean suggestion.
+`Registry.build(name, params, **context)` is the one way to get a built thing: it validates `params`
+by the entry's config model and calls ``factory(config, **context)``. Unknown names fail with the
+registered alternatives and a did-you-mean suggestion; bad parameters fail with every problem located.
 """
 
 from __future__ import annotations
 
-import difflib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Callable, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-from nerplat.errors import UserInputError
+from nerplat.errors import Problem, UserInputError
+from nerplat.suggest import unknown_name
+from nerplat.validation import validated
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -38,12 +42,14 @@ class Registry(Generic[F]):
         self.kind = kind
         self._entries: dict[str, Entry[F]] = {}
 
-    def register(self, name: str, config: type[BaseModel] = EmptyConfig) -> Callable[[F], F]:
+    def register(self, name: str, config: type[BaseModel] = EmptyConfig, summary: str | None = None) -> Callable[[F], F]:
+        """Registers a factory under `name`; `summary` defaults to the first line of its docstring."""
+
         def decorate(factory: F) -> F:
             if name in self._entries:
                 raise ValueError(f"{self.kind} '{name}' is already registered")
             doc = (factory.__doc__ or "").strip().splitlines()
-            self._entries[name] = Entry(name, config, factory, doc[0] if doc else "")
+            self._entries[name] = Entry(name, config, factory, summary if summary is not None else doc[0] if doc else "")
             return factory
 
         return decorate
@@ -59,16 +65,39 @@ class Registry(Generic[F]):
 
     def unknown_message(self, name: str) -> str:
         """'unknown loss 'mmo'; did you mean 'mom'? (registered: ce, mom, ...)'"""
-        message = f"unknown {self.kind} '{name}'"
-        # Case-insensitive, so the papers' spelling (sCR) finds the registered one (scr).
-        by_lower = {n.lower(): n for n in self.names()}
-        close = difflib.get_close_matches(str(name).lower(), list(by_lower), n=1, cutoff=0.6)
-        if close:
-            message += f"; did you mean '{by_lower[close[0]]}'?"
-        return f"{message} (registered: {', '.join(self.names()) or 'none'})"
+        return unknown_name(self.kind, name, self.names(), listed_as="registered")
 
-    def get(self, name: str) -> Entry[F]:
+    def get(self, name: str, at: str = "") -> Entry[F]:
+        """The entry `name`; an unknown name raises a problem located at `at`."""
         try:
             return self._entries[name]
         except KeyError:
-            raise UserInputError(self.unknown_message(name)) from None
+            raise UserInputError(Problem(self.unknown_message(name), path=at or None)) from None
+
+    def config(self, name: str, params: Mapping[str, Any], at: str = "") -> BaseModel:
+        """`params` validated by the config model of `name`; every bad parameter is reported, at `at.key`."""
+        return validated(self.get(name, at).config, dict(params), at=at, what=f"{self.kind} '{name}'")
+
+    def build(self, name: str, params: Mapping[str, Any], *, at: str = "", **context: Any) -> Any:
+        """``factory(config, **context)`` of the entry `name`, with `params` validated first (see `config`)."""
+        return self.get(name, at).factory(self.config(name, params, at), **context)
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """Every registry a spec can name; `nerplat.catalog.default_catalog()` fills it with the real entries.
+
+    Layers that validate or compile specs take a catalog as an argument, so they import only this
+    type and never the modules that register torch models, losses or Ray searchers.
+    """
+
+    corpora: Registry
+    samplers: Registry
+    encoders: Registry
+    heads: Registry
+    objectives: Registry
+    searchers: Registry
+    schedulers: Registry
+
+    def registries(self) -> dict[str, Registry]:
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}

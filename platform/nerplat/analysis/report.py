@@ -8,7 +8,6 @@ report wrote are replaced), so a failed analysis never leaves a half-written rep
 
 from __future__ import annotations
 
-import difflib
 import os
 import shutil
 import tempfile
@@ -45,6 +44,7 @@ from nerplat.analysis.runs import (
 from nerplat.analysis.report_folder import install, owned_files, refuse_clashes
 from nerplat.analysis.settings import AnalysisSettings, settings_from_mapping
 from nerplat.errors import Problem, UserInputError
+from nerplat.suggest import did_you_mean
 from nerplat.track import schema
 
 ARTIFACT_PATH = "analysis"  # folder of the summary run's artifacts that holds the report
@@ -146,8 +146,7 @@ def check_methods(replicates: pl.DataFrame, settings: AnalysisSettings) -> None:
     problems = []
     for path, method in named:
         if method not in known:
-            close = difflib.get_close_matches(method, known, n=1)
-            hint = f"; did you mean '{close[0]}'?" if close else ""
+            hint = did_you_mean(method, known)
             problems.append(Problem(f"no replicate runs of method '{method}' (methods: {', '.join(known)}){hint}", path=f"analysis.{path}"))
     if problems:
         raise UserInputError(problems)
@@ -305,7 +304,7 @@ def dataset_statistics(datasets: Sequence[str]) -> tuple[dict[str, dict], list[s
     """
     from nerplat.data.corpora import CORPORA, HUB_PREFIX, dataset_problems, load_corpus
     from nerplat.data.stats import corpus_stats
-    from nerplat.plan.trial_config import DatasetRef
+    from nerplat.config.trial import DatasetRef
 
     found, missing = {}, []
     for dataset in sorted(datasets):

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, model_validator
 
-from nerplat.errors import Problem, UserInputError
-from nerplat.plan.model import Analysis
+from nerplat.config.experiment import Analysis
+from nerplat.validation import validated
 
 
 class AnalysisSettings(Analysis):
@@ -36,15 +36,4 @@ class AnalysisSettings(Analysis):
 
 def settings_from_mapping(values: dict, source: str, path: str = "analysis") -> AnalysisSettings:
     """Validates an `analysis` mapping (from plan.json or flags); every problem is reported at once."""
-    try:
-        return AnalysisSettings.model_validate(values)
-    except ValidationError as error:
-        problems = [
-            Problem(
-                f"{item['msg']} (got {item.get('input')!r})",
-                source=source,
-                path=".".join([path, *(str(p) for p in item["loc"])]),
-            )
-            for item in error.errors()
-        ]
-        raise UserInputError(problems) from None
+    return validated(AnalysisSettings, values, at=path, source=source)

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 import torch
 from torch import nn
 
-from nerplat.plan.trial_config import Component, DatasetRef, EncoderSettings, TrainSettings, TrialConfig
+from nerplat.config.trial import Component, DatasetRef, EncoderSettings, TrainSettings, TrialConfig
 
 
 @dataclass

@@ -16,10 +16,10 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
+from nerplat.config.trial import DatasetRef
 from nerplat.data.conll import write_conll
 from nerplat.data.corpus import Corpus
 from nerplat.errors import Problem, UserInputError
-from nerplat.plan.trial_config import DatasetRef
 
 data_app = typer.Typer(name="data", help="Corpora: statistics, and what samplers make of them.", no_args_is_help=True)
 
@@ -129,15 +129,15 @@ def sample(
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
 ) -> None:
     """Apply one sampler to DATASET and summarise the training set it makes."""
-    from nerplat.data.samplers import SAMPLERS, apply_samplers, entity_token_share, sampler_config, size_factor
+    from nerplat.config.trial import Component
+    from nerplat.data.samplers import SAMPLERS, apply_samplers, entity_token_share, size_factor
     from nerplat.data.stats import token_count
-    from nerplat.plan.trial_config import Component
 
     if sampler not in SAMPLERS:
         raise UserInputError(Problem(SAMPLERS.unknown_message(sampler), path="--sampler"))
     params = parse_params(param)
     try:
-        config = sampler_config(sampler, params)
+        config = SAMPLERS.config(sampler, params)
     except UserInputError as error:
         raise UserInputError([replace(p, path=f"--param {p.path}" if p.path else "--param") for p in error.problems]) from None
     corpus = _load(dataset, "convert", seed)

@@ -18,8 +18,8 @@ from rich.console import Console
 from rich.table import Table
 
 from nerplat.cli.options import PROFILE_OPTION
+from nerplat.config.trial import Component
 from nerplat.errors import UserInputError
-from nerplat.plan.trial_config import Component
 
 SPEC_HELP = "A spec file (YAML)."
 

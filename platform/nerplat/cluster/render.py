@@ -19,8 +19,9 @@ from typing import Any
 
 from nerplat.cluster import kustomize
 from nerplat.cluster.manifests import Manifest
+from nerplat.config.experiment import Resources
 from nerplat.errors import Problem, UserInputError
-from nerplat.plan.model import Plan, Resources
+from nerplat.plan.model import Plan
 
 DEFAULT_CLUSTER_DIR = Path("cluster/base")
 SPECS_DIR = "specs"

@@ -17,7 +17,6 @@ knows (that referenced Secrets exist, quotas, admission webhooks).
 from __future__ import annotations
 
 import copy
-import difflib
 import json
 import os
 from collections.abc import Iterable
@@ -29,6 +28,7 @@ import yaml
 
 from nerplat.cluster.manifests import Manifest, PathSegment
 from nerplat.errors import Problem, UserInputError
+from nerplat.suggest import did_you_mean
 
 SCHEMAS_ENV = "NERPLAT_K8S_SCHEMAS"
 CRD_FILES = {"RayCluster": "ray.io_rayclusters.yaml", "RayJob": "ray.io_rayjobs.yaml"}
@@ -148,8 +148,7 @@ def _describe(manifest: Manifest, error: Any, prefix: tuple[PathSegment, ...]) -
     if kind == "additionalProperties" and isinstance(instance, dict):
         allowed = sorted(schema.get("properties", {}))
         for field in sorted(set(instance) - set(allowed)):
-            hint = difflib.get_close_matches(str(field), allowed, n=1)
-            suggestion = f"; did you mean '{hint[0]}'?" if hint else f"; allowed here: {', '.join(allowed)}"
+            suggestion = did_you_mean(field, allowed) or f"; allowed here: {', '.join(allowed)}"
             yield manifest.problem(f"unknown field '{field}'{suggestion}", path + (field,), key=True)
     elif kind == "required":
         yield manifest.problem(f"missing required field '{_missing(error)}'", path)

@@ -18,18 +18,18 @@ import importlib.util
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 
+from nerplat.config.trial import DatasetRef
 from nerplat.data.conll import ConllFile, read_conll, sentences_sha256
 from nerplat.data.corpus import Corpus
 from nerplat.data.splits import carve
 from nerplat.data.stats import unseen_labels_note
 from nerplat.errors import Problem, UserInputError
-from nerplat.plan.trial_config import DatasetRef
-from nerplat.registry import Registry
+from nerplat.registry import EmptyConfig, Registry
 
-CorpusLoader = Callable[[Path, str], Corpus]  # (folder, iob1 policy) -> corpus
-CORPORA: Registry[CorpusLoader] = Registry("corpus")
+CORPORA: Registry[CorpusFiles] = Registry("corpus")
 DATA_ENV = "NERPLAT_DATA"
 HUB_PREFIX = "hf:"
 SPLITS = ("train", "dev", "test")
@@ -38,17 +38,23 @@ GMB_SUBSET_SENTENCES = 2999  # 002 Table 1
 
 
 @dataclass(frozen=True)
-class Location:
-    """Where a registered corpus lives under $NERPLAT_DATA."""
+class CorpusFiles:
+    """The factory of a registered corpus: where it lives under $NERPLAT_DATA and how its files are read.
 
-    folder: str
-    files: tuple[str, ...]
+    Spec validation checks `folder` and `files` without reading anything; a run calls the entry
+    with the data root and the IOB1 policy and gets the `Corpus`.
+    """
+
+    name: str
+    folder: str  # under $NERPLAT_DATA
+    files: tuple[str, ...]  # that must be there
+    read: Callable[[str, Path, str], Corpus]  # (name, folder, iob1 policy) -> corpus
+
+    def __call__(self, config: EmptyConfig, *, root: Path, iob1: str) -> Corpus:
+        return self.read(self.name, root / self.folder, iob1)
 
 
-LOCATIONS: dict[str, Location] = {}
-
-
-def read_split_files(name: str, folder: Path, splits: tuple[str, ...], iob1: str) -> Corpus:
+def read_split_files(name: str, folder: Path, iob1: str, splits: tuple[str, ...] = SPLITS) -> Corpus:
     """Reads ``<folder>/<split>.txt`` for each of ``splits``; problems of all files are raised together."""
     files, problems = {}, []
     for split in splits:
@@ -80,12 +86,8 @@ def reading_notes(files: Iterable[ConllFile]) -> tuple[str, ...]:
 
 
 def _register_folder(name: str, summary: str, splits: tuple[str, ...] = SPLITS) -> None:
-    def load(folder: Path, iob1: str) -> Corpus:
-        return read_split_files(name, folder, splits, iob1)
-
-    load.__doc__ = summary
-    CORPORA.register(name)(load)
-    LOCATIONS[name] = Location(name, tuple(f"{s}.txt" for s in splits))
+    files = tuple(f"{split}.txt" for split in splits)
+    CORPORA.register(name, summary=summary)(CorpusFiles(name, name, files, partial(read_split_files, splits=splits)))
 
 
 _register_folder("conll2003", "CoNLL-2003 English news: PER, LOC, ORG, MISC (IOB1 source converted to IOB2).")
@@ -98,7 +100,7 @@ _register_folder("anem", "AnEM: 11 anatomical types; train and test only (no dev
 _register_folder("anatem", "AnatEM: one Anatomy type.")
 
 
-def _load_gmb_sentences(name: str, folder: Path, iob1: str, limit: int | None) -> Corpus:
+def _load_gmb_sentences(name: str, folder: Path, iob1: str, *, limit: int | None) -> Corpus:
     source = read_conll(folder / "all.txt", iob1)
     sentences = source.sentences[:limit] if limit else source.sentences
     train, test = carve(sentences, GMB_TEST_FRACTION, "gmb-test-split")
@@ -115,19 +117,16 @@ def _load_gmb_sentences(name: str, folder: Path, iob1: str, limit: int | None) -
     )
 
 
-@CORPORA.register("gmb")
-def load_gmb(folder: Path, iob1: str) -> Corpus:
-    """GMB (Kaggle ner_dataset.csv), 8 lower-case types; no official split: a fixed-seed 3:1 train/test split."""
-    return _load_gmb_sentences("gmb", folder, iob1, None)
+def _register_gmb(name: str, summary: str, limit: int | None) -> None:
+    CORPORA.register(name, summary=summary)(CorpusFiles(name, "gmb", ("all.txt",), partial(_load_gmb_sentences, limit=limit)))
 
 
-@CORPORA.register("gmb_subset")
-def load_gmb_subset(folder: Path, iob1: str) -> Corpus:
-    """002's GMB subset: the first 2,999 sentences of gmb/all.txt, fixed-seed 3:1 train/test split."""
-    return _load_gmb_sentences("gmb_subset", folder, iob1, GMB_SUBSET_SENTENCES)
-
-
-LOCATIONS["gmb"] = LOCATIONS["gmb_subset"] = Location("gmb", ("all.txt",))
+_register_gmb("gmb", "GMB (Kaggle ner_dataset.csv), 8 lower-case types; no official split: a fixed-seed 3:1 train/test split.", None)
+_register_gmb(
+    "gmb_subset",
+    "002's GMB subset: the first 2,999 sentences of gmb/all.txt, fixed-seed 3:1 train/test split.",
+    GMB_SUBSET_SENTENCES,
+)
 
 
 def data_root() -> Path | None:
@@ -153,8 +152,8 @@ def dataset_problems(ref: DatasetRef) -> list[str]:
         root = data_root()
         if root is None:
             return problems + [f"{DATA_ENV} is not set: point it at the folder holding the corpora (e.g. ../shared/data)"]
-        location = LOCATIONS[ref.name]
-        folder, files = root / location.folder, location.files
+        source = CORPORA.get(ref.name).factory
+        folder, files = root / source.folder, source.files
     else:
         folder, files = Path(ref.path), ("train.txt",)
     if not folder.is_dir():
@@ -190,12 +189,11 @@ def load_corpus(ref: DatasetRef, seed: int = 0) -> Corpus:
 
         corpus = load_hub_corpus(ref.name[len(HUB_PREFIX) :], ref.iob1)
     elif ref.name is not None:
-        folder = data_root() / LOCATIONS[ref.name].folder
-        corpus = CORPORA.get(ref.name).factory(folder, ref.iob1)
+        corpus = CORPORA.build(ref.name, {}, root=data_root(), iob1=ref.iob1)
     else:
         folder = Path(ref.path)
         present = tuple(s for s in SPLITS if (folder / f"{s}.txt").is_file())
-        corpus = read_split_files(ref.path, folder, present, ref.iob1)
+        corpus = read_split_files(ref.path, folder, ref.iob1, present)
     if ref.dev_from_train is not None:
         corpus = with_dev_from_train(corpus, ref.dev_from_train, seed)
     note = unseen_labels_note(corpus)

@@ -22,8 +22,8 @@ import torch
 from pydantic import BaseModel
 from torch import nn
 
+from nerplat.config.trial import EncoderSettings
 from nerplat.errors import Problem, UserInputError
-from nerplat.plan.trial_config import EncoderSettings
 from nerplat.registry import EmptyConfig, Registry
 
 ENCODERS: Registry[Callable[[BaseModel], tuple[Any, nn.Module]]] = Registry("encoder")
@@ -49,7 +49,7 @@ def load_encoder(settings: EncoderSettings) -> Encoder:
     per process and name.
     """
     if settings.name in ENCODERS:
-        tokenizer, model = ENCODERS.get(settings.name).factory(EmptyConfig())
+        tokenizer, model = ENCODERS.build(settings.name, {})
     else:
         tokenizer, model = _read_pretrained(settings.name)
     return Encoder(

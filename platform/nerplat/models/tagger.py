@@ -5,14 +5,12 @@ from __future__ import annotations
 from typing import Protocol
 
 import torch
-from pydantic import ValidationError
 from torch import nn
 
-from nerplat.errors import Problem, UserInputError
+from nerplat.config.trial import Component
 from nerplat.models.encoders import Encoder
 from nerplat.models.heads import HEADS
 from nerplat.models.heads.base import HeadOutput
-from nerplat.plan.trial_config import Component
 
 
 class WordBatch(Protocol):
@@ -54,15 +52,6 @@ class Tagger(nn.Module):
 
 def build_tagger(encoder: Encoder, head: Component, labels: list[str]) -> Tagger:
     """A tagger for `labels` from a loaded encoder and the head a spec names (with its parameters)."""
-    entry = HEADS.get(head.name)
-    try:
-        config = entry.config.model_validate(head.params)
-    except ValidationError as error:
-        raise UserInputError(
-            [
-                Problem(f"head '{head.name}': {e['msg']}", path=".".join(["head", *map(str, e["loc"])]))
-                for e in error.errors()
-            ]
-        ) from None
-    module = entry.factory(config, labels=list(labels), hidden_size=encoder.hidden_size)
+    config = HEADS.config(head.name, head.params, at="head")  # the tagger reads dropout from it too
+    module = HEADS.get(head.name).factory(config, labels=list(labels), hidden_size=encoder.hidden_size)
     return Tagger(encoder.model, module, dropout=config.dropout)

@@ -21,7 +21,7 @@ Readings and deviations:
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 import torch
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -30,30 +30,35 @@ from nerplat.errors import UserInputError
 from nerplat.models.heads.base import HeadOutput
 from nerplat.objectives.base import Objective, ObjectiveConfig, ObjectiveContext, labelled_words
 from nerplat.objectives.registry import OBJECTIVES
-from nerplat.objectives.token_loss import TokenLoss
+from nerplat.objectives.token_loss import TokenLoss, per_word_losses
+from nerplat.suggest import unknown_name
+from nerplat.validation import located_problems
 
 class BaseLoss(BaseModel):
     """The per-word loss MoM builds on, with that loss's own parameters."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: Literal["ce", "wce", "focal", "dice"] = Field(description="Registered per-word loss.")
+    name: str = Field(description="A registered per-word loss that trains MoM's head (`base_losses`).")
     params: dict[str, Any] = Field(default_factory=dict, description="Parameters of that loss, e.g. {gamma: 2}.")
+
+    @field_validator("name")
+    @classmethod
+    def _a_per_word_loss(cls, name: str) -> str:
+        bases = base_losses()
+        if name not in bases:
+            raise ValueError(unknown_name("base loss", name, bases, listed_as="per-word losses"))
+        return name
 
     @model_validator(mode="after")
     def _params_fit_the_loss(self) -> BaseLoss:
+        config = OBJECTIVES.get(self.name).config
         try:
-            OBJECTIVES.get(self.name).config.model_validate(self.params)
+            config.model_validate(self.params)
         except ValidationError as error:
-            details = "; ".join(
-                f"params.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" if e["loc"] else e["msg"]
-                for e in error.errors()
-            )
+            details = "; ".join(str(problem) for problem in located_problems(error, config, at="params"))
             raise ValueError(f"bad parameters for base loss '{self.name}': {details}") from None
         return self
-
-    def config(self) -> ObjectiveConfig:
-        return OBJECTIVES.get(self.name).config.model_validate(self.params)
 
 
 class MoMConfig(ObjectiveConfig):
@@ -66,13 +71,19 @@ class MoMConfig(ObjectiveConfig):
         "in [0, 1] (0.175 for BERT on CoNLL).",
     )
     base: BaseLoss = Field(
-        BaseLoss(name="ce"), description="Base per-word loss: a name (ce, wce, focal, dice) or {name, params}."
+        BaseLoss.model_construct(name="ce", params={}),  # constructed, not validated: other losses may register later
+        description="Base per-word loss: a name (e.g. focal) or {name, params}; any per-word loss in the registry.",
     )
 
     @field_validator("base", mode="before")
     @classmethod
     def _name_alone(cls, value: Any) -> Any:
         return {"name": value} if isinstance(value, str) else value
+
+
+def base_losses() -> list[str]:
+    """Per-word losses in the registry that train the heads MoM trains (ce, wce, focal and dice at present)."""
+    return [name for name in per_word_losses() if set(MoMConfig.heads) <= set(OBJECTIVES.get(name).config.heads)]
 
 
 class MoMLoss(Objective):
@@ -100,5 +111,5 @@ def build(config: MoMConfig, context: ObjectiveContext) -> MoMLoss:
     """Majority-or-minority learning over a base loss, normalised by the padded length M (004 eq. 1-3)."""
     if "O" not in context.labels:
         raise UserInputError(f"MoM needs an 'O' label; the corpus labels are {context.labels}")
-    base = OBJECTIVES.get(config.base.name).factory(config.base.config(), context)
+    base = OBJECTIVES.build(config.base.name, config.base.params, at="objective.base.params", context=context)
     return MoMLoss(config, base, context.labels.index("O"), context.max_length)

@@ -6,10 +6,13 @@ the same loss summed over the gold-O words. Subclasses implement `word_losses`.
 
 from __future__ import annotations
 
+import typing
+
 import torch
 
 from nerplat.models.heads.base import HeadOutput
 from nerplat.objectives.base import Objective, labelled_words, zero_loss
+from nerplat.objectives.registry import OBJECTIVES
 
 
 class TokenLoss(Objective):
@@ -25,6 +28,19 @@ class TokenLoss(Objective):
         if gold.numel() == 0:
             return zero_loss(output)
         return self.word_losses(scores, gold).mean()
+
+
+def per_word_losses() -> list[str]:
+    """Registered objectives whose factory is declared to build a `TokenLoss`: the bases MoM accepts.
+
+    Read from the registry at validation time, so a new per-word loss is a MoM base without a list to edit.
+    """
+    names = []
+    for entry in OBJECTIVES.entries():
+        built = typing.get_type_hints(entry.factory).get("return")
+        if isinstance(built, type) and issubclass(built, TokenLoss):
+            names.append(entry.name)
+    return names
 
 
 def floored_power(base: torch.Tensor, exponent: float) -> torch.Tensor:

@@ -23,13 +23,13 @@ import torch
 from torch import nn
 from torch.optim.lr_scheduler import LambdaLR
 
+from nerplat.config.trial import TrainSettings
 from nerplat.objectives.base import Objective, PrimalDualSettings
 from nerplat.optim.parameter_groups import ParameterSplit, split_parameters
 from nerplat.optim.pdsca import PDSCA
 from nerplat.optim.pesg import PESG
 from nerplat.optim.primal_dual import PrimalDualOptimizer
 from nerplat.optim.schedule import linear_warmup_decay
-from nerplat.plan.trial_config import TrainSettings
 
 
 def head_learning_rate(objective: Objective, settings: TrainSettings) -> float:

@@ -12,8 +12,9 @@ import math
 from collections.abc import Mapping
 from pathlib import Path
 
-from nerplat.catalog import Catalog
-from nerplat.plan.model import Arm, Plan, Replicate, Tune, sha256_of
+from nerplat.config.experiment import Tune
+from nerplat.plan.model import Arm, Plan, Replicate, sha256_of
+from nerplat.registry import Catalog
 from nerplat.spec.datasets import DatasetCheck
 from nerplat.spec.methods import ResolvedMethod
 from nerplat.spec.validate import ValidatedSpec, load_spec

@@ -10,14 +10,17 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import math
-from typing import Annotated, Any, Literal, Union
+from typing import Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
+from nerplat.config.experiment import Analysis, Resources, Tune
+from nerplat.config.frozen import Frozen
+from nerplat.config.search_space import Distribution
+from nerplat.config.trial import TrialConfig
 from nerplat.errors import Problem, UserInputError
-from nerplat.plan.trial_config import Component, Frozen, TrialConfig
-from nerplat.spec.suggest import unknown_name
+from nerplat.suggest import unknown_name
+from nerplat.validation import validated
 
 
 def canonical_json(data: Any) -> str:
@@ -29,132 +32,11 @@ def sha256_of(data: Any) -> str:
     return hashlib.sha256(canonical_json(data).encode("utf-8")).hexdigest()
 
 
-class Uniform(Frozen):
-    """A float drawn uniformly from [low, high]."""
-
-    kind: Literal["uniform"] = "uniform"
-    low: float = Field(description="Smallest value.")
-    high: float = Field(description="Largest value.")
-
-    def contains(self, value: Any) -> bool:
-        return _is_number(value) and self.low <= value <= self.high
-
-    def grid_values(self, points_per_axis: int) -> list[float]:
-        step = (self.high - self.low) / (points_per_axis - 1)
-        return [self.low + i * step for i in range(points_per_axis - 1)] + [self.high]
-
-    def label(self) -> str:
-        return f"uniform({self.low:g}, {self.high:g})"
-
-
-class LogUniform(Frozen):
-    """A float whose logarithm is uniform on [log low, log high]; low > 0."""
-
-    kind: Literal["loguniform"] = "loguniform"
-    low: float = Field(gt=0, description="Smallest value (> 0).")
-    high: float = Field(gt=0, description="Largest value.")
-
-    def contains(self, value: Any) -> bool:
-        return _is_number(value) and self.low <= value <= self.high
-
-    def grid_values(self, points_per_axis: int) -> list[float]:
-        ratio = self.high / self.low
-        return [self.low * ratio ** (i / (points_per_axis - 1)) for i in range(points_per_axis - 1)] + [self.high]
-
-    def label(self) -> str:
-        return f"loguniform({self.low:g}, {self.high:g})"
-
-
-class IntRange(Frozen):
-    """An integer drawn uniformly from low..high, both included."""
-
-    kind: Literal["int"] = "int"
-    low: int = Field(description="Smallest value (included).")
-    high: int = Field(description="Largest value (included).")
-
-    def contains(self, value: Any) -> bool:
-        return isinstance(value, int) and not isinstance(value, bool) and self.low <= value <= self.high
-
-    def grid_values(self, points_per_axis: int) -> list[int]:
-        """Evenly spaced integers: every one when the range has at most `points_per_axis`."""
-        step = (self.high - self.low) / (points_per_axis - 1)
-        return sorted({round(self.low + i * step) for i in range(points_per_axis)})
-
-    def label(self) -> str:
-        return f"int({self.low}, {self.high})"
-
-
-class Choice(Frozen):
-    """One of the listed values, each equally likely."""
-
-    kind: Literal["choice"] = "choice"
-    options: tuple[Any, ...] = Field(description="The values to choose from.")
-
-    def contains(self, value: Any) -> bool:
-        return value in self.options
-
-    def grid_values(self, points_per_axis: int) -> list[Any]:
-        return list(self.options)
-
-    def label(self) -> str:
-        return f"choice({', '.join(map(str, self.options))})"
-
-
-Distribution = Annotated[Union[Uniform, LogUniform, IntRange, Choice], Field(discriminator="kind")]
-DISTRIBUTION_KINDS = ("uniform", "loguniform", "int", "choice")
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
 class Replicate(Frozen):
     """One final run of an arm's best configuration."""
 
     seed: int = Field(description="Seed of model initialisation, data order and dev subset.")
     partition: int = Field(description="Index of the sampler's partition (0 when the sampler has none).")
-
-
-class Resources(Frozen):
-    """What one trial asks Ray for."""
-
-    workers: int = Field(1, ge=1, description="Ray Train workers per trial (data-parallel).")
-    cpus_per_worker: float = Field(1.0, gt=0, description="CPUs reserved by each worker.")
-    gpus_per_worker: float = Field(0.0, ge=0, description="GPUs reserved by each worker (fractions share a GPU).")
-    custom: dict[str, float] = Field(default_factory=dict, description="Custom Ray resources per worker, e.g. {accelerator_type:A100: 0.01}.")
-    max_retries: int = Field(0, ge=0, description="Times a failed trial is restarted before it counts as failed.")
-
-
-class Tune(Frozen):
-    """How the tune phase searches each arm's space on dev."""
-
-    searcher: Component = Field(description="Searcher name and options (registry `searchers`).")
-    scheduler: Component = Field(description="Trial scheduler name and options (registry `schedulers`).")
-    metric: str = Field(description="Dev metric the searcher and scheduler optimise, e.g. dev_micro_f1.")
-    mode: Literal["max", "min"] = Field(description="Whether the metric is maximised or minimised.")
-    num_samples: int = Field(ge=1, description="Trials per arm for tpe/random; grid runs every grid point.")
-    max_concurrent: int | None = Field(description="Trials of one arm running at once; none: as many as resources allow.")
-
-
-class Analysis(Frozen):
-    """Which comparisons the analysis stage tests, and how."""
-
-    baseline: str | None = Field(None, description="Method every other method is compared with.")
-    test: Literal["paired_t", "wilcoxon"] = Field("paired_t", description="Paired significance test over replicates.")
-    alpha: float = Field(0.05, gt=0, lt=1, description="Significance level.")
-    comparisons: tuple[tuple[str, str], ...] = Field((), description="Extra [method, method] pairs to test.")
-    against_best: tuple[str, ...] = Field(
-        (),
-        description="Methods tested against the best other method, chosen per setting from the results: "
-        "the highest mean dev score of the replicates (004's 'best other method').",
-    )
-    bootstrap_resamples: int = Field(1000, ge=100, description="Resamples of the bootstrapped standard error.")
-    confidence: float = Field(0.95, gt=0, lt=1, description="Coverage of the bootstrap percentile intervals.")
-    seed: int = Field(0, ge=0, description="Seed of the bootstrap: same seed, same numbers.")
-    average: Literal["micro", "macro"] = Field("micro", description="Averaging over types of the headline precision, recall and F1.")
-    reference_sampler: str | None = Field(
-        None, description="Sampler setting (label) whose runs start the precision-recall arrows; none: each setting's baseline."
-    )
 
 
 SEARCHABLE_SECTIONS = ("objective", "head", "train")  # TrialConfig parts a search-space key may start with
@@ -216,10 +98,7 @@ class Arm(Frozen):
             target = data[section] if section == "train" else data[section]["params"]
             target[name] = value
         data.update(seed=seed, partition=partition, eval_split=eval_split)
-        try:
-            return TrialConfig.model_validate(data)
-        except ValidationError as error:
-            raise UserInputError([Problem(f"{e['msg']} at {'.'.join(map(str, e['loc']))}") for e in error.errors()]) from None
+        return validated(TrialConfig, data)
 
 
 class Plan(Frozen):

@@ -253,13 +253,11 @@ class ExperimentRunner:
             progress.offer(value)
         remaining = arm.tune_trials - len(previous)
         if not parent.finished and remaining > 0:
-            searcher_entry = SEARCHERS.get(tune_settings.searcher.name)
-            searcher = searcher_entry.factory(
-                searcher_entry.config.model_validate(tune_settings.searcher.params), arm.search_space, seed=0, evaluated=previous
+            searcher = SEARCHERS.build(
+                tune_settings.searcher.name, tune_settings.searcher.params, at="tune.search", space=arm.search_space, seed=0, evaluated=previous
             )
-            scheduler_entry = SCHEDULERS.get(tune_settings.scheduler.name)
             evaluations = max(1, arm.fixed["train"]["epochs"] // arm.fixed["train"]["eval_every"])
-            scheduler = scheduler_entry.factory(scheduler_entry.config.model_validate(tune_settings.scheduler.params), max_t=evaluations)
+            scheduler = SCHEDULERS.build(tune_settings.scheduler.name, tune_settings.scheduler.params, at="tune.scheduler", max_t=evaluations)
             job = TrialJob(arm=arm, phase="tune", seed=0, partition=arm.partitions[0], eval_split=None, select_metric=self.select_metric)
             events = TrialEvents(tracker, self.board, tune_parents={arm.id: parent.run_id}, next_trial_index=len(_child_runs(tracker, parent.run_id)))
             tuner = tune.Tuner(

@@ -24,9 +24,9 @@ from typing import Any, Callable
 from pydantic import BaseModel, ConfigDict
 
 from nerplat.plan.model import Arm
-from nerplat.trial.report import Evaluation, TrialResult
 from nerplat.track import schema
 from nerplat.track.runs import ExperimentTracker
+from nerplat.trial.report import Evaluation, TrialResult
 
 PHASE_KEY = "nerplat_job"  # the one constant entry of a trial's Tune config; searched keys sit beside it
 NODE_KEY = "nerplat_node"  # reported with every result: the Ray node the trial ran on
@@ -206,7 +206,7 @@ def _torch_worker(loop_config: dict[str, Any]) -> None:
     """Ray Train worker: the same trial loop, under the process group Ray Train set up."""
     import ray.train
 
-    from nerplat.plan.trial_config import TrialConfig
+    from nerplat.config.trial import TrialConfig
     from nerplat.trial.loop import run_trial
 
     job = TrialJob.model_validate(loop_config["job"])

@@ -11,9 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from nerplat.catalog import Catalog
+from nerplat.config.trial import DatasetRef
 from nerplat.errors import Problem
-from nerplat.plan.trial_config import DatasetRef
+from nerplat.registry import Catalog
 from nerplat.spec.loader import Document, YamlPath, format_path
 from nerplat.spec.schema import DatasetSection
 

@@ -12,11 +12,11 @@ model by `nerplat.spec.params`.
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
 
-from nerplat.plan.model import DISTRIBUTION_KINDS, Choice, Distribution, IntRange, LogUniform, Uniform
+from nerplat.config.search_space import DISTRIBUTION_KINDS, Choice, Distribution, IntRange, LogUniform, Uniform
 from nerplat.spec.loader import YamlPath
+from nerplat.suggest import closest
 
 Complaint = tuple[str, YamlPath]  # message, path relative to the distribution's value
 
@@ -41,8 +41,7 @@ def misspelt_kind(value: Any) -> str | None:
     """For `{unifrom: [0, 1]}`: 'uniform'."""
     if isinstance(value, dict) and len(value) == 1:
         (key,) = value
-        close = difflib.get_close_matches(str(key), DISTRIBUTION_KINDS, n=1, cutoff=0.7)
-        return close[0] if close else None
+        return closest(key, DISTRIBUTION_KINDS)
     return None
 
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from nerplat.catalog import Catalog
+from nerplat.config.search_space import Distribution
+from nerplat.config.trial import Component, TrainSettings
 from nerplat.errors import Problem
-from nerplat.plan.model import Distribution
-from nerplat.plan.trial_config import Component, TrainSettings
+from nerplat.registry import Catalog
 from nerplat.spec.loader import Document, YamlPath
 from nerplat.spec.params import CheckedParams, check_params
 from nerplat.spec.schema import MethodSection, ModelSection

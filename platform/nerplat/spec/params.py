@@ -17,11 +17,12 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from nerplat.config.search_space import Distribution
 from nerplat.errors import Problem
-from nerplat.plan.model import Distribution
 from nerplat.spec.distributions import distribution_kind, misspelt_kind, parse_distribution, probe_values, samples_floats
 from nerplat.spec.loader import Document, YamlPath
-from nerplat.spec.validation_errors import describe, field_keys, problems_from
+from nerplat.spec.validation_errors import problems_from
+from nerplat.validation import describe, field_keys
 
 
 @dataclass

@@ -12,7 +12,7 @@ from typing import Any
 
 from nerplat.errors import Problem, UserInputError
 from nerplat.spec.loader import Document, Location, YamlPath
-from nerplat.spec.suggest import unknown_name
+from nerplat.suggest import unknown_name
 
 PROFILES_KEY = "profiles"
 

@@ -16,16 +16,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from nerplat.catalog import Catalog
+from nerplat.config.experiment import Analysis, Tune
+from nerplat.config.trial import Component
 from nerplat.errors import Problem
-from nerplat.plan.model import Analysis, Tune
-from nerplat.plan.trial_config import Component
+from nerplat.registry import Catalog
 from nerplat.spec.loader import Document, YamlPath
 from nerplat.spec.methods import ResolvedMethod
 from nerplat.spec.params import check_params
 from nerplat.spec.samplers import SamplerSetting
 from nerplat.spec.schema import ReplicateSection, TuneSection
-from nerplat.spec.suggest import unknown_name
+from nerplat.suggest import unknown_name
 from nerplat.track.schema import METRIC_NAMES
 
 # Dev metrics a tune section may optimise: `dev_<name>` (nerplat.track.schema documents the names).

@@ -22,13 +22,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from nerplat.catalog import Catalog
+from nerplat.config.trial import Component
 from nerplat.errors import Problem
-from nerplat.plan.trial_config import Component
+from nerplat.registry import Catalog
 from nerplat.spec.loader import Document, YamlPath, format_path
 from nerplat.spec.params import canonical_keys, check_params
 from nerplat.spec.schema import parse_component_ref
-from nerplat.spec.validation_errors import describe
+from nerplat.validation import describe
 
 NO_SAMPLER_LABEL = "full"
 

@@ -13,8 +13,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
-from nerplat.plan.model import Analysis, Resources
-from nerplat.plan.trial_config import DatasetRef, EncoderSettings
+from nerplat.config.experiment import Analysis, Resources
+from nerplat.config.trial import DatasetRef, EncoderSettings
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
 

@@ -15,10 +15,10 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from nerplat.catalog import Catalog
+from nerplat.config.experiment import Tune
+from nerplat.config.trial import EncoderSettings
 from nerplat.errors import Problem, UserInputError
-from nerplat.plan.model import Tune
-from nerplat.plan.trial_config import EncoderSettings
+from nerplat.registry import Catalog
 from nerplat.spec.datasets import DatasetCheck, NamedDataset, resolve_datasets
 from nerplat.spec.loader import Document, format_path, read_document
 from nerplat.spec.methods import ResolvedMethod, resolve_methods
@@ -26,8 +26,8 @@ from nerplat.spec.profiles import PROFILES_KEY, apply_profile, profile_names, pr
 from nerplat.spec.rules import check_analysis, check_method_samplers, check_tune, replicate_partitions, replicate_seeds
 from nerplat.spec.samplers import SamplerSetting, expand_samplers
 from nerplat.spec.schema import Spec
-from nerplat.spec.suggest import unknown_name
 from nerplat.spec.validation_errors import problems_from
+from nerplat.suggest import unknown_name
 
 EXTENSION_PREFIX = "x-"  # top-level keys for YAML anchors (`x-defaults: &defaults {...}`), otherwise ignored
 

@@ -20,6 +20,7 @@ import urllib.request
 from pathlib import Path
 
 from nerplat.errors import UserInputError
+from nerplat.suggest import closest
 
 
 def runs_table_url(server_url: str, experiment_id: str) -> str:
@@ -145,8 +146,6 @@ def _signal_group(pid: int, signum: int) -> None:
 
 def experiments_to_show(tracking_uri: str, name: str | None) -> list[tuple[str, str]]:
     """(name, id) of the experiment called `name`, or of every nerplat experiment in the store."""
-    import difflib
-
     from mlflow import MlflowClient
 
     from nerplat.track.schema import EXPERIMENT
@@ -156,8 +155,8 @@ def experiments_to_show(tracking_uri: str, name: str | None) -> list[tuple[str, 
         experiment = client.get_experiment_by_name(name)
         if experiment is None or experiment.lifecycle_stage != "active":
             known = [e.name for e in client.search_experiments()]
-            close = difflib.get_close_matches(name, known, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else f"; it has {sorted(known)}"
+            close = closest(name, known)
+            hint = f"; did you mean {close!r}?" if close is not None else f"; it has {sorted(known)}"
             raise UserInputError(f"no experiment {name!r} in {tracking_uri}{hint}")
         return [(experiment.name, experiment.experiment_id)]
     found = [(e.name, e.experiment_id) for e in client.search_experiments() if EXPERIMENT in e.tags]

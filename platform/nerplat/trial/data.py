@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
 
+from nerplat.config.trial import Component, DatasetRef
 from nerplat.data.corpora import load_corpus
 from nerplat.data.corpus import Corpus
 from nerplat.data.samplers.chain import apply_samplers
 from nerplat.data.stats import size_factor
-from nerplat.plan.trial_config import Component, DatasetRef
 
 
 @dataclass(frozen=True)

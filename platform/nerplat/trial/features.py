@@ -29,10 +29,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from nerplat.config.trial import EncoderSettings
 from nerplat.data.corpus import Corpus, Sentence
 from nerplat.errors import Problem, UserInputError
 from nerplat.models.encoders import quiet_transformers, tokenizer_fingerprint
-from nerplat.plan.trial_config import EncoderSettings
 
 log = logging.getLogger(__name__)
 

@@ -24,6 +24,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from nerplat.config.trial import TrialConfig
 from nerplat.data.corpus import Corpus, Sentence
 from nerplat.errors import UserInputError
 from nerplat.metrics import evaluate_tags
@@ -32,7 +33,6 @@ from nerplat.models.tagger import Tagger, build_tagger
 from nerplat.objectives.base import Objective, ObjectiveContext
 from nerplat.objectives.build import build_objective
 from nerplat.optim import build_optimizer, clip_gradients, end_epoch
-from nerplat.plan.trial_config import TrialConfig
 from nerplat.trial.batching import Batch, ids_to_tags, iterate_batches, join_windows
 from nerplat.trial.data import prepare_corpus
 from nerplat.trial.features import WindowFeatures, featurize

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from corpus_fakes import FIXTURES
 
+from nerplat.config.trial import DatasetRef
 from nerplat.data.corpora import load_corpus
 from nerplat.data.corpus import Corpus
-from nerplat.plan.trial_config import DatasetRef
 
 
 @pytest.fixture(scope="session")

@@ -6,10 +6,10 @@ from pathlib import Path
 import pytest
 from corpus_fakes import FIXTURES
 
+from nerplat.config.trial import DatasetRef
 from nerplat.data.conll import sentences_sha256
-from nerplat.data.corpora import CORPORA, dataset_problems, load_corpus
+from nerplat.data.corpora import CORPORA, CorpusFiles, dataset_problems, load_corpus
 from nerplat.errors import UserInputError
-from nerplat.plan.trial_config import DatasetRef
 
 GMB_SUBSET_TEST_SHA256 = "ec78539782367889d82d6c2dbabe512199749687aa7a10b0e36f83813052692a"
 SHARED = ["anatem", "anem", "bc5cdr", "conll2003", "gmb", "linnaeus", "ncbi_disease", "s800", "wnut17"]
@@ -115,3 +115,12 @@ def test_gmb_subset_is_002s_subset_with_a_fixed_split(data_root):
     assert sum(len(s) for s in subset.train + subset.test) == 66161
     # the split's seed is fixed, not the trial's: this checksum is the same for every seed
     assert subset.checksums["test"] == sentences_sha256(subset.test) == GMB_SUBSET_TEST_SHA256
+
+
+def test_a_registered_corpus_knows_its_folder_and_files(data_root):
+    for name in SHARED + ["gmb_subset"]:
+        source = CORPORA.get(name).factory
+        assert isinstance(source, CorpusFiles) and source.files
+        assert all((data_root / source.folder / f).is_file() for f in source.files), name
+    assert CORPORA.get("gmb_subset").factory.folder == "gmb"
+    assert CORPORA.get("anem").factory.files == ("train.txt", "test.txt")

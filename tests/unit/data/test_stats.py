@@ -3,10 +3,10 @@ import json
 import pytest
 from corpus_fakes import corpus, sentence
 
+from nerplat.config.trial import DatasetRef
 from nerplat.data.conll import read_conll
 from nerplat.data.corpora import load_corpus
 from nerplat.data.stats import corpus_stats, entity_token_share, size_factor, split_stats, unseen_labels
-from nerplat.plan.trial_config import DatasetRef
 
 MANIFEST_FIELDS = ("sentences", "tokens", "mentions_total", "mentions_per_type", "pct_B", "pct_I", "pct_O")
 

@@ -3,10 +3,10 @@ import copy
 import pytest
 import torch
 
+from nerplat.config.trial import EncoderSettings
 from nerplat.errors import UserInputError
 from nerplat.models import encoders
 from nerplat.models.encoders import ENCODERS, load_encoder
-from nerplat.plan.trial_config import EncoderSettings
 
 
 def test_registered_encoders():

@@ -2,12 +2,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from nerplat.config.trial import Component, EncoderSettings
 from nerplat.data.corpus import Sentence
 from nerplat.errors import UserInputError
 from nerplat.models.encoders import load_encoder
 from nerplat.models.heads.base import IGNORE
 from nerplat.models.tagger import build_tagger
-from nerplat.plan.trial_config import Component, EncoderSettings
 from nerplat.trial.batching import collate
 from nerplat.trial.features import featurize
 

@@ -21,7 +21,7 @@ def test_bad_parameters_are_user_errors_with_their_field(context):
     with pytest.raises(UserInputError) as caught:
         make("focal", context, gamma=-1, form="both", extra=1)
     paths = {problem.path for problem in caught.value.problems}
-    assert paths == {"gamma", "form", "extra"}
+    assert paths == {"objective.gamma", "objective.form", "objective.extra"}
 
 
 @pytest.mark.parametrize("entry", OBJECTIVES.entries(), ids=lambda e: e.name)

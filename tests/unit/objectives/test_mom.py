@@ -9,8 +9,9 @@ from objective_fakes import make, output_of
 
 from nerplat.errors import UserInputError
 from nerplat.models.heads.base import IGNORE
-from nerplat.objectives import ObjectiveContext
-from nerplat.objectives.mom import MoMConfig
+from nerplat.objectives import OBJECTIVES, ObjectiveConfig, ObjectiveContext
+from nerplat.objectives.mom import MoMConfig, base_losses
+from nerplat.objectives.token_loss import TokenLoss
 
 
 @pytest.fixture
@@ -77,3 +78,29 @@ def test_lambda_alias_and_range():
 def test_mom_needs_an_o_label():
     with pytest.raises(UserInputError, match="'O' label"):
         make("mom", ObjectiveContext(["B-X", "I-X"], [1, 1], max_length=8))
+
+
+def test_the_base_losses_are_the_registry_s_per_word_losses_for_mom_s_head():
+    assert base_losses() == ["ce", "dice", "focal", "wce"]
+    with pytest.raises(ValueError, match=r"unknown base loss 'ova_bce' \(per-word losses: ce, dice, focal, wce\)"):
+        MoMConfig.model_validate({"base": "ova_bce"})  # a per-word loss, but of the one-vs-all head
+
+
+class Squared(TokenLoss):
+    """A per-word loss the package does not have: (1 - p_gold)^2."""
+
+    def word_losses(self, scores: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        return (1 - scores.softmax(-1).gather(1, labels[:, None]).squeeze(1)) ** 2
+
+
+def build_squared(config: ObjectiveConfig, context: ObjectiveContext) -> Squared:
+    return Squared(config)
+
+
+def test_a_newly_registered_per_word_loss_is_a_base_without_editing_mom(monkeypatch, context, scored):
+    monkeypatch.setattr(OBJECTIVES, "_entries", dict(OBJECTIVES._entries))  # registered for this test only
+    OBJECTIVES.register("squared", ObjectiveConfig)(build_squared)
+    assert "squared" in base_losses()
+    scores, labels = scored
+    mom = make("mom", context, base="squared", **{"lambda": 0.5})
+    assert mom(output_of(scores, labels), labels).item() > 0

@@ -6,11 +6,11 @@ import pytest
 import torch
 from torch import nn
 
+from nerplat.config.trial import TrainSettings
 from nerplat.models.heads.base import HeadOutput
 from nerplat.objectives import OBJECTIVES, ObjectiveContext, build_objective
 from nerplat.optim import PDSCA, PESG, build_optimizer, clip_gradients, end_epoch, split_parameters
 from nerplat.optim.factory import _adamw
-from nerplat.plan.trial_config import TrainSettings
 
 CONTEXT = ObjectiveContext(["O", "B-X", "I-X", "B-Y", "I-Y"], [70, 10, 5, 10, 5], max_length=8)
 WIDTH = {"two_task": 2}

@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
+from nerplat.config.trial import Component, DatasetRef, TrialConfig
 from nerplat.errors import UserInputError
 from nerplat.plan.compiler import compile_plan
 from nerplat.plan.model import Plan
-from nerplat.plan.trial_config import Component, DatasetRef, TrialConfig
 
 COMPILE = Path(__file__).parents[2] / "fixtures" / "specs" / "compile"
 SNAPSHOTS = Path(__file__).parent / "snapshots"
@@ -153,3 +153,13 @@ def test_a_method_restricted_to_some_sampler_settings_gets_only_those_arms(catal
         "conll2003/untyped/ce",
         "conll2003/untyped/focal",
     ]
+
+
+def test_a_trial_config_the_arm_cannot_make_names_the_field(lowres):
+    arm = lowres.arms[0]
+    broken = arm.model_copy(update={"fixed": {**arm.fixed, "train": {**arm.fixed["train"], "epochs": 0}}})
+    with pytest.raises(UserInputError) as caught:
+        broken.trial_config({key: space.grid_values(2)[0] for key, space in arm.search_space.items()})
+    (problem,) = caught.value.problems
+    assert problem.path == "train.epochs"
+    assert problem.message == "input should be greater than or equal to 1 (got 0)"

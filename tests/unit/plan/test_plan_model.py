@@ -3,7 +3,9 @@
 import pytest
 from pydantic import TypeAdapter
 
-from nerplat.plan.model import Choice, Distribution, IntRange, LogUniform, Uniform, canonical_json, sha256_of
+from nerplat.config.search_space import Choice, Distribution, IntRange, LogUniform, Uniform
+
+from nerplat.plan.model import canonical_json, sha256_of
 
 
 @pytest.mark.parametrize(

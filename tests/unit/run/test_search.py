@@ -1,6 +1,7 @@
 import pytest
 
-from nerplat.plan.model import Choice, IntRange, LogUniform, Uniform
+from nerplat.config.search_space import Choice, IntRange, LogUniform, Uniform
+from nerplat.errors import UserInputError
 from nerplat.run.search import SCHEDULERS, SEARCHERS, grid_points, tune_domains
 
 SPACE = {
@@ -29,15 +30,21 @@ def test_grid_points_match_the_compilers_trial_count():
 
 @pytest.mark.parametrize("name", ["tpe", "random", "grid"])
 def test_every_searcher_builds_an_optuna_search_warm_started_with_finished_trials(name):
-    entry = SEARCHERS.get(name)
     finished = [({"objective.lambda": 0.5, "train.lr": 1e-4, "objective.m": 2, "objective.base": "ce"}, 0.7)]
-    searcher = entry.factory(entry.config(), SPACE, seed=0, evaluated=finished)
+    searcher = SEARCHERS.build(name, {}, at="tune.search", space=SPACE, seed=0, evaluated=finished)
     assert type(searcher).__name__ == "OptunaSearch"
     assert searcher._points_to_evaluate == [finished[0][0]] and searcher._evaluated_rewards == [0.7]
 
 
 def test_asha_never_waits_longer_than_the_trial_lasts():
-    entry = SCHEDULERS.get("asha")
-    scheduler = entry.factory(entry.config(grace_period=5), max_t=2)
+    scheduler = SCHEDULERS.build("asha", {"grace_period": 5}, at="tune.scheduler", max_t=2)
     assert scheduler._max_t == 2
     assert scheduler._brackets[0]._rungs[0][0] <= 2  # the first rung (grace period) fits in the trial
+
+
+def test_bad_searcher_and_scheduler_options_are_located_in_the_tune_section():
+    with pytest.raises(UserInputError) as caught:
+        SEARCHERS.build("tpe", {"n_startup_trials": -1}, at="tune.search", space=SPACE, seed=0)
+    assert [p.path for p in caught.value.problems] == ["tune.search.n_startup_trials"]
+    with pytest.raises(UserInputError, match="did you mean 'asha'"):
+        SCHEDULERS.build("ashaa", {}, at="tune.scheduler", max_t=2)

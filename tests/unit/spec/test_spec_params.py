@@ -2,8 +2,8 @@
 
 import pytest
 
+from nerplat.config.search_space import Choice, IntRange, LogUniform, Uniform
 from nerplat.errors import UserInputError
-from nerplat.plan.model import Choice, IntRange, LogUniform, Uniform
 from nerplat.spec.validate import load_spec
 
 HEAD = "experiment: t\ndataset: conll2003\n"

@@ -2,8 +2,8 @@
 
 import pytest
 
+from nerplat.config.trial import Component
 from nerplat.errors import UserInputError
-from nerplat.plan.trial_config import Component
 from nerplat.spec.validate import load_spec
 
 HEAD = "experiment: t\ndataset: conll2003\nmethods: {ce: {loss: ce}}\n"

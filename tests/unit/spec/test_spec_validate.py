@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
+from nerplat.config.trial import DatasetRef
 from nerplat.errors import UserInputError
-from nerplat.plan.trial_config import DatasetRef
 from nerplat.spec.validate import load_spec
 
 MINIMAL = "experiment: t\ndataset: conll2003\nmethods: {ce: {loss: ce}}\n"

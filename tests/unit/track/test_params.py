@@ -1,6 +1,6 @@
 import pytest
 
-from nerplat.plan.trial_config import Component, DatasetRef, TrialConfig
+from nerplat.config.trial import Component, DatasetRef, TrialConfig
 from nerplat.track.params import MAX_KEY_LENGTH, MAX_VALUE_LENGTH, flatten_params, param_key, param_value
 
 

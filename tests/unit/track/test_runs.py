@@ -5,8 +5,8 @@ import threading
 import pytest
 from mlflow.entities import ViewType
 
+from nerplat.config.trial import Component, DatasetRef, TrialConfig
 from nerplat.errors import UserInputError
-from nerplat.plan.trial_config import Component, DatasetRef, TrialConfig
 from nerplat.track import schema
 from nerplat.track.predictions import read_conll_predictions
 from nerplat.track.runs import ExperimentTracker, child_claim_key

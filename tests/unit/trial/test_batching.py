@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 import torch
 
+from nerplat.config.trial import EncoderSettings
 from nerplat.data.corpus import Sentence
 from nerplat.models.encoders import ENCODERS
 from nerplat.models.heads.base import IGNORE
-from nerplat.plan.trial_config import EncoderSettings
 from nerplat.trial.batching import collate, ids_to_tags, iterate_batches, join_windows, length_grouped_batches
 from nerplat.trial.features import featurize
 

@@ -3,10 +3,10 @@ import random
 import numpy as np
 import pytest
 
+from nerplat.config.trial import EncoderSettings
 from nerplat.data.corpus import Corpus, Sentence
 from nerplat.errors import UserInputError
 from nerplat.models.encoders import ENCODERS
-from nerplat.plan.trial_config import EncoderSettings
 from nerplat.trial import features as features_module
 from nerplat.trial.features import featurize, featurize_corpus, plan_windows
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from nerplat.plan.trial_config import Component, DatasetRef, EncoderSettings, TrainSettings, TrialConfig
+from nerplat.config.trial import Component, DatasetRef, EncoderSettings, TrainSettings, TrialConfig
 from nerplat.trial.loop import CHECKPOINT_FILE, run_trial
 
 

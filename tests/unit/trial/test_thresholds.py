@@ -1,15 +1,15 @@
 import pytest
 import torch
 
+from nerplat.config.trial import Component, DatasetRef, EncoderSettings
 from nerplat.data.corpora import load_corpus
 from nerplat.data.samplers.chain import apply_samplers
 from nerplat.metrics import evaluate_tags
 from nerplat.models.encoders import load_encoder
 from nerplat.models.tagger import build_tagger
-from nerplat.plan.trial_config import Component, DatasetRef, EncoderSettings
+from nerplat.trial.batching import ids_to_tags
 from nerplat.trial.features import featurize
 from nerplat.trial.loop import predict
-from nerplat.trial.batching import ids_to_tags
 from nerplat.trial.thresholds import CANDIDATES, choose_thresholds
 
 

@@ -13,7 +13,7 @@ from nerplat.data.samplers import (  # noqa: F401  (registration on import)
     low_resource,
     resampling,
 )
-from nerplat.data.samplers.chain import apply_samplers, sampler_config
+from nerplat.data.samplers.chain import apply_samplers
 from nerplat.data.stats import entity_token_share, size_factor
 
-__all__ = ["SAMPLERS", "Sampler", "SamplerConfig", "apply_samplers", "entity_token_share", "sampler_config", "size_factor"]
+__all__ = ["SAMPLERS", "Sampler", "SamplerConfig", "apply_samplers", "entity_token_share", "size_factor"]

@@ -106,7 +106,7 @@ METHODS: dict[str, Callable[[Sentence, Vocabulary, float, random.Random], Senten
 
 
 @SAMPLERS.register("augmentation", AugmentationConfig)
-def augmentation(corpus: Corpus, config: AugmentationConfig, *, seed: int, partition: int) -> Corpus:
+def augmentation(config: AugmentationConfig, corpus: Corpus, *, seed: int, partition: int) -> Corpus:
     """Dai & Adel 2020: keep each sentence and add augmented copies (LwTR, MR, SiS; no synonyms offline)."""
     rng = seeded_rng("augmentation", seed, partition)
     vocabulary = Vocabulary(corpus.train)

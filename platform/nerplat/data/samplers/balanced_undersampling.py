@@ -58,7 +58,7 @@ def undersample_sentence(sentence: Sentence, ratio: float) -> Sentence | None:
 
 
 @SAMPLERS.register("balanced_undersampling", BalancedUndersamplingConfig)
-def balanced_undersampling(corpus: Corpus, config: BalancedUndersamplingConfig, *, seed: int, partition: int) -> Corpus:
+def balanced_undersampling(config: BalancedUndersamplingConfig, corpus: Corpus, *, seed: int, partition: int) -> Corpus:
     """Akkasi et al. 2018 BUS: keep entity tokens and their nearest O tokens, about `ratio` x entity tokens."""
     kept = [undersample_sentence(s, config.ratio) for s in corpus.train]
     train = tuple(s for s in kept if s is not None)

@@ -2,40 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
 
-from pydantic import ValidationError
-
+from nerplat.config.trial import Component
 from nerplat.data.conll import sentences_sha256
 from nerplat.data.corpus import Corpus
-from nerplat.data.samplers.registry import SAMPLERS, SamplerConfig
-from nerplat.errors import Problem, UserInputError
-from nerplat.plan.trial_config import Component
-
-
-def sampler_config(name: str, params: Mapping[str, Any], path: str = "") -> SamplerConfig:
-    """The validated config of sampler ``name``; every bad parameter is reported, located at ``path.key``."""
-    if name not in SAMPLERS:
-        raise UserInputError(Problem(SAMPLERS.unknown_message(name), path=path or None))
-    entry = SAMPLERS.get(name)
-    try:
-        return entry.config.model_validate(dict(params))
-    except ValidationError as error:
-        accepted = ", ".join(entry.config.model_fields) or "none"
-        problems = []
-        for item in error.errors():
-            key = ".".join(str(part) for part in item["loc"])
-            where = f"{path}.{key}" if path else key
-            if item["type"] == "extra_forbidden":
-                message = f"unknown parameter '{key}' of sampler '{name}' (accepted: {accepted})"
-            elif item["type"] == "missing":
-                message = f"sampler '{name}' needs parameter '{key}'"
-            else:
-                message = f"sampler '{name}' parameter '{key}': {item['msg']} (got {item.get('input')!r})"
-            problems.append(Problem(message, path=where))
-        raise UserInputError(problems) from None
+from nerplat.data.samplers.registry import SAMPLERS
+from nerplat.errors import UserInputError
 
 
 def apply_samplers(corpus: Corpus, components: Sequence[Component], *, seed: int, partition: int) -> Corpus:
@@ -46,13 +20,13 @@ def apply_samplers(corpus: Corpus, components: Sequence[Component], *, seed: int
     configs, problems = [], []
     for position, component in enumerate(components):
         try:
-            configs.append(sampler_config(component.name, component.params, f"samplers[{position}]"))
+            configs.append(SAMPLERS.config(component.name, component.params, at=f"samplers[{position}]"))
         except UserInputError as error:
             problems += error.problems
     if problems:
         raise UserInputError(problems)
     for component, config in zip(components, configs):
-        corpus = SAMPLERS.get(component.name).factory(corpus, config, seed=seed, partition=partition)
+        corpus = SAMPLERS.get(component.name).factory(config, corpus, seed=seed, partition=partition)
     if components:
         corpus = replace(corpus, checksums={**corpus.checksums, "train_sampled": sentences_sha256(corpus.train)})
     return corpus

@@ -86,7 +86,7 @@ def _repair(sentences: tuple[Sentence, ...], chosen: list[int], config: EntityRa
 
 
 @SAMPLERS.register("entity_ratio", EntityRatioConfig)
-def entity_ratio(corpus: Corpus, config: EntityRatioConfig, *, seed: int, partition: int) -> Corpus:
+def entity_ratio(config: EntityRatioConfig, corpus: Corpus, *, seed: int, partition: int) -> Corpus:
     """`size` train sentences whose entity-token share is `ratio` (within `tolerance`); reports the share reached."""
     available = len(corpus.train)
     if config.size > available:

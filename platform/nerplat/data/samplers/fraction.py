@@ -14,7 +14,7 @@ class FractionConfig(SamplerConfig):
 
 
 @SAMPLERS.register("fraction", FractionConfig)
-def fraction(corpus: Corpus, config: FractionConfig, *, seed: int, partition: int) -> Corpus:
+def fraction(config: FractionConfig, corpus: Corpus, *, seed: int, partition: int) -> Corpus:
     """Random undersampling: keep round(f * n) train sentences, drawn without replacement."""
     available = len(corpus.train)
     size = min(available, max(1, round(config.f * available)))

@@ -8,14 +8,13 @@ the ``P-TYPE`` form; spans and their boundaries are exactly those of the bare B/
 
 from __future__ import annotations
 
-import difflib
-
 from pydantic import Field
 
 from nerplat.data.corpus import Corpus, Sentence
 from nerplat.data.samplers.registry import SAMPLERS, SamplerConfig
 from nerplat.data.tags import OUTSIDE
 from nerplat.errors import UserInputError
+from nerplat.suggest import did_you_mean
 
 UNTYPED = "ENT"
 
@@ -29,14 +28,13 @@ class UntypedConfig(SamplerConfig):
 
 
 @SAMPLERS.register("single_type", SingleTypeConfig)
-def single_type(corpus: Corpus, config: SingleTypeConfig, *, seed: int, partition: int) -> Corpus:
+def single_type(config: SingleTypeConfig, corpus: Corpus, *, seed: int, partition: int) -> Corpus:
     """Every type but `type` becomes O, in every split."""
     types = corpus.entity_types()
     if config.type not in types:
-        close = difflib.get_close_matches(config.type, types, n=1)
-        hint = f"; did you mean '{close[0]}'?" if close else ""
         raise UserInputError(
-            f"single_type: corpus '{corpus.name}' has no type '{config.type}'{hint} (types: {', '.join(types) or 'none'})"
+            f"single_type: corpus '{corpus.name}' has no type '{config.type}'{did_you_mean(config.type, types)} "
+            f"(types: {', '.join(types) or 'none'})"
         )
 
     def keep_one(sentence: Sentence) -> Sentence:
@@ -47,7 +45,7 @@ def single_type(corpus: Corpus, config: SingleTypeConfig, *, seed: int, partitio
 
 
 @SAMPLERS.register("untyped", UntypedConfig)
-def untyped(corpus: Corpus, config: UntypedConfig, *, seed: int, partition: int) -> Corpus:
+def untyped(config: UntypedConfig, corpus: Corpus, *, seed: int, partition: int) -> Corpus:
     """B-x/I-x become B-ENT/I-ENT in every split (spans without types)."""
 
     def drop_type(sentence: Sentence) -> Sentence:

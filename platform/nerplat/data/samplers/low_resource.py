@@ -24,7 +24,7 @@ class LowResourceConfig(SamplerConfig):
 
 
 @SAMPLERS.register("low_resource", LowResourceConfig)
-def low_resource(corpus: Corpus, config: LowResourceConfig, *, seed: int, partition: int) -> Corpus:
+def low_resource(config: LowResourceConfig, corpus: Corpus, *, seed: int, partition: int) -> Corpus:
     """K partitions of `size` train sentences, drawn uniformly without replacement; partition k seeded by k."""
     available = len(corpus.train)
     if not 0 <= partition < config.partitions:

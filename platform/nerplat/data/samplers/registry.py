@@ -1,6 +1,6 @@
 """The sampler registry and the contract every sampler keeps.
 
-An entry's factory IS the sampling function ``sample(corpus, config, *, seed, partition) -> Corpus``:
+An entry's factory IS the sampling function ``sample(config, corpus, *, seed, partition) -> Corpus``:
 it returns a new Corpus (never mutating its input) with a note saying what it did, acts on train
 only (label maps excepted: they map every split so evaluation sees the same labels), and is
 deterministic for a given seed and partition. Impossible requests raise ``UserInputError``.
@@ -28,7 +28,7 @@ class SamplerConfig(BaseModel):
 
 
 class Sampler(Protocol):
-    def __call__(self, corpus: Corpus, config: SamplerConfig, *, seed: int, partition: int) -> Corpus: ...
+    def __call__(self, config: SamplerConfig, corpus: Corpus, *, seed: int, partition: int) -> Corpus: ...
 
 
 SAMPLERS: Registry[Sampler] = Registry("sampler")

@@ -94,7 +94,7 @@ def resample(corpus: Corpus, method: str, config: ResamplingConfig) -> Corpus:
 
 
 def _register(method: str, summary: str) -> None:
-    def sample(corpus: Corpus, config: ResamplingConfig, *, seed: int, partition: int) -> Corpus:
+    def sample(config: ResamplingConfig, corpus: Corpus, *, seed: int, partition: int) -> Corpus:
         return resample(corpus, method, config)
 
     sample.__doc__ = summary

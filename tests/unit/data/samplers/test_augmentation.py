@@ -3,11 +3,11 @@ from collections import Counter
 import pytest
 from corpus_fakes import corpus
 
+from nerplat.config.trial import Component
 from nerplat.data.samplers import apply_samplers
 from nerplat.data.samplers.augmentation import Vocabulary, segments
 from nerplat.data.tags import iob2_violations, mentions
 from nerplat.errors import UserInputError
-from nerplat.plan.trial_config import Component
 
 C = corpus(
     [

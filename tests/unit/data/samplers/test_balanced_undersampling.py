@@ -1,10 +1,10 @@
 import pytest
 from corpus_fakes import corpus, sentence
 
+from nerplat.config.trial import Component
 from nerplat.data.samplers import apply_samplers
 from nerplat.data.samplers.balanced_undersampling import distances_to_entities, undersample_sentence
 from nerplat.errors import UserInputError
-from nerplat.plan.trial_config import Component
 
 
 def test_distances_to_the_nearest_entity_token():

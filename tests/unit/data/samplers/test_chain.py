@@ -1,9 +1,9 @@
 import pytest
 
+from nerplat.config.trial import Component
 from nerplat.data.samplers import apply_samplers
 from nerplat.data.samplers.low_resource import LowResourceConfig
 from nerplat.errors import UserInputError
-from nerplat.plan.trial_config import Component
 
 
 def test_chains_apply_in_order_and_record_the_sampled_checksum(small_conll):
@@ -32,8 +32,8 @@ def test_every_bad_component_is_reported_before_anything_runs(small_conll):
     paths = [p.path for p in caught.value.problems]
     assert paths == ["samplers[0]", "samplers[1].size", "samplers[1].extra", "samplers[2].formula"]
     messages = " | ".join(p.message for p in caught.value.problems)
-    assert "did you mean 'untyped'" in messages and "unknown parameter 'extra'" in messages
-    assert "accepted: size, partitions" in messages
+    assert "did you mean 'untyped'" in messages and "unknown key 'extra' in sampler 'low_resource'" in messages
+    assert "allowed: size, partitions" in messages
 
 
 def test_partitioned_is_a_class_flag_not_a_parameter():

@@ -3,10 +3,10 @@ from collections import Counter
 
 import pytest
 
+from nerplat.config.trial import Component
 from nerplat.data.samplers import apply_samplers
 from nerplat.data.stats import entity_token_share
 from nerplat.errors import UserInputError
-from nerplat.plan.trial_config import Component
 
 
 def sample(corpus, seed=0, **params):

@@ -1,8 +1,8 @@
 import pytest
 
+from nerplat.config.trial import Component
 from nerplat.data.samplers import apply_samplers
 from nerplat.errors import UserInputError
-from nerplat.plan.trial_config import Component
 
 
 def sample(corpus, f, seed=0):

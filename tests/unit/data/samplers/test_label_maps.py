@@ -1,9 +1,9 @@
 import pytest
 from corpus_fakes import corpus, sentence
 
+from nerplat.config.trial import Component
 from nerplat.data.samplers import apply_samplers
 from nerplat.errors import UserInputError
-from nerplat.plan.trial_config import Component
 
 C = corpus(["a/B-PER b/I-PER c/B-LOC d/O"], dev=["e/B-LOC f/I-LOC"], test=["g/B-ORG h/B-PER"])
 

@@ -2,9 +2,9 @@ from collections import Counter
 
 import pytest
 
+from nerplat.config.trial import Component
 from nerplat.data.samplers import apply_samplers
 from nerplat.errors import UserInputError
-from nerplat.plan.trial_config import Component
 
 
 def sample(corpus, seed=0, partition=0, **params):

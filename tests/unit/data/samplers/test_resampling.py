@@ -5,9 +5,9 @@ import math
 import pytest
 from corpus_fakes import corpus
 
+from nerplat.config.trial import Component
 from nerplat.data.samplers import apply_samplers
 from nerplat.data.samplers.resampling import rareness, repeat_counts
-from nerplat.plan.trial_config import Component
 
 # N = 16 tokens; X has 4 tokens -> r_X = log2(16/4) = 2; Y has 1 -> r_Y = 4. Every sentence has length 4.
 # S = sum_t r_t c(t,s): s1 = 2*2 = 4, s2 = 4*1 + 2*1 = 6, s3 = 0, s4 = 2*1 = 2.

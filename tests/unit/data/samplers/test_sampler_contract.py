@@ -4,8 +4,8 @@ import copy
 
 import pytest
 
-from nerplat.data.samplers import SAMPLERS, apply_samplers, sampler_config
-from nerplat.plan.trial_config import Component
+from nerplat.config.trial import Component
+from nerplat.data.samplers import SAMPLERS, apply_samplers
 
 PARAMS = {
     "low_resource": {"size": 30},
@@ -55,4 +55,4 @@ def test_configs_forbid_unknown_keys_and_describe_every_field(name):
         pytest.skip(f"{name} is not registered")
     config = SAMPLERS.get(name).config
     assert all(field.description for field in config.model_fields.values())
-    assert sampler_config(name, PARAMS[name]) == config.model_validate(PARAMS[name])
+    assert SAMPLERS.config(name, PARAMS[name]) == config.model_validate(PARAMS[name])

@@ -9,11 +9,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-
-class Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+from nerplat.config.frozen import Frozen
 
 
 class Component(Frozen):
