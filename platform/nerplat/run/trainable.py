@@ -79,7 +79,7 @@ def _tune_reporter(checkpointing: bool) -> Callable[[Evaluation, Callable[[Path]
     from ray import tune
 
     def report(evaluation: Evaluation, save_checkpoint: Callable[[Path], None]) -> None:
-        metrics = {**evaluation.metrics, "epoch": evaluation.epoch, NODE_KEY: ray_node_name()}
+        metrics = {**evaluation.metrics(), "epoch": evaluation.epoch, NODE_KEY: ray_node_name()}
         if not checkpointing:
             tune.report(metrics)
             return
@@ -94,7 +94,7 @@ def _train_reporter(checkpointing: bool) -> Callable[[Evaluation, Callable[[Path
     import ray.train
 
     def report(evaluation: Evaluation, save_checkpoint: Callable[[Path], None]) -> None:
-        metrics = {**evaluation.metrics, "epoch": evaluation.epoch, NODE_KEY: ray_node_name()}
+        metrics = {**evaluation.metrics(), "epoch": evaluation.epoch, NODE_KEY: ray_node_name()}
         if not checkpointing:
             ray.train.report(metrics)
             return
@@ -139,7 +139,7 @@ def _log_replicate(job: TrialJob, result: TrialResult) -> None:
 
 
 def _final_report(job: TrialJob, result: TrialResult) -> dict[str, Any]:
-    last = result.evaluations[-1].metrics if result.evaluations else {}
+    last = result.evaluations[-1].metrics() if result.evaluations else {}
     return {
         **last,
         **result.metrics,
