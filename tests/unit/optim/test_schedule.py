@@ -39,3 +39,21 @@ def test_warmup_rounds_up_and_zero_warmup_starts_at_full_rate():
 def test_no_steps_is_refused():
     with pytest.raises(ValueError, match="steps_total"):
         lrs_over(0, 0.1)
+
+
+@pytest.mark.parametrize("steps_total, warmup_ratio", [(1, 0.0), (4, 0.1), (10, 0.2), (37, 0.06), (100, 0.0), (250, 0.5), (7, 1.0)])
+def test_the_schedule_equals_transformers_linear_schedule_with_warmup(steps_total, warmup_ratio):
+    """Same factor at every step as transformers' with W = ceil(T * warmup_ratio)."""
+    import math
+
+    from transformers import get_linear_schedule_with_warmup
+
+    weight = nn.Parameter(torch.zeros(1))
+    optimizer = torch.optim.SGD([weight], lr=1.0)
+    reference = get_linear_schedule_with_warmup(optimizer, math.ceil(steps_total * warmup_ratio), steps_total)
+    factors = []
+    for _ in range(steps_total + 1):
+        factors.append(optimizer.param_groups[0]["lr"])
+        optimizer.step()
+        reference.step()
+    assert [lrs[0] for lrs in lrs_over(steps_total, warmup_ratio, base_lrs=(1.0,))] == factors
