@@ -1,4 +1,4 @@
-"""Linear warm-up and decay: the factor at every optimiser step, on every group."""
+"""Linear warm-up and decay (transformers' schedule): the factor at every optimiser step, on every group."""
 
 from __future__ import annotations
 
@@ -6,13 +6,13 @@ import pytest
 import torch
 from torch import nn
 
-from nerplat.optim import linear_warmup_decay
+from nerplat.optim import learning_rate_schedule
 
 
 def lrs_over(steps_total: int, warmup_ratio: float, base_lrs=(1.0, 0.1)) -> list[list[float]]:
     weights = [nn.Parameter(torch.zeros(1)) for _ in base_lrs]
     optimizer = torch.optim.SGD([{"params": [w], "lr": lr} for w, lr in zip(weights, base_lrs)])
-    scheduler = linear_warmup_decay(optimizer, steps_total, warmup_ratio)
+    scheduler = learning_rate_schedule(optimizer, steps_total, warmup_ratio)
     seen = []
     for _ in range(steps_total + 1):
         seen.append([g["lr"] for g in optimizer.param_groups])
