@@ -17,7 +17,8 @@ them to the ledger. One rule for tuning trials and replicates alike:
 4. close: the run ends with the trial's outcome: `completed` (all epochs or a final result),
    `early_stopped` (the scheduler stopped it), `failed` (after the allowed retries), or
    `interrupted` (the Tuner stopped while it ran). A run left RUNNING by a driver that died is marked
-   interrupted when its parent's children are next read (`finished_trials`), so `--resume` replaces it.
+   interrupted when its parent's children are next read (`finished_trials`), so `--resume` replaces it;
+   a run a dying driver created but never claimed is deleted then.
 
 Arm parents and the summary run are written by the runner through the same ledger.
 """
@@ -210,10 +211,15 @@ class RunLedger:
         """(searched values, value of `metric`) of the finished tuning trials under a tune parent.
 
         Children left RUNNING without a status belong to a driver that died; they are marked
-        interrupted here, since nothing will finish them now.
+        interrupted here, since nothing will finish them now. A child without a kind tag was created
+        by a driver killed before it claimed the run (track/runs.py): no search finds it, and its
+        name would otherwise never be claimed again, so it is deleted.
         """
         found = []
         for run in self.children(parent_run_id):
+            if schema.KIND not in run.data.tags:
+                self.tracker.client.delete_run(run.info.run_id)
+                continue
             status = run.data.tags.get(schema.STATUS)
             if run.info.status == "RUNNING" and status is None and run.info.run_id not in self._open_run_ids():
                 self.tracker.finish(run.info.run_id, "interrupted")

@@ -127,3 +127,14 @@ def test_a_replicate_result_is_logged_to_the_run_the_runner_opened(ledger, tiny_
     predictions = client.download_artifacts(run.run_id, schema.PREDICTIONS_ARTIFACT, str(tmp_path))
     assert read_conll_predictions(Path(predictions)) == ([["EU", "rejects"]], [["B-ORG", "O"]], [["B-ORG", "B-MISC"]])
     assert {a.path for a in client.list_artifacts(run.run_id)} >= {schema.DATA_CHECKSUMS_ARTIFACT, "data_notes.txt"}
+
+
+def test_resume_deletes_a_run_a_killed_driver_created_but_never_claimed(ledger, mom, tune_parent):
+    start_tuning_trial(ledger, mom, tune_parent, "a")
+    name = f"{mom.id}/tune/t0001"
+    unclaimed = ledger.tracker._create_run(name, {schema.PARENT_RUN: tune_parent}, {})  # killed before the claim
+    resumed = RunLedger(ledger.tracker)
+    resumed.finished_trials(tune_parent, "dev_best_micro_f1")
+    assert run_of(ledger, unclaimed.info.run_id).info.lifecycle_stage == "deleted"
+    run_id = start_tuning_trial(resumed, mom, tune_parent, "b")
+    assert run_of(ledger, run_id).info.run_name == name and run_of(ledger, run_id).data.tags[schema.KIND] == "trial"
