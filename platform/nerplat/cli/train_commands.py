@@ -86,7 +86,7 @@ def train(
     select = (plan.tune.metric if plan.tune else "dev_micro_f1").removeprefix("dev_")
 
     def report(evaluation, save_checkpoint) -> None:
-        shown = {k: evaluation.metrics[f"dev_{k}"] for k in SUMMARY_METRICS if f"dev_{k}" in evaluation.metrics}
+        shown = {k: evaluation.dev[k] for k in SUMMARY_METRICS if k in evaluation.dev}
         console.print(f"epoch {evaluation.epoch}: " + "  ".join(f"dev_{k} {v:.4f}" for k, v in shown.items()))
         if save is not None and evaluation.epoch == evaluation.epochs:
             save_checkpoint(save)

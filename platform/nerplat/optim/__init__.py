@@ -4,11 +4,10 @@
 other calls the trial loop makes (see `nerplat.optim.factory`).
 """
 
-from nerplat.optim.factory import build_optimizer, clip_gradients, end_epoch, head_learning_rate
+from nerplat.optim.factory import build_optimizer, clip_gradients, end_epoch, head_learning_rate, learning_rate_schedule
 from nerplat.optim.parameter_groups import ParameterSplit, split_parameters
 from nerplat.optim.pdsca import PDSCA
 from nerplat.optim.pesg import PESG
-from nerplat.optim.schedule import linear_warmup_decay
 
 __all__ = [
     "PDSCA",
@@ -18,6 +17,6 @@ __all__ = [
     "clip_gradients",
     "end_epoch",
     "head_learning_rate",
-    "linear_warmup_decay",
+    "learning_rate_schedule",
     "split_parameters",
 ]

@@ -17,6 +17,7 @@ else ``settings.lr``. All groups follow the same linear warm-up and decay.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import torch
@@ -29,7 +30,6 @@ from nerplat.optim.parameter_groups import ParameterSplit, split_parameters
 from nerplat.optim.pdsca import PDSCA
 from nerplat.optim.pesg import PESG
 from nerplat.optim.primal_dual import PrimalDualOptimizer
-from nerplat.optim.schedule import linear_warmup_decay
 
 
 def head_learning_rate(objective: Objective, settings: TrainSettings) -> float:
@@ -46,7 +46,17 @@ def build_optimizer(
         optimizer = _adamw(split, settings, head_learning_rate(objective, settings))
     else:
         optimizer = _primal_dual(kind, split, objective.config, settings, head_learning_rate(objective, settings))
-    return optimizer, linear_warmup_decay(optimizer, steps_total, settings.warmup_ratio)
+    return optimizer, learning_rate_schedule(optimizer, steps_total, settings.warmup_ratio)
+
+
+def learning_rate_schedule(optimizer: torch.optim.Optimizer, steps_total: int, warmup_ratio: float) -> LambdaLR:
+    """transformers' linear warm-up then decay to 0 (the BERT schedule) over `steps_total` optimiser steps,
+    W = ceil(steps_total * warmup_ratio) of them warm-up; it scales every parameter group alike."""
+    from transformers import get_linear_schedule_with_warmup
+
+    if steps_total < 1:
+        raise ValueError(f"steps_total must be >= 1, got {steps_total}")
+    return get_linear_schedule_with_warmup(optimizer, math.ceil(steps_total * warmup_ratio), steps_total)
 
 
 def _groups(split: ParameterSplit, settings: TrainSettings, head_lr: float, encoder: dict, head: dict) -> list[dict]:

@@ -1,22 +1,13 @@
-"""Driver-side handling of Tune trial events: MLflow runs, trial outcomes, progress, checkpoint clean-up.
+"""Driver-side handling of Tune trial events: hands reports to the ledger, feeds progress, cleans checkpoints.
 
-Tune calls this callback in the driver only, so every tuning trial's MLflow run is created by one
-process (no races) and named deterministically by the order trials start (`t0000`, `t0001`, ...,
-continuing after the trials of an earlier, interrupted session). Outcomes:
-
-- completed: the trial ran all its epochs;
-- early_stopped: the scheduler (ASHA) stopped it; MLflow alone would show it FINISHED;
-- failed: it raised, after the retries the spec allows;
-- interrupted: the run was stopped (Ctrl-C) while the trial ran; `--resume` starts a new trial.
-
-An evaluation that comes with a checkpoint is logged to MLflow only once Tune has registered that
-checkpoint (`on_checkpoint`): Tune saves it in a separate step after the result, and a worker killed
-in between is retried from the previous checkpoint, which would log the epoch it repeats twice.
+Tune calls this callback in the driver only. It translates Tune's events into the ledger's calls
+(`run.ledger` holds the rule for what is written to MLflow and when) and keeps the progress board;
+it writes nothing itself. Tune delivers a checkpointed result first and registers its checkpoint in
+a later step (`on_checkpoint`), which is when the ledger logs that evaluation.
 """
 
 from __future__ import annotations
 
-import json
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -26,44 +17,24 @@ from typing import Any
 from ray.tune import Callback
 from ray.tune.result import SHOULD_CHECKPOINT
 
-from nerplat.run.progress import ProgressBoard
-from nerplat.run.trainable import NODE_KEY, PHASE_KEY, TrialJob
-from nerplat.track import schema
-from nerplat.track.runs import ExperimentTracker
-
-
-
-def arm_tags(arm: Any) -> dict[str, str]:
-    return {
-        schema.ARM: arm.id,
-        schema.DATASET: arm.dataset,
-        schema.SAMPLER: arm.sampler_description,
-        schema.METHOD: arm.method,
-        schema.OBJECTIVE: arm.objective,
-        schema.HEAD: arm.head,
-        schema.ENCODER: arm.fixed["encoder"]["name"],
-    }
+from nerplat.run.job import EVALUATION_KEY, NODE_KEY, PHASE_KEY, RESULT_KEY, TrialJob
+from nerplat.run.ledger import RunLedger
+from nerplat.run.progress import PhaseProgress, ProgressBoard
+from nerplat.trial.report import Evaluation, TrialResult
 
 
 @dataclass
 class _Running:
     job: TrialJob
-    run_id: str
     started: float = field(default_factory=time.monotonic)
-    last_epoch: int = 0
-    final: bool = False
-    node: str | None = None
-    unsaved: tuple[dict[str, float], int] | None = None  # metrics and epoch waiting for their checkpoint
 
 
 @dataclass
 class TrialEvents(Callback):
-    """Tune callback of one Tuner: logs each trial to MLflow and feeds the progress board."""
+    """Tune callback of one Tuner: each trial's reports go to the ledger, its progress to the board."""
 
-    tracker: ExperimentTracker
+    ledger: RunLedger
     board: ProgressBoard
-    tune_parents: dict[str, str] = field(default_factory=dict)  # arm id -> its tune parent run id
-    next_trial_index: int = 0
     running: dict[str, _Running] = field(default_factory=dict)
     outcomes: dict[str, str] = field(default_factory=dict)  # Tune trial id -> status
     errors: dict[str, str] = field(default_factory=dict)  # arm id -> last error message
@@ -76,28 +47,15 @@ class TrialEvents(Callback):
         # nerplat resumes from MLflow, so the pickled copy never needs it.
         return {**self.__dict__, "board": None}
 
-    def _progress(self, job: TrialJob):
+    def _progress(self, job: TrialJob) -> PhaseProgress:
         return self.board.phase(job.arm.id, job.phase, total=0)
 
     def on_trial_start(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
-        job = TrialJob.model_validate(trial.config[PHASE_KEY])
         if trial.trial_id in self.running:  # a retry after a failure: same run
             return
-        if job.phase == "tune":
-            sampled = {key: trial.config[key] for key in job.arm.search_space}
-            name = f"t{self.next_trial_index:04d}"
-            self.next_trial_index += 1
-            run = self.tracker.start_trial_run(
-                self.tune_parents[job.arm.id],
-                job.arm.id,
-                name,
-                tags={**arm_tags(job.arm), schema.SEED: job.seed, schema.PARTITION: job.partition, schema.SAMPLED: json.dumps(sampled)},
-                params=job.arm.trial_config(sampled, seed=job.seed, partition=job.partition, eval_split=job.eval_split).model_dump(mode="json"),
-            )
-            run_id = run.run_id
-        else:
-            run_id = job.replicate_run_id or ""
-        self.running[trial.trial_id] = _Running(job, run_id)
+        job = TrialJob.model_validate(trial.config[PHASE_KEY])
+        self.ledger.start_trial(trial.trial_id, job, trial.config)
+        self.running[trial.trial_id] = _Running(job)
         self._progress(job).running += 1
         self.board.refresh()
 
@@ -105,49 +63,39 @@ class TrialEvents(Callback):
         state = self.running.get(trial.trial_id)
         if state is None:
             return
-        node = result.get(NODE_KEY)
-        if node and state.run_id and node != state.node:
-            state.node = node
-            self.tracker.client.set_tag(state.run_id, schema.RAY_NODE, node)
-        if result.get("final"):
-            state.final = True
-            return
-        epoch = int(result.get("epoch", 0))
-        state.last_epoch = epoch
-        metrics = {
-            key: float(value)
-            for key, value in result.items()
-            if key.startswith(("dev_", "time_", "train_", "threshold_")) and isinstance(value, (int, float)) and not isinstance(value, bool)
-        }
-        if metrics and state.run_id:
-            if result.get(SHOULD_CHECKPOINT):
-                state.unsaved = (metrics, epoch)
-            else:
-                self.tracker.log_epoch(state.run_id, metrics, epoch)
-        metric = f"dev_best_{state.job.select_metric}"
-        if metric in result:
-            self._progress(state.job).offer(float(result[metric]))
+        if result.get(NODE_KEY):
+            self.ledger.record_node(trial.trial_id, result[NODE_KEY])
+        if RESULT_KEY in result:
+            self.ledger.record_result(trial.trial_id, TrialResult.from_dict(result[RESULT_KEY]))
+        elif EVALUATION_KEY in result:
+            evaluation = Evaluation.from_dict(result[EVALUATION_KEY])
+            self.ledger.record_evaluation(trial.trial_id, evaluation, awaits_checkpoint=bool(result.get(SHOULD_CHECKPOINT)))
+            if state.job.select_metric in evaluation.dev_best:
+                self._progress(state.job).offer(evaluation.dev_best[state.job.select_metric])
         self.board.refresh()
 
     def on_checkpoint(self, iteration: int, trials: list, trial: Any, checkpoint: Any, **info: Any) -> None:
+        self.ledger.checkpoint_registered(trial.trial_id)
+
+    def on_trial_recover(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+        self.ledger.retrying(trial.trial_id)
+
+    def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+        self._end(trial, failed=False)
+
+    def on_trial_error(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
         state = self.running.get(trial.trial_id)
         if state is not None:
-            self._log_unsaved(state)
+            self.errors[state.job.arm.id] = _error_text(trial)
+            self._progress(state.job).last_error = self.errors[state.job.arm.id]
+        self._end(trial, failed=True)
 
-    def _log_unsaved(self, state: _Running) -> None:
-        if state.unsaved is not None:
-            metrics, epoch = state.unsaved
-            state.unsaved = None
-            self.tracker.log_epoch(state.run_id, metrics, epoch)
-
-    def _end(self, trial: Any, status: str) -> None:
+    def _end(self, trial: Any, *, failed: bool) -> None:
         state = self.running.pop(trial.trial_id, None)
         if state is None:
             return
-        self._log_unsaved(state)  # a trial that ends is not retried: its last evaluation stands
+        status = self.ledger.end(trial.trial_id, failed=failed)
         self.outcomes[trial.trial_id] = status
-        if state.run_id:
-            self.tracker.finish(state.run_id, status)
         progress = self._progress(state.job)
         progress.running = max(0, progress.running - 1)
         progress.trial_seconds.append(time.monotonic() - state.started)
@@ -160,35 +108,11 @@ class TrialEvents(Callback):
         _remove_checkpoints(trial)
         self.board.refresh()
 
-    def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
-        state = self.running.get(trial.trial_id)
-        if state is None:
-            return
-        epochs = int(state.job.arm.fixed["train"]["epochs"])
-        done = state.final or state.last_epoch >= epochs
-        self._end(trial, "completed" if done else "early_stopped")
-
-    def on_trial_error(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
-        state = self.running.get(trial.trial_id)
-        if state is not None:
-            self.errors[state.job.arm.id] = _error_text(trial)
-            self._progress(state.job).last_error = self.errors[state.job.arm.id]
-        self._end(trial, "failed")
-
-    def on_trial_recover(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
-        state = self.running.get(trial.trial_id)
-        if state is not None:
-            state.unsaved = None  # the retry repeats that evaluation from the last checkpoint
-
     def mark_interrupted(self) -> int:
         """Closes the runs of trials that were still running when the Tuner stopped; returns how many."""
-        interrupted = list(self.running)
-        for trial_id in interrupted:
-            state = self.running.pop(trial_id)
-            self.outcomes[trial_id] = "interrupted"
-            self._log_unsaved(state)
-            if state.run_id:
-                self.tracker.finish(state.run_id, "interrupted")
+        self.running.clear()
+        interrupted = self.ledger.interrupt_open()
+        self.outcomes |= {trial_id: "interrupted" for trial_id in interrupted}
         return len(interrupted)
 
 

@@ -27,17 +27,22 @@ from rich.console import Console
 
 from nerplat.errors import UserInputError
 from nerplat.plan.model import Arm, Plan
+from nerplat.run.job import PHASE_KEY, TrialJob
+from nerplat.run.ledger import RunLedger
 from nerplat.run.progress import ProgressBoard
 from nerplat.track import schema
 from nerplat.track.runs import ExperimentTracker
 from nerplat.track.store import resolve_tracking_uri, sqlite_path
 
 # Ray's own console output would fight the progress view; its result loggers (CSV, JSON,
-# TensorBoard per trial) cost disk across thousands of trials and MLflow has it all.
-os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
-os.environ.setdefault("TUNE_DISABLE_AUTO_CALLBACK_LOGGERS", "1")
-os.environ.setdefault("RAY_CHDIR_TO_TRIAL_DIR", "0")
-os.environ.setdefault("TUNE_DISABLE_SIGINT_HANDLER", "0")
+# TensorBoard per trial) cost disk across thousands of trials and MLflow has it all. Set by
+# `ExperimentRunner.run` (not on import), unless the user set them.
+RAY_SETTINGS = {
+    "RAY_AIR_NEW_OUTPUT": "0",
+    "TUNE_DISABLE_AUTO_CALLBACK_LOGGERS": "1",
+    "RAY_CHDIR_TO_TRIAL_DIR": "0",
+    "TUNE_DISABLE_SIGINT_HANDLER": "0",
+}
 
 # Passed to every Ray worker, so trials find corpora, caches and the store as the driver does.
 FORWARDED_ENV = (
@@ -138,11 +143,22 @@ def connect_ray(address: str | None, verbose: bool) -> None:
         ray_constants.ENABLE_RAY_CLUSTER = multi_node  # a later ray.init(address=...) finds its node as usual
 
 
+def configure_ray_environment(storage: str) -> None:
+    """Ray settings of this driver process (the user's own values win) and where Train workers store."""
+    for name, value in RAY_SETTINGS.items():
+        os.environ.setdefault(name, value)
+    os.environ["NERPLAT_RAY_STORAGE"] = storage  # forwarded: Ray Train workers of multi-worker trials
+
+
 def concurrency(arm: Arm, limit: int | None) -> int:
-    """Trials of `arm` that fit the cluster at once, capped by the spec's max_concurrent."""
+    """Trials of `arm` that fit the running Ray cluster at once, capped by the spec's max_concurrent."""
     import ray
 
-    available = ray.cluster_resources()
+    return trials_that_fit(arm, ray.cluster_resources(), limit)
+
+
+def trials_that_fit(arm: Arm, available: dict[str, float], limit: int | None) -> int:
+    """Trials of `arm` that fit in `available` resources at once (at least one), capped by `limit`."""
     resources = arm.resources
     per_trial = {"CPU": resources.cpus_per_worker * resources.workers, "GPU": resources.gpus_per_worker * resources.workers}
     per_trial |= {name: amount * resources.workers for name, amount in resources.custom.items()}
@@ -151,15 +167,9 @@ def concurrency(arm: Arm, limit: int | None) -> int:
     return min(count, limit) if limit else count
 
 
-def _child_runs(tracker: ExperimentTracker, parent_run_id: str) -> list[Any]:
-    from mlflow.entities import ViewType
-
-    return tracker.client.search_runs(
-        [tracker.experiment_id],
-        filter_string=f"tags.`{schema.PARENT_RUN}` = '{parent_run_id}'",
-        run_view_type=ViewType.ACTIVE_ONLY,
-        max_results=50_000,
-    )
+def choose_configuration(finished: list[tuple[dict[str, Any], float]], mode: str) -> tuple[dict[str, Any], float]:
+    """The searched values of the best finished trial by its dev value; the first one on ties."""
+    return (max if mode == "max" else min)(finished, key=lambda item: item[1])
 
 
 def _select_key(plan: Plan) -> str:
@@ -168,7 +178,7 @@ def _select_key(plan: Plan) -> str:
 
 
 class ExperimentRunner:
-    """Runs one plan; holds the MLflow tracker, the progress board and the Ray storage location."""
+    """Runs one plan; holds the run ledger (MLflow), the progress board and the Ray storage location."""
 
     def __init__(self, plan: Plan, options: RunOptions, console: Console):
         self.plan = plan
@@ -178,18 +188,19 @@ class ExperimentRunner:
         self.storage = options.storage or str((options.workdir / ".nerplat" / "ray").resolve())
         self.select_metric = _select_key(plan)
         self.tracker: ExperimentTracker | None = None
+        self.ledger: RunLedger | None = None
         self.board: ProgressBoard | None = None
 
     # -- entry --------------------------------------------------------------------------------
 
     def run(self) -> RunSummary:
         quiet_library_logs(self.options.verbose)
-        tracker = ExperimentTracker.open(self.tracking_uri, self.plan.experiment, spec_sha256=self.plan.spec_sha256)
-        self.tracker = tracker
-        self._refuse_silent_rerun(tracker)
-        summary_run = tracker.start_summary_run(self.plan.model_dump(mode="json"), self.plan.resolved_spec)
+        self.tracker = ExperimentTracker.open(self.tracking_uri, self.plan.experiment, spec_sha256=self.plan.spec_sha256)
+        self.ledger = RunLedger(self.tracker)
+        self._refuse_silent_rerun(self.tracker)
+        summary_run = self.ledger.start_summary(self.plan)
         self._refuse_unreachable_store()
-        os.environ["NERPLAT_RAY_STORAGE"] = self.storage  # forwarded: Ray Train workers of multi-worker trials
+        configure_ray_environment(self.storage)
         connect_ray(self.options.address, self.options.verbose)
         outcomes = {arm.id: ArmOutcome(arm.id) for arm in self.plan.arms}
         self.board = ProgressBoard(self.plan.experiment, self.console, concurrency(self.plan.arms[0], None))
@@ -207,13 +218,13 @@ class ExperimentRunner:
                 if self.options.replicate:
                     self._replicate([arm for arm in self.plan.arms if outcomes[arm.id].chosen is not None], outcomes)
         except Interrupted:
-            tracker.finish(summary_run.run_id, "interrupted")
+            self.ledger.finish(summary_run.run_id, "interrupted")
             raise
         report_dir = None
         if self.options.analyze and self.options.replicate:
             report_dir = self._analyze()
-        tracker.finish(summary_run.run_id, "completed" if self.options.replicate else "interrupted")
-        return RunSummary(self.plan.experiment, self.tracking_uri, tracker.experiment_id, list(outcomes.values()), report_dir)
+        self.ledger.finish(summary_run.run_id, "completed" if self.options.replicate else "interrupted")
+        return RunSummary(self.plan.experiment, self.tracking_uri, self.tracker.experiment_id, list(outcomes.values()), report_dir)
 
     def _refuse_unreachable_store(self) -> None:
         address = self.options.address or os.environ.get("RAY_ADDRESS")
@@ -237,141 +248,129 @@ class ExperimentRunner:
     # -- tune phase --------------------------------------------------------------------------
 
     def _tune_arm(self, arm: Arm, outcome: ArmOutcome) -> None:
-        from ray import tune
-
-        from nerplat.run.events import TrialEvents, arm_tags
-        from nerplat.run.search import SCHEDULERS, SEARCHERS, tune_domains
-        from nerplat.run.trainable import PHASE_KEY, TrialJob, nerplat_trial, trial_resources
-
-        tracker, plan, tune_settings = self.tracker, self.plan, self.plan.tune
-        parent = tracker.start_arm_run(arm.id, "tune", tags=arm_tags(arm), params={"search_space": {k: v.label() for k, v in arm.search_space.items()}})
+        """Searches the arm's space on dev (continuing an earlier session's trials), then chooses."""
+        ledger, mode = self.ledger, self.plan.tune.mode
+        parent = ledger.start_phase(arm, "tune", params={"search_space": {k: v.label() for k, v in arm.search_space.items()}})
         metric = f"dev_best_{self.select_metric}"
-        previous = self._finished_trials(parent.run_id, metric)
+        previous = ledger.finished_trials(parent.run_id, metric)
         progress = self.board.phase(arm.id, "tune", arm.tune_trials)
         progress.skipped = len(previous)
         for _, value in previous:
             progress.offer(value)
         remaining = arm.tune_trials - len(previous)
         if not parent.finished and remaining > 0:
-            searcher = SEARCHERS.build(
-                tune_settings.searcher.name, tune_settings.searcher.params, at="tune.search", space=arm.search_space, seed=0, evaluated=previous
-            )
-            evaluations = max(1, arm.fixed["train"]["epochs"] // arm.fixed["train"]["eval_every"])
-            scheduler = SCHEDULERS.build(tune_settings.scheduler.name, tune_settings.scheduler.params, at="tune.scheduler", max_t=evaluations)
-            job = TrialJob(arm=arm, phase="tune", seed=0, partition=arm.partitions[0], eval_split=None, select_metric=self.select_metric)
-            events = TrialEvents(tracker, self.board, tune_parents={arm.id: parent.run_id}, next_trial_index=len(_child_runs(tracker, parent.run_id)))
-            tuner = tune.Tuner(
-                tune.with_resources(nerplat_trial, trial_resources),
-                param_space={PHASE_KEY: job.model_dump(mode="json"), **tune_domains(arm.search_space)},
-                tune_config=tune.TuneConfig(
-                    metric=metric,
-                    mode=tune_settings.mode,
-                    search_alg=searcher,
-                    scheduler=scheduler,
-                    num_samples=remaining,
-                    max_concurrent_trials=concurrency(arm, tune_settings.max_concurrent),
-                    reuse_actors=True,
-                    trial_dirname_creator=lambda trial: trial.trial_id,
-                ),
-                run_config=self._ray_run_config(f"{_safe(arm.id)}__tune", events, arm.resources.max_retries),
-            )
-            self._fit(tuner, events)
-            outcome.error = events.errors.get(arm.id)
-            previous = self._finished_trials(parent.run_id, metric)
-        for status, count in self._statuses(parent.run_id).items():
-            outcome.tune_trials[status] = count
+            outcome.error = self._search(arm, parent.run_id, previous, remaining)
+            previous = ledger.finished_trials(parent.run_id, metric)
+        outcome.tune_trials.update(ledger.statuses(parent.run_id))
         if not previous:
             outcome.error = outcome.error or "no tuning trial finished"
-            tracker.finish(parent.run_id, "failed")
+            ledger.finish(parent.run_id, "failed")
             return
-        chosen, value = (max if tune_settings.mode == "max" else min)(previous, key=lambda item: item[1])
-        outcome.chosen, outcome.chosen_value = chosen, value
-        tracker.client.set_tag(parent.run_id, schema.SAMPLED, json.dumps(chosen))
-        tracker.log_epoch(parent.run_id, {metric: value}, epoch=0)
-        tracker.finish(parent.run_id, "completed")
+        outcome.chosen, outcome.chosen_value = choose_configuration(previous, mode)
+        ledger.record_choice(parent.run_id, outcome.chosen, metric, outcome.chosen_value)
+        ledger.finish(parent.run_id, "completed")
 
-    def _finished_trials(self, parent_run_id: str, metric: str) -> list[tuple[dict[str, Any], float]]:
-        """(searched values, best dev value) of the tuning trials that completed or were stopped early."""
-        found = []
-        for run in _child_runs(self.tracker, parent_run_id):
-            status = run.data.tags.get(schema.STATUS)
-            if run.info.status == "RUNNING" and status is None:
-                # left RUNNING by a driver that died: it will not finish now
-                self.tracker.finish(run.info.run_id, "interrupted")
-                continue
-            if status in ("completed", "early_stopped") and metric in run.data.metrics and schema.SAMPLED in run.data.tags:
-                found.append((json.loads(run.data.tags[schema.SAMPLED]), run.data.metrics[metric]))
-        return found
+    def _search(self, arm: Arm, parent_run_id: str, previous: list[tuple[dict[str, Any], float]], remaining: int) -> str | None:
+        """One Tuner over `remaining` new trials; returns the arm's last trial error, if any."""
+        from ray import tune
 
-    def _statuses(self, parent_run_id: str) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for run in _child_runs(self.tracker, parent_run_id):
-            status = run.data.tags.get(schema.STATUS, "running")
-            counts[status] = counts.get(status, 0) + 1
-        return counts
+        from nerplat.run.events import TrialEvents
+        from nerplat.run.search import SCHEDULERS, SEARCHERS, tune_domains
+        from nerplat.run.trainable import nerplat_trial, trial_resources
+
+        settings = self.plan.tune
+        searcher = SEARCHERS.build(
+            settings.searcher.name, settings.searcher.params, at="tune.search", space=arm.search_space, seed=0, evaluated=previous
+        )
+        evaluations = max(1, arm.fixed["train"]["epochs"] // arm.fixed["train"]["eval_every"])
+        scheduler = SCHEDULERS.build(settings.scheduler.name, settings.scheduler.params, at="tune.scheduler", max_t=evaluations)
+        job = TrialJob(
+            arm=arm, phase="tune", seed=0, partition=arm.partitions[0], eval_split=None,
+            select_metric=self.select_metric, parent_run_id=parent_run_id,
+        )
+        events = TrialEvents(self.ledger, self.board)
+        tuner = tune.Tuner(
+            tune.with_resources(nerplat_trial, trial_resources),
+            param_space={PHASE_KEY: job.model_dump(mode="json"), **tune_domains(arm.search_space)},
+            tune_config=tune.TuneConfig(
+                metric=f"dev_best_{self.select_metric}",
+                mode=settings.mode,
+                search_alg=searcher,
+                scheduler=scheduler,
+                num_samples=remaining,
+                max_concurrent_trials=concurrency(arm, settings.max_concurrent),
+                reuse_actors=True,
+                trial_dirname_creator=lambda trial: trial.trial_id,
+            ),
+            run_config=self._ray_run_config(f"{_safe(arm.id)}__tune", events, arm.resources.max_retries),
+        )
+        self._fit(tuner, events)
+        return events.errors.get(arm.id)
 
     # -- replicate phase ---------------------------------------------------------------------
 
     def _replicate(self, arms: list[Arm], outcomes: dict[str, ArmOutcome]) -> None:
-        from ray import tune
-
-        from nerplat.run.events import TrialEvents, arm_tags
-        from nerplat.run.trainable import PHASE_KEY, TrialJob, nerplat_trial, trial_resources
-
-        tracker = self.tracker
+        """Re-trains each arm's chosen configuration for every replicate not yet completed."""
         jobs, parents = [], {}
         for arm in arms:
-            chosen = outcomes[arm.id].chosen or {}
-            parent = tracker.start_arm_run(arm.id, "replicate", tags={**arm_tags(arm), schema.SAMPLED: json.dumps(chosen)}, params=chosen)
-            parents[arm.id] = parent.run_id
-            progress = self.board.phase(arm.id, "replicate", len(arm.replicates))
-            for replicate in arm.replicates:
-                tags = {**arm_tags(arm), schema.SEED: replicate.seed, schema.PARTITION: replicate.partition}
-                config = arm.trial_config(chosen, seed=replicate.seed, partition=replicate.partition, eval_split=self.plan.replicate_split)
-                run = tracker.start_replicate_run(
-                    parent.run_id, arm.id, replicate.seed, replicate.partition, tags=tags, params=config.model_dump(mode="json")
-                )
-                if run.finished and run.status == "completed":
-                    progress.skipped += 1
-                    continue
-                jobs.append(
-                    TrialJob(
-                        arm=arm,
-                        phase="replicate",
-                        seed=replicate.seed,
-                        partition=replicate.partition,
-                        eval_split=self.plan.replicate_split,
-                        select_metric=self.select_metric,
-                        fixed_values=chosen,
-                        replicate_run_id=run.run_id,
-                        tracking_uri=self.tracking_uri,
-                        experiment_id=tracker.experiment_id,
-                        experiment_name=tracker.experiment_name,
-                        run_tags=tracker.run_tags,
-                    ).model_dump(mode="json")
-                )
+            jobs += self._replicate_jobs(arm, outcomes[arm.id].chosen or {}, parents)
         if jobs:
-            events = TrialEvents(tracker, self.board)
-            limit = self.plan.tune.max_concurrent if self.plan.tune else None
-            tuner = tune.Tuner(
-                tune.with_resources(nerplat_trial, trial_resources),
-                param_space={PHASE_KEY: tune.grid_search(jobs)},
-                tune_config=tune.TuneConfig(
-                    num_samples=1,
-                    max_concurrent_trials=max(concurrency(arm, limit) for arm in arms),
-                    reuse_actors=True,
-                    trial_dirname_creator=lambda trial: trial.trial_id,
-                ),
-                run_config=self._ray_run_config("replicate", events, max(a.resources.max_retries for a in arms)),
-            )
-            self._fit(tuner, events)
-            for arm_id, error in events.errors.items():
+            for arm_id, error in self._fit_replicates(arms, jobs).items():
                 outcomes[arm_id].error = outcomes[arm_id].error or error
         for arm in arms:
-            statuses = self._statuses(parents[arm.id])
+            statuses = self.ledger.statuses(parents[arm.id])
             outcomes[arm.id].replicates = statuses
             complete = statuses.get("completed", 0) == len(arm.replicates)
-            tracker.finish(parents[arm.id], "completed" if complete else "failed")
+            self.ledger.finish(parents[arm.id], "completed" if complete else "failed")
+
+    def _replicate_jobs(self, arm: Arm, chosen: dict[str, Any], parents: dict[str, str]) -> list[dict[str, Any]]:
+        """Opens the arm's replicate runs (finished ones are skipped) and returns the Tune jobs of the rest."""
+        parent = self.ledger.start_phase(arm, "replicate", params=chosen, tags={schema.SAMPLED: json.dumps(chosen)})
+        parents[arm.id] = parent.run_id
+        progress = self.board.phase(arm.id, "replicate", len(arm.replicates))
+        jobs = []
+        for replicate in arm.replicates:
+            config = arm.trial_config(chosen, seed=replicate.seed, partition=replicate.partition, eval_split=self.plan.replicate_split)
+            run = self.ledger.open_replicate(parent.run_id, arm, replicate, config)
+            if run.finished and run.status == "completed":
+                progress.skipped += 1
+                continue
+            job = TrialJob(
+                arm=arm,
+                phase="replicate",
+                seed=replicate.seed,
+                partition=replicate.partition,
+                eval_split=self.plan.replicate_split,
+                select_metric=self.select_metric,
+                fixed_values=chosen,
+                parent_run_id=parent.run_id,
+                run_id=run.run_id,
+            )
+            jobs.append(job.model_dump(mode="json"))
+        return jobs
+
+    def _fit_replicates(self, arms: list[Arm], jobs: list[dict[str, Any]]) -> dict[str, str]:
+        """All replicates of all arms in one Tuner, so small arms fill idle CPUs; returns errors by arm."""
+        from ray import tune
+
+        from nerplat.run.events import TrialEvents
+        from nerplat.run.trainable import nerplat_trial, trial_resources
+
+        events = TrialEvents(self.ledger, self.board)
+        limit = self.plan.tune.max_concurrent if self.plan.tune else None
+        tuner = tune.Tuner(
+            tune.with_resources(nerplat_trial, trial_resources),
+            param_space={PHASE_KEY: tune.grid_search(jobs)},
+            tune_config=tune.TuneConfig(
+                num_samples=1,
+                max_concurrent_trials=max(concurrency(arm, limit) for arm in arms),
+                reuse_actors=True,
+                trial_dirname_creator=lambda trial: trial.trial_id,
+            ),
+            run_config=self._ray_run_config("replicate", events, max(a.resources.max_retries for a in arms)),
+        )
+        self._fit(tuner, events)
+        return events.errors
 
     # -- Ray plumbing ------------------------------------------------------------------------
 

@@ -7,7 +7,9 @@ in about a second. A multi-worker trial launches a Ray Train `TorchTrainer` from
 through `TuneReportCallback`.
 
 Evaluations are reported to Tune with `dev_best_<metric>` (best so far), so ASHA and the searcher
-never judge a trial by a late dip. Checkpoints are written only when a failed trial may be
+never judge a trial by a late dip, beside the typed `Evaluation` record; a trial with an eval split
+(a replicate) reports its `TrialResult` last. Workers never write to MLflow: the driver's ledger
+(`run.ledger`) logs what they report. Checkpoints are written only when a failed trial may be
 retried (`resources.max_retries > 0`): Tune keeps the newest one while the trial runs and the
 runner deletes it when the trial ends.
 """
@@ -21,34 +23,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
-from pydantic import BaseModel, ConfigDict
-
-from nerplat.plan.model import Arm
-from nerplat.track import schema
-from nerplat.track.runs import ExperimentTracker
+from nerplat.run.job import EVALUATION_KEY, NODE_KEY, PHASE_KEY, RESULT_KEY, TrialJob
 from nerplat.trial.report import Evaluation, TrialResult
-
-PHASE_KEY = "nerplat_job"  # the one constant entry of a trial's Tune config; searched keys sit beside it
-NODE_KEY = "nerplat_node"  # reported with every result: the Ray node the trial ran on
-
-
-class TrialJob(BaseModel):
-    """What a trial needs besides the searched values: plain data, so it travels in a Tune config."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
-
-    arm: Arm
-    phase: str  # "tune" | "replicate"
-    seed: int
-    partition: int
-    eval_split: str | None  # None in the tune phase: its trials are judged by their dev evaluations
-    select_metric: str  # metric name without the split, e.g. "micro_f1"
-    fixed_values: dict[str, Any] = {}  # replicate phase: the chosen configuration of the searched keys
-    replicate_run_id: str | None = None  # replicate phase: the MLflow run the worker logs results to
-    tracking_uri: str | None = None
-    experiment_id: str | None = None
-    experiment_name: str | None = None
-    run_tags: dict[str, str] = {}  # the driver tracker's tags (git commit, spec hash) for runs the worker writes
 
 
 def trial_resources(job_config: dict[str, Any]) -> Any:
@@ -75,39 +51,23 @@ def ray_node_name() -> str:
     return node_id
 
 
-def _tune_reporter(checkpointing: bool) -> Callable[[Evaluation, Callable[[Path], None]], None]:
-    from ray import tune
+def _evaluation_report(evaluation: Evaluation) -> dict[str, Any]:
+    """Flat metrics for the scheduler and searcher, and the typed record for the driver's ledger."""
+    return {**evaluation.metrics(), "epoch": evaluation.epoch, NODE_KEY: ray_node_name(), EVALUATION_KEY: evaluation.to_dict()}
 
-    def report(evaluation: Evaluation, save_checkpoint: Callable[[Path], None]) -> None:
-        metrics = {**evaluation.metrics, "epoch": evaluation.epoch, NODE_KEY: ray_node_name()}
+
+def _reporter(report: Callable[..., None], checkpoint_type: Any, checkpointing: bool) -> Callable[[Evaluation, Callable[[Path], None]], None]:
+    """Reports each evaluation through `report` (Tune's or Train's), with a checkpoint when a retry may need one."""
+
+    def reporter(evaluation: Evaluation, save_checkpoint: Callable[[Path], None]) -> None:
         if not checkpointing:
-            tune.report(metrics)
+            report(_evaluation_report(evaluation))
             return
         with tempfile.TemporaryDirectory(prefix="nerplat-ckpt-") as directory:
             save_checkpoint(Path(directory))
-            tune.report(metrics, checkpoint=tune.Checkpoint.from_directory(directory))
+            report(_evaluation_report(evaluation), checkpoint=checkpoint_type.from_directory(directory))
 
-    return report
-
-
-def _train_reporter(checkpointing: bool) -> Callable[[Evaluation, Callable[[Path], None]], None]:
-    import ray.train
-
-    def report(evaluation: Evaluation, save_checkpoint: Callable[[Path], None]) -> None:
-        metrics = {**evaluation.metrics, "epoch": evaluation.epoch, NODE_KEY: ray_node_name()}
-        if not checkpointing:
-            ray.train.report(metrics)
-            return
-        with tempfile.TemporaryDirectory(prefix="nerplat-ckpt-") as directory:
-            save_checkpoint(Path(directory))
-            ray.train.report(metrics, checkpoint=ray.train.Checkpoint.from_directory(directory))
-
-    return report
-
-
-def _trial_config(job: TrialJob, config: dict[str, Any]):
-    searched = {key: config[key] for key in job.arm.search_space} if job.phase == "tune" else job.fixed_values
-    return job.arm.trial_config(searched, seed=job.seed, partition=job.partition, eval_split=job.eval_split)
+    return reporter
 
 
 def _set_threads(job: TrialJob) -> None:
@@ -116,39 +76,13 @@ def _set_threads(job: TrialJob) -> None:
     torch.set_num_threads(max(1, int(job.arm.resources.cpus_per_worker)))
 
 
-def _log_replicate(job: TrialJob, result: TrialResult) -> None:
-    """Final test metrics and predictions go straight to the replicate's MLflow run."""
-    if job.replicate_run_id is None or job.tracking_uri is None:
-        return
-    tracker = ExperimentTracker(job.tracking_uri, job.experiment_id or "", job.experiment_name or "", run_tags=job.run_tags)
-    final = {
-        **result.metrics,
-        "train_sentences": float(result.train_sentences),
-        "train_size_factor": result.size_factor,
-        "selected_epoch": float(result.selected_epoch),
-        "trial_seconds": result.timings.total,
-    }
-    tracker.log_epoch(job.replicate_run_id, final, epoch=result.selected_epoch)
-    tracker.client.set_tag(job.replicate_run_id, schema.SIZE, str(result.train_sentences))
-    tokens = [list(sentence.tokens) for sentence, _ in result.predictions]
-    gold = [list(sentence.tags) for sentence, _ in result.predictions]
-    tracker.log_predictions(job.replicate_run_id, tokens, gold, [list(p) for _, p in result.predictions])
-    tracker.log_data_checksums(job.replicate_run_id, result.data_checksums)
-    if result.notes:
-        tracker.client.log_text(job.replicate_run_id, "\n".join(result.notes) + "\n", "data_notes.txt")
-
-
 def _final_report(job: TrialJob, result: TrialResult) -> dict[str, Any]:
-    last = result.evaluations[-1].metrics if result.evaluations else {}
-    return {
-        **last,
-        **result.metrics,
-        "epoch": job.arm.fixed["train"]["epochs"],
-        "train_sentences": result.train_sentences,
-        "train_size_factor": result.size_factor,
-        "final": True,
-        NODE_KEY: ray_node_name(),
-    }
+    """The last report; with an eval split it carries the trial's result to the driver's ledger."""
+    last = result.evaluations[-1].metrics() if result.evaluations else {}
+    report = {**last, "epoch": job.arm.fixed["train"]["epochs"], NODE_KEY: ray_node_name()}
+    if job.eval_split is not None:
+        report[RESULT_KEY] = result.to_dict()
+    return report
 
 
 def nerplat_trial(config: dict[str, Any]) -> None:
@@ -158,7 +92,7 @@ def nerplat_trial(config: dict[str, Any]) -> None:
     from nerplat.trial.loop import run_trial
 
     job = TrialJob.model_validate(config[PHASE_KEY])
-    trial_config = _trial_config(job, config)
+    trial_config = job.trial_config(config)
     checkpointing = job.arm.resources.max_retries > 0
     if job.arm.resources.workers > 1:
         _run_with_torch_trainer(job, trial_config, checkpointing)
@@ -168,12 +102,11 @@ def nerplat_trial(config: dict[str, Any]) -> None:
     with checkpoint.as_directory() if checkpoint else nullcontext() as resume_from:
         result = run_trial(
             trial_config,
-            report=_tune_reporter(checkpointing),
+            report=_reporter(tune.report, tune.Checkpoint, checkpointing),
             resume_from=Path(resume_from) if resume_from else None,
             select_metric=job.select_metric,
         )
-    if job.phase == "replicate":
-        _log_replicate(job, result)
+    if job.eval_split is not None:
         tune.report(_final_report(job, result))
 
 
@@ -215,10 +148,8 @@ def _torch_worker(loop_config: dict[str, Any]) -> None:
     with checkpoint.as_directory() if checkpoint else nullcontext() as resume_from:
         result = run_trial(
             TrialConfig.model_validate(loop_config["trial_config"]),
-            report=_train_reporter(loop_config["checkpointing"]),
+            report=_reporter(ray.train.report, ray.train.Checkpoint, loop_config["checkpointing"]),
             resume_from=Path(resume_from) if resume_from else None,
             select_metric=job.select_metric,
         )
-    if job.phase == "replicate" and ray.train.get_context().get_world_rank() == 0:
-        _log_replicate(job, result)
-    ray.train.report(_final_report(job, result))
+    ray.train.report(_final_report(job, result))  # every rank: Train's reports are a barrier

@@ -25,9 +25,10 @@ never created from workers. So the runner's contract is:
 
 - driver: `ExperimentTracker.open`, `start_summary_run`, `start_arm_run`, and (for replicates it
   runs itself or hands to workers) `start_replicate_run`; `finish` on what it started;
-- workers: `start_trial_run` / `start_replicate_run` under a parent run id they were given, then
-  `log_epoch`, artifacts and `finish` on their own run id. The tracker pickles without its client,
-  so it can travel in a Ray config.
+- other processes may `start_trial_run` / `start_replicate_run` under a parent run id they were
+  given, then `log_epoch`, artifacts and `finish` on their own run id. The tracker pickles without
+  its client, so it can travel in a Ray config. (`nerplat run` itself writes only from its driver,
+  through `run/ledger.py`; the claims keep concurrent creators safe all the same.)
 
 Resume: `start_*` return a `TrackedRun`; `finished=True` means a run with that name already
 completed (status in `status`) and the work can be skipped; otherwise the same run is reopened

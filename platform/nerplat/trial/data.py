@@ -1,7 +1,9 @@
-"""The training data of a trial: the corpus after its samplers, built once per process.
+"""The data of a trial: the corpus after its samplers (built once per process) and its features.
 
 Trials of a sweep share a Ray worker process (Tune reuses actors), so reading and sampling a corpus
 is memoised here by its full description; features are cached on disk by `trial.features`.
+The dev subset (`train.dev_subset`) is drawn with a fixed seed, the same for every trial and
+replicate, so tuning compares configurations on the same sentences.
 """
 
 from __future__ import annotations
@@ -11,11 +13,16 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
 
-from nerplat.config.trial import Component, DatasetRef
+import numpy as np
+
+from nerplat.config.trial import Component, DatasetRef, TrialConfig
 from nerplat.data.corpora import load_corpus
-from nerplat.data.corpus import Corpus
+from nerplat.data.corpus import Corpus, Sentence
 from nerplat.data.samplers.chain import apply_samplers
 from nerplat.data.stats import size_factor
+from nerplat.trial.features import WindowFeatures, featurize
+
+DEV_SUBSET_SEED = 0
 
 
 @dataclass(frozen=True)
@@ -46,3 +53,45 @@ def _load_cached(dataset_key: str) -> Corpus:
     # A dev split carved from train (dev_from_train) uses seed 0 for every trial, so tuning and all
     # replicates are judged on the same dev sentences.
     return load_corpus(DatasetRef.model_validate(json.loads(dataset_key)), seed=0)
+
+
+@dataclass(frozen=True)
+class TrialData:
+    """Features of the splits a trial trains on, selects on (dev subset) and is scored on."""
+
+    corpus: Corpus
+    size_factor: float
+    labels: list[str]
+    train: WindowFeatures
+    dev: WindowFeatures | None
+    dev_sentences: tuple[Sentence, ...] | None
+    eval: WindowFeatures | None
+    eval_sentences: tuple[Sentence, ...] | None
+
+
+def prepare_trial_data(config: TrialConfig, tokenizer: object) -> TrialData:
+    prepared = prepare_corpus(config.dataset, config.samplers, seed=config.seed, partition=config.partition)
+    corpus, labels = prepared.corpus, prepared.corpus.labels()
+
+    def features(sentences: tuple[Sentence, ...] | None) -> WindowFeatures | None:
+        return None if sentences is None else featurize(sentences, tokenizer, config.encoder, labels)
+
+    dev_sentences = None if corpus.dev is None else _dev_subset(corpus.dev, config.train.dev_subset)
+    eval_sentences = {"dev": corpus.dev, "test": corpus.test, None: None}[config.eval_split]
+    return TrialData(
+        corpus=corpus,
+        size_factor=prepared.size_factor,
+        labels=labels,
+        train=features(corpus.train),
+        dev=features(dev_sentences),
+        dev_sentences=dev_sentences,
+        eval=features(eval_sentences),
+        eval_sentences=eval_sentences,
+    )
+
+
+def _dev_subset(sentences: tuple[Sentence, ...], size: int | None) -> tuple[Sentence, ...]:
+    if size is None or size >= len(sentences):
+        return sentences
+    chosen = np.random.default_rng(DEV_SUBSET_SEED).choice(len(sentences), size=size, replace=False)
+    return tuple(sentences[i] for i in sorted(chosen))

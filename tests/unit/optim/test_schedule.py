@@ -1,4 +1,4 @@
-"""Linear warm-up and decay: the factor at every optimiser step, on every group."""
+"""Linear warm-up and decay (transformers' schedule): the factor at every optimiser step, on every group."""
 
 from __future__ import annotations
 
@@ -6,13 +6,13 @@ import pytest
 import torch
 from torch import nn
 
-from nerplat.optim import linear_warmup_decay
+from nerplat.optim import learning_rate_schedule
 
 
 def lrs_over(steps_total: int, warmup_ratio: float, base_lrs=(1.0, 0.1)) -> list[list[float]]:
     weights = [nn.Parameter(torch.zeros(1)) for _ in base_lrs]
     optimizer = torch.optim.SGD([{"params": [w], "lr": lr} for w, lr in zip(weights, base_lrs)])
-    scheduler = linear_warmup_decay(optimizer, steps_total, warmup_ratio)
+    scheduler = learning_rate_schedule(optimizer, steps_total, warmup_ratio)
     seen = []
     for _ in range(steps_total + 1):
         seen.append([g["lr"] for g in optimizer.param_groups])
@@ -39,3 +39,21 @@ def test_warmup_rounds_up_and_zero_warmup_starts_at_full_rate():
 def test_no_steps_is_refused():
     with pytest.raises(ValueError, match="steps_total"):
         lrs_over(0, 0.1)
+
+
+@pytest.mark.parametrize("steps_total, warmup_ratio", [(1, 0.0), (4, 0.1), (10, 0.2), (37, 0.06), (100, 0.0), (250, 0.5), (7, 1.0)])
+def test_the_schedule_equals_transformers_linear_schedule_with_warmup(steps_total, warmup_ratio):
+    """Same factor at every step as transformers' with W = ceil(T * warmup_ratio)."""
+    import math
+
+    from transformers import get_linear_schedule_with_warmup
+
+    weight = nn.Parameter(torch.zeros(1))
+    optimizer = torch.optim.SGD([weight], lr=1.0)
+    reference = get_linear_schedule_with_warmup(optimizer, math.ceil(steps_total * warmup_ratio), steps_total)
+    factors = []
+    for _ in range(steps_total + 1):
+        factors.append(optimizer.param_groups[0]["lr"])
+        optimizer.step()
+        reference.step()
+    assert [lrs[0] for lrs in lrs_over(steps_total, warmup_ratio, base_lrs=(1.0,))] == factors

@@ -12,42 +12,48 @@ from types import SimpleNamespace
 import pytest
 from rich.console import Console
 
-from nerplat.catalog import default_catalog
-from nerplat.plan.compiler import compile_plan
 from nerplat.run.events import TrialEvents
+from nerplat.run.job import EVALUATION_KEY, PHASE_KEY, TrialJob
 from nerplat.run.progress import ProgressBoard
-from nerplat.run.trainable import PHASE_KEY, TrialJob
-from nerplat.track.runs import ExperimentTracker
-
-TINY_RUN = Path(__file__).parents[2] / "integration" / "specs" / "tiny_run.yaml"
 
 
 @pytest.fixture
-def events(tracking_uri: str) -> TrialEvents:
-    tracker = ExperimentTracker.open(tracking_uri, "events")
-    return TrialEvents(tracker, ProgressBoard("events", Console(quiet=True)))
+def events(ledger) -> TrialEvents:
+    return TrialEvents(ledger, ProgressBoard("events", Console(quiet=True)))
 
 
 @pytest.fixture
-def trial(events: TrialEvents, tmp_path: Path) -> SimpleNamespace:
-    """A replicate-phase trial whose MLflow run (`run_id`) the driver made beforehand."""
-    arm = compile_plan(TINY_RUN, default_catalog()).arms[0]
-    run = events.tracker.start_replicate_run(events.tracker.start_arm_run(arm.id, "replicate").run_id, arm.id, 0, 0)
-    job = TrialJob(arm=arm, phase="replicate", seed=0, partition=0, eval_split="test", select_metric="micro_f1", replicate_run_id=run.run_id)
+def trial(events: TrialEvents, tiny_plan, tmp_path: Path) -> SimpleNamespace:
+    """A replicate-phase trial whose MLflow run (`run_id`) the runner opened beforehand."""
+    arm = tiny_plan.arms[0]
+    parent = events.ledger.start_phase(arm, "replicate", params={})
+    run = events.ledger.open_replicate(parent.run_id, arm, arm.replicates[0], arm.trial_config({}, eval_split="test"))
+    job = TrialJob(
+        arm=arm, phase="replicate", seed=0, partition=0, eval_split="test", select_metric="micro_f1",
+        parent_run_id=parent.run_id, run_id=run.run_id,
+    )
     return SimpleNamespace(
         trial_id="trial_1", config={PHASE_KEY: job.model_dump(mode="json")}, local_path=str(tmp_path / "trial"), run_id=run.run_id
     )
 
 
-def result(epoch: int, f1: float, checkpointed: bool = True) -> dict:
-    return {"epoch": epoch, "dev_micro_f1": f1, "dev_best_micro_f1": f1, "should_checkpoint": checkpointed}
+@pytest.fixture
+def result(evaluation_at):
+    """A Tune result as the trainable reports an evaluation."""
+
+    def make(epoch: int, f1: float, checkpointed: bool = True) -> dict:
+        evaluation = evaluation_at(epoch, f1)
+        return {**evaluation.metrics(), "epoch": epoch, EVALUATION_KEY: evaluation.to_dict(), "should_checkpoint": checkpointed}
+
+    return make
 
 
 def logged_epochs(events: TrialEvents, trial: SimpleNamespace) -> list[tuple[int, float]]:
-    return [(point.step, point.value) for point in events.tracker.client.get_metric_history(trial.run_id, "dev_micro_f1")]
+    history = events.ledger.tracker.client.get_metric_history(trial.run_id, "dev_micro_f1")
+    return [(point.step, point.value) for point in history]
 
 
-def test_a_checkpointed_evaluation_is_logged_once_its_checkpoint_is_registered(events, trial):
+def test_a_checkpointed_evaluation_is_logged_once_its_checkpoint_is_registered(events, trial, result):
     events.on_trial_start(0, [], trial)
     events.on_trial_result(0, [], trial, result(1, 0.3))
     assert logged_epochs(events, trial) == []
@@ -55,7 +61,7 @@ def test_a_checkpointed_evaluation_is_logged_once_its_checkpoint_is_registered(e
     assert logged_epochs(events, trial) == [(1, 0.3)]
 
 
-def test_a_worker_lost_before_its_checkpoint_logs_the_repeated_epoch_once(events, trial):
+def test_a_worker_lost_before_its_checkpoint_logs_the_repeated_epoch_once(events, trial, result):
     events.on_trial_start(0, [], trial)
     events.on_trial_result(0, [], trial, result(1, 0.3))
     events.on_checkpoint(0, [], trial, checkpoint=object())
@@ -69,7 +75,7 @@ def test_a_worker_lost_before_its_checkpoint_logs_the_repeated_epoch_once(events
     assert logged_epochs(events, trial) == [(1, 0.3), (2, 0.45), (3, 0.5)]
 
 
-def test_a_trial_that_ends_keeps_its_last_evaluation(events, trial):
+def test_a_trial_that_ends_keeps_its_last_evaluation(events, trial, result):
     events.on_trial_start(0, [], trial)
     events.on_trial_result(0, [], trial, result(1, 0.3))
     events.on_trial_error(0, [], trial)
@@ -77,7 +83,17 @@ def test_a_trial_that_ends_keeps_its_last_evaluation(events, trial):
     assert events.outcomes[trial.trial_id] == "failed"
 
 
-def test_results_without_a_checkpoint_are_logged_at_once(events, trial):
+def test_results_without_a_checkpoint_are_logged_at_once(events, trial, result):
     events.on_trial_start(0, [], trial)
     events.on_trial_result(0, [], trial, result(1, 0.3, checkpointed=False))
     assert logged_epochs(events, trial) == [(1, 0.3)]
+
+
+def test_a_completed_trial_feeds_the_board_and_is_marked_completed(events, trial, result):
+    events.on_trial_start(0, [], trial)
+    events.on_trial_result(0, [], trial, result(2, 0.6, checkpointed=False))
+    events.on_trial_complete(0, [], trial)
+    progress = events.board.phase(TrialJob.model_validate(trial.config[PHASE_KEY]).arm.id, "replicate", total=0)
+    assert events.outcomes[trial.trial_id] == "completed"
+    assert (progress.finished, progress.running, progress.best) == (1, 0, 0.6)
+    assert events.ledger.tracker.client.get_run(trial.run_id).info.status == "FINISHED"

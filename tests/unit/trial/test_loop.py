@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 
 from nerplat.config.trial import Component, DatasetRef, EncoderSettings, TrainSettings, TrialConfig
-from nerplat.trial.loop import CHECKPOINT_FILE, run_trial
+from nerplat.trial.loop import run_trial
+from nerplat.trial.session import CHECKPOINT_FILE
 
 
 def tiny_config(**train) -> TrialConfig:
@@ -26,13 +27,13 @@ def first_result():
 def test_same_seed_same_machine_gives_identical_metrics(first_result):
     again = run_trial(tiny_config())
     assert again.metrics == first_result.metrics
-    assert [e.metrics["dev_micro_f1"] for e in again.evaluations] == [e.metrics["dev_micro_f1"] for e in first_result.evaluations]
+    assert [e.dev["micro_f1"] for e in again.evaluations] == [e.dev["micro_f1"] for e in first_result.evaluations]
 
 
 def test_reports_every_evaluation_with_best_so_far(first_result):
     assert [e.epoch for e in first_result.evaluations] == [1, 2]
-    best = [e.metrics["dev_best_micro_f1"] for e in first_result.evaluations]
-    assert best == sorted(best) and best[-1] == max(e.metrics["dev_micro_f1"] for e in first_result.evaluations)
+    best = [e.dev_best["micro_f1"] for e in first_result.evaluations]
+    assert best == sorted(best) and best[-1] == max(e.dev["micro_f1"] for e in first_result.evaluations)
     assert first_result.train_sentences == 24
     assert set(first_result.metrics) >= {"dev_micro_f1", "dev_macro_f1", "dev_token_macro_f1", "dev_word_accuracy"}
     assert first_result.timings.train_tokens > 0 and first_result.timings.setup > 0
@@ -54,10 +55,8 @@ def test_resume_from_a_checkpoint_continues_where_it_stopped(tmp_path: Path, fir
     assert (saved / CHECKPOINT_FILE).is_file()
     resumed = run_trial(tiny_config(), resume_from=saved)
     assert [e.epoch for e in resumed.evaluations] == [1, 2]  # epoch 1 comes from the checkpoint
-    def dev(evaluation):
-        return {k: v for k, v in evaluation.metrics.items() if k.startswith("dev_")}
-
-    assert dev(resumed.evaluations[0]) == dev(first_result.evaluations[0])
+    assert resumed.evaluations[0].dev == first_result.evaluations[0].dev
+    assert resumed.evaluations[0].dev_best == first_result.evaluations[0].dev_best
     # Model, optimiser, schedule and RNG state all came back: the rest is as if never stopped.
     assert resumed.metrics == first_result.metrics
 

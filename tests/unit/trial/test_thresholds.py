@@ -9,7 +9,8 @@ from nerplat.models.encoders import load_encoder
 from nerplat.models.tagger import build_tagger
 from nerplat.trial.batching import ids_to_tags
 from nerplat.trial.features import featurize
-from nerplat.trial.loop import predict
+from nerplat.trial.predict import predict
+from nerplat.trial.batching import ids_to_tags
 from nerplat.trial.thresholds import CANDIDATES, choose_thresholds
 
 

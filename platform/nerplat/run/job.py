@@ -1,0 +1,41 @@
+"""What a trial is given through its Tune config, and the keys of what it reports back to Tune.
+
+Plain data only: the job travels in the trial's Tune config, and reports cross from the worker to
+the driver, where `run.events` hands them to the ledger (`run.ledger`), the only MLflow writer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from nerplat.plan.model import Arm
+
+PHASE_KEY = "nerplat_job"  # the one constant entry of a trial's Tune config; searched keys sit beside it
+NODE_KEY = "nerplat_node"  # reported with every result: the Ray node the trial ran on
+EVALUATION_KEY = "nerplat_evaluation"  # an evaluation report: `trial.report.Evaluation.to_dict()`
+RESULT_KEY = "nerplat_result"  # the final report of a trial with an eval split: `TrialResult.to_dict()`
+
+
+class TrialJob(BaseModel):
+    """What a trial needs besides the searched values, and the MLflow runs it belongs to."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+
+    arm: Arm
+    phase: str  # "tune" | "replicate"
+    seed: int
+    partition: int
+    eval_split: str | None  # None in the tune phase: its trials are judged by their dev evaluations
+    select_metric: str  # metric name without the split, e.g. "micro_f1"
+    fixed_values: dict[str, Any] = {}  # replicate phase: the chosen configuration of the searched keys
+    parent_run_id: str = ""  # the arm's tune or replicate run
+    run_id: str | None = None  # replicate phase: the run the runner opened for it (tuning trials get theirs at start)
+
+    def searched_values(self, config: dict[str, Any]) -> dict[str, Any]:
+        """The searched values of this trial: sampled by Tune (tune phase) or chosen (replicate phase)."""
+        return {key: config[key] for key in self.arm.search_space} if self.phase == "tune" else self.fixed_values
+
+    def trial_config(self, config: dict[str, Any]) -> Any:
+        return self.arm.trial_config(self.searched_values(config), seed=self.seed, partition=self.partition, eval_split=self.eval_split)

@@ -1,0 +1,240 @@
+"""Every MLflow write of a `nerplat run`, made by the driver: the one tracking path for both phases.
+
+`ExperimentTracker` (track/runs.py) knows how to create a named run exactly once; this module decides
+what is written to which run and when. Workers never write to MLflow: a trial reports its
+evaluations and its final result to Ray Tune, and Tune's driver-side callback (`run.events`) hands
+them to the ledger. One rule for tuning trials and replicates alike:
+
+1. open: a trial's run is created (or reopened) before the trial's first report. A replicate's run is
+   opened by the runner before its Tuner starts, so a finished replicate is skipped and a changed
+   spec refused before any training; a tuning trial's run when Tune starts the trial, named in
+   start order (`t0000`, `t0001`, ..., continuing after the trials of an earlier session).
+2. log: an evaluation is logged once it is durable: at once when no checkpoint comes with it, else
+   once Tune has registered that checkpoint. A worker lost in between is retried from the previous
+   checkpoint and repeats the epoch, which is then logged once.
+3. result: a trial's final result (test metrics, predictions, data checksums and notes) arrives in
+   its last report and is logged to its run.
+4. close: the run ends with the trial's outcome: `completed` (all epochs or a final result),
+   `early_stopped` (the scheduler stopped it), `failed` (after the allowed retries), or
+   `interrupted` (the Tuner stopped while it ran). A run left RUNNING by a driver that died is marked
+   interrupted when its parent's children are next read (`finished_trials`), so `--resume` replaces it;
+   a run a dying driver created but never claimed is deleted then.
+
+Arm parents and the summary run are written by the runner through the same ledger.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from nerplat.plan.model import Arm, Plan, Replicate
+from nerplat.run.job import TrialJob
+from nerplat.track import schema
+from nerplat.track.runs import ExperimentTracker, TrackedRun
+from nerplat.trial.report import Evaluation, TrialResult
+
+FINISHED_TRIAL_STATUSES = ("completed", "early_stopped")
+
+
+def arm_tags(arm: Arm) -> dict[str, str]:
+    return {
+        schema.ARM: arm.id,
+        schema.DATASET: arm.dataset,
+        schema.SAMPLER: arm.sampler_description,
+        schema.METHOD: arm.method,
+        schema.OBJECTIVE: arm.objective,
+        schema.HEAD: arm.head,
+        schema.ENCODER: arm.fixed["encoder"]["name"],
+    }
+
+
+@dataclass
+class OpenRun:
+    """The MLflow run of a Tune trial between its start and its end."""
+
+    run_id: str
+    epochs: int
+    last_epoch: int = 0
+    has_result: bool = False
+    node: str | None = None
+    pending: Evaluation | None = None  # waits for the checkpoint saved with it
+
+
+class RunLedger:
+    """The MLflow runs of one experiment; trial runs are keyed by Tune trial id while open."""
+
+    def __init__(self, tracker: ExperimentTracker):
+        self.tracker = tracker
+        self.open: dict[str, OpenRun] = {}
+        self._trial_numbers: dict[str, int] = {}  # tune parent run id -> number of the next trial
+
+    # -- experiment and arm runs --------------------------------------------------------------
+
+    def start_summary(self, plan: Plan) -> TrackedRun:
+        return self.tracker.start_summary_run(plan.model_dump(mode="json"), plan.resolved_spec)
+
+    def start_phase(self, arm: Arm, phase: str, *, params: Any, tags: dict[str, str] | None = None) -> TrackedRun:
+        """The parent run of an arm's tune or replicate phase."""
+        return self.tracker.start_arm_run(arm.id, phase, tags={**arm_tags(arm), **(tags or {})}, params=params)
+
+    def record_choice(self, tune_run_id: str, chosen: dict[str, Any], metric: str, value: float) -> None:
+        """The configuration the tune phase chose, on its parent run."""
+        self.tracker.client.set_tag(tune_run_id, schema.SAMPLED, json.dumps(chosen))
+        self.tracker.log_epoch(tune_run_id, {metric: value}, epoch=0)
+
+    def finish(self, run_id: str, status: str) -> None:
+        self.tracker.finish(run_id, status)
+
+    # -- trial and replicate runs -------------------------------------------------------------
+
+    def open_replicate(self, replicate_run_id: str, arm: Arm, replicate: Replicate, config: Any) -> TrackedRun:
+        """A replicate's run, before its Tuner starts; `finished` tells the runner to skip it."""
+        tags = {**arm_tags(arm), schema.SEED: replicate.seed, schema.PARTITION: replicate.partition}
+        return self.tracker.start_replicate_run(
+            replicate_run_id, arm.id, replicate.seed, replicate.partition, tags=tags, params=config.model_dump(mode="json")
+        )
+
+    def start_trial(self, trial_id: str, job: TrialJob, config: dict[str, Any]) -> None:
+        """Tune started `trial_id` with this Tune config: adopts the replicate run the runner opened,
+        or opens the next tuning trial's run. A trial Tune starts again after a failure keeps its run."""
+        if trial_id in self.open:
+            return
+        run_id = job.run_id
+        if run_id is None:
+            number = self._trial_numbers.get(job.parent_run_id)
+            if number is None:
+                number = len(self.children(job.parent_run_id))
+            self._trial_numbers[job.parent_run_id] = number + 1
+            sampled = job.searched_values(config)
+            tags = {**arm_tags(job.arm), schema.SEED: job.seed, schema.PARTITION: job.partition, schema.SAMPLED: json.dumps(sampled)}
+            params = job.trial_config(config).model_dump(mode="json")
+            run_id = self.tracker.start_trial_run(job.parent_run_id, job.arm.id, f"t{number:04d}", tags=tags, params=params).run_id
+        self.open[trial_id] = OpenRun(run_id, epochs=int(job.arm.fixed["train"]["epochs"]))
+
+    def record_node(self, trial_id: str, node: str) -> None:
+        """The Ray node the trial runs on (tagged again when a retry moves it)."""
+        run = self.open.get(trial_id)
+        if run is not None and node and node != run.node:
+            run.node = node
+            self.tracker.client.set_tag(run.run_id, schema.RAY_NODE, node)
+
+    def record_evaluation(self, trial_id: str, evaluation: Evaluation, *, awaits_checkpoint: bool) -> None:
+        run = self.open.get(trial_id)
+        if run is None:
+            return
+        run.last_epoch = evaluation.epoch
+        if awaits_checkpoint:
+            run.pending = evaluation
+        else:
+            self.tracker.log_epoch(run.run_id, evaluation.metrics(), evaluation.epoch)
+
+    def checkpoint_registered(self, trial_id: str) -> None:
+        run = self.open.get(trial_id)
+        if run is not None:
+            self._log_pending(run)
+
+    def retrying(self, trial_id: str) -> None:
+        """The trial restarts from its last registered checkpoint: its pending evaluation will be repeated."""
+        run = self.open.get(trial_id)
+        if run is not None:
+            run.pending = None
+
+    def record_result(self, trial_id: str, result: TrialResult) -> None:
+        """The trial's final evaluation: metrics at the selected epoch, predictions, data checksums, notes."""
+        run = self.open.get(trial_id)
+        if run is None:
+            return
+        run.has_result = True
+        final = {
+            **result.metrics,
+            "train_sentences": float(result.train_sentences),
+            "train_size_factor": result.size_factor,
+            "selected_epoch": float(result.selected_epoch),
+            "trial_seconds": result.timings.total,
+        }
+        client = self.tracker.client
+        self.tracker.log_epoch(run.run_id, final, epoch=result.selected_epoch)
+        client.set_tag(run.run_id, schema.SIZE, str(result.train_sentences))
+        if result.predictions:
+            tokens = [list(sentence.tokens) for sentence, _ in result.predictions]
+            gold = [list(sentence.tags) for sentence, _ in result.predictions]
+            self.tracker.log_predictions(run.run_id, tokens, gold, [list(p) for _, p in result.predictions])
+        self.tracker.log_data_checksums(run.run_id, result.data_checksums)
+        if result.notes:
+            client.log_text(run.run_id, "\n".join(result.notes) + "\n", "data_notes.txt")
+
+    def end(self, trial_id: str, *, failed: bool) -> str | None:
+        """Closes the trial's run; returns its status (None if the trial had no open run).
+
+        A trial that ends is not retried, so its last evaluation stands even without its checkpoint.
+        """
+        run = self.open.pop(trial_id, None)
+        if run is None:
+            return None
+        self._log_pending(run)
+        if failed:
+            status = "failed"
+        else:
+            status = "completed" if run.has_result or run.last_epoch >= run.epochs else "early_stopped"
+        self.tracker.finish(run.run_id, status)
+        return status
+
+    def interrupt_open(self) -> list[str]:
+        """Closes every run still open as `interrupted`; returns the Tune trial ids."""
+        interrupted = list(self.open)
+        for trial_id in interrupted:
+            run = self.open.pop(trial_id)
+            self._log_pending(run)
+            self.tracker.finish(run.run_id, "interrupted")
+        return interrupted
+
+    def _log_pending(self, run: OpenRun) -> None:
+        if run.pending is not None:
+            evaluation, run.pending = run.pending, None
+            self.tracker.log_epoch(run.run_id, evaluation.metrics(), evaluation.epoch)
+
+    # -- children of a parent run (resume) -------------------------------------------------
+
+    def children(self, parent_run_id: str) -> list[Any]:
+        from mlflow.entities import ViewType
+
+        return self.tracker.client.search_runs(
+            [self.tracker.experiment_id],
+            filter_string=f"tags.`{schema.PARENT_RUN}` = '{parent_run_id}'",
+            run_view_type=ViewType.ACTIVE_ONLY,
+            max_results=50_000,
+        )
+
+    def finished_trials(self, parent_run_id: str, metric: str) -> list[tuple[dict[str, Any], float]]:
+        """(searched values, value of `metric`) of the finished tuning trials under a tune parent.
+
+        Children left RUNNING without a status belong to a driver that died; they are marked
+        interrupted here, since nothing will finish them now. A child without a kind tag was created
+        by a driver killed before it claimed the run (track/runs.py): no search finds it, and its
+        name would otherwise never be claimed again, so it is deleted.
+        """
+        found = []
+        for run in self.children(parent_run_id):
+            if schema.KIND not in run.data.tags:
+                self.tracker.client.delete_run(run.info.run_id)
+                continue
+            status = run.data.tags.get(schema.STATUS)
+            if run.info.status == "RUNNING" and status is None and run.info.run_id not in self._open_run_ids():
+                self.tracker.finish(run.info.run_id, "interrupted")
+                continue
+            if status in FINISHED_TRIAL_STATUSES and metric in run.data.metrics and schema.SAMPLED in run.data.tags:
+                found.append((json.loads(run.data.tags[schema.SAMPLED]), run.data.metrics[metric]))
+        return found
+
+    def statuses(self, parent_run_id: str) -> dict[str, int]:
+        """How many children of a parent run ended with each status (`running` when none yet)."""
+        counts: dict[str, int] = {}
+        for run in self.children(parent_run_id):
+            status = run.data.tags.get(schema.STATUS, "running")
+            counts[status] = counts.get(status, 0) + 1
+        return counts
+
+    def _open_run_ids(self) -> set[str]:
+        return {run.run_id for run in self.open.values()}

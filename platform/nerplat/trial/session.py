@@ -1,0 +1,297 @@
+"""One trial as a session: `setup`, then `train_epoch` and `evaluate` per epoch, `save`/`restore`, `finish`.
+
+Split the way torchtune splits its recipes, so each stage runs and is tested alone; `trial.loop.run_trial`
+drives it. The session knows nothing of Ray Tune or MLflow.
+
+Model selection: `finish` scores the trial's evaluation split with the weights of the best dev
+evaluation by `select_metric` (the spec's tune metric), or of the last epoch when the corpus has no
+dev split. Checkpoints hold plain data only (tensors, numbers, strings, lists, dicts) and are read
+with `torch.load(weights_only=True)`, which refuses to unpickle anything else.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import pickle
+import random
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+import torch
+from torch import nn
+
+from nerplat.errors import UserInputError
+from nerplat.models.encoders import load_encoder
+from nerplat.models.tagger import Tagger, build_tagger
+from nerplat.objectives.base import Objective, ObjectiveContext
+from nerplat.objectives.build import build_objective
+from nerplat.optim import build_optimizer, clip_gradients, end_epoch
+from nerplat.config.trial import TrialConfig
+from nerplat.trial.batching import Batch, iterate_batches
+from nerplat.trial.data import TrialData, prepare_trial_data
+from nerplat.trial.features import WindowFeatures
+from nerplat.trial.predict import evaluate_sentences
+from nerplat.trial.report import Evaluation, Thresholds, Timings, TrialResult
+from nerplat.trial.thresholds import choose_thresholds
+
+CHECKPOINT_FILE = "trial_state.pt"
+
+
+class StepProgress(Protocol):
+    """Optional progress sink (`nerplat train` draws a bar with it)."""
+
+    def epoch_started(self, epoch: int, epochs: int, steps: int) -> None: ...
+
+    def step_done(self, loss: float) -> None: ...
+
+
+class TrainingStep(nn.Module):
+    """Model and objective as one module, so DDP synchronises loss state (AUC a, b, alpha) too."""
+
+    def __init__(self, tagger: Tagger, objective: Objective):
+        super().__init__()
+        self.tagger = tagger
+        self.objective = objective
+
+    def forward(self, batch: Batch, substep: int) -> torch.Tensor:
+        return self.objective(self.tagger(batch), batch.labels, substep)
+
+
+@dataclass(frozen=True)
+class BestEvaluation:
+    """The dev evaluation `finish` selects so far, with a CPU copy of the tagger's weights then."""
+
+    epoch: int
+    value: float  # of the selection metric
+    metrics: dict[str, float]
+    state: dict[str, torch.Tensor]
+
+
+class TrialSession:
+    """The state of one trial between its stages; `epoch` is the last epoch trained (0 before any)."""
+
+    def __init__(self, config: TrialConfig, *, select_metric: str = "micro_f1", progress: StepProgress | None = None):
+        self.config = config
+        self.select_metric = select_metric
+        self.progress = progress
+        self.timings = Timings()
+        self.epoch = 0
+        self.last_loss = math.nan
+        self.best: BestEvaluation | None = None
+        self.evaluations: list[Evaluation] = []
+        self._started = 0.0
+        self._stepped = False  # an optimiser step was taken in this process
+
+    # -- stages -----------------------------------------------------------------------------
+
+    def setup(self) -> None:
+        """Seeds, loads encoder and data, builds tagger, objective, optimiser and schedule."""
+        config = self.config
+        self._started = time.perf_counter()
+        if config.train.threads:
+            torch.set_num_threads(config.train.threads)
+        seed_everything(config.seed)
+        self.rank, self.world = _distributed()
+        self.device = _device()
+        encoder = load_encoder(config.encoder)
+        self.data: TrialData = prepare_trial_data(config, encoder.tokenizer)
+        self.tagger = build_tagger(encoder, config.head, self.data.labels)
+        if config.train.tune_threshold and not hasattr(self.tagger.head, "set_thresholds"):
+            raise UserInputError(
+                f"train.tune_threshold needs a head with decision thresholds (two_task), not '{config.head.name}'"
+            )
+        context = ObjectiveContext(
+            labels=self.data.labels,
+            label_counts=_train_label_counts(self.data.train, len(self.data.labels)),
+            max_length=config.encoder.max_length,
+            seed=config.seed,
+        )
+        self.objective = build_objective(config.objective.name, config.objective.params, context)
+        self.step_module = TrainingStep(self.tagger, self.objective).to(self.device)
+        self.trained: nn.Module = self.step_module
+        if self.world > 1:
+            self.trained = nn.parallel.DistributedDataParallel(self.step_module, find_unused_parameters=True)
+        self.batch_size = max(1, config.train.batch_size // self.world)
+        self.eval_batch = max(32, config.train.batch_size * 2)
+        steps_per_epoch = -(-len(self.data.train) // self.batch_size)
+        steps_per_epoch = -(-steps_per_epoch // self.world)
+        steps_total = config.train.epochs * steps_per_epoch * self.objective.num_substeps
+        self.optimizer, self.scheduler = build_optimizer(self.tagger, self.objective, config.train, steps_total=steps_total)
+
+    @property
+    def is_main_process(self) -> bool:
+        """Rank 0 of a DDP trial (the only rank that reports), or the single process."""
+        return self.rank == 0
+
+    def remaining_epochs(self) -> range:
+        return range(self.epoch + 1, self.config.train.epochs + 1)
+
+    def evaluates_after(self, epoch: int) -> bool:
+        """Dev is scored every `train.eval_every` epochs and after the last one (never without dev)."""
+        train = self.config.train
+        return self.data.dev is not None and (epoch % train.eval_every == 0 or epoch == train.epochs)
+
+    def train_epoch(self, epoch: int) -> float:
+        """One pass over this rank's share of the epoch's batches; returns the last step's loss."""
+        batches = list(iterate_batches(self.data.train, self.batch_size, seed=self.config.seed * 100_003 + epoch))
+        batches = batches[self.rank :: self.world]
+        reporting = self.progress is not None and self.is_main_process
+        if reporting:
+            self.progress.epoch_started(epoch, self.config.train.epochs, len(batches))
+        self.trained.train()
+        epoch_started = time.perf_counter()
+        for batch in batches:
+            batch = batch.to(self.device)
+            loss = self._step(batch)
+            if not self._stepped:
+                # Start-up ends with the first optimiser step; throughput is counted from there.
+                self.timings.setup = time.perf_counter() - self._started
+                self.timings.first_step_unix = time.time()
+                epoch_started = time.perf_counter()
+                self._stepped = True
+            else:
+                self.timings.train_tokens += batch.real_tokens()
+            self.last_loss = float(loss.detach())
+            if reporting:
+                self.progress.step_done(self.last_loss)
+        self.timings.train += time.perf_counter() - epoch_started
+        end_epoch(self.optimizer, epoch - 1)  # the optimiser counts epochs from 0
+        self.epoch = epoch
+        return self.last_loss
+
+    def evaluate(self) -> Evaluation:
+        """Scores the dev subset after the last trained epoch; keeps the weights if they are the best."""
+        started = time.perf_counter()
+        thresholds = None
+        data = self.data
+        if self.config.train.tune_threshold:
+            gold = [list(s.tags) for s in data.dev_sentences]
+            chosen = choose_thresholds(self.tagger, data.dev, gold, data.labels, self.eval_batch, self.device, self.select_metric)
+            thresholds = Thresholds(*chosen)
+        metrics, _ = evaluate_sentences(self.tagger, data.dev, data.dev_sentences, data.labels, self.eval_batch, self.device)
+        self.timings.evaluate += time.perf_counter() - started
+        if self.best is None or metrics[self.select_metric] > self.best.value:
+            weights = {k: v.detach().to("cpu", copy=True) for k, v in self.tagger.state_dict().items()}
+            self.best = BestEvaluation(self.epoch, metrics[self.select_metric], metrics, weights)
+        evaluation = Evaluation(
+            epoch=self.epoch,
+            epochs=self.config.train.epochs,
+            dev=metrics,
+            dev_best=self.best.metrics,
+            train_loss=self.last_loss,
+            timings=replace(self.timings),
+            thresholds=thresholds,
+        )
+        self.evaluations.append(evaluation)
+        return evaluation
+
+    def finish(self) -> TrialResult:
+        """Restores the selected weights and scores the trial's evaluation split with them."""
+        selected_epoch = self.config.train.epochs
+        if self.best is not None:
+            self.tagger.load_state_dict(self.best.state)
+            selected_epoch = self.best.epoch
+        data, split = self.data, self.config.eval_split
+        metrics: dict[str, float] = {}
+        predictions = []
+        if data.eval is not None:
+            started = time.perf_counter()
+            final, predicted = evaluate_sentences(self.tagger, data.eval, data.eval_sentences, data.labels, self.eval_batch, self.device)
+            self.timings.evaluate += time.perf_counter() - started
+            metrics = {f"{split}_{k}": v for k, v in final.items()}
+            predictions = [(s, tuple(p)) for s, p in zip(data.eval_sentences, predicted)]
+        self.timings.total = time.perf_counter() - self._started
+        return TrialResult(
+            metrics=metrics,
+            evaluations=list(self.evaluations),
+            predictions=predictions,
+            train_sentences=len(data.corpus.train),
+            size_factor=data.size_factor,
+            selected_epoch=selected_epoch,
+            timings=self.timings,
+            notes=data.corpus.notes,
+            data_checksums=dict(data.corpus.checksums),
+        )
+
+    # -- checkpoints ------------------------------------------------------------------------
+
+    def save(self, directory: Path) -> None:
+        """Writes what `restore` needs to continue after `epoch` (temp file, then `os.replace`)."""
+        directory.mkdir(parents=True, exist_ok=True)
+        temporary = directory / f".{CHECKPOINT_FILE}.tmp"
+        state = {
+            "step_module": self.step_module.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "scheduler": self.scheduler.state_dict(),
+            "torch_rng": torch.get_rng_state(),
+            "epoch": self.epoch,
+            "best": None if self.best is None else vars(self.best),
+            "evaluations": [e.to_dict() for e in self.evaluations],
+        }
+        torch.save(state, temporary)
+        os.replace(temporary, directory / CHECKPOINT_FILE)
+
+    def restore(self, directory: Path) -> bool:
+        """Continues from the checkpoint in `directory`, if there is one; returns whether there was."""
+        path = directory / CHECKPOINT_FILE
+        if not path.is_file():
+            return False
+        state = load_checkpoint(path, self.device)
+        self.step_module.load_state_dict(state["step_module"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.scheduler.load_state_dict(state["scheduler"])
+        torch.set_rng_state(state["torch_rng"])
+        self.epoch = state["epoch"]
+        self.best = None if state["best"] is None else BestEvaluation(**state["best"])
+        self.evaluations = [Evaluation.from_dict(e) for e in state["evaluations"]]
+        return True
+
+    def _step(self, batch: Batch) -> torch.Tensor:
+        for substep in range(self.objective.num_substeps):
+            loss = self.trained(batch, substep)
+            self.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            clip_gradients(self.optimizer, self.config.train.max_grad_norm)
+            self.optimizer.step()
+            self.scheduler.step()
+        return loss
+
+
+def load_checkpoint(path: Path, device: torch.device) -> dict[str, Any]:
+    """A checkpoint `TrialSession.save` wrote; anything holding pickled objects is refused."""
+    try:
+        return torch.load(path, map_location=device, weights_only=True)
+    except pickle.UnpicklingError as error:
+        reason = str(error).strip().splitlines()[0]
+        raise ValueError(
+            f"checkpoint {path} holds objects other than tensors, numbers, strings, lists and dicts, so it was "
+            f"not written by this trial loop; refusing to unpickle it ({reason})"
+        ) from error
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+
+
+def _train_label_counts(features: WindowFeatures, num_labels: int) -> list[int]:
+    return np.bincount(features.labels[features.labels >= 0], minlength=num_labels).tolist()
+
+
+def _distributed() -> tuple[int, int]:
+    """(rank, world size) when a torch process group is up (Ray Train sets one up), else (0, 1)."""
+    if torch.distributed.is_available() and torch.distributed.is_initialized():
+        return torch.distributed.get_rank(), torch.distributed.get_world_size()
+    return 0, 1
+
+
+def _device() -> torch.device:
+    if torch.cuda.is_available():
+        rank = int(os.environ.get("LOCAL_RANK", 0))
+        return torch.device("cuda", rank % torch.cuda.device_count())
+    return torch.device("cpu")

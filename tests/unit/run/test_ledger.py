@@ -1,0 +1,140 @@
+"""The ledger, the one MLflow writer of a run, on a real SQLite store: open, log, result, close, resume."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nerplat.data.corpus import Sentence
+from nerplat.run.job import TrialJob
+from nerplat.run.ledger import RunLedger
+from nerplat.track import schema
+from nerplat.track.predictions import read_conll_predictions
+from nerplat.trial.report import Timings, TrialResult
+
+
+@pytest.fixture
+def mom(tiny_plan):
+    return next(arm for arm in tiny_plan.arms if arm.search_space)
+
+
+@pytest.fixture
+def tune_parent(ledger: RunLedger, mom) -> str:
+    return ledger.start_phase(mom, "tune", params={"search_space": {}}).run_id
+
+
+def start_tuning_trial(ledger: RunLedger, arm, parent_run_id: str, trial_id: str, value: float = 0.5) -> str:
+    job = TrialJob(arm=arm, phase="tune", seed=0, partition=0, eval_split=None, select_metric="micro_f1", parent_run_id=parent_run_id)
+    ledger.start_trial(trial_id, job, {"objective.lambda": value})
+    return ledger.open[trial_id].run_id
+
+
+def run_of(ledger: RunLedger, run_id: str):
+    return ledger.tracker.client.get_run(run_id)
+
+
+def test_tuning_trials_are_named_in_start_order_and_continue_after_an_earlier_session(ledger, mom, tune_parent):
+    first = start_tuning_trial(ledger, mom, tune_parent, "a")
+    second = start_tuning_trial(ledger, mom, tune_parent, "b")
+    assert [run_of(ledger, r).info.run_name for r in (first, second)] == [f"{mom.id}/tune/t0000", f"{mom.id}/tune/t0001"]
+    tagged = run_of(ledger, first).data
+    assert tagged.tags[schema.SAMPLED] == '{"objective.lambda": 0.5}' and tagged.params["objective.lambda"] == "0.5"
+
+    after_restart = RunLedger(ledger.tracker)
+    third = start_tuning_trial(after_restart, mom, tune_parent, "c")
+    assert run_of(ledger, third).info.run_name == f"{mom.id}/tune/t0002"
+
+
+def test_a_trial_started_again_after_a_failure_keeps_its_run(ledger, mom, tune_parent):
+    run_id = start_tuning_trial(ledger, mom, tune_parent, "a")
+    assert start_tuning_trial(ledger, mom, tune_parent, "a") == run_id
+    assert len(ledger.children(tune_parent)) == 1
+
+
+@pytest.mark.parametrize(
+    "last_epoch, failed, status, mlflow_status",
+    [(2, False, "completed", "FINISHED"), (1, False, "early_stopped", "FINISHED"), (1, True, "failed", "FAILED")],
+)
+def test_end_closes_the_run_with_the_trial_outcome(ledger, mom, tune_parent, evaluation_at, last_epoch, failed, status, mlflow_status):
+    run_id = start_tuning_trial(ledger, mom, tune_parent, "a")
+    ledger.record_evaluation("a", evaluation_at(last_epoch, 0.4), awaits_checkpoint=False)
+    assert ledger.end("a", failed=failed) == status
+    run = run_of(ledger, run_id)
+    assert (run.data.tags[schema.STATUS], run.info.status) == (status, mlflow_status)
+    assert "a" not in ledger.open and ledger.end("a", failed=False) is None
+
+
+def test_interrupting_closes_open_runs_and_keeps_their_pending_evaluation(ledger, mom, tune_parent, evaluation_at):
+    run_id = start_tuning_trial(ledger, mom, tune_parent, "a")
+    ledger.record_evaluation("a", evaluation_at(1, 0.4), awaits_checkpoint=True)
+    assert ledger.interrupt_open() == ["a"]
+    run = run_of(ledger, run_id)
+    assert (run.data.tags[schema.STATUS], run.info.status) == ("interrupted", "KILLED")
+    assert run.data.metrics["dev_micro_f1"] == 0.4
+    assert ledger.open == {}
+
+
+def test_resume_marks_runs_a_dead_driver_left_running_and_returns_finished_trials(ledger, mom, tune_parent, evaluation_at):
+    done = start_tuning_trial(ledger, mom, tune_parent, "done", value=0.25)
+    ledger.record_evaluation("done", evaluation_at(2, 0.7), awaits_checkpoint=False)
+    ledger.end("done", failed=False)
+    orphan = start_tuning_trial(ledger, mom, tune_parent, "orphan")
+
+    resumed = RunLedger(ledger.tracker)  # a new driver: it never opened "orphan"
+    assert resumed.finished_trials(tune_parent, "dev_best_micro_f1") == [({"objective.lambda": 0.25}, 0.7)]
+    assert run_of(ledger, orphan).data.tags[schema.STATUS] == "interrupted"
+    assert resumed.statuses(tune_parent) == {"completed": 1, "interrupted": 1}
+    assert run_of(ledger, done).data.tags[schema.STATUS] == "completed"
+
+
+def test_finished_trials_leaves_the_runs_this_ledger_has_open(ledger, mom, tune_parent):
+    run_id = start_tuning_trial(ledger, mom, tune_parent, "a")
+    assert ledger.finished_trials(tune_parent, "dev_best_micro_f1") == []
+    assert schema.STATUS not in run_of(ledger, run_id).data.tags
+
+
+def test_a_replicate_result_is_logged_to_the_run_the_runner_opened(ledger, tiny_plan, tmp_path: Path):
+    arm = tiny_plan.arms[0]
+    parent = ledger.start_phase(arm, "replicate", params={})
+    replicate = arm.replicates[0]
+    run = ledger.open_replicate(parent.run_id, arm, replicate, arm.trial_config({}, seed=replicate.seed, partition=replicate.partition))
+    job = TrialJob(
+        arm=arm, phase="replicate", seed=replicate.seed, partition=replicate.partition, eval_split="test",
+        select_metric="micro_f1", parent_run_id=parent.run_id, run_id=run.run_id,
+    )
+    ledger.start_trial("r", job, {})
+    result = TrialResult(
+        metrics={"test_micro_f1": 0.5},
+        evaluations=[],
+        predictions=[(Sentence(("EU", "rejects"), ("B-ORG", "O")), ("B-ORG", "B-MISC"))],
+        train_sentences=40,
+        size_factor=0.01,
+        selected_epoch=1,
+        timings=Timings(total=3.0),
+        notes=("carved dev",),
+        data_checksums={"train": "abc"},
+    )
+    ledger.record_result("r", result)
+    assert ledger.end("r", failed=False) == "completed"  # a final result completes the trial whatever its epochs
+
+    logged = run_of(ledger, run.run_id)
+    assert {k: logged.data.metrics[k] for k in ("test_micro_f1", "train_sentences", "selected_epoch", "trial_seconds")} == {
+        "test_micro_f1": 0.5, "train_sentences": 40.0, "selected_epoch": 1.0, "trial_seconds": 3.0,
+    }
+    assert logged.data.tags[schema.SIZE] == "40"
+    client = ledger.tracker.client
+    predictions = client.download_artifacts(run.run_id, schema.PREDICTIONS_ARTIFACT, str(tmp_path))
+    assert read_conll_predictions(Path(predictions)) == ([["EU", "rejects"]], [["B-ORG", "O"]], [["B-ORG", "B-MISC"]])
+    assert {a.path for a in client.list_artifacts(run.run_id)} >= {schema.DATA_CHECKSUMS_ARTIFACT, "data_notes.txt"}
+
+
+def test_resume_deletes_a_run_a_killed_driver_created_but_never_claimed(ledger, mom, tune_parent):
+    start_tuning_trial(ledger, mom, tune_parent, "a")
+    name = f"{mom.id}/tune/t0001"
+    unclaimed = ledger.tracker._create_run(name, {schema.PARENT_RUN: tune_parent}, {})  # killed before the claim
+    resumed = RunLedger(ledger.tracker)
+    resumed.finished_trials(tune_parent, "dev_best_micro_f1")
+    assert run_of(ledger, unclaimed.info.run_id).info.lifecycle_stage == "deleted"
+    run_id = start_tuning_trial(resumed, mom, tune_parent, "b")
+    assert run_of(ledger, run_id).info.run_name == name and run_of(ledger, run_id).data.tags[schema.KIND] == "trial"

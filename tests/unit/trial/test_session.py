@@ -1,0 +1,141 @@
+"""Each stage of a `TrialSession` alone, with the tiny encoder on real CoNLL-2003 sentences."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+import torch
+
+from nerplat.config.trial import Component, DatasetRef, EncoderSettings, TrainSettings, TrialConfig
+from nerplat.trial.report import Evaluation, Thresholds, Timings, TrialResult
+from nerplat.trial.session import CHECKPOINT_FILE, TrialSession, load_checkpoint
+
+
+def tiny_config(objective: str = "ce", head: str = "softmax", **train) -> TrialConfig:
+    return TrialConfig(
+        dataset=DatasetRef(name="conll2003"),
+        samplers=(Component(name="untyped"),) * (head == "two_task") + (Component(name="low_resource", params={"size": 16, "partitions": 1}),),
+        encoder=EncoderSettings(name="tiny", max_length=48),
+        head=Component(name=head),
+        objective=Component(name=objective),
+        train=TrainSettings(**{"epochs": 2, "batch_size": 8, "lr": 1e-3, "dev_subset": 24, "threads": 1, **train}),
+        eval_split="dev",
+    )
+
+
+def started(config: TrialConfig) -> TrialSession:
+    session = TrialSession(config)
+    session.setup()
+    return session
+
+
+def test_train_epoch_advances_the_epoch_and_returns_a_finite_loss():
+    session = started(tiny_config())
+    assert list(session.remaining_epochs()) == [1, 2]
+    loss = session.train_epoch(1)
+    assert math.isfinite(loss) and session.epoch == 1 and session.last_loss == loss
+    assert list(session.remaining_epochs()) == [2]
+    assert session.timings.first_step_unix > 0 and session.timings.train_tokens > 0
+
+
+def test_evaluate_records_the_best_evaluation_and_its_weights():
+    session = started(tiny_config())
+    session.train_epoch(1)
+    evaluation = session.evaluate()
+    assert evaluation.epoch == 1 and evaluation.epochs == 2
+    assert evaluation.dev_best == evaluation.dev and session.best.epoch == 1
+    assert session.best.value == evaluation.dev["micro_f1"]
+    assert all(tensor.device.type == "cpu" for tensor in session.best.state.values())
+    assert session.evaluations == [evaluation]
+
+
+def test_finish_without_an_evaluation_selects_the_last_epoch():
+    session = started(tiny_config(epochs=1))
+    session.train_epoch(1)
+    result = session.finish()
+    assert result.selected_epoch == 1 and result.evaluations == []
+    assert 0.0 <= result.metrics["dev_micro_f1"] <= 1.0 and len(result.predictions) > 0
+
+
+@pytest.mark.parametrize("objective, head", [("ce", "softmax"), ("comauc_2t", "two_task")])
+def test_save_then_restore_in_a_new_session_continues_identically(tmp_path: Path, objective: str, head: str):
+    """AdamW and the primal-dual optimiser (PDSCA) both come back under weights_only loading."""
+    config = tiny_config(objective=objective, head=head)
+    first = started(config)
+    first.train_epoch(1)
+    first.evaluate()
+    first.save(tmp_path)
+    first.train_epoch(2)
+    expected = first.evaluate()
+
+    second = started(config)
+    assert second.restore(tmp_path)
+    assert second.epoch == 1 and second.best.epoch == 1 and len(second.evaluations) == 1
+    assert list(second.remaining_epochs()) == [2]
+    second.train_epoch(2)
+    assert second.evaluate().dev == expected.dev
+
+
+def test_restore_without_a_checkpoint_starts_from_epoch_zero(tmp_path: Path):
+    session = started(tiny_config())
+    assert not session.restore(tmp_path)
+    assert session.epoch == 0
+
+
+class Pickled:
+    """Any object beyond tensors and plain containers: weights_only loading must refuse it."""
+
+
+def test_a_checkpoint_holding_a_pickled_object_is_refused(tmp_path: Path):
+    path = tmp_path / CHECKPOINT_FILE
+    torch.save({"epoch": 1, "hook": Pickled()}, path)
+    with pytest.raises(ValueError, match=f"checkpoint {path} holds objects other than tensors.*refusing to unpickle"):
+        load_checkpoint(path, torch.device("cpu"))
+    session = started(tiny_config())
+    with pytest.raises(ValueError, match="refusing to unpickle"):
+        session.restore(tmp_path)
+
+
+def evaluation(thresholds: Thresholds | None = None) -> Evaluation:
+    timings = Timings(setup=1.5, train=2.0, evaluate=0.5, train_tokens=40, first_step_unix=1000.0)
+    return Evaluation(2, 3, {"micro_f1": 0.4}, {"micro_f1": 0.5}, 0.25, timings, thresholds)
+
+
+def test_evaluation_flattens_to_the_metric_names_mlflow_records():
+    assert evaluation().metrics() == {
+        "dev_micro_f1": 0.4,
+        "dev_best_micro_f1": 0.5,
+        "train_loss": 0.25,
+        "time_setup_s": 1.5,
+        "time_train_s": 2.0,
+        "time_eval_s": 0.5,
+        "time_first_step_unix": 1000.0,
+        "train_tokens": 40.0,
+    }
+    with_thresholds = evaluation(Thresholds(entity=0.3, beginning=0.6)).metrics()
+    assert (with_thresholds["threshold_entity"], with_thresholds["threshold_beginning"]) == (0.3, 0.6)
+
+
+@pytest.mark.parametrize("thresholds", [None, Thresholds(0.3, 0.6)])
+def test_evaluation_round_trips_through_plain_data(thresholds):
+    original = evaluation(thresholds)
+    assert Evaluation.from_dict(original.to_dict()) == original
+
+
+def test_trial_result_round_trips_through_plain_data():
+    from nerplat.data.corpus import Sentence
+
+    result = TrialResult(
+        metrics={"test_micro_f1": 0.5},
+        evaluations=[evaluation()],
+        predictions=[(Sentence(("EU", "rejects"), ("B-ORG", "O")), ("B-ORG", "B-MISC"))],
+        train_sentences=16,
+        size_factor=0.01,
+        selected_epoch=2,
+        timings=Timings(total=9.0),
+        notes=("carved dev",),
+        data_checksums={"train": "abc"},
+    )
+    assert TrialResult.from_dict(result.to_dict()) == result
