@@ -1,7 +1,8 @@
 """The training data of a trial: the corpus after its samplers, built once per process.
 
 Trials of a sweep share a Ray worker process (Tune reuses actors), so reading and sampling a corpus
-is memoised here by its full description; features are cached on disk by `trial.features`.
+is memoised here by its full description; features are cached on disk by `trial.features`, and
+`featurize_for_head` picks the features the head reads.
 """
 
 from __future__ import annotations
@@ -9,13 +10,16 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Sequence
+from typing import Any, Sequence
 
 from nerplat.data.corpora import load_corpus
-from nerplat.data.corpus import Corpus
+from nerplat.data.corpus import Corpus, Sentence
+from nerplat.data.mrc import entity_types, queries_for
 from nerplat.data.samplers.chain import apply_samplers
 from nerplat.data.stats import size_factor
-from nerplat.plan.trial_config import Component, DatasetRef
+from nerplat.plan.trial_config import Component, DatasetRef, EncoderSettings
+from nerplat.trial.features import WindowFeatures, featurize
+from nerplat.trial.mrc_features import MRCFeatures, featurize_mrc
 
 
 @dataclass(frozen=True)
@@ -46,3 +50,14 @@ def _load_cached(dataset_key: str) -> Corpus:
     # A dev split carved from train (dev_from_train) uses seed 0 for every trial, so tuning and all
     # replicates are judged on the same dev sentences.
     return load_corpus(DatasetRef.model_validate(json.loads(dataset_key)), seed=0)
+
+
+def featurize_for_head(
+    head: Component, corpus: str, sentences: Sequence[Sentence], tokenizer: Any, settings: EncoderSettings, labels: list[str]
+) -> WindowFeatures | MRCFeatures:
+    """What the head reads: sequence-labelling windows, or MRC examples for the `mrc` head (whose
+    `queries` parameter, else the corpus name, chooses the queries: `nerplat.data.mrc`)."""
+    if head.name == "mrc":
+        queries = queries_for(entity_types(labels), corpus, head.params.get("queries"))
+        return featurize_mrc(sentences, tokenizer, settings, labels, queries)
+    return featurize(sentences, tokenizer, settings, labels)

@@ -34,8 +34,8 @@ from nerplat.objectives.build import build_objective
 from nerplat.optim import build_optimizer, clip_gradients, end_epoch
 from nerplat.plan.trial_config import TrialConfig
 from nerplat.trial.batching import Batch, ids_to_tags, iterate_batches, join_windows
-from nerplat.trial.data import prepare_corpus
-from nerplat.trial.features import WindowFeatures, featurize
+from nerplat.trial.data import featurize_for_head, prepare_corpus
+from nerplat.trial.features import WindowFeatures
 from nerplat.trial.report import Evaluation, Reporter, Timings, TrialResult
 from nerplat.trial.thresholds import choose_thresholds
 
@@ -93,7 +93,7 @@ def _prepare(config: TrialConfig, tokenizer: object) -> _Prepared:
     corpus, labels = prepared.corpus, prepared.corpus.labels()
 
     def features(sentences: tuple[Sentence, ...] | None) -> WindowFeatures | None:
-        return None if sentences is None else featurize(sentences, tokenizer, config.encoder, labels)
+        return None if sentences is None else featurize_for_head(config.head, corpus.name, sentences, tokenizer, config.encoder, labels)
 
     dev_sentences = None if corpus.dev is None else _dev_subset(corpus.dev, config.train.dev_subset)
     eval_sentences = {"dev": corpus.dev, "test": corpus.test, None: None}[config.eval_split]
