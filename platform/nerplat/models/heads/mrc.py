@@ -20,13 +20,14 @@ Labels and objectives: `nerplat.objectives.mrc`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
-from pydantic import Field
+from pydantic import Field, field_validator
 from torch import nn
 
-from nerplat.data.mrc import entity_types, resolve_overlaps, spans_to_tags
+from nerplat.data.mrc import entity_types, read_queries, resolve_overlaps, spans_to_tags
 from nerplat.errors import Problem, UserInputError
 from nerplat.models.heads.base import HeadConfig
 from nerplat.models.heads.registry import HEADS
@@ -38,6 +39,17 @@ class MRCConfig(HeadConfig):
         description="JSON file mapping every entity type to its natural-language query; default: the queries "
         "bundled for the corpus (nerplat/data/mrc_queries/), else 'find all <type> entities in the text.'",
     )
+
+    @field_validator("queries")
+    @classmethod
+    def _readable(cls, path: str | None) -> str | None:
+        """A spec naming an unreadable file fails at validation, before any trial starts."""
+        if path is not None:
+            try:
+                read_queries(Path(path))
+            except UserInputError as error:
+                raise ValueError(error.problems[0].message) from None
+        return path
 
 
 @dataclass

@@ -80,3 +80,16 @@ def test_padding_words_are_never_decoded():
     say_span(out, 0, 1, 3)  # ends on padding
     say_span(out, 1, 2, 2)  # on padding
     assert head.decode(out) == [[0, 0]]
+
+
+def test_an_unreadable_queries_file_fails_spec_validation(tmp_path):
+    import pytest
+    from pydantic import ValidationError
+
+    from nerplat.models.heads.mrc import MRCConfig
+
+    with pytest.raises(ValidationError, match="cannot read MRC queries from"):
+        MRCConfig.model_validate({"queries": str(tmp_path / "missing.json")})
+    good = tmp_path / "q.json"
+    good.write_text('{"LOC": "places"}')
+    assert MRCConfig.model_validate({"queries": str(good)}).queries == str(good)
