@@ -154,3 +154,29 @@ def bench_train_command(
     ]
     title = f"nerplat bench train ({result.encoder}, {result.sentences} sentences, {result.threads} threads)"
     print_figures(title, rows, Console())
+
+
+@bench_app.command("mrc")
+def bench_mrc_command(
+    encoder: str = typer.Option("minilm-l6", "--encoder", help="Encoder to benchmark."),
+    sentences: int = typer.Option(160, "--sentences", help="CoNLL-2003 training sentences (one epoch per framework)."),
+    batch_size: int = typer.Option(32, "--batch-size", help="Sentences (sequence labelling) or examples (MRC) per step."),
+    threads: Optional[int] = typer.Option(None, "--threads", help="torch threads (default: torch's choice)."),
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON object instead of a table."),
+) -> None:
+    """Training tokens/s and sentences/s of the MRC framework against sequence labelling on the same sentences."""
+    from nerplat.bench.mrc import bench_mrc
+
+    result = bench_mrc(encoder=encoder, sentences=sentences, batch_size=batch_size, threads=threads)
+    if as_json:
+        typer.echo(json.dumps(result.as_dict(), indent=2))
+        return
+    rows = [
+        ("sequence labelling, tokens/s", f"{result.sequence_labelling.tokens_per_s:.0f}"),
+        ("MRC, tokens/s (queries, K contexts)", f"{result.mrc.tokens_per_s:.0f}"),
+        ("sequence labelling, sentences/s", f"{result.sequence_labelling.sentences_per_s:.1f}"),
+        ("MRC, sentences/s", f"{result.mrc.sentences_per_s:.1f}"),
+        ("MRC cost per sentence (x sequence labelling)", f"{result.cost_per_sentence:.2f}"),
+    ]
+    title = f"nerplat bench mrc ({result.encoder}, {result.sentences} sentences, {result.types} types, {result.threads} threads)"
+    print_figures(title, rows, Console())

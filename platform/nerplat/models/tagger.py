@@ -31,7 +31,10 @@ class Tagger(nn.Module):
 
     def word_states(self, batch: WordBatch) -> torch.Tensor:
         """Encoder states at each word's first sub-token: [B, W, hidden]."""
-        states = self.encoder(input_ids=batch.input_ids, attention_mask=batch.attention_mask).last_hidden_state
+        # MRC batches mark query and context as two segments (Li et al.); word batches have one, and
+        # encoders without segments (DistilBERT) must not be passed any.
+        segments = {"token_type_ids": batch.token_type_ids} if hasattr(batch, "token_type_ids") else {}
+        states = self.encoder(input_ids=batch.input_ids, attention_mask=batch.attention_mask, **segments).last_hidden_state
         index = batch.word_starts.unsqueeze(-1).expand(-1, -1, states.shape[-1])
         return states.gather(1, index)
 

@@ -16,6 +16,7 @@ import torch
 
 from nerplat.models.heads.base import IGNORE
 from nerplat.trial.features import WindowFeatures
+from nerplat.trial.mrc_features import MRCFeatures
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,15 @@ def collate(features: WindowFeatures, windows: Sequence[int]) -> Batch:
 def iterate_batches(
     features: WindowFeatures, batch_size: int, *, seed: int | None, batches_per_group: int = 16
 ) -> Iterator[Batch]:
-    """Collated, length-grouped batches of all windows (see `length_grouped_batches` for `seed`)."""
+    """Collated, length-grouped batches of all windows (see `length_grouped_batches` for `seed`).
+
+    MRC features (head `mrc`) give `MRCBatch`es of (window, query) examples instead.
+    """
+    if isinstance(features, MRCFeatures):
+        from nerplat.trial.mrc_batching import iterate_mrc_batches  # it builds on this module
+
+        yield from iterate_mrc_batches(features, batch_size, seed=seed, batches_per_group=batches_per_group)
+        return
     for windows in length_grouped_batches(
         features.token_counts(), batch_size, seed=seed, batches_per_group=batches_per_group
     ):
@@ -108,8 +117,13 @@ def join_windows(
     """Per-sentence label ids from per-window predictions (one list per window, over its owned words).
 
     `windows[i]` is the window `predictions[i]` belongs to (`Batch.windows`), in any order. Every word
-    of every sentence must be predicted exactly once.
+    of every sentence must be predicted exactly once. For MRC features a window's predictions cover
+    all its words, owned or not (`mrc_batching.join_mrc_windows`).
     """
+    if isinstance(features, MRCFeatures):
+        from nerplat.trial.mrc_batching import join_mrc_windows  # it builds on this module
+
+        return join_mrc_windows(features, windows, predictions)
     if len(windows) != len(predictions):
         raise ValueError(f"{len(windows)} windows but {len(predictions)} predictions")
     sentences = [[-1] * int(n) for n in features.sentence_lengths]

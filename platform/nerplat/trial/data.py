@@ -1,7 +1,8 @@
 """The data of a trial: the corpus after its samplers (built once per process) and its features.
 
 Trials of a sweep share a Ray worker process (Tune reuses actors), so reading and sampling a corpus
-is memoised here by its full description; features are cached on disk by `trial.features`.
+is memoised here by its full description; features are cached on disk by `trial.features`, and
+`featurize_for_head` picks the features the head reads (windows, or MRC examples).
 The dev subset (`train.dev_subset`) is drawn with a fixed seed, the same for every trial and
 replicate, so tuning compares configurations on the same sentences.
 """
@@ -11,16 +12,18 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-from nerplat.config.trial import Component, DatasetRef, TrialConfig
+from nerplat.config.trial import Component, DatasetRef, EncoderSettings, TrialConfig
 from nerplat.data.corpora import load_corpus
 from nerplat.data.corpus import Corpus, Sentence
+from nerplat.data.mrc import entity_types, queries_for
 from nerplat.data.samplers.chain import apply_samplers
 from nerplat.data.stats import size_factor
 from nerplat.trial.features import WindowFeatures, featurize
+from nerplat.trial.mrc_features import MRCFeatures, featurize_mrc
 
 DEV_SUBSET_SEED = 0
 
@@ -62,10 +65,10 @@ class TrialData:
     corpus: Corpus
     size_factor: float
     labels: list[str]
-    train: WindowFeatures
-    dev: WindowFeatures | None
+    train: WindowFeatures | MRCFeatures
+    dev: WindowFeatures | MRCFeatures | None
     dev_sentences: tuple[Sentence, ...] | None
-    eval: WindowFeatures | None
+    eval: WindowFeatures | MRCFeatures | None
     eval_sentences: tuple[Sentence, ...] | None
 
 
@@ -73,8 +76,8 @@ def prepare_trial_data(config: TrialConfig, tokenizer: object) -> TrialData:
     prepared = prepare_corpus(config.dataset, config.samplers, seed=config.seed, partition=config.partition)
     corpus, labels = prepared.corpus, prepared.corpus.labels()
 
-    def features(sentences: tuple[Sentence, ...] | None) -> WindowFeatures | None:
-        return None if sentences is None else featurize(sentences, tokenizer, config.encoder, labels)
+    def features(sentences: tuple[Sentence, ...] | None) -> WindowFeatures | MRCFeatures | None:
+        return None if sentences is None else featurize_for_head(config.head, corpus.name, sentences, tokenizer, config.encoder, labels)
 
     dev_sentences = None if corpus.dev is None else _dev_subset(corpus.dev, config.train.dev_subset)
     eval_sentences = {"dev": corpus.dev, "test": corpus.test, None: None}[config.eval_split]
@@ -95,3 +98,14 @@ def _dev_subset(sentences: tuple[Sentence, ...], size: int | None) -> tuple[Sent
         return sentences
     chosen = np.random.default_rng(DEV_SUBSET_SEED).choice(len(sentences), size=size, replace=False)
     return tuple(sentences[i] for i in sorted(chosen))
+
+
+def featurize_for_head(
+    head: Component, corpus: str, sentences: Sequence[Sentence], tokenizer: Any, settings: EncoderSettings, labels: list[str]
+) -> WindowFeatures | MRCFeatures:
+    """What the head reads: sequence-labelling windows, or MRC examples for the `mrc` head (whose
+    `queries` parameter, else the corpus name, chooses the queries: `nerplat.data.mrc`)."""
+    if head.name == "mrc":
+        queries = queries_for(entity_types(labels), corpus, head.params.get("queries"))
+        return featurize_mrc(sentences, tokenizer, settings, labels, queries)
+    return featurize(sentences, tokenizer, settings, labels)

@@ -196,14 +196,7 @@ def _tokenize_sentences(
 ) -> WindowFeatures:
     prefix, suffix = _special_tokens(tokenizer)
     budget = settings.max_length - len(prefix) - len(suffix)
-    if not 0 <= settings.window_stride < budget:
-        raise UserInputError(
-            Problem(
-                f"window_stride {settings.window_stride} must be smaller than the {budget} sub-tokens a "
-                f"window of max_length {settings.max_length} holds besides special tokens",
-                path="encoder.window_stride",
-            )
-        )
+    check_stride(settings, budget, "special tokens")
     label_ids = {label: i for i, label in enumerate(labels)}
     unknown_tags = sorted({t for s in sentences for t in s.tags} - label_ids.keys())
     if unknown_tags:
@@ -211,16 +204,12 @@ def _tokenize_sentences(
     if tokenizer.unk_token_id is None:
         raise ValueError("the tokenizer has no unknown token to stand for words it drops")
 
-    encoding = _tokenize_words(tokenizer, [list(s.tokens) for s in sentences])
+    encoding = tokenize_words(tokenizer, [list(s.tokens) for s in sentences])
     out: dict[str, list] = {n: [] for n in ("input_ids", "word_starts", "word_index", "labels")}
     token_offsets, word_offsets, window_sentence = [0], [0], []
     for s_index, sentence in enumerate(sentences):
-        pieces: list[list[int]] = [[] for _ in sentence.tokens]
-        for piece, word in zip(encoding["input_ids"][s_index], encoding.word_ids(s_index)):
-            if word is not None and len(pieces[word]) < budget:
-                pieces[word].append(piece)
-        pieces = [p or [tokenizer.unk_token_id] for p in pieces]
-        flat = [piece for word_pieces in pieces for piece in word_pieces]
+        pieces = word_pieces(encoding, s_index, len(sentence.tokens), budget, tokenizer.unk_token_id)
+        flat = [piece for word in pieces for piece in word]
         word_offset = np.concatenate([[0], np.cumsum([len(p) for p in pieces])])
         windows, owner = plan_windows([len(p) for p in pieces], budget, settings.window_stride)
         for w_index, (first, end) in enumerate(windows):
@@ -248,7 +237,29 @@ def _tokenize_sentences(
     )
 
 
-def _tokenize_words(tokenizer: Any, words: list[list[str]]) -> Any:
+def check_stride(settings: EncoderSettings, budget: int, besides: str) -> None:
+    """Windows must move forward: the overlap has to be smaller than the sub-tokens a window holds."""
+    if not 0 <= settings.window_stride < budget:
+        raise UserInputError(
+            Problem(
+                f"window_stride {settings.window_stride} must be smaller than the {budget} sub-tokens a "
+                f"window of max_length {settings.max_length} holds besides {besides}",
+                path="encoder.window_stride",
+            )
+        )
+
+
+def word_pieces(encoding: Any, index: int, words: int, budget: int, unknown_id: int) -> list[list[int]]:
+    """Sub-token ids of each word of sentence `index` of `encoding`: at most `budget` per word, and the
+    unknown token for a word the tokenizer drops (see the module docstring)."""
+    pieces: list[list[int]] = [[] for _ in range(words)]
+    for piece, word in zip(encoding["input_ids"][index], encoding.word_ids(index)):
+        if word is not None and len(pieces[word]) < budget:
+            pieces[word].append(piece)
+    return [p or [unknown_id] for p in pieces]
+
+
+def tokenize_words(tokenizer: Any, words: list[list[str]]) -> Any:
     """Sub-tokens without special tokens or truncation (windows are cut afterwards)."""
     with quiet_transformers():  # "sequence longer than the model's maximum" is what windows fix
         return tokenizer(words, is_split_into_words=True, add_special_tokens=False, truncation=False)

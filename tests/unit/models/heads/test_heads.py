@@ -18,10 +18,10 @@ def build(name: str, **params):
 
 
 def test_every_head_of_the_papers_is_registered():
-    assert set(HEADS.names()) == {"softmax", "crf", "bilstm_crf", "two_task", "ova"}
+    assert set(HEADS.names()) == {"softmax", "crf", "bilstm_crf", "two_task", "ova", "mrc"}
 
 
-@pytest.mark.parametrize("name", ["softmax", "crf", "bilstm_crf", "two_task", "ova"])
+@pytest.mark.parametrize("name", ["softmax", "crf", "bilstm_crf", "two_task", "ova", "mrc"])
 def test_config_forbids_unknown_keys_and_describes_every_field(name):
     config = HEADS.get(name).config
     with pytest.raises(pydantic.ValidationError):

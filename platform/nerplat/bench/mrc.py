@@ -1,0 +1,97 @@
+"""`nerplat bench mrc`: what the MRC framework costs against sequence labelling on the same sentences.
+
+MRC reads each window once per entity type, with the type's query in front, and scores every word
+pair for span matching, so it does several times the encoder work per sentence. Both frameworks
+train one epoch here, one after the other in this process, on the same sampled CoNLL-2003
+sentences, the same encoder and the trial loop's own batches (`train.batch_size` sentences for
+sequence labelling, examples for MRC as in Li et al.), with AdamW and the first step untimed. The
+figures: encoder tokens/s (queries and every copy of the context counted) and sentences/s, whose
+ratio is the cost per sentence. Only ratios measured in one run mean much on a shared machine.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import time
+from dataclasses import asdict, dataclass
+
+import torch
+
+from nerplat.config.trial import Component, DatasetRef, EncoderSettings
+
+
+@dataclass
+class FrameworkFigures:
+    tokens_per_s: float  # encoder sub-tokens that are not padding
+    sentences_per_s: float
+    steps: int
+
+
+@dataclass
+class MRCBenchResult:
+    encoder: str
+    sentences: int
+    types: int
+    threads: int
+    sequence_labelling: FrameworkFigures
+    mrc: FrameworkFigures
+    cost_per_sentence: float  # sequence-labelling sentences/s over MRC sentences/s
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _train_epoch(tagger: torch.nn.Module, objective: torch.nn.Module, batches: list, sentences: int) -> FrameworkFigures:
+    """One timed epoch (the first step, which pays one-off allocations, is not timed or counted)."""
+    optimizer = torch.optim.AdamW(tagger.parameters(), lr=5e-5)
+    tagger.train()
+    tokens, started = 0, time.perf_counter()
+    for index, batch in enumerate(batches):
+        loss = objective(tagger(batch), batch.labels)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        if index == 0:
+            started = time.perf_counter()
+        else:
+            tokens += batch.real_tokens()
+    seconds = time.perf_counter() - started
+    timed_sentences = sentences * (len(batches) - 1) / len(batches)
+    return FrameworkFigures(tokens / seconds, timed_sentences / seconds, len(batches))
+
+
+def bench_mrc(encoder: str = "minilm-l6", sentences: int = 160, batch_size: int = 32, max_length: int = 128, threads: int | None = None) -> MRCBenchResult:
+    from nerplat.data.mrc import entity_types
+    from nerplat.models.encoders import load_encoder
+    from nerplat.models.tagger import build_tagger
+    from nerplat.objectives import ObjectiveContext, build_objective
+    from nerplat.trial.batching import iterate_batches
+    from nerplat.trial.data import featurize_for_head, prepare_corpus
+
+    if sentences < 2:
+        raise ValueError("the benchmark needs at least 2 sentences (the first batch is not timed)")
+    if threads:
+        torch.set_num_threads(threads)
+    settings = EncoderSettings(name=encoder, max_length=max_length)
+    loaded = load_encoder(settings)
+    sampler = Component(name="low_resource", params={"size": sentences, "partitions": 1})
+    corpus = prepare_corpus(DatasetRef(name="conll2003"), (sampler,), seed=0, partition=0).corpus
+    labels = corpus.labels()
+    context = ObjectiveContext(labels=labels, label_counts=[1] * len(labels), max_length=max_length)
+    figures = {}
+    for head, loss in (("softmax", "ce"), ("mrc", "mrc_bce")):
+        torch.manual_seed(0)
+        features = featurize_for_head(Component(name=head), corpus.name, corpus.train, loaded.tokenizer, settings, labels)
+        batches = list(iterate_batches(features, batch_size, seed=1))
+        tagger = build_tagger(dataclasses.replace(loaded, model=copy.deepcopy(loaded.model)), Component(name=head), labels)
+        figures[head] = _train_epoch(tagger, build_objective(loss, {}, context), batches, len(corpus.train))
+    return MRCBenchResult(
+        encoder=encoder,
+        sentences=len(corpus.train),
+        types=len(entity_types(labels)),
+        threads=torch.get_num_threads(),
+        sequence_labelling=figures["softmax"],
+        mrc=figures["mrc"],
+        cost_per_sentence=figures["softmax"].sentences_per_s / figures["mrc"].sentences_per_s,
+    )
