@@ -2,12 +2,14 @@
 
 The reader is strict about what it cannot interpret and lenient about layout: columns may be
 separated by tabs or spaces (the first column is the token, the last the tag, anything between is
-ignored), ``-DOCSTART-`` lines are skipped, and IOB1 input is converted to IOB2 (or refused).
+ignored), a UTF-8 byte-order mark is dropped, ``-DOCSTART-`` lines are skipped, and IOB1 input is
+converted to IOB2 (or refused).
 Every unreadable line and illegal tag of a file is reported at once, with its file:line.
 """
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import os
 import tempfile
@@ -49,7 +51,7 @@ def read_conll(path: str | os.PathLike, iob1: Literal["convert", "refuse"] = "co
         data = Path(path).read_bytes()
     except OSError as error:
         raise UserInputError(Problem(f"cannot read CoNLL file: {error.strerror}", source)) from None
-    lines, problems = _decode_lines(data, source)
+    lines, problems = _decode_lines(data.removeprefix(codecs.BOM_UTF8), source)  # not part of the first token
     sentences, starts, docstarts, parse_problems = _parse_lines(lines, source)
     problems += parse_problems
     if not sentences and not problems:

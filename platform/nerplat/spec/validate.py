@@ -18,14 +18,21 @@ from pydantic import TypeAdapter, ValidationError
 from nerplat.catalog import Catalog
 from nerplat.errors import Problem, UserInputError
 from nerplat.plan.model import Tune
-from nerplat.plan.trial_config import EncoderSettings
+from nerplat.plan.trial_config import DatasetRef, EncoderSettings
 from nerplat.spec.datasets import DatasetCheck, NamedDataset, resolve_datasets
 from nerplat.spec.loader import Document, format_path, read_document
 from nerplat.spec.methods import ResolvedMethod, resolve_methods
 from nerplat.spec.profiles import PROFILES_KEY, apply_profile, profile_names, profile_problems
-from nerplat.spec.rules import check_analysis, check_method_samplers, check_tune, replicate_partitions, replicate_seeds
+from nerplat.spec.rules import (
+    check_analysis,
+    check_method_samplers,
+    check_run_count,
+    check_tune,
+    replicate_partitions,
+    replicate_seeds,
+)
 from nerplat.spec.samplers import SamplerSetting, expand_samplers
-from nerplat.spec.schema import Spec
+from nerplat.spec.schema import Spec, is_hub_id
 from nerplat.spec.suggest import unknown_name
 from nerplat.spec.validation_errors import problems_from
 
@@ -53,11 +60,21 @@ class ValidatedSpec:
         return {k: v for k, v in self.document.data.items() if not k.startswith(EXTENSION_PREFIX)}
 
 
-def default_dataset_check() -> DatasetCheck | None:
-    """The data layer's own dataset check (files present, splits readable), when it provides one."""
-    from nerplat.data import corpora
+def default_dataset_check() -> DatasetCheck:
+    """The data layer's dataset check (files present, every split read), once per corpus.
 
-    return getattr(corpora, "dataset_problems", None)
+    Profiles usually share the spec's corpora, so each is read once however many variants name it.
+    """
+    from nerplat.data.corpora import corpus_problems
+
+    checked: dict[DatasetRef, list[str]] = {}
+
+    def check(ref: DatasetRef) -> list[str]:
+        if ref not in checked:
+            checked[ref] = corpus_problems(ref)
+        return checked[ref]
+
+    return check
 
 
 def load_spec(
@@ -144,13 +161,9 @@ def validate_document(
     encoder = None
     if "model" in sections:
         model = sections["model"]
-        name = model.encoder
-        folder = spec_folder / Path(name).expanduser()
-        if name not in catalog.encoders and folder.is_dir():
-            name = str(folder.resolve())  # a model folder, relative to the spec like dataset paths
-        elif name not in catalog.encoders and "/" not in name:
-            message = catalog.encoders.unknown_message(name) + "; or give a Hugging Face id (owner/name) or a model folder"
-            problems.append(document.problem(message, ("model", "encoder")))
+        name, problem = _encoder_name(model.encoder, catalog, spec_folder)
+        if problem:
+            problems.append(document.problem(problem, ("model", "encoder")))
         encoder = EncoderSettings(name=name, max_length=model.max_length, window_stride=model.window_stride)
 
     settings: list[SamplerSetting] = []
@@ -179,6 +192,9 @@ def validate_document(
         partitions, found = replicate_partitions(document, sections["replicate"], settings)
         problems += found
 
+    if not problems and "replicate" in sections:
+        seeds = len(replicate_seeds(sections["replicate"]))
+        problems += check_run_count(document, len(datasets), methods, partitions, seeds, tune)
     if problems:
         return None, problems
     assert encoder is not None
@@ -198,6 +214,23 @@ def validate_document(
         ),
         [],
     )
+
+
+def _encoder_name(name: str, catalog: Catalog, spec_folder: Path) -> tuple[str, str | None]:
+    """A registered encoder, a model folder (relative to the spec, made absolute) or a hub id.
+
+    A folder counts only with a `config.json` in it, so `../../etc` fails here and not inside a trial.
+    """
+    if name in catalog.encoders:
+        return name, None
+    folder = spec_folder / Path(name).expanduser()
+    if (folder / "config.json").is_file():
+        return str(folder.resolve()), None
+    if folder.is_dir():
+        return name, f"folder {folder.resolve()} holds no Hugging Face model (no config.json): give the model's own folder"
+    if "/" in name and is_hub_id(name):
+        return name, None
+    return name, catalog.encoders.unknown_message(name) + "; or give a Hugging Face id (owner/name) or a model folder"
 
 
 def _validate_sections(document: Document, data: dict[str, Any]) -> tuple[dict[str, Any], list[Problem]]:
