@@ -13,10 +13,11 @@ import json
 import math
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import Field, ValidationError
+from pydantic import Field, SerializerFunctionWrapHandler, ValidationError, model_serializer
 
 from nerplat.errors import Problem, UserInputError
 from nerplat.plan.trial_config import Component, Frozen, TrialConfig
+from nerplat.spec.recording import mask_values
 from nerplat.spec.suggest import unknown_name
 
 
@@ -230,6 +231,14 @@ class Plan(Frozen):
     replicate_split: Literal["test", "dev"] = Field(description="Split the replicate runs are evaluated on.")
     analysis: Analysis = Field(description="Comparisons and statistics of the analysis stage.")
     arms: tuple[Arm, ...] = Field(description="Every arm, in spec order (datasets, then samplers, then methods).")
+    unrecorded: dict[str, str] = Field(
+        default_factory=dict, exclude=True, repr=False, description="Text of `${VAR}`s that may not be recorded -> reference."
+    )
+
+    @model_serializer(mode="wrap")
+    def _masked(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # plan.json is read by everyone with access to the store: secrets never reach it (nerplat.spec.recording).
+        return mask_values(handler(self), self.unrecorded)
 
     def sha256(self) -> str:
         return sha256_of(self.model_dump(mode="json"))

@@ -25,7 +25,7 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from nerplat.errors import Problem, UserInputError
-from nerplat.spec.interpolation import InterpolationError, interpolate, needs_interpolation
+from nerplat.spec.interpolation import InterpolationError, interpolate, needs_interpolation, referenced_names
 
 YamlPath = tuple[str | int, ...]
 
@@ -62,6 +62,14 @@ class Location:
 
 
 @dataclass(frozen=True)
+class Interpolation:
+    """A scalar written with `${...}` references: its text as written and the variables it names."""
+
+    text: str
+    names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Document:
     """Plain YAML data (dicts, lists, scalars) and the location of every key and item in it."""
 
@@ -69,6 +77,8 @@ class Document:
     data: Any
     locations: Mapping[YamlPath, Location] = field(default_factory=dict)
     unresolved: frozenset[YamlPath] = frozenset()  # values whose `${VAR}` could not be resolved
+    interpolated: Mapping[YamlPath, Interpolation] = field(default_factory=dict)  # by path as written
+    environment_values: Mapping[str, str] = field(default_factory=dict)  # variables substituted -> their text
 
     def locate(self, path: YamlPath) -> tuple[int | None, YamlPath]:
         """Line and file path of `path`, or of its nearest located ancestor when it is missing."""
@@ -116,7 +126,9 @@ def parse_document(text: str, source: str, environ: Mapping[str, str]) -> tuple[
         data = walker.build(node, ())
     except _TooLarge as error:
         raise UserInputError(Problem(str(error), source=source, line=error.line)) from None
-    document = Document(source, data, walker.locations, frozenset(walker.unresolved))
+    document = Document(
+        source, data, walker.locations, frozenset(walker.unresolved), walker.interpolated, walker.environment_values
+    )
     return document, [document.problem(message, path) for message, path in walker.problems]
 
 
@@ -164,6 +176,8 @@ class _Walker:
         self.locations: dict[YamlPath, Location] = {(): Location(1, ())}
         self.problems: list[tuple[str, YamlPath]] = []
         self.unresolved: list[YamlPath] = []
+        self.interpolated: dict[YamlPath, Interpolation] = {}
+        self.environment_values: dict[str, str] = {}
         self._active: set[int] = set()
         self._built = 0
 
@@ -235,6 +249,9 @@ class _Walker:
             self.problems.append((str(error), path))
             self.unresolved.append(path)
             return value
+        names = referenced_names(value)
+        self.interpolated[path] = Interpolation(value, names)
+        self.environment_values.update((name, self.environ[name]) for name in names if self.environ.get(name))
         if node.style is not None:
             return text  # quoted and block scalars stay strings
         # A plain scalar takes the type its substituted text would have had: `${EPOCHS:-3}` is 3.

@@ -207,6 +207,10 @@ class TrackingSection(Section):
     """Where runs are logged."""
 
     uri: str | None = Field(None, description="MLflow tracking URI; default: $MLFLOW_TRACKING_URI, else a local SQLite store.")
+    record_env: list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = Field(
+        default_factory=list,
+        description="Environment variables whose values may be recorded in clear; others are recorded as ${VAR}.",
+    )
 
 
 class Spec(Section):

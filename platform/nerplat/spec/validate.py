@@ -23,6 +23,7 @@ from nerplat.spec.datasets import DatasetCheck, NamedDataset, resolve_datasets
 from nerplat.spec.loader import Document, format_path, read_document
 from nerplat.spec.methods import ResolvedMethod, resolve_methods
 from nerplat.spec.profiles import PROFILES_KEY, apply_profile, profile_names, profile_problems
+from nerplat.spec.recording import mask_values, recorded_data, unrecorded_values
 from nerplat.spec.rules import (
     check_analysis,
     check_method_samplers,
@@ -58,6 +59,16 @@ class ValidatedSpec:
     def resolved_data(self) -> dict[str, Any]:
         """The spec as run: interpolated, profile merged, without profiles and `x-` keys."""
         return {k: v for k, v in self.document.data.items() if not k.startswith(EXTENSION_PREFIX)}
+
+    def recorded_data(self) -> dict[str, Any]:
+        """The spec as it may be recorded: `resolved_data` with `${VAR}` values written as references
+        unless `tracking.record_env` lists their variables (`nerplat.spec.recording`)."""
+        recorded = recorded_data(self.document, self.resolved_data(), self.spec.tracking.record_env)
+        return mask_values(recorded, self.unrecorded_values())
+
+    def unrecorded_values(self) -> dict[str, str]:
+        """Text of variables that may not be recorded -> its `${VAR}` reference."""
+        return unrecorded_values(self.document, self.spec.tracking.record_env)
 
 
 def default_dataset_check() -> DatasetCheck:
