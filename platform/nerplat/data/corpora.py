@@ -179,13 +179,26 @@ def corpus_problems(ref: DatasetRef) -> list[str]:
     problems = dataset_problems(ref)
     if problems or (ref.name is not None and ref.name.startswith(HUB_PREFIX)):
         return problems
-    try:
-        load_corpus(ref)
-    except UserInputError as error:
-        found = [str(p) for p in error.problems]
+    key = (ref, _files_state(ref))
+    if key not in _READ_PROBLEMS:  # a file read once per process until it changes
+        try:
+            load_corpus(ref)
+            found = []
+        except UserInputError as error:
+            found = [str(p) for p in error.problems]
         more = [f"... and {len(found) - CORPUS_PROBLEMS_SHOWN} more problems in the corpus"] if len(found) > CORPUS_PROBLEMS_SHOWN else []
-        return found[:CORPUS_PROBLEMS_SHOWN] + more
-    return []
+        _READ_PROBLEMS[key] = found[:CORPUS_PROBLEMS_SHOWN] + more
+    return _READ_PROBLEMS[key]
+
+
+_READ_PROBLEMS: dict[tuple[DatasetRef, tuple[tuple[str, int, int], ...]], list[str]] = {}
+
+
+def _files_state(ref: DatasetRef) -> tuple[tuple[str, int, int], ...]:
+    """Name, size and modification time of every file of the corpus folder."""
+    folder = Path(ref.path) if ref.path is not None else data_root() / LOCATIONS[ref.name].folder
+    files = sorted(f for f in folder.iterdir() if f.is_file())
+    return tuple((f.name, f.stat().st_size, f.stat().st_mtime_ns) for f in files)
 
 
 def load_corpus(ref: DatasetRef, seed: int = 0) -> Corpus:

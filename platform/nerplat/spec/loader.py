@@ -30,6 +30,8 @@ from nerplat.spec.interpolation import InterpolationError, interpolate, needs_in
 YamlPath = tuple[str | int, ...]
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+# Tags a spec may carry (most are implicit); `!!python/...`, `!!binary` and custom tags are refused.
+_PLAIN_TAGS = frozenset(f"tag:yaml.org,2002:{kind}" for kind in ("str", "int", "float", "bool", "null", "timestamp", "seq", "map", "merge"))
 MAX_SPEC_BYTES = 1_000_000  # the largest spec in specs/ is under 5 kB
 MAX_DEPTH = 50  # mappings and lists inside each other; specs nest about 6 deep
 MAX_VALUES = 100_000  # values built, aliases expanded
@@ -76,7 +78,7 @@ class Document:
     source: str
     data: Any
     locations: Mapping[YamlPath, Location] = field(default_factory=dict)
-    unresolved: frozenset[YamlPath] = frozenset()  # values whose `${VAR}` could not be resolved
+    unresolved: frozenset[YamlPath] = frozenset()  # values already reported: unset `${VAR}`, refused tags
     interpolated: Mapping[YamlPath, Interpolation] = field(default_factory=dict)  # by path as written
     environment_values: Mapping[str, str] = field(default_factory=dict)  # variables substituted -> their text
 
@@ -191,6 +193,11 @@ class _Walker:
             raise _TooLarge(f"the spec nests mappings or lists more than {MAX_DEPTH} levels deep", line)
         if id(node) in self._active:
             self.problems.append(("an alias refers to a value that contains it", path))
+            return None
+        if node.tag not in _PLAIN_TAGS:
+            tag = node.tag.replace("tag:yaml.org,2002:", "!!")
+            self.problems.append((f"YAML tag {tag} is not allowed in a spec: write a plain value", path))
+            self.unresolved.append(path)  # reported here, not again by the schema
             return None
         self._active.add(id(node))
         try:
