@@ -12,6 +12,7 @@ from __future__ import annotations
 import codecs
 import hashlib
 import os
+import re
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -23,6 +24,7 @@ from nerplat.data.tags import iob1_to_iob2, iob2_violations, is_legal_tag
 from nerplat.errors import Problem, UserInputError
 
 DOCSTART = "-DOCSTART-"
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # never text; a NUL would become part of a tag
 IOB1_LINES_SHOWN = 10  # an IOB1 file has thousands of such lines; the first few locate the problem
 
 
@@ -137,6 +139,10 @@ def _parse_lines(
         if fields[0] == DOCSTART:
             docstarts += 1
             close(number)
+            continue
+        control = _CONTROL.search(line.rstrip("\r"))
+        if control:
+            problems.append(Problem(f"line holds control character #x{ord(control.group()):04x}: remove it", source, number))
             continue
         if len(fields) < 2:
             problems.append(Problem(f"cannot read line {line.strip()!r}: expected TOKEN<TAB>TAG", source, number))
