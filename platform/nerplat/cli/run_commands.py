@@ -29,7 +29,10 @@ def run(
     tune_only: bool = typer.Option(False, "--tune-only", help="Stop after the tune phase; a later --resume replicates."),
     verbose: bool = typer.Option(False, "--verbose", help="Show Ray's worker logs."),
 ) -> None:
-    """Run every arm of SPEC: tune on dev, replicate the best configuration, analyse."""
+    """Run every arm of SPEC: tune on dev, replicate the best configuration, analyse.
+
+    The spec and its corpora are checked completely before Ray starts or anything is written.
+    """
     from nerplat.run.runner import ExperimentRunner, Interrupted, RunOptions
 
     # Logs and CI are not terminals: give the progress table room instead of rich's default 80 columns.

@@ -37,7 +37,7 @@ def validate(
 ) -> None:
     """Check specs completely: every problem of every file, with file:line and YAML path (exit 2 on any).
 
-    Without --profile, the spec and each of its profiles are checked.
+    Without --profile, the spec and each of its profiles are checked. Corpora are read in full.
     """
     from nerplat.catalog import default_catalog
     from nerplat.spec.validate import default_dataset_check, validate_spec_file
