@@ -186,7 +186,8 @@ def corpus_problems(ref: DatasetRef) -> list[str]:
             found = []
         except UserInputError as error:
             found = [str(p) for p in error.problems]
-        more = [f"... and {len(found) - CORPUS_PROBLEMS_SHOWN} more problems in the corpus"] if len(found) > CORPUS_PROBLEMS_SHOWN else []
+        hidden = len(found) - CORPUS_PROBLEMS_SHOWN
+        more = [f"... and {hidden} more problems in the corpus"] if hidden > 0 else []
         _READ_PROBLEMS[key] = found[:CORPUS_PROBLEMS_SHOWN] + more
     return _READ_PROBLEMS[key]
 

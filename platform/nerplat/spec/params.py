@@ -138,7 +138,11 @@ def check_params(
 def _errors(config: type[BaseModel], data: dict[str, Any]) -> list[Any]:
     """pydantic's errors, plus the values pydantic lets through that would break a run later:
     true/false for a number (read as 1/0) and non-finite numbers (`lr: .inf`)."""
-    errors = [_value_error(key, f"expected a number, not {str(value).lower()}") for key, value in data.items() if _bool_for_number(config, key, value)]
+    errors = [
+        _value_error(key, f"expected a number, not {str(value).lower()}")
+        for key, value in data.items()
+        if _bool_for_number(config, key, value)
+    ]
     try:
         validated = config.model_validate(data)
     except ValidationError as error:
