@@ -6,6 +6,7 @@ import sys
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from nerplat.errors import UserInputError
 
@@ -36,8 +37,9 @@ def _register_commands() -> None:
 
 
 def report_problems(error: UserInputError) -> None:
+    """Every problem on stderr; its text is the user's (paths, values), never rich markup."""
     for problem in error.problems:
-        err_console.print(f"[bold red]error:[/] {problem}", soft_wrap=True)
+        err_console.print(f"[bold red]error:[/] {escape(str(problem))}", soft_wrap=True)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -67,7 +67,7 @@ def stats(
     if as_json:
         _print_json(result)
         return
-    console = Console(highlight=False)
+    console = Console(highlight=False, markup=False)
     table = Table(title=f"{result['corpus']}", title_justify="left")
     table.add_column("split", no_wrap=True)
     for column in ("sent.", "tokens", "mentions", "%B", "%I", "%O", "%sent.w/ent."):
@@ -92,7 +92,7 @@ def stats(
                 f"most frequent {most['type']} ({most['pct_tokens']}%)"
             )
     for split, labels in result["unseen_labels"].items():
-        console.print(f"[yellow]warning:[/] {split} has labels absent from train: {', '.join(labels)}")
+        console.print(f"warning: {split} has labels absent from train: {', '.join(labels)}")
     for note in result["notes"]:
         console.print(f"note: {note}")
 
@@ -167,4 +167,4 @@ def sample(
     table = Table(show_header=False, box=None)
     for key, value in summary.items():
         table.add_row(key, str(value))
-    Console(highlight=False).print(table)
+    Console(highlight=False, markup=False).print(table)

@@ -14,11 +14,15 @@ PROFILE_OPTION = typer.Option(None, "--profile", "-p", help="A profile of the sp
 
 
 def compile_spec(spec: Path, profile: str | None) -> Plan:
-    """The plan of a spec file with the full registry catalog (raises UserInputError on bad input)."""
+    """The plan of a spec file with the full registry catalog, its corpora read and checked.
+
+    Raises UserInputError on bad input: `nerplat run` calls this before it starts Ray or writes anything.
+    """
     from nerplat.catalog import default_catalog
     from nerplat.plan.compiler import compile_plan
+    from nerplat.spec.validate import default_dataset_check
 
-    return compile_plan(spec, default_catalog(), profile)
+    return compile_plan(spec, default_catalog(), profile, dataset_check=default_dataset_check())
 
 
 def print_figures(title: str, rows: list[tuple[str, str]], console: Console) -> None:

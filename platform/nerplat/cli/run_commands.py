@@ -8,6 +8,7 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from nerplat.cli.options import PROFILE_OPTION, compile_spec, print_figures
 from nerplat.cli.train_commands import bench_app
@@ -28,7 +29,10 @@ def run(
     tune_only: bool = typer.Option(False, "--tune-only", help="Stop after the tune phase; a later --resume replicates."),
     verbose: bool = typer.Option(False, "--verbose", help="Show Ray's worker logs."),
 ) -> None:
-    """Run every arm of SPEC: tune on dev, replicate the best configuration, analyse."""
+    """Run every arm of SPEC: tune on dev, replicate the best configuration, analyse.
+
+    The spec and its corpora are checked completely before Ray starts or anything is written.
+    """
     from nerplat.run.runner import ExperimentRunner, Interrupted, RunOptions
 
     # Logs and CI are not terminals: give the progress table room instead of rich's default 80 columns.
@@ -38,7 +42,7 @@ def run(
         workdir=workdir.resolve(), resume=resume, address=address, storage=storage, analyze=analyze, replicate=not tune_only, verbose=verbose
     )
     runner = ExperimentRunner(plan, options, console)
-    resume_hint = f"nerplat run {spec}" + (f" --profile {profile}" if profile else "") + " --resume"
+    resume_hint = escape(f"nerplat run {spec}" + (f" --profile {profile}" if profile else "") + " --resume")
     try:
         summary = runner.run()
     except (Interrupted, KeyboardInterrupt):
@@ -46,13 +50,13 @@ def run(
         raise typer.Exit(130)
     for outcome in summary.outcomes:
         chosen = "" if not outcome.chosen else f" chosen {outcome.chosen} (dev {outcome.chosen_value:.4f})"
-        console.print(f"{outcome.arm}: tune {outcome.tune_trials or '-'} replicates {outcome.replicates}{chosen}")
+        console.print(escape(f"{outcome.arm}: tune {outcome.tune_trials or '-'} replicates {outcome.replicates}{chosen}"))
         if outcome.error:
-            console.print(f"  [red]error:[/] {outcome.error}")
-    console.print(f"MLflow: {summary.tracking_uri} (experiment '{summary.experiment}', id {summary.experiment_id})")
-    console.print(f"Browse the runs: nerplat ui --tracking-uri {summary.tracking_uri} --experiment {summary.experiment}")
+            console.print(f"  [red]error:[/] {escape(outcome.error)}")
+    console.print(escape(f"MLflow: {summary.tracking_uri} (experiment '{summary.experiment}', id {summary.experiment_id})"))
+    console.print(escape(f"Browse the runs: nerplat ui --tracking-uri {summary.tracking_uri} --experiment {summary.experiment}"))
     if summary.report_dir is not None:
-        console.print(f"Report: {summary.report_dir}")
+        console.print(escape(f"Report: {summary.report_dir}"))
     if summary.failed():
         console.print(f"[red]{len(summary.failed())} arm(s) had failures[/]; fix the error and run:\n  {resume_hint}")
         raise typer.Exit(1)

@@ -37,13 +37,13 @@ def validate(
 ) -> None:
     """Check specs completely: every problem of every file, with file:line and YAML path (exit 2 on any).
 
-    Without --profile, the spec and each of its profiles are checked.
+    Without --profile, the spec and each of its profiles are checked. Corpora are read in full.
     """
     from nerplat.catalog import default_catalog
     from nerplat.spec.validate import default_dataset_check, validate_spec_file
 
     catalog, check = default_catalog(), default_dataset_check()
-    console = Console(highlight=False)
+    console = Console(highlight=False, markup=False)
     problems = []
     for spec in specs:
         try:
@@ -81,7 +81,7 @@ def plan(
         searched = "\n".join(f"{key} ~ {d.label()}" for key, d in arm.search_space.items()) or "-"
         row = (arm.id, arm.dataset, arm.sampler_description, arm.method, arm.objective, arm.head, searched)
         table.add_row(*row, str(arm.tune_trials), str(len(arm.replicates)))
-    console = Console(highlight=False)
+    console = Console(highlight=False, markup=False)
     console.print(table)
     tune_trials = sum(arm.tune_trials for arm in compiled.arms)
     replicates = sum(len(arm.replicates) for arm in compiled.arms)
@@ -118,7 +118,7 @@ def registry(as_json: bool = typer.Option(False, "--json", help="Print the regis
     if as_json:
         sys.stdout.write(_json(listing) + "\n")
         return
-    console = Console(highlight=False)
+    console = Console(highlight=False, markup=False)
     for group, entries in listing.items():
         table = Table(title=f"{group} ({len(entries)})", title_justify="left")
         table.add_column("name", no_wrap=True)

@@ -82,7 +82,7 @@ def train(
     values = {key: _default_value(space) for key, space in arm.search_space.items()}
     values |= parse_assignments(assignments)
     config = arm.trial_config(values, seed=seed, partition=partition, eval_split=split)
-    console = Console(stderr=as_json)
+    console = Console(stderr=as_json, markup=False)
     select = (plan.tune.metric if plan.tune else "dev_micro_f1").removeprefix("dev_")
 
     def report(evaluation, save_checkpoint) -> None:

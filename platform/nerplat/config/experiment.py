@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -14,9 +14,11 @@ class Resources(Frozen):
     """What one trial asks Ray for."""
 
     workers: int = Field(1, ge=1, description="Ray Train workers per trial (data-parallel).")
-    cpus_per_worker: float = Field(1.0, gt=0, description="CPUs reserved by each worker.")
-    gpus_per_worker: float = Field(0.0, ge=0, description="GPUs reserved by each worker (fractions share a GPU).")
-    custom: dict[str, float] = Field(default_factory=dict, description="Custom Ray resources per worker, e.g. {accelerator_type:A100: 0.01}.")
+    cpus_per_worker: float = Field(1.0, gt=0, allow_inf_nan=False, description="CPUs reserved by each worker.")
+    gpus_per_worker: float = Field(0.0, ge=0, allow_inf_nan=False, description="GPUs reserved by each worker (fractions share a GPU).")
+    custom: dict[str, Annotated[float, Field(ge=0, allow_inf_nan=False)]] = Field(
+        default_factory=dict, description="Custom Ray resources per worker, e.g. {accelerator_type:A100: 0.01}."
+    )
     max_retries: int = Field(0, ge=0, description="Times a failed trial is restarted before it counts as failed.")
 
 

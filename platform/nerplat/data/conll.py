@@ -2,14 +2,17 @@
 
 The reader is strict about what it cannot interpret and lenient about layout: columns may be
 separated by tabs or spaces (the first column is the token, the last the tag, anything between is
-ignored), ``-DOCSTART-`` lines are skipped, and IOB1 input is converted to IOB2 (or refused).
+ignored), a UTF-8 byte-order mark is dropped, ``-DOCSTART-`` lines are skipped, and IOB1 input is
+converted to IOB2 (or refused).
 Every unreadable line and illegal tag of a file is reported at once, with its file:line.
 """
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import os
+import re
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -21,6 +24,7 @@ from nerplat.data.tags import iob1_to_iob2, iob2_violations, is_legal_tag
 from nerplat.errors import Problem, UserInputError
 
 DOCSTART = "-DOCSTART-"
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # never text; a NUL would become part of a tag
 IOB1_LINES_SHOWN = 10  # an IOB1 file has thousands of such lines; the first few locate the problem
 
 
@@ -49,7 +53,7 @@ def read_conll(path: str | os.PathLike, iob1: Literal["convert", "refuse"] = "co
         data = Path(path).read_bytes()
     except OSError as error:
         raise UserInputError(Problem(f"cannot read CoNLL file: {error.strerror}", source)) from None
-    lines, problems = _decode_lines(data, source)
+    lines, problems = _decode_lines(data.removeprefix(codecs.BOM_UTF8), source)  # not part of the first token
     sentences, starts, docstarts, parse_problems = _parse_lines(lines, source)
     problems += parse_problems
     if not sentences and not problems:
@@ -135,6 +139,10 @@ def _parse_lines(
         if fields[0] == DOCSTART:
             docstarts += 1
             close(number)
+            continue
+        control = _CONTROL.search(line.rstrip("\r"))
+        if control:
+            problems.append(Problem(f"line holds control character #x{ord(control.group()):04x}: remove it", source, number))
             continue
         if len(fields) < 2:
             problems.append(Problem(f"cannot read line {line.strip()!r}: expected TOKEN<TAB>TAG", source, number))

@@ -35,6 +35,7 @@ HUB_PREFIX = "hf:"
 SPLITS = ("train", "dev", "test")
 GMB_TEST_FRACTION = 0.25  # 002 sec. 4.3: "we use 3:1 training/test split"
 GMB_SUBSET_SENTENCES = 2999  # 002 Table 1
+CORPUS_PROBLEMS_SHOWN = 20  # a broken file can have thousands of bad lines; the first ones locate the fault
 
 
 @dataclass(frozen=True)
@@ -165,6 +166,39 @@ def dataset_problems(ref: DatasetRef) -> list[str]:
     if ref.dev_from_train is not None and has_dev:
         problems.append(f"corpus in {folder} already has a dev split; remove dev_from_train")
     return problems
+
+
+def corpus_problems(ref: DatasetRef) -> list[str]:
+    """The dataset check of `nerplat validate` and of `nerplat run` before Ray starts.
+
+    `dataset_problems`, then every split read and checked as a trial would read it, so a broken
+    file is reported with its file:line before anything runs. Hub corpora get the cheap checks
+    only: reading one means downloading it.
+    """
+    problems = dataset_problems(ref)
+    if problems or (ref.name is not None and ref.name.startswith(HUB_PREFIX)):
+        return problems
+    key = (ref, _files_state(ref))
+    if key not in _READ_PROBLEMS:  # a file read once per process until it changes
+        try:
+            load_corpus(ref)
+            found = []
+        except UserInputError as error:
+            found = [str(p) for p in error.problems]
+        hidden = len(found) - CORPUS_PROBLEMS_SHOWN
+        more = [f"... and {hidden} more problems in the corpus"] if hidden > 0 else []
+        _READ_PROBLEMS[key] = found[:CORPUS_PROBLEMS_SHOWN] + more
+    return _READ_PROBLEMS[key]
+
+
+_READ_PROBLEMS: dict[tuple[DatasetRef, tuple[tuple[str, int, int], ...]], list[str]] = {}
+
+
+def _files_state(ref: DatasetRef) -> tuple[tuple[str, int, int], ...]:
+    """Name, size and modification time of every file of the corpus folder."""
+    folder = Path(ref.path) if ref.path is not None else data_root() / CORPORA.get(ref.name).factory.folder
+    files = sorted(f for f in folder.iterdir() if f.is_file())
+    return tuple((f.name, f.stat().st_size, f.stat().st_mtime_ns) for f in files)
 
 
 def load_corpus(ref: DatasetRef, seed: int = 0) -> Corpus:

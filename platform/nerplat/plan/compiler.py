@@ -35,7 +35,6 @@ def compile_plan(
 
 def build_plan(validated: ValidatedSpec) -> Plan:
     spec = validated.spec
-    resolved = validated.resolved_data()
     arms = []
     for dataset in validated.datasets:
         for setting in validated.samplers:
@@ -72,8 +71,9 @@ def build_plan(validated: ValidatedSpec) -> Plan:
         experiment=spec.experiment,
         description=spec.description,
         profile=validated.profile,
-        spec_sha256=sha256_of(resolved),
-        resolved_spec=resolved,
+        spec_sha256=sha256_of(validated.resolved_data()),
+        resolved_spec=validated.recorded_data(),
+        unrecorded=validated.unrecorded_values(),
         tracking_uri=spec.tracking.uri,
         tune=validated.tune,
         replicate_split=spec.replicate.split,

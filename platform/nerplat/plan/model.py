@@ -12,13 +12,14 @@ import hashlib
 import json
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from nerplat.config.experiment import Analysis, Resources, Tune
 from nerplat.config.frozen import Frozen
 from nerplat.config.search_space import Distribution
 from nerplat.config.trial import TrialConfig
 from nerplat.errors import Problem, UserInputError
+from nerplat.spec.recording import mask_values
 from nerplat.suggest import unknown_name
 from nerplat.validation import validated
 
@@ -114,6 +115,14 @@ class Plan(Frozen):
     replicate_split: Literal["test", "dev"] = Field(description="Split the replicate runs are evaluated on.")
     analysis: Analysis = Field(description="Comparisons and statistics of the analysis stage.")
     arms: tuple[Arm, ...] = Field(description="Every arm, in spec order (datasets, then samplers, then methods).")
+    unrecorded: dict[str, str] = Field(
+        default_factory=dict, exclude=True, repr=False, description="Text of `${VAR}`s that may not be recorded -> reference."
+    )
+
+    @model_serializer(mode="wrap")
+    def _masked(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # plan.json is read by everyone with access to the store: secrets never reach it (nerplat.spec.recording).
+        return mask_values(handler(self), self.unrecorded)
 
     def sha256(self) -> str:
         return sha256_of(self.model_dump(mode="json"))

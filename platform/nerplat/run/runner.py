@@ -45,6 +45,8 @@ RAY_SETTINGS = {
 }
 
 # Passed to every Ray worker, so trials find corpora, caches and the store as the driver does.
+# Not MLFLOW_TRACKING_URI: trials get the URI without credentials from the runner
+# (nerplat.track.store), and Ray's runtime environment is readable by anyone on the cluster.
 FORWARDED_ENV = (
     "NERPLAT_DATA",
     "NERPLAT_CACHE",
@@ -52,7 +54,6 @@ FORWARDED_ENV = (
     "TRANSFORMERS_OFFLINE",
     "HF_HOME",
     "TOKENIZERS_PARALLELISM",
-    "MLFLOW_TRACKING_URI",
     "MLFLOW_S3_ENDPOINT_URL",
     "RAY_CHDIR_TO_TRIAL_DIR",
     "NERPLAT_RAY_STORAGE",

@@ -15,9 +15,8 @@ from nerplat.config.trial import DatasetRef
 from nerplat.errors import Problem
 from nerplat.registry import Catalog
 from nerplat.spec.loader import Document, YamlPath, format_path
-from nerplat.spec.schema import DatasetSection
+from nerplat.spec.schema import HUB_PREFIX, DatasetSection
 
-HUB_PREFIX = "hf:"
 DatasetCheck = Callable[[DatasetRef], list[str]]  # deeper checks by the data layer: messages, [] when fine
 
 
@@ -42,11 +41,7 @@ def resolve_datasets(
         name_at = at if _written_as_name(document, at) else at + ("name",)
         if section.name is not None:
             label = section.name.replace("/", "--")
-            if section.name.startswith(HUB_PREFIX):
-                if not section.name[len(HUB_PREFIX) :].strip():
-                    problems.append(document.problem("write a hub dataset as hf:<owner>/<name>, e.g. hf:eriktks/conll2003", name_at))
-                    continue
-            elif section.name not in catalog.corpora:
+            if not section.name.startswith(HUB_PREFIX) and section.name not in catalog.corpora:
                 message = catalog.corpora.unknown_message(section.name) + f"; or write {HUB_PREFIX}<hub id> or a path"
                 problems.append(document.problem(message, name_at))
                 continue

@@ -22,6 +22,12 @@ def needs_interpolation(text: str) -> bool:
     return "${" in text
 
 
+def referenced_names(text: str) -> tuple[str, ...]:
+    """Names of the variables `text` refers to (`$${` is not a reference), in order."""
+    names = [match.group(1).partition(":-")[0] for match in _REFERENCE.finditer(text) if match.group(1) is not None]
+    return tuple(dict.fromkeys(names))
+
+
 def interpolate(text: str, environ: Mapping[str, str]) -> str:
     """Replaces every `${...}` reference in `text` from `environ`.
 

@@ -5,6 +5,11 @@ this loader walks the composed node tree itself, so every value is located (for 
 like "methods.mom.loss (specs/x.yaml:12)"), duplicate keys are reported with both lines, and
 `${VAR}` references are interpolated in scalars (see `nerplat.spec.interpolation`).
 Keys are always their source text: `on:` is the string "on", not YAML 1.1's boolean.
+
+A spec is small, so hostile files are refused before they cost anything: the text is bounded
+(`MAX_SPEC_BYTES`), and so are nesting (`MAX_DEPTH`) and the values built, aliases expanded
+(`MAX_VALUES`: a "billion laughs" file of a few lines would otherwise expand to gigabytes).
+A UTF-8 byte-order mark is dropped, not read into the first key.
 """
 
 from __future__ import annotations
@@ -20,11 +25,16 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from nerplat.errors import Problem, UserInputError
-from nerplat.spec.interpolation import InterpolationError, interpolate, needs_interpolation
+from nerplat.spec.interpolation import InterpolationError, interpolate, needs_interpolation, referenced_names
 
 YamlPath = tuple[str | int, ...]
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+# Tags a spec may carry (most are implicit); `!!python/...`, `!!binary` and custom tags are refused.
+_PLAIN_TAGS = frozenset(f"tag:yaml.org,2002:{kind}" for kind in ("str", "int", "float", "bool", "null", "timestamp", "seq", "map", "merge"))
+MAX_SPEC_BYTES = 1_000_000  # the largest spec in specs/ is under 5 kB
+MAX_DEPTH = 50  # mappings and lists inside each other; specs nest about 6 deep
+MAX_VALUES = 100_000  # values built, aliases expanded
 _PLAIN_KEY = re.compile(r"[A-Za-z0-9_\-:+@]+")
 
 
@@ -54,13 +64,23 @@ class Location:
 
 
 @dataclass(frozen=True)
+class Interpolation:
+    """A scalar written with `${...}` references: its text as written and the variables it names."""
+
+    text: str
+    names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Document:
     """Plain YAML data (dicts, lists, scalars) and the location of every key and item in it."""
 
     source: str
     data: Any
     locations: Mapping[YamlPath, Location] = field(default_factory=dict)
-    unresolved: frozenset[YamlPath] = frozenset()  # values whose `${VAR}` could not be resolved
+    unresolved: frozenset[YamlPath] = frozenset()  # values already reported: unset `${VAR}`, refused tags
+    interpolated: Mapping[YamlPath, Interpolation] = field(default_factory=dict)  # by path as written
+    environment_values: Mapping[str, str] = field(default_factory=dict)  # variables substituted -> their text
 
     def locate(self, path: YamlPath) -> tuple[int | None, YamlPath]:
         """Line and file path of `path`, or of its nearest located ancestor when it is missing."""
@@ -84,32 +104,69 @@ def read_document(source: str | Path, environ: Mapping[str, str] | None = None) 
     """
     name = str(source)
     try:
-        text = Path(source).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        reason = getattr(error, "strerror", None) or str(error)
+        with Path(source).open("rb") as stream:
+            data = stream.read(MAX_SPEC_BYTES + 1)
+        text = data.decode("utf-8-sig")
+    except OSError as error:
+        reason = error.strerror or str(error)
         raise UserInputError(Problem(f"cannot read the spec: {reason}", source=name)) from None
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        raise UserInputError(Problem("the spec is not UTF-8 text: save it as UTF-8", source=name, line=line)) from None
+    if len(data) > MAX_SPEC_BYTES:
+        message = f"the spec is larger than {MAX_SPEC_BYTES:,} bytes: a spec is a few kB of settings, not data"
+        raise UserInputError(Problem(message, source=name))
     return parse_document(text, name, os.environ if environ is None else environ)
 
 
 def parse_document(text: str, source: str, environ: Mapping[str, str]) -> tuple[Document, list[Problem]]:
     """Parses YAML text; see `read_document`."""
-    loader = yaml.SafeLoader(text)
+    text = text.removeprefix("\ufeff")
+    node, loader = _compose(text, source)
+    walker = _Walker(loader, environ)
     try:
+        data = walker.build(node, ())
+    except _TooLarge as error:
+        raise UserInputError(Problem(str(error), source=source, line=error.line)) from None
+    document = Document(
+        source, data, walker.locations, frozenset(walker.unresolved), walker.interpolated, walker.environment_values
+    )
+    return document, [document.problem(message, path) for message, path in walker.problems]
+
+
+def _compose(text: str, source: str) -> tuple[Node, yaml.SafeLoader]:
+    """The node tree of `text` (aliases not expanded), or a `UserInputError` naming the line."""
+    loader = None
+    try:
+        loader = yaml.SafeLoader(text)  # its reader already refuses NUL and other control characters
         node = loader.get_single_node()
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         message = f"invalid YAML: {error.problem or error.context}"
         raise UserInputError(Problem(message, source=source, line=mark.line + 1 if mark else None)) from None
+    except yaml.reader.ReaderError as error:
+        line = text.count("\n", 0, error.position) + 1
+        message = f"invalid YAML: character #x{error.character:04x} is not allowed in YAML text: remove it"
+        raise UserInputError(Problem(message, source=source, line=line)) from None
     except yaml.YAMLError as error:
         raise UserInputError(Problem(f"invalid YAML: {error}", source=source)) from None
+    except RecursionError:
+        message = f"the spec nests mappings or lists too deeply (more than {MAX_DEPTH} levels)"
+        raise UserInputError(Problem(message, source=source)) from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     if node is None:
         raise UserInputError(Problem("the spec is empty", source=source, line=1))
-    walker = _Walker(loader, environ)
-    data = walker.build(node, ())
-    document = Document(source, data, walker.locations, frozenset(walker.unresolved))
-    return document, [document.problem(message, path) for message, path in walker.problems]
+    return node, loader
+
+
+class _TooLarge(Exception):
+    """The document nests too deeply or expands to too many values; nothing more is read."""
+
+    def __init__(self, message: str, line: int):
+        super().__init__(message)
+        self.line = line
 
 
 class _Walker:
@@ -121,11 +178,26 @@ class _Walker:
         self.locations: dict[YamlPath, Location] = {(): Location(1, ())}
         self.problems: list[tuple[str, YamlPath]] = []
         self.unresolved: list[YamlPath] = []
+        self.interpolated: dict[YamlPath, Interpolation] = {}
+        self.environment_values: dict[str, str] = {}
         self._active: set[int] = set()
+        self._built = 0
 
     def build(self, node: Node, path: YamlPath) -> Any:
+        self._built += 1
+        line = node.start_mark.line + 1
+        if self._built > MAX_VALUES:
+            message = f"the spec expands to more than {MAX_VALUES:,} values (YAML aliases repeating aliases?): write it out plainly"
+            raise _TooLarge(message, line)
+        if len(path) > MAX_DEPTH:
+            raise _TooLarge(f"the spec nests mappings or lists more than {MAX_DEPTH} levels deep", line)
         if id(node) in self._active:
             self.problems.append(("an alias refers to a value that contains it", path))
+            return None
+        if node.tag not in _PLAIN_TAGS:
+            tag = node.tag.replace("tag:yaml.org,2002:", "!!")
+            self.problems.append((f"YAML tag {tag} is not allowed in a spec: write a plain value", path))
+            self.unresolved.append(path)  # reported here, not again by the schema
             return None
         self._active.add(id(node))
         try:
@@ -184,6 +256,9 @@ class _Walker:
             self.problems.append((str(error), path))
             self.unresolved.append(path)
             return value
+        names = referenced_names(value)
+        self.interpolated[path] = Interpolation(value, names)
+        self.environment_values.update((name, self.environ[name]) for name in names if self.environ.get(name))
         if node.style is not None:
             return text  # quoted and block scalars stay strings
         # A plain scalar takes the type its substituted text would have had: `${EPOCHS:-3}` is 3.

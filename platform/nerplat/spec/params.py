@@ -12,6 +12,7 @@ equal to 1", and `{epochs: {uniform: [2, 5]}}` fails because epochs takes intege
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -136,11 +137,37 @@ def check_params(
 
 
 def _errors(config: type[BaseModel], data: dict[str, Any]) -> list[Any]:
+    """pydantic's errors, plus the values pydantic lets through that would break a run later:
+    true/false for a number (read as 1/0) and non-finite numbers (`lr: .inf`)."""
+    errors = [
+        _value_error(key, f"expected a number, not {str(value).lower()}")
+        for key, value in data.items()
+        if _bool_for_number(config, key, value)
+    ]
     try:
-        config.model_validate(data)
+        validated = config.model_validate(data)
     except ValidationError as error:
-        return error.errors(include_url=False)
-    return []
+        return errors + error.errors(include_url=False)
+    dumped = validated.model_dump(by_alias=True)
+    return errors + [
+        _value_error(key, f"expected a finite number, not {value}")
+        for key, value in dumped.items()
+        if isinstance(value, float) and not math.isfinite(value)
+    ]
+
+
+def _value_error(key: str, message: str) -> dict[str, Any]:
+    return {"type": "value_error", "loc": (key,), "msg": f"Value error, {message}", "input": None}
+
+
+def _bool_for_number(config: type[BaseModel], key: str, value: Any) -> bool:
+    if not isinstance(value, bool) or key not in canonical_keys(config):
+        return False
+    try:
+        TypeAdapter(_annotation(config, key)).validate_python(value, strict=True)
+    except ValidationError:
+        return True
+    return False
 
 
 def _annotation(config: type[BaseModel], key: str) -> Any:

@@ -8,6 +8,7 @@ supplies keep their own location, so errors point at the profile's lines.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from nerplat.errors import Problem, UserInputError
@@ -49,7 +50,7 @@ def apply_profile(document: Document, name: str | None) -> Document:
         return document
     profiles = data.pop(PROFILES_KEY, None)
     if name is None:
-        return Document(document.source, data, _drop_prefix(document, (PROFILES_KEY,)), document.unresolved)
+        return replace(document, data=data, locations=_drop_prefix(document, (PROFILES_KEY,)))
     defined = profiles if isinstance(profiles, dict) else {}
     if name not in defined:
         message = unknown_name("profile", name, defined, listed_as="defined")
@@ -57,7 +58,7 @@ def apply_profile(document: Document, name: str | None) -> Document:
     locations = _drop_prefix(document, (PROFILES_KEY,))
     overlay = defined[name] if isinstance(defined[name], dict) else {}
     merged = _merge(data, overlay, (), (PROFILES_KEY, name), document, locations)
-    return Document(document.source, merged, locations, document.unresolved)
+    return replace(document, data=merged, locations=locations)
 
 
 def _drop_prefix(document: Document, prefix: YamlPath) -> dict[YamlPath, Location]:

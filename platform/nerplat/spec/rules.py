@@ -9,6 +9,8 @@ Decisions (docs/spec.md, "Cross-section rules"):
 - ASHA compares trials between evaluations: the arms it schedules need `eval_every: 1`, more than
   one epoch, and a grace period below the epoch count; none of these may be searched.
 - Every dev metric nerplat logs is better when higher, so `mode: min` is refused.
+- A plan has at most `MAX_RUNS` training runs (tune trials and replicates): beyond that the
+  plan itself would not fit in memory (10 million seeds took 3.5 GB), let alone the runs.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from nerplat.track.schema import METRIC_NAMES
 # Dev metrics a tune section may optimise: `dev_<name>` (nerplat.track.schema documents the names).
 _TYPE_METRIC = re.compile(r"type_.+_(precision|recall|f1)")
 DEFAULT_NUM_SAMPLES = 20
+MAX_RUNS = 100_000
 GRID = "grid"
 ASHA = "asha"
 
@@ -170,6 +173,8 @@ def replicate_partitions(
     chosen = replicate.partitions
     partitioned = [s for s in settings if s.partitions is not None]
     problems = []
+    if any(s.partitions > MAX_RUNS for s in partitioned) or (isinstance(chosen, int) and chosen > MAX_RUNS):
+        return {}, [document.problem(f"more than {MAX_RUNS:,} partitions: a partition is a training run of every arm", at)]
     if chosen is not None and not partitioned and chosen not in (1, [0]):
         problems.append(document.problem("no sampler defines partitions (e.g. low_resource's partitions): remove replicate.partitions", at))
     result = {}
@@ -185,3 +190,25 @@ def replicate_partitions(
         result[setting.label] = tuple(wanted)
     return result, problems
 
+
+
+def check_run_count(
+    document: Document,
+    datasets: int,
+    methods: list[ResolvedMethod],
+    partitions: dict[str, tuple[int, ...]],
+    seeds: int,
+    tune: Tune | None,
+) -> list[Problem]:
+    """Refuses plans of more than `MAX_RUNS` runs before they are built; grid trials count as num_samples."""
+    per_trial = tune.num_samples if tune is not None else 0
+    runs = datasets * sum(
+        len(chosen) * seeds + (per_trial if method.space else 0)
+        for label, chosen in partitions.items()
+        for method in methods
+        if method.samplers is None or label in method.samplers
+    )
+    if runs <= MAX_RUNS:
+        return []
+    message = f"the plan has {runs:,} training runs, more than {MAX_RUNS:,}: use fewer seeds, partitions, samplers or methods"
+    return [document.problem(message, ("replicate",))]

@@ -11,25 +11,60 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, ValidationInfo, field_validator, model_validator
 
 from nerplat.config.experiment import Analysis, Resources
 from nerplat.config.trial import DatasetRef, EncoderSettings
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
+MAX_NAME_LENGTH = 64  # names become parts of file names (255 bytes) and of MLflow run names
+# Bounds that keep a plan (and `nerplat plan`) small enough to build: one seed is one training run.
+MAX_SEEDS = 1000
+MAX_SEED = 2**32 - 1  # numpy and torch seeds are 32-bit
+MAX_NUM_SAMPLES = 10_000
+# A Hugging Face hub id: `name` or `owner/name`, never a path (`..`, absolute, backslashes).
+_HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,95}(/[A-Za-z0-9][A-Za-z0-9_.\-]{0,95})?")
+HUB_PREFIX = "hf:"
 
 
 def _check_name(name: str) -> str:
     if not _NAME.fullmatch(name):
         raise ValueError(f"'{name}' must start with a letter or digit and use only letters, digits, '_', '.', '-'")
+    if len(name) > MAX_NAME_LENGTH:
+        raise ValueError(f"a name has at most {MAX_NAME_LENGTH} characters (this one has {len(name)}): shorten it")
     return name
 
 
 Name = Annotated[str, AfterValidator(_check_name)]
 
 
+def is_hub_id(text: str) -> bool:
+    """`owner/name` or `name` as the Hugging Face hub writes them; `..` never (it would be a path)."""
+    return bool(_HUB_ID.fullmatch(text)) and ".." not in text
+
+
 class Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """A part of the spec: unknown keys, non-finite numbers and true/false for numbers are refused."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_for_number(cls, value: Any, info: ValidationInfo) -> Any:
+        # pydantic reads `epochs: true` as 1; a boolean where a number is due is a mistake.
+        annotation = cls.model_fields[info.field_name].annotation
+        if isinstance(value, bool) and not _accepts(annotation, True, strict=True):
+            expected = "a number" if _accepts(annotation, 1, strict=True) else "no true/false here"
+            raise ValueError(f"expected {expected}, not {str(value).lower()}")
+        return value
+
+
+def _accepts(annotation: Any, value: Any, strict: bool) -> bool:
+    try:
+        TypeAdapter(annotation).validate_python(value, strict=strict)
+    except ValidationError:
+        return False
+    return True
 
 
 class ComponentRef(Section):
@@ -67,6 +102,13 @@ class DatasetSection(Section):
     @classmethod
     def _from_name(cls, value: Any) -> Any:
         return {"name": value} if isinstance(value, str) else value
+
+    @field_validator("name")
+    @classmethod
+    def _hub_id(cls, name: str | None) -> str | None:
+        if name is not None and name.startswith(HUB_PREFIX) and not is_hub_id(name[len(HUB_PREFIX) :]):
+            raise ValueError("write a hub dataset as hf:<owner>/<name>, e.g. hf:eriktks/conll2003 (letters, digits, '_', '.', '-')")
+        return name
 
     @model_validator(mode="after")
     def _name_or_path(self) -> "DatasetSection":
@@ -113,11 +155,16 @@ class MethodSection(Section):
 def _check_seeds(seeds: int | list[int]) -> int | list[int]:
     if isinstance(seeds, int) and seeds < 1:
         raise ValueError(f"seeds must be a count of at least 1 or a list of seeds (got {seeds}): zero replicates measure nothing")
+    count = seeds if isinstance(seeds, int) else len(seeds)
+    if count > MAX_SEEDS:
+        raise ValueError(f"at most {MAX_SEEDS} seeds (got {count}): each seed is a training run of every arm")
     if isinstance(seeds, list):
         if not seeds:
             raise ValueError("seeds must list at least one seed")
         if len(set(seeds)) != len(seeds):
             raise ValueError("seeds must not repeat")
+        if not all(0 <= seed <= MAX_SEED for seed in seeds):
+            raise ValueError(f"seeds are integers from 0 to {MAX_SEED}")
     return seeds
 
 
@@ -152,7 +199,7 @@ class TuneSection(Section):
     )
     metric: str = Field("dev_micro_f1", description="Dev metric to optimise: dev_<name> with a name from nerplat.track.schema.")
     mode: Literal["max", "min"] = Field("max", description="Maximise or minimise the metric.")
-    num_samples: int | None = Field(None, ge=1, description="Trials per arm (default 20); not for grid, which runs every point.")
+    num_samples: int | None = Field(None, ge=1, le=MAX_NUM_SAMPLES, description="Trials per arm (default 20); not for grid, which runs every point.")
     max_concurrent: int | None = Field(None, ge=1, description="Trials of one arm at once; default: as many as resources allow.")
 
 
@@ -160,6 +207,10 @@ class TrackingSection(Section):
     """Where runs are logged."""
 
     uri: str | None = Field(None, description="MLflow tracking URI; default: $MLFLOW_TRACKING_URI, else a local SQLite store.")
+    record_env: list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = Field(
+        default_factory=list,
+        description="Environment variables whose values may be recorded in clear; others are recorded as ${VAR}.",
+    )
 
 
 class Spec(Section):

@@ -16,16 +16,25 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from nerplat.config.experiment import Tune
-from nerplat.config.trial import EncoderSettings
+from nerplat.config.trial import DatasetRef, EncoderSettings
 from nerplat.errors import Problem, UserInputError
 from nerplat.registry import Catalog
 from nerplat.spec.datasets import DatasetCheck, NamedDataset, resolve_datasets
 from nerplat.spec.loader import Document, format_path, read_document
 from nerplat.spec.methods import ResolvedMethod, resolve_methods
 from nerplat.spec.profiles import PROFILES_KEY, apply_profile, profile_names, profile_problems
-from nerplat.spec.rules import check_analysis, check_method_samplers, check_tune, replicate_partitions, replicate_seeds
+from nerplat.spec.recording import mask_values, recorded_data, unrecorded_values
+from nerplat.spec.rules import (
+    check_analysis,
+    check_method_samplers,
+    check_run_count,
+    check_tune,
+    replicate_partitions,
+    replicate_seeds,
+)
 from nerplat.spec.samplers import SamplerSetting, expand_samplers
-from nerplat.spec.schema import Spec
+from nerplat.spec.schema import Spec, is_hub_id
+from nerplat.suggest import unknown_name
 from nerplat.spec.validation_errors import problems_from
 from nerplat.suggest import unknown_name
 
@@ -52,12 +61,32 @@ class ValidatedSpec:
         """The spec as run: interpolated, profile merged, without profiles and `x-` keys."""
         return {k: v for k, v in self.document.data.items() if not k.startswith(EXTENSION_PREFIX)}
 
+    def recorded_data(self) -> dict[str, Any]:
+        """The spec as it may be recorded: `resolved_data` with `${VAR}` values written as references
+        unless `tracking.record_env` lists their variables (`nerplat.spec.recording`)."""
+        recorded = recorded_data(self.document, self.resolved_data(), self.spec.tracking.record_env)
+        return mask_values(recorded, self.unrecorded_values())
 
-def default_dataset_check() -> DatasetCheck | None:
-    """The data layer's own dataset check (files present, splits readable), when it provides one."""
-    from nerplat.data import corpora
+    def unrecorded_values(self) -> dict[str, str]:
+        """Text of variables that may not be recorded -> its `${VAR}` reference."""
+        return unrecorded_values(self.document, self.spec.tracking.record_env)
 
-    return getattr(corpora, "dataset_problems", None)
+
+def default_dataset_check() -> DatasetCheck:
+    """The data layer's dataset check (files present, every split read), once per corpus.
+
+    Profiles usually share the spec's corpora, so each is read once however many variants name it.
+    """
+    from nerplat.data.corpora import corpus_problems
+
+    checked: dict[DatasetRef, list[str]] = {}
+
+    def check(ref: DatasetRef) -> list[str]:
+        if ref not in checked:
+            checked[ref] = corpus_problems(ref)
+        return checked[ref]
+
+    return check
 
 
 def load_spec(
@@ -144,13 +173,9 @@ def validate_document(
     encoder = None
     if "model" in sections:
         model = sections["model"]
-        name = model.encoder
-        folder = spec_folder / Path(name).expanduser()
-        if name not in catalog.encoders and folder.is_dir():
-            name = str(folder.resolve())  # a model folder, relative to the spec like dataset paths
-        elif name not in catalog.encoders and "/" not in name:
-            message = catalog.encoders.unknown_message(name) + "; or give a Hugging Face id (owner/name) or a model folder"
-            problems.append(document.problem(message, ("model", "encoder")))
+        name, problem = _encoder_name(model.encoder, catalog, spec_folder)
+        if problem:
+            problems.append(document.problem(problem, ("model", "encoder")))
         encoder = EncoderSettings(name=name, max_length=model.max_length, window_stride=model.window_stride)
 
     settings: list[SamplerSetting] = []
@@ -179,6 +204,9 @@ def validate_document(
         partitions, found = replicate_partitions(document, sections["replicate"], settings)
         problems += found
 
+    if not problems and "replicate" in sections:
+        seeds = len(replicate_seeds(sections["replicate"]))
+        problems += check_run_count(document, len(datasets), methods, partitions, seeds, tune)
     if problems:
         return None, problems
     assert encoder is not None
@@ -198,6 +226,23 @@ def validate_document(
         ),
         [],
     )
+
+
+def _encoder_name(name: str, catalog: Catalog, spec_folder: Path) -> tuple[str, str | None]:
+    """A registered encoder, a model folder (relative to the spec, made absolute) or a hub id.
+
+    A folder counts only with a `config.json` in it, so `../../etc` fails here and not inside a trial.
+    """
+    if name in catalog.encoders:
+        return name, None
+    folder = spec_folder / Path(name).expanduser()
+    if (folder / "config.json").is_file():
+        return str(folder.resolve()), None
+    if folder.is_dir():
+        return name, f"folder {folder.resolve()} holds no Hugging Face model (no config.json): give the model's own folder"
+    if "/" in name and is_hub_id(name):
+        return name, None
+    return name, catalog.encoders.unknown_message(name) + "; or give a Hugging Face id (owner/name) or a model folder"
 
 
 def _validate_sections(document: Document, data: dict[str, Any]) -> tuple[dict[str, Any], list[Problem]]:

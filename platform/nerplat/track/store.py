@@ -4,6 +4,12 @@ Precedence: `MLFLOW_TRACKING_URI`, then the spec's tracking uri, then a local SQ
 `<workdir>/mlflow.db` with artifacts in `<workdir>/mlartifacts`. Relative SQLite paths are made
 absolute against the working directory because Ray workers run in other directories.
 
+Credentials written in a URI (`https://user:password@host`, `postgresql://user:password@host/db`)
+are moved into the variables the clients read (MLflow's `MLFLOW_TRACKING_USERNAME`/`_PASSWORD`,
+libpq's `PGUSER`/`PGPASSWORD`) and dropped from the URI, which is then safe to log, print and
+hand to Ray (its state files and runtime environment are readable on the cluster). An embedded
+Ray's workers inherit those variables; on a remote cluster they come from the pods' environment.
+
 `check_store` talks to a server with no retries and a short timeout: MLflow's own client retries
 7 times with exponential backoff (`MLFLOW_HTTP_REQUEST_MAX_RETRIES`, `..._BACKOFF_FACTOR`,
 `..._TIMEOUT`), which turns "the server is down" into a four-minute hang. The long retries stay
@@ -13,25 +19,52 @@ on for later calls, where they ride out a server restart mid-experiment.
 from __future__ import annotations
 
 import os
+from collections.abc import MutableMapping
 from pathlib import Path
-from urllib.parse import urlparse
+from urllib.parse import unquote, urlparse
 
 from nerplat.errors import Problem, UserInputError
+from nerplat.credentials import without_credentials
 
 DEFAULT_DB_NAME = "mlflow.db"
 ARTIFACTS_DIR_NAME = "mlartifacts"
 _SQLITE_PREFIX = "sqlite:///"
 
 
+_CREDENTIAL_VARIABLES = {  # scheme -> (user, password) variables its client reads
+    "http": ("MLFLOW_TRACKING_USERNAME", "MLFLOW_TRACKING_PASSWORD"),
+    "https": ("MLFLOW_TRACKING_USERNAME", "MLFLOW_TRACKING_PASSWORD"),
+    "postgresql": ("PGUSER", "PGPASSWORD"),
+    "postgresql+psycopg2": ("PGUSER", "PGPASSWORD"),
+}
+
+
 def resolve_tracking_uri(spec_uri: str | None, workdir: Path) -> str:
-    """The tracking URI to use: environment, then spec, then `sqlite:///<workdir>/mlflow.db`."""
+    """The tracking URI to use: environment, then spec, then `sqlite:///<workdir>/mlflow.db`;
+    credentials in it are moved to the environment (`adopt_uri_credentials`)."""
     workdir = Path(workdir).resolve()
     uri = os.environ.get("MLFLOW_TRACKING_URI") or spec_uri
+    if uri:
+        uri = adopt_uri_credentials(uri, os.environ)
     if not uri:
         return f"{_SQLITE_PREFIX}{workdir / DEFAULT_DB_NAME}"
     if uri.startswith(_SQLITE_PREFIX) and not uri[len(_SQLITE_PREFIX) :].startswith("/"):
         return f"{_SQLITE_PREFIX}{(workdir / uri[len(_SQLITE_PREFIX) :]).resolve()}"
     return uri
+
+
+def adopt_uri_credentials(uri: str, environ: MutableMapping[str, str]) -> str:
+    """`uri` without `user:password@` (and secret query values); for http(s) and PostgreSQL the
+    credentials go to `environ` first, so clients still authenticate. Other schemes are unchanged."""
+    parsed = urlparse(uri)
+    variables = _CREDENTIAL_VARIABLES.get(parsed.scheme)
+    if variables is None or parsed.username is None:
+        return uri if variables is None else without_credentials(uri)
+    user_variable, password_variable = variables
+    environ[user_variable] = unquote(parsed.username)
+    if parsed.password is not None:
+        environ[password_variable] = unquote(parsed.password)
+    return without_credentials(uri)
 
 
 def is_server_uri(uri: str) -> bool:

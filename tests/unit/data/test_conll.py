@@ -90,3 +90,16 @@ def test_writer_leaves_the_old_file_when_rendering_fails(tmp_path):
         write_conll(target, broken())
     assert target.read_text() == "a\tO\n"
     assert sorted(os.listdir(tmp_path)) == ["train.txt"]
+
+
+def test_a_utf8_byte_order_mark_is_not_part_of_the_first_token(tmp_path):
+    path = tmp_path / "train.txt"
+    path.write_bytes(b"\xef\xbb\xbfJohn\tB-PER\nran\tO\n")
+    assert read_conll(path).sentences == (sentence("John/B-PER ran/O"),)
+
+
+def test_a_control_character_is_refused_with_its_line(tmp_path):
+    path = write(tmp_path, "John\tB-PER\nran\tO\x00\n")
+    with pytest.raises(UserInputError, match="line holds control character #x0000: remove it") as raised:
+        read_conll(path)
+    assert [p.line for p in raised.value.problems] == [2]

@@ -108,6 +108,7 @@ def test_encoders_are_registered_names_hub_ids_or_folders(catalog, write_spec, e
 
 def test_a_model_folder_is_an_encoder_relative_to_the_spec(catalog, write_spec, tmp_path):
     (tmp_path / "models" / "mine").mkdir(parents=True)
+    (tmp_path / "models" / "mine" / "config.json").write_text("{}")
     expected = str((tmp_path / "models" / "mine").resolve())
     assert load_spec(write_spec(MINIMAL + "model: {encoder: models/mine}\n"), catalog).encoder.name == expected
     assert load_spec(write_spec(MINIMAL + f"model: {{encoder: {expected}}}\n"), catalog).encoder.name == expected

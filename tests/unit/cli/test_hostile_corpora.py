@@ -1,0 +1,86 @@
+"""Hostile corpora (tests/fixtures/corpora/hostile) through the real CLI: `nerplat validate` reads
+every split and `nerplat run` does so before Ray starts; both exit 2, name the file and line and
+what to do, and write nothing."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from nerplat.cli import main
+
+HOSTILE = Path(__file__).parents[2] / "fixtures" / "corpora" / "hostile"
+
+# corpus folder -> (dataset options, text the message contains, file:line it names or None)
+CASES = {
+    "empty_train": ("", "empty CoNLL file: no sentences", "train.txt)"),
+    "only_docstart": ("", "empty CoNLL file: no sentences", "train.txt)"),
+    "illegal_tag": ("", "illegal tag 'B_LOC': expected O, B-TYPE or I-TYPE", "train.txt:9"),
+    "lower_case_tag": ("", "illegal tag 'b-loc'", "train.txt:9"),
+    "tag_without_type": ("", "illegal tag 'B-'", "train.txt:9"),
+    "missing_tag_column": ("", "cannot read line 'Brussels': expected TOKEN<TAB>TAG", "train.txt:9"),
+    "tag_without_token": ("", "cannot read line 'O': expected TOKEN<TAB>TAG", "train.txt:9"),
+    "nul_in_tag": ("", "line holds control character #x0000: remove it", "train.txt:9"),
+    "not_utf8": ("", "line is not UTF-8 text", "train.txt:9"),
+    "binary_file": ("", "line is not UTF-8 text", "train.txt:1"),
+    "no_train": ("", "lacks train.txt", None),
+    "train_is_a_folder": ("", "lacks train.txt", None),
+    "broken_dev": ("", "illegal tag 'X-LOC'", "dev.txt:9"),
+    "broken_test": ("", "illegal tag 'I'", "test.txt:1"),
+    "dev_from_train_with_dev": (", dev_from_train: 0.2", "already has a dev split; remove dev_from_train", None),
+    "dev_from_train_too_small": (", dev_from_train: 0.5", "dev_from_train on corpus", None),
+    "iob1_refused": (", iob1: refuse", "which IOB2 forbids (IOB1 input); set iob1: convert", "train.txt:1"),
+}
+
+
+def spec_for(folder: Path, options: str, where: Path) -> Path:
+    spec = where / "spec.yaml"
+    spec.write_text(f"experiment: hostile\ndataset: {{path: '{folder}'{options}}}\nmethods: {{ce: {{loss: ce}}}}\n")
+    return spec
+
+
+def test_there_are_fifteen_and_more_hostile_corpora():
+    assert len(CASES) >= 15 and sorted(CASES) == sorted(os.listdir(HOSTILE))
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_validate_reads_a_hostile_corpus_and_names_file_and_line(name, capsys, tmp_path, monkeypatch):
+    options, text, location = CASES[name]
+    spec = spec_for(HOSTILE / name, options, tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert main(["validate", str(spec)]) == 2
+    err = capsys.readouterr().err
+    assert text in err and f"at dataset ({spec}:2)" in err, err
+    assert location is None or f"{HOSTILE / name}/{location}" in err, err
+    assert os.listdir(tmp_path) == ["spec.yaml"]
+
+
+@pytest.mark.parametrize("name", ["illegal_tag", "broken_test", "iob1_refused"])
+def test_run_reads_the_corpus_before_ray_starts_and_writes_nothing(name, capsys, tmp_path):
+    import ray
+
+    options, text, _ = CASES[name]
+    spec = spec_for(HOSTILE / name, options, tmp_path)
+    assert main(["run", str(spec), "--workdir", str(tmp_path / "work")]) == 2
+    assert text in capsys.readouterr().err
+    assert not ray.is_initialized() and not (tmp_path / "work").exists()
+
+
+def test_a_fifo_named_train_txt_is_refused_without_blocking(capsys, tmp_path):
+    folder = tmp_path / "fifo"
+    folder.mkdir()
+    os.mkfifo(folder / "train.txt")
+    spec = spec_for(folder, "", tmp_path)
+    assert main(["validate", str(spec)]) == 2
+    assert f"corpus folder {folder} lacks train.txt" in capsys.readouterr().err
+
+
+def test_a_corpus_fixed_after_a_failed_validate_is_read_again(capsys, tmp_path):
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    (folder / "train.txt").write_text("EU\tB_ORG\n")
+    spec = spec_for(folder, "", tmp_path)
+    assert main(["validate", str(spec)]) == 2
+    (folder / "train.txt").write_text("EU\tB-ORG\nrejects\tO\n")
+    capsys.readouterr()
+    assert main(["validate", str(spec)]) == 0, capsys.readouterr().err
