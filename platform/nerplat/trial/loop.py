@@ -37,7 +37,7 @@ from nerplat.trial.batching import Batch, ids_to_tags, iterate_batches, join_win
 from nerplat.trial.data import prepare_corpus
 from nerplat.trial.features import WindowFeatures, featurize
 from nerplat.trial.report import Evaluation, Reporter, Timings, TrialResult
-from nerplat.trial.thresholds import choose_thresholds
+from nerplat.trial.thresholds import choose_thresholds, fixed_threshold_metrics
 
 DEV_SUBSET_SEED = 0
 CHECKPOINT_FILE = "trial_state.pt"
@@ -291,6 +291,9 @@ def run_trial(
         final, predicted = evaluate(tagger, data.eval, data.eval_sentences, data.labels, eval_batch, device)
         timings.evaluate += time.perf_counter() - eval_started
         metrics = {f"{config.eval_split}_{k}": v for k, v in final.items()}
+        if config.train.tune_threshold:
+            eval_data = (data.eval, data.eval_sentences, data.labels, eval_batch, device, config.eval_split)
+            metrics |= fixed_threshold_metrics(tagger, config.head, *eval_data)
         predictions = [(s, tuple(p)) for s, p in zip(data.eval_sentences, predicted)]
     timings.total = time.perf_counter() - started
     return TrialResult(
