@@ -26,6 +26,7 @@ from typing import Any
 from rich.console import Console
 
 from nerplat.errors import UserInputError
+from nerplat.plan.compiler import TUNE_SEED
 from nerplat.plan.model import Arm, Plan
 from nerplat.run.progress import ProgressBoard
 from nerplat.track import schema
@@ -247,7 +248,7 @@ class ExperimentRunner:
             scheduler_entry = SCHEDULERS.get(tune_settings.scheduler.name)
             evaluations = max(1, arm.fixed["train"]["epochs"] // arm.fixed["train"]["eval_every"])
             scheduler = scheduler_entry.factory(scheduler_entry.config.model_validate(tune_settings.scheduler.params), max_t=evaluations)
-            job = TrialJob(arm=arm, phase="tune", seed=0, partition=arm.partitions[0], eval_split=None, select_metric=self.select_metric)
+            job = TrialJob(arm=arm, phase="tune", seed=TUNE_SEED, partition=arm.partitions[0], eval_split=None, select_metric=self.select_metric)
             events = TrialEvents(tracker, self.board, tune_parents={arm.id: parent.run_id}, next_trial_index=len(_child_runs(tracker, parent.run_id)))
             tuner = tune.Tuner(
                 tune.with_resources(nerplat_trial, trial_resources),
