@@ -39,14 +39,21 @@ class DiceConfig(ObjectiveConfig):
         description="self_adjusting: Li et al.'s (1-p)^eps p with a linear denominator (004); "
         "squared: 002's plain dice, 1 - (2py + delta)/(p^2 + y^2 + delta) (use delta 1e-5).",
     )
-    eps: float = Field(1.0, ge=0.0, le=10.0, description="Self-adjusting exponent on (1 - p) (Li et al.'s alpha); self_adjusting form only.")
+    eps: float | None = Field(
+        None, ge=0.0, le=10.0, description="Exponent on (1 - p) (Li et al.'s alpha) of the self_adjusting form; default 1 there."
+    )
     delta: float = Field(0.01, gt=0.0, le=10.0, description="Smoothing added to numerator and denominator (002's gamma).")
 
     @model_validator(mode="after")
     def _eps_only_when_self_adjusting(self) -> "DiceConfig":
-        if self.form == "squared" and "eps" in self.model_fields_set:
+        if self.form == "squared" and self.eps is not None:
             raise ValueError("eps applies to form self_adjusting only; the squared form (002) has no (1 - p)^eps factor")
         return self
+
+    @property
+    def exponent(self) -> float:
+        """eps of the self-adjusting form (1 unless given)."""
+        return 1.0 if self.eps is None else self.eps
 
 
 class DiceLoss(TokenLoss):
@@ -57,7 +64,7 @@ class DiceLoss(TokenLoss):
         if self.config.form == "squared":
             per_label = 1.0 - (2.0 * p * y + delta) / (p * p + y + delta)  # y^2 = y for one-hot y
         else:
-            p_adjusted = floored_power(1.0 - p, self.config.eps) * p
+            p_adjusted = floored_power(1.0 - p, self.config.exponent) * p
             per_label = 1.0 - (2.0 * p_adjusted * y + delta) / (p_adjusted + y + delta)
         return per_label.sum(dim=-1)
 

@@ -11,6 +11,7 @@ from objective_fakes import COUNTS, make, output_of
 
 from nerplat.errors import UserInputError
 from nerplat.models.heads.base import IGNORE
+from nerplat.objectives.dice import DiceConfig
 from nerplat.objectives.wce import class_weights
 
 
@@ -148,9 +149,12 @@ def test_dice_squared_is_not_the_self_adjusting_form(context, scored):
     assert abs(squared.item() - adjusting.item()) > 1e-3
 
 
-def test_dice_squared_refuses_eps(context):
+def test_dice_squared_refuses_eps_but_takes_its_own_filled_in_defaults(context):
     with pytest.raises(UserInputError, match="eps applies to form self_adjusting only"):
         make("dice", context, form="squared", eps=1.0)
+    filled = DiceConfig(form="squared", delta=1e-5).model_dump(mode="json")  # what a plan carries
+    assert make("dice", context, **filled).config == DiceConfig(form="squared", delta=1e-5)
+    assert make("dice", context).config.exponent == 1.0
 
 
 def test_batch_without_labelled_words_gives_zero_loss_that_backpropagates(context):
