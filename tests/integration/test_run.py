@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from nerplat_processes import SPEC, finish, nerplat, runs, runs_so_far
 
+from nerplat.plan.compiler import TUNE_SEED
 from nerplat.track import schema
 
 pytestmark = pytest.mark.slow
@@ -58,6 +59,9 @@ def test_full_tiny_run_tracks_every_trial_and_replicate_once(tmp_path: Path):
     summary = next(run for run in all_runs if run.data.tags[schema.KIND] == "summary")
     assert schema.PLAN_ARTIFACT in {item.path for item in client.list_artifacts(summary.info.run_id)}
     assert "Report:" in output and (tmp_path / "reports" / "tiny_run").is_dir()
+    # tuning trials and replicates draw from different seed streams (issue 12 item 7)
+    seeds = {kind: {run.data.tags[schema.SEED] for run in all_runs if run.data.tags[schema.KIND] == kind} for kind in ("trial", "replicate")}
+    assert seeds["trial"] == {str(TUNE_SEED)} and str(TUNE_SEED) not in seeds["replicate"]
     assert "nerplat ui" in output
 
     # A second run of the same experiment without --resume is refused before anything runs.

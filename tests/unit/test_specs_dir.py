@@ -31,3 +31,11 @@ def test_spec_and_its_profiles_validate_and_plan_as_snapshotted(spec):
         name = str(spec.relative_to(ROOT / "specs").with_suffix("")).replace("/", "--")
         name += f"--{validated.profile}" if validated.profile else ""
         spec_testing.assert_matches_snapshot(plan.model_dump(mode="json"), SNAPSHOTS / f"{name}.json")
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda p: str(p.relative_to(ROOT / "specs")))
+def test_every_two_task_arm_chooses_its_thresholds_on_dev(spec):
+    # issue 12 item 6: CE-2T at a fixed 0.5 against AUC-2T with dev-tuned thresholds is not a fair match
+    for validated in validate_spec_file(spec, default_catalog(), dataset_check=default_dataset_check()):
+        untuned = [a.id for a in build_plan(validated).arms if a.head == "two_task" and not a.fixed["train"]["tune_threshold"]]
+        assert not untuned, f"{spec.name} ({validated.profile or 'no profile'}): {untuned} decode at a fixed threshold"

@@ -4,6 +4,11 @@ its sampler settings runs only with those).
 Pure: the same spec file, profile and environment give the same plan (and `Plan.sha256()`);
 nothing is started, read beyond the spec, or written. Arm ids are `<dataset>/<sampler>/<method>`,
 e.g. `conll2003/untyped+low_resource-100/mom` (docs/spec.md, "Arms").
+
+Seeds come from two streams: every tuning trial trains with `TUNE_SEED`, replicates with the spec's
+`replicate.seeds` (0, 1, ... by default), and the two never meet. When the tuning trials shared
+seed 0 with the first replicate, that replicate re-ran the chosen trial (same dev score): a tuned
+method got a best-of-N draw in its replicates that an untuned one did not.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from nerplat.config.experiment import Tune
+from nerplat.errors import UserInputError
 from nerplat.plan.model import Arm, Plan, Replicate, sha256_of
 from nerplat.registry import Catalog
 from nerplat.spec.datasets import DatasetCheck
@@ -20,6 +26,7 @@ from nerplat.spec.methods import ResolvedMethod
 from nerplat.spec.validate import ValidatedSpec, load_spec
 
 GRID_SEARCHER = "grid"
+TUNE_SEED = 2**31 - 1  # the seed of every tuning trial; never a replicate seed
 
 
 def compile_plan(
@@ -35,6 +42,9 @@ def compile_plan(
 
 def build_plan(validated: ValidatedSpec) -> Plan:
     spec = validated.spec
+    if TUNE_SEED in validated.seeds:
+        message = f"seed {TUNE_SEED} is the tuning trials' seed; a replicate with it would repeat a tuning trial: choose another"
+        raise UserInputError(validated.document.problem(message, ("replicate", "seeds")))
     arms = []
     for dataset in validated.datasets:
         for setting in validated.samplers:

@@ -26,6 +26,7 @@ from typing import Any
 from rich.console import Console
 
 from nerplat.errors import UserInputError
+from nerplat.plan.compiler import TUNE_SEED
 from nerplat.plan.model import Arm, Plan
 from nerplat.run.job import PHASE_KEY, TrialJob
 from nerplat.run.ledger import RunLedger
@@ -286,7 +287,7 @@ class ExperimentRunner:
         evaluations = max(1, arm.fixed["train"]["epochs"] // arm.fixed["train"]["eval_every"])
         scheduler = SCHEDULERS.build(settings.scheduler.name, settings.scheduler.params, at="tune.scheduler", max_t=evaluations)
         job = TrialJob(
-            arm=arm, phase="tune", seed=0, partition=arm.partitions[0], eval_split=None,
+            arm=arm, phase="tune", seed=TUNE_SEED, partition=arm.partitions[0], eval_split=None,
             select_metric=self.select_metric, parent_run_id=parent_run_id,
         )
         events = TrialEvents(self.ledger, self.board)

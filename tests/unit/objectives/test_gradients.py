@@ -14,6 +14,7 @@ SETUPS = {
     "focal": ({"gamma": 2.0}, 5, False),
     "focal_ovr": ({"gamma": 2.0, "form": "one_vs_rest"}, 5, False),
     "dice": ({}, 5, False),
+    "dice_sq": ({"form": "squared", "delta": 1e-5}, 5, False),
     "mom": ({"lambda": 0.2, "base": "focal"}, 5, False),
     "crf": ({}, 5, True),
     "ce_2t": ({}, 2, False),
@@ -27,7 +28,7 @@ SETUPS = {
 
 def test_every_registered_objective_has_a_gradient_setup():
     word_level = {name for name in OBJECTIVES.names() if not name.startswith("mrc_")}  # MRC: test_mrc.py
-    assert {name.removesuffix("_ovr") for name in SETUPS} == word_level
+    assert {name.removesuffix("_ovr").removesuffix("_sq") for name in SETUPS} == word_level
 
 
 @pytest.mark.parametrize("setup", sorted(SETUPS))
@@ -35,7 +36,7 @@ def test_gradients_reach_every_trainable_parameter(setup, context, batch):
     params, width, crf = SETUPS[setup]
     torch.manual_seed(0)
     model = TinyTagger(width, crf=crf)
-    objective = make(setup.removesuffix("_ovr"), context, **params)
+    objective = make(setup.removesuffix("_ovr").removesuffix("_sq"), context, **params)
     ids, mask, labels = batch
     for substep in range(objective.num_substeps):
         loss = objective(model(ids, mask), labels, substep)

@@ -11,6 +11,7 @@ from objective_fakes import COUNTS, make, output_of
 
 from nerplat.errors import UserInputError
 from nerplat.models.heads.base import IGNORE
+from nerplat.objectives.dice import DiceConfig
 from nerplat.objectives.wce import class_weights
 
 
@@ -129,6 +130,31 @@ def test_dice_is_lower_for_confident_correct_words(context):
     right = dice(output_of(torch.tensor([[[0.0, 6, 0, 0, 0]]]), labels), labels)
     wrong = dice(output_of(torch.tensor([[[6.0, 0, 0, 0, 0]]]), labels), labels)
     assert right < wrong
+
+
+def test_dice_squared_matches_002_equation_21(context):
+    # 002 App. B eq. 21: k - (g + 2 p_c)/(g + p_c^2 + 1) - sum_{j != c} g/(g + p_j^2), g = 1e-5
+    scores = torch.tensor([[[1.0, 0.0, -1.0, 0.5, 0.0]]])
+    labels = torch.tensor([[3]])
+    p, g, c = torch.softmax(scores[0, 0], -1).double(), 1e-5, 3
+    expected = 5 - (g + 2 * p[c]) / (g + p[c] ** 2 + 1) - sum(g / (g + p[j] ** 2) for j in range(5) if j != c)
+    dice = make("dice", context, form="squared", delta=1e-5)
+    assert dice(output_of(scores, labels), labels).item() == pytest.approx(expected.item(), rel=1e-5)
+
+
+def test_dice_squared_is_not_the_self_adjusting_form(context, scored):
+    scores, labels = scored
+    squared = make("dice", context, form="squared", delta=0.01)(output_of(scores, labels), labels)
+    adjusting = make("dice", context, delta=0.01)(output_of(scores, labels), labels)
+    assert abs(squared.item() - adjusting.item()) > 1e-3
+
+
+def test_dice_squared_refuses_eps_but_takes_its_own_filled_in_defaults(context):
+    with pytest.raises(UserInputError, match="eps applies to form self_adjusting only"):
+        make("dice", context, form="squared", eps=1.0)
+    filled = DiceConfig(form="squared", delta=1e-5).model_dump(mode="json")  # what a plan carries
+    assert make("dice", context, **filled).config == DiceConfig(form="squared", delta=1e-5)
+    assert make("dice", context).config.exponent == 1.0
 
 
 def test_batch_without_labelled_words_gives_zero_loss_that_backpropagates(context):

@@ -3,10 +3,12 @@
 from pathlib import Path
 
 import pytest
+import yaml
 
 from nerplat.config.trial import Component, DatasetRef, TrialConfig
+from nerplat.catalog import default_catalog
 from nerplat.errors import UserInputError
-from nerplat.plan.compiler import compile_plan
+from nerplat.plan.compiler import TUNE_SEED, compile_plan
 from nerplat.plan.model import Plan
 
 COMPILE = Path(__file__).parents[2] / "fixtures" / "specs" / "compile"
@@ -163,3 +165,46 @@ def test_a_trial_config_the_arm_cannot_make_names_the_field(lowres):
     (problem,) = caught.value.problems
     assert problem.path == "train.epochs"
     assert problem.message == "input should be greater than or equal to 1 (got 0)"
+SPECS = sorted((Path(__file__).parents[3] / "specs").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda p: p.stem)
+def test_no_replicate_seed_is_a_tuning_trial_seed(spec):
+    # issue 12 item 7: a replicate that repeats the chosen tuning trial is a best-of-N draw
+    for profile in [None, *yaml.safe_load(spec.read_text()).get("profiles", {})]:
+        for arm in compile_plan(spec, default_catalog(), profile=profile).arms:
+            assert TUNE_SEED not in {r.seed for r in arm.replicates}, (spec.name, profile, arm.id)
+
+
+def test_a_spec_listing_the_tuning_seed_as_a_replicate_seed_is_refused(catalog, write_spec):
+    text = f"experiment: t\ndataset: conll2003\nmethods:\n  ce: {{loss: ce}}\nreplicate:\n  seeds: [1, {TUNE_SEED}]\n"
+    with pytest.raises(UserInputError) as raised:
+        compile_plan(write_spec(text), catalog)
+    (problem,) = raised.value.problems
+    assert (problem.path, problem.line) == ("replicate.seeds", 6) and "tuning trials' seed" in problem.message
+
+
+def test_a_steps_matched_control_is_planned_as_its_own_sampler_setting(write_spec):
+    text = (
+        "experiment: t\ndataset: wnut17\n"
+        "samplers: [[], [scr], [{matched_steps: {to: [scr]}}]]\n"
+        "methods:\n  softmax: {loss: ce}\n  focal: {loss: focal, samplers: [full]}\n"
+    )
+    plan = compile_plan(write_spec(text), default_catalog())
+    assert [arm.id for arm in plan.arms] == [
+        "wnut17/full/softmax",
+        "wnut17/full/focal",
+        "wnut17/scr/softmax",
+        "wnut17/matched_steps-scr/softmax",
+    ]
+    control = plan.arm("wnut17/matched_steps-scr/softmax")
+    assert control.fixed["samplers"] == [{"name": "matched_steps", "params": {"to": ["scr"]}}]
+    assert control.fixed["train"] == plan.arm("wnut17/scr/softmax").fixed["train"]  # same epochs, same batches
+
+
+def test_a_steps_matched_control_of_an_unknown_chain_is_refused_at_its_line(write_spec):
+    text = "experiment: t\ndataset: wnut17\nsamplers:\n  - []\n  - [{matched_steps: {to: [scrr]}}]\nmethods:\n  ce: {loss: ce}\n"
+    with pytest.raises(UserInputError) as raised:
+        compile_plan(write_spec(text), default_catalog())
+    (problem,) = raised.value.problems
+    assert problem.line == 5 and "unknown sampler 'scrr'; did you mean 'scr'" in problem.message

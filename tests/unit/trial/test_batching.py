@@ -44,6 +44,22 @@ def test_batches_are_seeded_and_change_with_the_seed():
     assert [b.tolist() for b in first] != [b.tolist() for b in length_grouped_batches(lengths, 8, seed=2)]
 
 
+def _padded(batches, lengths):
+    return sum(len(b) * lengths[b].max() for b in batches)
+
+
+def test_batches_of_a_small_training_set_change_every_epoch_and_stay_length_efficient():
+    # 50 sentences fit in one group: the batches must still change from epoch to epoch
+    lengths = np.random.default_rng(5).integers(4, 60, size=50)
+    epochs = [length_grouped_batches(lengths, 16, seed=100_003 + epoch) for epoch in range(1, 11)]
+    compositions = [frozenset(frozenset(b.tolist()) for b in batches) for batches in epochs]
+    assert all(a != b for a, b in zip(compositions, compositions[1:]))
+    sorted_padding = _padded(length_grouped_batches(lengths, 16, seed=None), lengths)
+    assert all(_padded(batches, lengths) <= 1.25 * sorted_padding for batches in epochs)
+    random_padding = _padded(np.array_split(np.random.default_rng(0).permutation(50), 4), lengths)
+    assert max(_padded(batches, lengths) for batches in epochs) < random_padding
+
+
 def test_without_a_seed_batches_are_sorted_longest_first():
     lengths = np.array([3, 9, 1, 9, 4])
     batches = length_grouped_batches(lengths, 2, seed=None)

@@ -7,11 +7,13 @@ from nerplat.data.samplers.chain import apply_samplers
 from nerplat.metrics import evaluate_tags
 from nerplat.models.encoders import load_encoder
 from nerplat.models.tagger import build_tagger
+from nerplat.config.trial import Component, DatasetRef, EncoderSettings, TrainSettings, TrialConfig
 from nerplat.trial.batching import ids_to_tags
 from nerplat.trial.features import featurize
 from nerplat.trial.predict import predict
+from nerplat.trial.loop import run_trial
 from nerplat.trial.batching import ids_to_tags
-from nerplat.trial.thresholds import CANDIDATES, choose_thresholds
+from nerplat.trial.thresholds import CANDIDATES, choose_thresholds, configured_threshold, fixed_threshold_metrics
 
 
 @pytest.fixture(scope="module")
@@ -37,3 +39,46 @@ def test_chosen_thresholds_are_candidates_and_never_worse_than_half(untyped_dev)
     assert entity in CANDIDATES and beginning in CANDIDATES
     assert tagger.head.threshold.tolist() == pytest.approx([entity, beginning])  # kept in the model's state
     assert f1() >= at_half
+
+
+def test_fixed_threshold_metrics_score_the_configured_cut_and_keep_the_tuned_thresholds(untyped_dev):
+    labels, sentences = untyped_dev
+    settings = EncoderSettings(name="tiny", max_length=48)
+    encoder = load_encoder(settings)
+    torch.manual_seed(0)
+    head = Component(name="two_task", params={"threshold": 0.4})
+    tagger = build_tagger(encoder, head, labels)
+    features = featurize(sentences, encoder.tokenizer, settings, labels)
+    gold = [list(s.tags) for s in sentences]
+    cpu = torch.device("cpu")
+    tagger.head.set_thresholds(0.4, 0.4)
+    at_fixed = evaluate_tags(gold, ids_to_tags(predict(tagger, features, 32, cpu), labels))
+    tagger.head.set_thresholds(0.15, 0.85)
+
+    metrics = fixed_threshold_metrics(tagger, head, features, sentences, labels, 32, cpu, "test")
+
+    assert metrics == {f"test_fixed_threshold_{name}": value for name, value in at_fixed.items()}
+    assert tagger.head.threshold.tolist() == pytest.approx([0.15, 0.85])
+
+
+def test_configured_threshold_is_the_head_setting_or_papers_half():
+    assert configured_threshold(Component(name="two_task")) == 0.5
+    assert configured_threshold(Component(name="two_task", params={"threshold": 0.3})) == 0.3
+
+
+def test_a_trial_tuning_thresholds_reports_the_fixed_threshold_variant_beside_the_tuned_one():
+    config = TrialConfig(
+        dataset=DatasetRef(name="conll2003"),
+        samplers=(Component(name="untyped"), Component(name="low_resource", params={"size": 24, "partitions": 1})),
+        encoder=EncoderSettings(name="tiny", max_length=48),
+        head=Component(name="two_task"),
+        objective=Component(name="ce_2t"),
+        train=TrainSettings(epochs=1, batch_size=8, lr=1e-3, dev_subset=40, threads=1, tune_threshold=True),
+        eval_split="dev",
+    )
+    metrics = run_trial(config).metrics
+    assert {"dev_micro_f1", "dev_fixed_threshold_micro_f1", "dev_fixed_threshold_macro_f1"} <= set(metrics)
+    untuned = run_trial(config.model_copy(update={"train": config.train.model_copy(update={"tune_threshold": False})}))
+    assert not any("fixed_threshold" in key for key in untuned.metrics)
+    # the fixed variant of the tuned trial is what the untuned trial (same seed, same weights) reports
+    assert metrics["dev_fixed_threshold_micro_f1"] == pytest.approx(untuned.metrics["dev_micro_f1"])

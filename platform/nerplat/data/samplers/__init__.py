@@ -11,6 +11,7 @@ from nerplat.data.samplers import (  # noqa: F401  (registration on import)
     fraction,
     label_maps,
     low_resource,
+    matched_steps,
     resampling,
 )
 from nerplat.data.samplers.chain import apply_samplers

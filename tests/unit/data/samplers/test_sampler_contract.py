@@ -19,6 +19,7 @@ PARAMS = {
     "nscrd": {},
     "balanced_undersampling": {},
     "augmentation": {},
+    "matched_steps": {"to": ["sc"]},
 }
 LABEL_MAPS = {"single_type", "untyped"}
 
