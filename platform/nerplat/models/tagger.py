@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Protocol
 
 import torch
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from torch import nn
 
 from nerplat.errors import Problem, UserInputError
@@ -52,11 +52,11 @@ class Tagger(nn.Module):
         }
 
 
-def build_tagger(encoder: Encoder, head: Component, labels: list[str]) -> Tagger:
-    """A tagger for `labels` from a loaded encoder and the head a spec names (with its parameters)."""
+def head_config(head: Component) -> BaseModel:
+    """The head's config model, validated from the spec's parameters (errors name `head.<field>`)."""
     entry = HEADS.get(head.name)
     try:
-        config = entry.config.model_validate(head.params)
+        return entry.config.model_validate(head.params)
     except ValidationError as error:
         raise UserInputError(
             [
@@ -64,5 +64,13 @@ def build_tagger(encoder: Encoder, head: Component, labels: list[str]) -> Tagger
                 for e in error.errors()
             ]
         ) from None
+
+
+def build_tagger(encoder: Encoder, head: Component, labels: list[str]) -> Tagger:
+    """A tagger for `labels` from a loaded encoder and the head a spec names (with its parameters)."""
+    entry = HEADS.get(head.name)
+    if getattr(entry.config, "fitted_outside_loop", False):
+        raise ValueError(f"head '{head.name}' is fitted outside the torch loop: run it with nerplat.trial.feature_crf")
+    config = head_config(head)
     module = entry.factory(config, labels=list(labels), hidden_size=encoder.hidden_size)
     return Tagger(encoder.model, module, dropout=config.dropout)

@@ -9,7 +9,7 @@ rules. All problems are raised together in one `UserInputError`, in file order.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ from nerplat.errors import Problem, UserInputError
 from nerplat.plan.model import Tune
 from nerplat.plan.trial_config import EncoderSettings
 from nerplat.spec.datasets import DatasetCheck, NamedDataset, resolve_datasets
-from nerplat.spec.loader import Document, format_path, read_document
+from nerplat.spec.loader import Document, YamlPath, format_path, read_document
 from nerplat.spec.methods import ResolvedMethod, resolve_methods
 from nerplat.spec.profiles import PROFILES_KEY, apply_profile, profile_names, profile_problems
 from nerplat.spec.rules import check_analysis, check_method_samplers, check_tune, replicate_partitions, replicate_seeds
@@ -120,6 +120,19 @@ def _under(path: str | None, parent: str) -> bool:
     return path is not None and (path == parent or path.startswith((parent + ".", parent + "[")))
 
 
+def _encoder_name(
+    document: Document, name: str, at: YamlPath, catalog: Catalog, spec_folder: Path
+) -> tuple[str, list[Problem]]:
+    """A registered encoder, a model folder (relative to the spec, like dataset paths) or a HF id."""
+    folder = spec_folder / Path(name).expanduser()
+    if name not in catalog.encoders and folder.is_dir():
+        return str(folder.resolve()), []
+    if name not in catalog.encoders and "/" not in name:
+        message = catalog.encoders.unknown_message(name) + "; or give a Hugging Face id (owner/name) or a model folder"
+        return name, [document.problem(message, at)]
+    return name, []
+
+
 def validate_document(
     document: Document,
     catalog: Catalog,
@@ -144,13 +157,8 @@ def validate_document(
     encoder = None
     if "model" in sections:
         model = sections["model"]
-        name = model.encoder
-        folder = spec_folder / Path(name).expanduser()
-        if name not in catalog.encoders and folder.is_dir():
-            name = str(folder.resolve())  # a model folder, relative to the spec like dataset paths
-        elif name not in catalog.encoders and "/" not in name:
-            message = catalog.encoders.unknown_message(name) + "; or give a Hugging Face id (owner/name) or a model folder"
-            problems.append(document.problem(message, ("model", "encoder")))
+        name, found = _encoder_name(document, model.encoder, ("model", "encoder"), catalog, spec_folder)
+        problems += found
         encoder = EncoderSettings(name=name, max_length=model.max_length, window_stride=model.window_stride)
 
     settings: list[SamplerSetting] = []
@@ -163,6 +171,11 @@ def validate_document(
     if {"methods", "train", "model"} <= sections.keys():
         methods, found = resolve_methods(document, sections["methods"], sections["train"], sections["model"], catalog)
         problems += found
+        for i, method in enumerate(methods):
+            if method.encoder is not None:
+                name, found = _encoder_name(document, method.encoder, ("methods", method.name, "encoder"), catalog, spec_folder)
+                problems += found
+                methods[i] = replace(method, encoder=name)
     methods_ok = "methods" in sections and len(methods) == len(sections["methods"])
 
     if "samplers" in sections and not expanded_problems:

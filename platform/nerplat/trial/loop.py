@@ -35,11 +35,12 @@ from nerplat.optim import build_optimizer, clip_gradients, end_epoch
 from nerplat.plan.trial_config import TrialConfig
 from nerplat.trial.batching import Batch, ids_to_tags, iterate_batches, join_windows
 from nerplat.trial.data import prepare_corpus
+from nerplat.trial.dev_subset import dev_subset
+from nerplat.trial.feature_crf import fitted_outside_loop, run_feature_trial
 from nerplat.trial.features import WindowFeatures, featurize
 from nerplat.trial.report import Evaluation, Reporter, Timings, TrialResult
 from nerplat.trial.thresholds import choose_thresholds
 
-DEV_SUBSET_SEED = 0
 CHECKPOINT_FILE = "trial_state.pt"
 
 
@@ -81,13 +82,6 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def _dev_subset(sentences: tuple[Sentence, ...], size: int | None) -> tuple[Sentence, ...]:
-    if size is None or size >= len(sentences):
-        return sentences
-    chosen = np.random.default_rng(DEV_SUBSET_SEED).choice(len(sentences), size=size, replace=False)
-    return tuple(sentences[i] for i in sorted(chosen))
-
-
 def _prepare(config: TrialConfig, tokenizer: object) -> _Prepared:
     prepared = prepare_corpus(config.dataset, config.samplers, seed=config.seed, partition=config.partition)
     corpus, labels = prepared.corpus, prepared.corpus.labels()
@@ -95,7 +89,7 @@ def _prepare(config: TrialConfig, tokenizer: object) -> _Prepared:
     def features(sentences: tuple[Sentence, ...] | None) -> WindowFeatures | None:
         return None if sentences is None else featurize(sentences, tokenizer, config.encoder, labels)
 
-    dev_sentences = None if corpus.dev is None else _dev_subset(corpus.dev, config.train.dev_subset)
+    dev_sentences = None if corpus.dev is None else dev_subset(corpus.dev, config.train.dev_subset)
     eval_sentences = {"dev": corpus.dev, "test": corpus.test, None: None}[config.eval_split]
     return _Prepared(
         corpus=corpus,
@@ -155,6 +149,8 @@ def run_trial(
     select_metric: str = "micro_f1",
 ) -> TrialResult:
     """Train and evaluate one configuration; see the module docstring for selection and resume."""
+    if fitted_outside_loop(config.head):  # crfsuite: one fit, not epochs of optimiser steps
+        return run_feature_trial(config, report=report, resume_from=resume_from)
     started = time.perf_counter()
     timings = Timings()
     if config.train.threads:
@@ -163,7 +159,9 @@ def run_trial(
     rank, world = _distributed()
     device = _device()
 
-    encoder = load_encoder(config.encoder)
+    # Word-embedding encoders are made from the (sampled) training split; preparing it is memoised.
+    train = prepare_corpus(config.dataset, config.samplers, seed=config.seed, partition=config.partition).corpus.train
+    encoder = load_encoder(config.encoder, train=train, seed=config.seed)
     data = _prepare(config, encoder.tokenizer)
     tagger = build_tagger(encoder, config.head, data.labels)
     if config.train.tune_threshold and not hasattr(tagger.head, "set_thresholds"):
