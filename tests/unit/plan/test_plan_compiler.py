@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from nerplat.catalog import default_catalog
 from nerplat.errors import UserInputError
 from nerplat.plan.compiler import compile_plan
 from nerplat.plan.model import Plan
@@ -153,3 +154,40 @@ def test_a_method_restricted_to_some_sampler_settings_gets_only_those_arms(catal
         "conll2003/untyped/ce",
         "conll2003/untyped/focal",
     ]
+
+
+def test_a_method_with_its_own_encoder_keeps_it_over_model_encoder(write_spec):
+    text = (
+        "experiment: t\ndataset: conll2003\nmodel: {encoder: tiny, max_length: 64}\n"
+        "methods:\n  bert: {loss: ce}\n  shallow: {loss: ce, encoder: word2vec-50}\n  feature_crf: {loss: crf, encoder: word2vec-50, head: crfsuite}\n"
+    )
+    plan = compile_plan(write_spec(text), default_catalog())
+    encoders = {arm.method: arm.fixed["encoder"] for arm in plan.arms}
+    assert encoders["bert"] == {"name": "tiny", "max_length": 64, "window_stride": 32}
+    assert encoders["shallow"] == encoders["feature_crf"] == {"name": "word2vec-50", "max_length": 64, "window_stride": 32}
+    assert plan.arm("conll2003/full/feature_crf").head == "crfsuite"
+
+
+def test_an_unknown_method_encoder_is_reported_at_its_line(write_spec):
+    text = "experiment: t\ndataset: conll2003\nmethods:\n  ce: {loss: ce}\n  shallow: {loss: ce, encoder: word2vec-5}\n"
+    with pytest.raises(UserInputError) as error:
+        compile_plan(write_spec(text), default_catalog())
+    (problem,) = error.value.problems
+    assert problem.path == "methods.shallow.encoder" and problem.line == 5 and "did you mean 'word2vec-50'" in problem.message
+
+
+def test_the_resampling_spec_covers_002s_model_grid():
+    spec = Path(__file__).parents[3] / "specs" / "resampling.yaml"
+    paper = compile_plan(spec, default_catalog(), profile="paper")
+    models = {(arm.method, arm.fixed["encoder"]["name"], arm.head) for arm in paper.arms if arm.sampler == "full"}
+    assert {
+        ("softmax", "google-bert/bert-base-cased", "softmax"),
+        ("crf", "google-bert/bert-base-cased", "crf"),
+        ("shallow_softmax", "word2vec-50", "softmax"),
+        ("shallow_crf", "word2vec-50", "crfsuite"),
+        ("bilstm_softmax", "word2vec-50", "bilstm_softmax"),
+        ("bilstm_crf", "word2vec-50", "bilstm_crf"),
+    } <= models
+    cpu = compile_plan(spec, default_catalog(), profile="cpu")
+    assert {arm.sampler for arm in cpu.arms} == {"full", "sc", "scr"} and {arm.dataset for arm in cpu.arms} == {"wnut17"}
+    assert {arm.method for arm in cpu.arms} == {"softmax", "crf", "shallow_softmax", "shallow_crf", "bilstm_softmax", "bilstm_crf"}
