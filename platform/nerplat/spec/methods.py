@@ -1,6 +1,6 @@
 """Methods resolved against the registries: objective, head and train settings, fixed and searched.
 
-A method's head is, in order: its own `head`, else `model.head`, else its objective's
+A method's encoder is its own `encoder`, else `model.encoder`. A method's head is, in order: its own `head`, else `model.head`, else its objective's
 `default_head`. The objective's config class lists the heads it can train (`heads`); any other head
 is an error at the place the head came from. Search-space keys are dotted TrialConfig paths:
 `objective.<param>`, `head.<param>`, `train.<field>`. A method runs with every sampler setting
@@ -30,6 +30,7 @@ class ResolvedMethod:
     space: dict[str, Distribution] = field(default_factory=dict)
     train_at: YamlPath = ("train",)  # where this method's train settings are written (for rules)
     samplers: tuple[str, ...] | None = None  # sampler setting labels it runs with; None: all
+    encoder: str | None = None  # its own encoder; None: the spec's model.encoder
 
 
 def resolve_methods(
@@ -108,6 +109,7 @@ def _resolve(
             space=space,
             train_at=train_at,
             samplers=None if section.samplers is None else tuple(section.samplers),
+            encoder=section.encoder,
         ),
         [],
     )

@@ -129,10 +129,13 @@ class ModelSection(Section):
 class MethodSection(Section):
     """A method: an objective, its head, and their hyper-parameters (values or distributions).
 
-    Every key besides loss, head, head_params, train and samplers is a hyper-parameter of the objective.
+    Every key besides loss, encoder, head, head_params, train and samplers is a hyper-parameter of the objective.
     """
 
     loss: str = Field(description="Objective name (registry `objectives`).")
+    encoder: str | None = Field(
+        None, description="Encoder of this method (registry `encoders`, HF id or folder); default: model.encoder."
+    )
     head: str | None = Field(None, description="Head name (registry `heads`); default: model.head, else the objective's default head.")
     head_params: dict[str, Any] = Field(default_factory=dict, description="Head hyper-parameters (values or distributions).")
     train: dict[str, Any] = Field(default_factory=dict, description="Train settings of this method, over the spec's `train`.")
@@ -146,7 +149,7 @@ class MethodSection(Section):
     def _gather_params(cls, value: Any) -> Any:
         if not isinstance(value, dict):
             return value
-        own = {"loss", "head", "head_params", "train", "samplers"}
+        own = {"loss", "encoder", "head", "head_params", "train", "samplers"}
         gathered = {k: v for k, v in value.items() if k in own}
         gathered["params"] = {k: v for k, v in value.items() if k not in own}
         return gathered

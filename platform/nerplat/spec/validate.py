@@ -9,7 +9,7 @@ rules. All problems are raised together in one `UserInputError`, in file order.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ from nerplat.config.trial import DatasetRef, EncoderSettings
 from nerplat.errors import Problem, UserInputError
 from nerplat.registry import Catalog
 from nerplat.spec.datasets import DatasetCheck, NamedDataset, resolve_datasets
-from nerplat.spec.loader import Document, format_path, read_document
+from nerplat.spec.loader import Document, YamlPath, format_path, read_document
 from nerplat.spec.methods import ResolvedMethod, resolve_methods
 from nerplat.spec.profiles import PROFILES_KEY, apply_profile, profile_names, profile_problems
 from nerplat.spec.recording import mask_values, recorded_data, unrecorded_values
@@ -188,6 +188,12 @@ def validate_document(
     if {"methods", "train", "model"} <= sections.keys():
         methods, found = resolve_methods(document, sections["methods"], sections["train"], sections["model"], catalog)
         problems += found
+        for i, method in enumerate(methods):
+            if method.encoder is not None:
+                name, problem = _encoder_name(method.encoder, catalog, spec_folder)
+                if problem:
+                    problems.append(document.problem(problem, ("methods", method.name, "encoder")))
+                methods[i] = replace(method, encoder=name)
     methods_ok = "methods" in sections and len(methods) == len(sections["methods"])
 
     if "samplers" in sections and not expanded_problems:

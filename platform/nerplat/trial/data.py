@@ -3,8 +3,7 @@
 Trials of a sweep share a Ray worker process (Tune reuses actors), so reading and sampling a corpus
 is memoised here by its full description; features are cached on disk by `trial.features`, and
 `featurize_for_head` picks the features the head reads (windows, or MRC examples).
-The dev subset (`train.dev_subset`) is drawn with a fixed seed, the same for every trial and
-replicate, so tuning compares configurations on the same sentences.
+The dev subset (`train.dev_subset`, `trial.dev_subset`) is the same for every trial and replicate.
 """
 
 from __future__ import annotations
@@ -14,18 +13,15 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Sequence
 
-import numpy as np
-
 from nerplat.config.trial import Component, DatasetRef, EncoderSettings, TrialConfig
 from nerplat.data.corpora import load_corpus
 from nerplat.data.corpus import Corpus, Sentence
 from nerplat.data.mrc import entity_types, queries_for
 from nerplat.data.samplers.chain import apply_samplers
 from nerplat.data.stats import size_factor
+from nerplat.trial.dev_subset import dev_subset
 from nerplat.trial.features import WindowFeatures, featurize
 from nerplat.trial.mrc_features import MRCFeatures, featurize_mrc
-
-DEV_SUBSET_SEED = 0
 
 
 @dataclass(frozen=True)
@@ -79,7 +75,7 @@ def prepare_trial_data(config: TrialConfig, tokenizer: object) -> TrialData:
     def features(sentences: tuple[Sentence, ...] | None) -> WindowFeatures | MRCFeatures | None:
         return None if sentences is None else featurize_for_head(config.head, corpus.name, sentences, tokenizer, config.encoder, labels)
 
-    dev_sentences = None if corpus.dev is None else _dev_subset(corpus.dev, config.train.dev_subset)
+    dev_sentences = None if corpus.dev is None else dev_subset(corpus.dev, config.train.dev_subset)
     eval_sentences = {"dev": corpus.dev, "test": corpus.test, None: None}[config.eval_split]
     return TrialData(
         corpus=corpus,
@@ -91,13 +87,6 @@ def prepare_trial_data(config: TrialConfig, tokenizer: object) -> TrialData:
         eval=features(eval_sentences),
         eval_sentences=eval_sentences,
     )
-
-
-def _dev_subset(sentences: tuple[Sentence, ...], size: int | None) -> tuple[Sentence, ...]:
-    if size is None or size >= len(sentences):
-        return sentences
-    chosen = np.random.default_rng(DEV_SUBSET_SEED).choice(len(sentences), size=size, replace=False)
-    return tuple(sentences[i] for i in sorted(chosen))
 
 
 def featurize_for_head(

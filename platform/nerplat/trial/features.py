@@ -19,10 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
-import os
-import tempfile
-import zipfile
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Sequence
@@ -33,8 +29,7 @@ from nerplat.config.trial import EncoderSettings
 from nerplat.data.corpus import Corpus, Sentence
 from nerplat.errors import Problem, UserInputError
 from nerplat.models.encoders import quiet_transformers, tokenizer_fingerprint
-
-log = logging.getLogger(__name__)
+from nerplat.npz_cache import entry_path, read_arrays, write_arrays
 
 FORMAT_VERSION = 1  # bump when the arrays or the windowing change: old cache entries are then ignored
 
@@ -87,10 +82,6 @@ class WindowFeatures:
         )
 
 
-def default_cache_dir() -> Path:
-    return Path(os.environ.get("NERPLAT_CACHE") or Path.home() / ".cache" / "nerplat")
-
-
 def featurize_corpus(
     corpus: Corpus, tokenizer: Any, settings: EncoderSettings, *, cache_dir: Path | None = None
 ) -> dict[str, WindowFeatures]:
@@ -123,12 +114,12 @@ def featurize(
         "labels": list(labels),
     }
     key_text = json.dumps(key, sort_keys=True)
-    path = (cache_dir or default_cache_dir()) / "features" / f"{hashlib.sha256(key_text.encode()).hexdigest()}.npz"
-    cached = _read_cache(path, key_text)
+    path = entry_path(cache_dir, "features", key_text)
+    cached = read_arrays(path, key_text, [f.name for f in fields(WindowFeatures)])
     if cached is not None:
-        return cached
+        return WindowFeatures(**cached)
     features = _tokenize_sentences(sentences, tokenizer, settings, labels)
-    _write_cache(path, key_text, features)
+    write_arrays(path, key_text, {f.name: getattr(features, f.name) for f in fields(features)})
     return features
 
 
@@ -272,31 +263,3 @@ def _special_tokens(tokenizer: Any) -> tuple[list[int], list[int]]:
     first = word_ids.index(0)
     last = len(word_ids) - 1 - word_ids[::-1].index(0)
     return ids[:first], ids[last + 1 :]
-
-
-def _read_cache(path: Path, key_text: str) -> WindowFeatures | None:
-    if not path.exists():
-        return None
-    try:
-        with np.load(path) as stored:
-            if str(stored["key"]) != key_text:
-                return None
-            features = WindowFeatures(**{f.name: stored[f.name] for f in fields(WindowFeatures)})
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:  # unreadable: tokenise again and overwrite
-        log.warning("ignoring unreadable feature cache %s: %s", path, error)
-        return None
-    log.debug("feature cache hit %s", path)
-    return features
-
-
-def _write_cache(path: Path, key_text: str, features: WindowFeatures) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.stem, suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            arrays = {f.name: getattr(features, f.name) for f in fields(features)}
-            np.savez(stream, key=np.asarray(key_text), **arrays)
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from nerplat.config.trial import TrialConfig
+from nerplat.trial.feature_crf import fitted_outside_loop, run_feature_trial
 from nerplat.trial.report import Reporter, TrialResult
 from nerplat.trial.session import StepProgress, TrialSession
 
@@ -24,6 +25,8 @@ def run_trial(
     select_metric: str = "micro_f1",
 ) -> TrialResult:
     """Train and evaluate one configuration, continuing from `resume_from` when it holds a checkpoint."""
+    if fitted_outside_loop(config.head):  # crfsuite: one fit, not epochs of optimiser steps
+        return run_feature_trial(config, report=report, resume_from=resume_from)
     session = TrialSession(config, select_metric=select_metric, progress=progress)
     session.setup()
     if resume_from is not None:

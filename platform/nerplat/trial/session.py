@@ -32,7 +32,7 @@ from nerplat.objectives.build import build_objective
 from nerplat.optim import build_optimizer, clip_gradients, end_epoch
 from nerplat.config.trial import TrialConfig
 from nerplat.trial.batching import Batch, iterate_batches
-from nerplat.trial.data import TrialData, prepare_trial_data
+from nerplat.trial.data import TrialData, prepare_corpus, prepare_trial_data
 from nerplat.trial.features import WindowFeatures
 from nerplat.trial.predict import evaluate_sentences
 from nerplat.trial.report import Evaluation, Thresholds, Timings, TrialResult
@@ -97,7 +97,9 @@ class TrialSession:
         seed_everything(config.seed)
         self.rank, self.world = _distributed()
         self.device = _device()
-        encoder = load_encoder(config.encoder)
+        # Word-embedding encoders are made from the (sampled) training split; preparing it is memoised.
+        train = prepare_corpus(config.dataset, config.samplers, seed=config.seed, partition=config.partition).corpus.train
+        encoder = load_encoder(config.encoder, train=train, seed=config.seed)
         self.data: TrialData = prepare_trial_data(config, encoder.tokenizer)
         self.tagger = build_tagger(encoder, config.head, self.data.labels)
         if config.train.tune_threshold and not hasattr(self.tagger.head, "set_thresholds"):

@@ -208,3 +208,43 @@ def test_a_steps_matched_control_of_an_unknown_chain_is_refused_at_its_line(writ
         compile_plan(write_spec(text), default_catalog())
     (problem,) = raised.value.problems
     assert problem.line == 5 and "unknown sampler 'scrr'; did you mean 'scr'" in problem.message
+
+
+def test_a_method_with_its_own_encoder_keeps_it_over_model_encoder(write_spec):
+    text = (
+        "experiment: t\ndataset: conll2003\nmodel: {encoder: tiny, max_length: 64}\n"
+        "methods:\n  bert: {loss: ce}\n  shallow: {loss: ce, encoder: word2vec-50}\n  feature_crf: {loss: crf, encoder: word2vec-50, head: crfsuite}\n"
+    )
+    plan = compile_plan(write_spec(text), default_catalog())
+    encoders = {arm.method: arm.fixed["encoder"] for arm in plan.arms}
+    assert encoders["bert"] == {"name": "tiny", "max_length": 64, "window_stride": 32}
+    assert encoders["shallow"] == encoders["feature_crf"] == {"name": "word2vec-50", "max_length": 64, "window_stride": 32}
+    assert plan.arm("conll2003/full/feature_crf").head == "crfsuite"
+
+
+def test_an_unknown_method_encoder_is_reported_at_its_line(write_spec):
+    text = "experiment: t\ndataset: conll2003\nmethods:\n  ce: {loss: ce}\n  shallow: {loss: ce, encoder: word2vec-5}\n"
+    with pytest.raises(UserInputError) as error:
+        compile_plan(write_spec(text), default_catalog())
+    (problem,) = error.value.problems
+    assert problem.path == "methods.shallow.encoder" and problem.line == 5 and "did you mean 'word2vec-50'" in problem.message
+
+
+def test_the_resampling_spec_covers_002s_model_grid():
+    spec = Path(__file__).parents[3] / "specs" / "resampling.yaml"
+    paper = compile_plan(spec, default_catalog(), profile="paper")
+    models = {(arm.method, arm.fixed["encoder"]["name"], arm.head) for arm in paper.arms if arm.sampler == "full"}
+    assert {
+        ("softmax", "google-bert/bert-base-cased", "softmax"),
+        ("crf", "google-bert/bert-base-cased", "crf"),
+        ("shallow_softmax", "word2vec-50", "softmax"),
+        ("shallow_crf", "word2vec-50", "crfsuite"),
+        ("bilstm_softmax", "word2vec-50", "bilstm_softmax"),
+        ("bilstm_crf", "word2vec-50", "bilstm_crf"),
+    } <= models
+    cpu = compile_plan(spec, default_catalog(), profile="cpu")
+    word_models = {"shallow_softmax", "shallow_crf", "bilstm_softmax", "bilstm_crf"}
+    assert {arm.dataset for arm in cpu.arms} == {"wnut17"}
+    assert {arm.method for arm in cpu.arms} == {"softmax", "crf", "focal", "dice"} | word_models
+    samplers = {arm.sampler for arm in cpu.arms if arm.method in word_models}
+    assert samplers == {"fraction-0.1", "fraction-0.1+sc", "fraction-0.1+scr"}

