@@ -59,7 +59,11 @@ class DatasetSection(Section):
     """A corpus: a registered name, `hf:<hub id>`, or a folder of CoNLL files."""
 
     name: str | None = DatasetRef.model_fields["name"]
-    path: str | None = Field(None, description="Folder with train/dev/test CoNLL files; relative paths start at the spec's folder.")
+    path: str | None = Field(None, description="Folder with train/dev/test files; relative paths start at the spec's folder.")
+    format: ComponentRef = Field(
+        default_factory=lambda: ComponentRef.model_validate("conll"),
+        description="Format of the folder's files: conll, jsonl_tokens, jsonl_text, or {name: {options}} (registry `formats`).",
+    )
     iob1: Literal["convert", "refuse"] = DatasetRef.model_fields["iob1"]
     dev_from_train: float | None = DatasetRef.model_fields["dev_from_train"]
 
@@ -180,3 +184,6 @@ class Spec(Section):
     resources: Resources = Field(Resources(), description="Ray resources of one trial.")
     tracking: TrackingSection = Field(TrackingSection(), description="MLflow tracking.")
     profiles: dict[Name, dict[str, Any]] = Field(default_factory=dict, description="Partial specs merged over this one by --profile NAME.")
+    plugins: list[str] = Field(
+        default_factory=list, description="The user's code to import first: module names, or .py files and package folders relative to the spec."
+    )
