@@ -270,6 +270,7 @@ class ExperimentRunner:
                     scheduler=scheduler,
                     num_samples=remaining,
                     max_concurrent_trials=concurrency(arm, tune_settings.max_concurrent),
+                    time_budget_s=tune_settings.time_budget_s,
                     reuse_actors=True,
                     trial_dirname_creator=lambda trial: trial.trial_id,
                 ),

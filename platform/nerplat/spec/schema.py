@@ -158,6 +158,9 @@ class TuneSection(Section):
     mode: Literal["max", "min"] = Field("max", description="Maximise or minimise the metric.")
     num_samples: int | None = Field(None, ge=1, description="Trials per arm (default 20); not for grid, which runs every point.")
     max_concurrent: int | None = Field(None, ge=1, description="Trials of one arm at once; default: as many as resources allow.")
+    time_budget_s: float | None = Field(
+        None, gt=0, description="Seconds each arm's tune phase may take, as Ray's TuneConfig.time_budget_s: then its trials stop and the best so far is chosen."
+    )
 
 
 class TrackingSection(Section):
