@@ -49,17 +49,19 @@ def render_rayjob(
     image: str | None = None,
     cluster_dir: Path = DEFAULT_CLUSTER_DIR,
     repo_root: Path | None = None,
+    default_image: str | None = None,
 ) -> dict[str, Any]:
     """The RayJob manifest (plain data) that runs `nerplat run <spec> [--profile P]` on its own cluster.
 
     `cluster_dir` is a kustomization (the base or an overlay) holding exactly one RayCluster; the spec
     must live under `specs/` of `repo_root` (default: the working directory), the folder the image
-    copies to its working directory.
+    copies to its working directory. `default_image` replaces the base's placeholder image when
+    neither `image` nor the overlay names one (without it, the placeholder is refused).
     """
     raycluster = _the_raycluster(kustomize.build(cluster_dir), cluster_dir)
     cluster_spec = copy.deepcopy(raycluster.body["spec"])
     _size_worker_group(cluster_spec, sizing, raycluster)
-    _set_image(cluster_spec, image, raycluster)
+    _set_image(cluster_spec, image, raycluster, default_image)
     metadata: dict[str, Any] = {
         "name": job_name(sizing.experiment, profile),
         "labels": {"app.kubernetes.io/part-of": "nerplat", "nerplat.io/experiment": _dns_label(sizing.experiment)},
@@ -142,13 +144,15 @@ def _size_worker_group(cluster_spec: dict[str, Any], sizing: JobSizing, rayclust
     group["replicas"] = min(group.get("replicas", 0), group["maxReplicas"])
 
 
-def _set_image(cluster_spec: dict[str, Any], image: str | None, raycluster: Manifest) -> None:
+def _set_image(cluster_spec: dict[str, Any], image: str | None, raycluster: Manifest, default_image: str | None) -> None:
     groups = [cluster_spec["headGroupSpec"], *cluster_spec["workerGroupSpecs"]]
     containers = [container for group in groups for container in group["template"]["spec"]["containers"]]
+    placeholder = any(container["image"].split(":")[0] == PLACEHOLDER_IMAGE for container in containers)
+    image = image or (default_image if placeholder else None)
     if image:
         for container in containers:
             container["image"] = image
-    elif any(container["image"].split(":")[0] == PLACEHOLDER_IMAGE for container in containers):
+    elif placeholder:
         raise UserInputError(
             raycluster.problem(
                 f"the RayCluster still has the placeholder image '{PLACEHOLDER_IMAGE}': pass --image "
@@ -176,10 +180,10 @@ def _spec_in_image(spec_path: Path, repo_root: Path) -> str:
 
 def load_sizing(spec_path: Path, profile: str | None) -> JobSizing:
     """Compiles the spec (with its profile) and sizes the job from its plan."""
-    from nerplat.catalog import default_catalog
+    from nerplat.catalog import spec_catalog
     from nerplat.plan.compiler import compile_plan
 
-    return sizing_of(compile_plan(spec_path, default_catalog(), profile))
+    return sizing_of(compile_plan(spec_path, spec_catalog(spec_path), profile))
 
 
 def sizing_of(plan: Plan) -> JobSizing:
