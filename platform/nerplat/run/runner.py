@@ -26,6 +26,7 @@ from typing import Any
 from rich.console import Console
 
 from nerplat.errors import UserInputError
+from nerplat.plugins import files_record
 from nerplat.plan.model import Arm, Plan
 from nerplat.run.progress import ProgressBoard
 from nerplat.track import schema
@@ -52,6 +53,9 @@ FORWARDED_ENV = (
     "RAY_CHDIR_TO_TRIAL_DIR",
     "NERPLAT_RAY_STORAGE",
 )
+
+
+PLUGIN_FILES_ARTIFACT = "plugins.json"  # the summary run's record of the plugin files run, with their sha256
 
 
 class Interrupted(Exception):
@@ -111,10 +115,13 @@ def connect_ray(address: str | None, verbose: bool) -> None:
 
     if ray.is_initialized():
         return
+    from nerplat.plugins import ray_runtime_env
+
     address = address or os.environ.get("RAY_ADDRESS")
     env_vars = {name: os.environ[name] for name in FORWARDED_ENV if name in os.environ}
+    plugins = ray_runtime_env()  # the user's plugin code, shipped to and imported on every worker
     kwargs: dict[str, Any] = {
-        "runtime_env": {"env_vars": env_vars},
+        "runtime_env": {**plugins, "env_vars": {**env_vars, **plugins.get("env_vars", {})}},
         "log_to_driver": verbose,
         "logging_level": logging.INFO if verbose else logging.ERROR,
     }
@@ -188,6 +195,9 @@ class ExperimentRunner:
         self.tracker = tracker
         self._refuse_silent_rerun(tracker)
         summary_run = tracker.start_summary_run(self.plan.model_dump(mode="json"), self.plan.resolved_spec)
+        plugin_files = files_record()
+        if plugin_files:
+            tracker.client.log_dict(summary_run.run_id, plugin_files, PLUGIN_FILES_ARTIFACT)
         self._refuse_unreachable_store()
         os.environ["NERPLAT_RAY_STORAGE"] = self.storage  # forwarded: Ray Train workers of multi-worker trials
         connect_ray(self.options.address, self.options.verbose)
