@@ -131,3 +131,31 @@ def test_the_worker_hook_imports_what_the_driver_listed(tmp_path, monkeypatch):
     monkeypatch.setenv(plugins.PLUGINS_ENV, json.dumps(["worker_test_plugin"]))
     plugins.import_worker_plugins()
     assert "test_on_worker" in default_catalog().objectives
+
+
+def test_the_documented_loss_works_as_written(tmp_path):
+    """docs/plugins.md's "A new loss, in full": its file and spec lines, verbatim, validate and train."""
+    import re
+
+    import torch
+    from objective_fakes import output_of
+
+    from nerplat.objectives.base import ObjectiveContext
+    from nerplat.objectives.build import build_objective
+
+    doc = (Path(__file__).parents[2] / "docs" / "plugins.md").read_text()
+    section = doc[doc.index("## A new loss, in full") :]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    lines = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
+    (tmp_path / "focal_smooth.py").write_text(code)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(f"experiment: doc\ndataset: conll2003\n{lines}tune: {{num_samples: 2}}\nreplicate: {{seeds: 1}}\n")
+    (arm,) = compile_plan(spec, spec_catalog(spec)).arms
+    assert arm.objective == "focal_smooth" and list(arm.search_space) == ["objective.gamma"]
+    context = ObjectiveContext(labels=["O", "B-PER", "I-PER"], label_counts=[5, 2, 1], max_length=8)
+    scores, labels = torch.randn(2, 3, 3, generator=torch.Generator().manual_seed(0)), torch.tensor([[0, 1, 2], [0, 0, 1]])
+    plain = build_objective("focal_smooth", {"gamma": 0.0, "smoothing": 0.0}, context)
+    expected = torch.nn.functional.cross_entropy(scores.reshape(-1, 3), labels.reshape(-1))
+    assert torch.allclose(plain(output_of(scores, labels), labels), expected)
+    focal = build_objective("focal_smooth", {"gamma": 2.0, "smoothing": 0.1}, context)
+    assert focal(output_of(scores, labels), labels) < plain(output_of(scores, labels), labels)

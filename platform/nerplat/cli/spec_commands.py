@@ -45,7 +45,7 @@ def validate(
     from nerplat.spec.validate import default_dataset_check, validate_spec_file
 
     check = default_dataset_check()
-    console = message_console()
+    console = message_console(stderr=as_json)
     problems, checked = [], []
     for spec in specs:
         try:
