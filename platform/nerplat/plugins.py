@@ -101,12 +101,18 @@ class _PluginError(Exception):
     pass
 
 
-def _load_named(name: str, spec_folder: Path) -> Plugin:
-    is_path = name.endswith(".py") or "/" in name or name.startswith(".")
-    if not is_path:
-        return _load_module(name)
+def plugin_path(name: str, spec_folder: Path) -> Path | None:
+    """The file or folder a plugin name written in a spec means, or None for a module name."""
+    if not (name.endswith(".py") or "/" in name or name.startswith(".")):
+        return None
     path = Path(name).expanduser()
-    path = (path if path.is_absolute() else spec_folder / path).resolve()
+    return (path if path.is_absolute() else spec_folder / path).resolve()
+
+
+def _load_named(name: str, spec_folder: Path) -> Plugin:
+    path = plugin_path(name, spec_folder)
+    if path is None:
+        return _load_module(name)
     if path.is_file() and path.suffix == ".py":
         return _load_file(path, path.stem, path, (str(path),))
     if path.is_dir() and (path / "__init__.py").is_file():

@@ -37,14 +37,15 @@ def restore_registries():
     """Plugins register into the process-wide registries: put them back as they were."""
     registries = list(default_catalog().registries().values())
     saved = [dict(r._entries) for r in registries]
-    loaded, modules = dict(plugins._loaded), set(sys.modules)
+    loaded = dict(plugins._loaded)
     yield
     for registry, entries in zip(registries, saved):
         registry._entries.clear()
         registry._entries.update(entries)
+    added = set(plugins._loaded) - set(loaded)
     plugins._loaded.clear()
     plugins._loaded.update(loaded)
-    for name in set(sys.modules) - modules:
+    for name in [m for m in sys.modules if m.split(".")[0] in added]:
         del sys.modules[name]
 
 

@@ -91,9 +91,29 @@ def entrypoint(spec_path: Path, profile: str | None, repo_root: Path) -> str:
     which every pod also has in its environment (Ray Train workers read it there).
     """
     command = ["nerplat", "run", _spec_in_image(spec_path, repo_root)]
+    _plugin_files_in_image(spec_path, repo_root)
     if profile:
         command += ["--profile", profile]
     return f'{shlex.join(command)} --storage "${STORAGE_ENV}"'
+
+
+def _plugin_files_in_image(spec_path: Path, repo_root: Path) -> None:
+    """Plugin files and folders the spec names must be under specs/ too: the driver in the head pod
+    imports them from the image and ships them to the workers (module plugins must be installed in it)."""
+    from nerplat.plugins import PLUGINS_KEY, plugin_path
+    from nerplat.spec.loader import read_document
+
+    document, _ = read_document(spec_path)
+    names = document.data.get(PLUGINS_KEY) if isinstance(document.data, dict) else None
+    specs_root = (repo_root / SPECS_DIR).resolve()
+    problems = []
+    for index, name in enumerate(names if isinstance(names, list) else []):
+        path = plugin_path(name, spec_path.parent) if isinstance(name, str) else None
+        if path is not None and not path.is_relative_to(specs_root):
+            message = f"plugin {name}: the cluster image holds only {SPECS_DIR}/; move it there, or install it in the image as a package"
+            problems.append(document.problem(message, (PLUGINS_KEY, index)))
+    if problems:
+        raise UserInputError(problems)
 
 
 def job_name(experiment: str, profile: str | None) -> str:
