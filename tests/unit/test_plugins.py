@@ -4,7 +4,6 @@ their origin, reach Ray workers through the runtime environment, and have their 
 import hashlib
 import json
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest

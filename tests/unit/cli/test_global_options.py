@@ -6,7 +6,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from rich.console import Console
 
 from nerplat.cli import main, package_version

@@ -1,6 +1,5 @@
 """The hub loader offline: the missing-package error, and the row conversion on a stand-in split."""
 
-import importlib.util
 import sys
 
 import pytest
