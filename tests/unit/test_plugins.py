@@ -36,7 +36,7 @@ def restore_registries():
     """Plugins register into the process-wide registries: put them back as they were."""
     registries = list(default_catalog().registries().values())
     saved = [dict(r._entries) for r in registries]
-    loaded = dict(plugins._loaded)
+    loaded, modules = dict(plugins._loaded), set(sys.modules)
     yield
     for registry, entries in zip(registries, saved):
         registry._entries.clear()
@@ -44,7 +44,7 @@ def restore_registries():
     added = set(plugins._loaded) - set(loaded)
     plugins._loaded.clear()
     plugins._loaded.update(loaded)
-    for name in [m for m in sys.modules if m.split(".")[0] in added]:
+    for name in [m for m in sys.modules if m.split(".")[0] in added and m not in modules]:
         del sys.modules[name]
 
 
@@ -159,3 +159,15 @@ def test_the_documented_loss_works_as_written(tmp_path):
     assert torch.allclose(plain(output_of(scores, labels), labels), expected)
     focal = build_objective("focal_smooth", {"gamma": 2.0, "smoothing": 0.1}, context)
     assert focal(output_of(scores, labels), labels) < plain(output_of(scores, labels), labels)
+
+
+def test_a_module_plugin_is_shipped_unless_installed(tmp_path, monkeypatch):
+    package = tmp_path / "mod_test_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "losses.py").write_text(LOSS.format(name="test_from_module"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (loaded,) = plugins.load_spec_plugins(["mod_test_pkg.losses"], tmp_path, None)
+    assert (loaded.module, loaded.ship, loaded.origin) == ("mod_test_pkg.losses", str(package), "plugin mod_test_pkg.losses")
+    (installed,) = plugins.load_spec_plugins(["yaml"], tmp_path, None)
+    assert installed.ship is None

@@ -13,12 +13,12 @@ from nerplat.errors import UserInputError
 
 @pytest.fixture(autouse=True)
 def forget_plugins():
-    loaded = dict(plugins._loaded)
+    loaded, modules = dict(plugins._loaded), set(sys.modules)
     yield
     added = set(plugins._loaded) - set(loaded)
     plugins._loaded.clear()
     plugins._loaded.update(loaded)
-    for name in [m for m in sys.modules if m.split(".")[0] in added]:
+    for name in [m for m in sys.modules if m.split(".")[0] in added and m not in modules]:
         del sys.modules[name]
 
 
