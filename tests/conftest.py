@@ -45,3 +45,24 @@ def tracking_uri(tmp_path: Path, empty_mlflow_db: Path, monkeypatch: pytest.Monk
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     shutil.copy(empty_mlflow_db, tmp_path / "mlflow.db")
     return f"sqlite:///{tmp_path / 'mlflow.db'}"
+
+
+@pytest.fixture(autouse=True)
+def restore_registries():
+    """Plugins register into the process-wide registries: put them back as they were after each test,
+    so a test that loads a plugin never changes what the "every registered ..." tests see."""
+    from nerplat import plugins
+    from nerplat.catalog import default_catalog
+
+    registries = list(default_catalog().registries().values())
+    saved = [dict(r._entries) for r in registries]
+    loaded, modules = dict(plugins._loaded), set(sys.modules)
+    yield
+    for registry, entries in zip(registries, saved):
+        registry._entries.clear()
+        registry._entries.update(entries)
+    added = set(plugins._loaded) - set(loaded)
+    plugins._loaded.clear()
+    plugins._loaded.update(loaded)
+    for name in [m for m in sys.modules if m.split(".")[0] in added and m not in modules]:
+        del sys.modules[name]

@@ -2,12 +2,14 @@
 
 Importing `default_catalog`'s registries pulls in the entry modules (and so torch, for models and
 objectives); the spec and plan layers receive a `nerplat.registry.Catalog` as an argument instead,
-so they stay free of model code. Like the CLI, this module may import every layer.
+so they stay free of model code. Like the CLI, this module may import every layer. `spec_catalog`
+adds the user's code: installed plugin entry points and the plugins a spec names.
 """
 
 from __future__ import annotations
 
 from functools import cache
+from pathlib import Path
 
 from nerplat.registry import Catalog
 
@@ -15,10 +17,30 @@ from nerplat.registry import Catalog
 @cache
 def default_catalog() -> Catalog:
     from nerplat.data.corpora import CORPORA
+    from nerplat.data.formats import FORMATS
     from nerplat.data.samplers import SAMPLERS
     from nerplat.models.encoders import ENCODERS
     from nerplat.models.heads import HEADS
     from nerplat.objectives import OBJECTIVES
+    from nerplat.plugins import load_entry_points
     from nerplat.run.search import SCHEDULERS, SEARCHERS
 
-    return Catalog(CORPORA, SAMPLERS, ENCODERS, HEADS, OBJECTIVES, SEARCHERS, SCHEDULERS)
+    catalog = Catalog(CORPORA, SAMPLERS, ENCODERS, HEADS, OBJECTIVES, SEARCHERS, SCHEDULERS, FORMATS)
+    load_entry_points()  # after the built-ins, so a plugin that reuses a built-in name is refused
+    return catalog
+
+
+def spec_catalog(spec: str | Path) -> Catalog:
+    """The default catalog plus the plugins `spec` names under `plugins:` (raises UserInputError, located)."""
+    from nerplat.plugins import PLUGINS_KEY, load_spec_plugins
+    from nerplat.spec.loader import read_document
+
+    catalog = default_catalog()
+    document, _ = read_document(spec)  # its other problems are reported by validation
+    names = document.data.get(PLUGINS_KEY) if isinstance(document.data, dict) else None
+    if names is None:
+        return catalog
+    if not isinstance(names, list):
+        names = [names]
+    load_spec_plugins(names, Path(spec).parent, lambda message, index: document.problem(message, (PLUGINS_KEY, index)))
+    return catalog

@@ -8,7 +8,9 @@ registered alternatives and a did-you-mean suggestion; bad parameters fail with 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Callable, Generic, TypeVar
 
@@ -19,6 +21,18 @@ from nerplat.suggest import unknown_name
 from nerplat.validation import validated
 
 F = TypeVar("F", bound=Callable[..., Any])
+BUILT_IN = "built-in"
+_origin: ContextVar[str] = ContextVar("registration_origin", default=BUILT_IN)
+
+
+@contextmanager
+def registering_from(origin: str) -> Iterator[None]:
+    """Entries registered inside this block record `origin` (a plugin file or entry point) as where they come from."""
+    token = _origin.set(origin)
+    try:
+        yield
+    finally:
+        _origin.reset(token)
 
 
 class EmptyConfig(BaseModel):
@@ -33,6 +47,7 @@ class Entry(Generic[F]):
     config: type[BaseModel]
     factory: F
     summary: str  # first line of the factory's docstring, shown by `nerplat registry`
+    origin: str = BUILT_IN  # or the plugin that registered it, shown by `nerplat registry`
 
 
 class Registry(Generic[F]):
@@ -47,9 +62,10 @@ class Registry(Generic[F]):
 
         def decorate(factory: F) -> F:
             if name in self._entries:
-                raise ValueError(f"{self.kind} '{name}' is already registered")
+                raise ValueError(f"{self.kind} '{name}' is already registered ({self._entries[name].origin})")
             doc = (factory.__doc__ or "").strip().splitlines()
-            self._entries[name] = Entry(name, config, factory, summary if summary is not None else doc[0] if doc else "")
+            text = summary if summary is not None else doc[0] if doc else ""
+            self._entries[name] = Entry(name, config, factory, text, _origin.get())
             return factory
 
         return decorate
@@ -98,6 +114,8 @@ class Catalog:
     objectives: Registry
     searchers: Registry
     schedulers: Registry
+    formats: Registry | None = None  # corpus formats (conll, jsonl_tokens, ...)
 
     def registries(self) -> dict[str, Registry]:
-        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+        found = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        return {name: registry for name, registry in found.items() if registry is not None}

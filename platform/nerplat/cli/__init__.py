@@ -14,10 +14,39 @@ app = typer.Typer(
     name="nerplat",
     help="Declarative, Ray-distributed tuning for imbalanced and low-resource NER.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
 )
 err_console = Console(stderr=True, highlight=False)
+
+
+def package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("nerplat")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"nerplat {package_version()}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _global_options(
+    version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print results and errors only: no progress, notes or OK lines."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Also print library logs (Ray's workers, MLflow, Optuna)."),
+) -> None:
+    """Declarative, Ray-distributed tuning for imbalanced and low-resource NER."""
+    from nerplat.cli.options import Verbosity
+
+    if quiet and verbose:
+        raise UserInputError("give -q (quiet) or -v (verbose), not both")
+    Verbosity.level = -1 if quiet else 1 if verbose else 0
 
 
 def _register_commands() -> None:

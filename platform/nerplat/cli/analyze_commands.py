@@ -8,6 +8,7 @@ from typing import Optional
 
 import typer
 
+from nerplat.cli.options import message_console
 from nerplat.errors import Problem, UserInputError
 
 
@@ -45,6 +46,7 @@ def analyze(
     reference_sampler: Optional[str] = typer.Option(
         None, "--reference-sampler", help="Sampler whose baseline runs start every precision-recall arrow."
     ),
+    as_json: bool = typer.Option(False, "--json", help="Print {out_dir, files, summary_run_id, warnings} as JSON on stdout."),
 ) -> None:
     """Analyse an experiment: paper-style tables, plots and paired tests in reports/<experiment>/,
     also logged to the experiment's summary run. Settings come from the run's plan.json; flags override them."""
@@ -59,8 +61,13 @@ def analyze(
     report = analyze_experiment(experiment, uri, out or Path("reports") / experiment, chosen, settings)
     for warning in report.warnings:
         typer.secho(f"warning: {warning}", fg=typer.colors.YELLOW, err=True)
-    typer.echo(f"wrote {len(report.files)} files to {report.out_dir}/ (start with report.md)")
-    typer.echo(f"logged them to MLflow run {report.summary_run_id} under analysis/")
+    if as_json:
+        files = [str(f) for f in report.files]
+        payload = {"out_dir": str(report.out_dir), "files": files, "summary_run_id": report.summary_run_id, "warnings": list(report.warnings)}
+        typer.echo(json.dumps(payload, indent=2))
+        return
+    message_console().print(f"wrote {len(report.files)} files to {report.out_dir}/ (start with report.md)")
+    message_console().print(f"logged them to MLflow run {report.summary_run_id} under analysis/")
 
 
 def bench_analysis(

@@ -19,7 +19,9 @@ console = Console(highlight=False, markup=False)  # user text (paths, names) may
 err_console = Console(stderr=True, highlight=False, markup=False)
 
 ProfileOption = typer.Option(None, "--profile", "-p", help="Profile of the spec to run (e.g. paper).")
-ImageOption = typer.Option(None, "--image", help="Container image of the Ray pods (default: the one in --cluster).")
+ImageOption = typer.Option(
+    None, "--image", help="Container image of the Ray pods (default: the one in --cluster; for the base, nerplat:<version>, the Dockerfile's tag)."
+)
 ClusterOption = typer.Option(
     Path("cluster/base"), "--cluster", help="Kustomization (base or your overlay) whose RayCluster the job copies."
 )
@@ -33,9 +35,23 @@ def _rayjob_for_spec(spec: Path, profile: str | None, image: str | None, cluster
     sizing = load_sizing(spec, profile)
     if sizing.resources.gpus_per_worker == 0:
         err_console.print(f"note: {spec} asks for no GPUs (resources.gpus_per_worker), so its worker pods get none")
-    rayjob = render_rayjob(spec, sizing, profile=profile, image=image, cluster_dir=cluster)
+    from nerplat.cli import package_version
+
+    default_image = f"nerplat:{package_version()}"
+    rayjob = render_rayjob(spec, sizing, profile=profile, image=image, cluster_dir=cluster, default_image=default_image)
+    images = {c["image"] for g in _pod_groups(rayjob) for c in g["template"]["spec"]["containers"]}
+    if image is None and default_image in images:
+        err_console.print(
+            f"note: image {default_image} (build it with `docker build -f cluster/Dockerfile -t {default_image} .`); "
+            "give --image REGISTRY/nerplat:TAG for a registry the cluster pulls from"
+        )
     validate_manifests([Manifest(rayjob, f"<RayJob rendered from {spec}>")])
     return rayjob
+
+
+def _pod_groups(rayjob: dict[str, Any]) -> list[dict[str, Any]]:
+    cluster_spec = rayjob["spec"]["rayClusterSpec"]
+    return [cluster_spec["headGroupSpec"], *cluster_spec["workerGroupSpecs"]]
 
 
 def _rayjob_in_file(path: Path) -> dict[str, Any] | None:

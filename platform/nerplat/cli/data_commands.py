@@ -23,7 +23,8 @@ from nerplat.errors import Problem, UserInputError
 
 data_app = typer.Typer(name="data", help="Corpora: statistics, and what samplers make of them.", no_args_is_help=True)
 
-DATASET_HELP = "Registered corpus name (see `nerplat registry`), hf:<hub id>, or a folder with train.txt."
+DATASET_HELP = "Registered corpus name (see `nerplat registry`), hf:<hub id or saved folder>, or a folder of split files."
+FORMAT_OPTION = typer.Option("conll", "--format", help="Format of a folder's files: conll, jsonl_tokens, jsonl_text, ... (`nerplat registry`).")
 
 
 def register(app: typer.Typer) -> None:
@@ -31,21 +32,22 @@ def register(app: typer.Typer) -> None:
     app.add_typer(data_app, name="data")
 
 
-def dataset_ref(text: str, iob1: str = "convert") -> DatasetRef:
+def dataset_ref(text: str, iob1: str = "convert", data_format: str = "conll") -> DatasetRef:
     """A name when it is registered or a hub id, a path when it is an existing folder, else a name (to fail with hints)."""
+    from nerplat.config.trial import Component
     from nerplat.data.corpora import CORPORA, HUB_PREFIX
 
     if text not in CORPORA and not text.startswith(HUB_PREFIX) and Path(text).is_dir():
-        return DatasetRef(path=text, iob1=iob1)
+        return DatasetRef(path=text, iob1=iob1, format=Component(name=data_format))
     return DatasetRef(name=text, iob1=iob1)
 
 
-def _load(dataset: str, iob1: str, seed: int = 0) -> Corpus:
+def _load(dataset: str, iob1: str, seed: int = 0, data_format: str = "conll") -> Corpus:
     from nerplat.cli import err_console
     from nerplat.data.corpora import load_corpus
 
     with err_console.status(f"reading {dataset}"):
-        return load_corpus(dataset_ref(dataset, iob1), seed=seed)
+        return load_corpus(dataset_ref(dataset, iob1, data_format), seed=seed)
 
 
 def _print_json(payload: dict[str, Any]) -> None:
@@ -57,13 +59,14 @@ def stats(
     dataset: str = typer.Argument(..., help=DATASET_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print JSON (the manifest's fields and more) on stdout."),
     iob1: str = typer.Option("convert", help="IOB1 input: convert it to IOB2, or refuse it."),
+    data_format: str = FORMAT_OPTION,
 ) -> None:
     """Per split: sentences, tokens, mentions per type, % B/I/O, % sentences with entities, type shares."""
     from nerplat.data.stats import corpus_stats
 
     if iob1 not in ("convert", "refuse"):
         raise UserInputError(Problem(f"--iob1 must be convert or refuse, got {iob1!r}", path="--iob1"))
-    result = corpus_stats(_load(dataset, iob1))
+    result = corpus_stats(_load(dataset, iob1, data_format=data_format))
     if as_json:
         _print_json(result)
         return
@@ -127,6 +130,7 @@ def sample(
     partition: int = typer.Option(0, "--partition", help="Partition index for partitioned samplers (low_resource)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Write the sampled corpus here as CoNLL (train.txt, and the other splits)."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
+    data_format: str = FORMAT_OPTION,
 ) -> None:
     """Apply one sampler to DATASET and summarise the training set it makes."""
     from nerplat.config.trial import Component
@@ -140,7 +144,7 @@ def sample(
         config = SAMPLERS.config(sampler, params)
     except UserInputError as error:
         raise UserInputError([replace(p, path=f"--param {p.path}" if p.path else "--param") for p in error.problems]) from None
-    corpus = _load(dataset, "convert", seed)
+    corpus = _load(dataset, "convert", seed, data_format)
     sampled = apply_samplers(corpus, [Component(name=sampler, params=params)], seed=seed, partition=partition)
     summary: dict[str, Any] = {
         "dataset": corpus.name,

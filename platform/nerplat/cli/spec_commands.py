@@ -17,7 +17,7 @@ from pydantic_core import to_jsonable_python
 from rich.console import Console
 from rich.table import Table
 
-from nerplat.cli.options import PROFILE_OPTION
+from nerplat.cli.options import PROFILE_OPTION, SET_OPTION, message_console, problem_json
 from nerplat.config.trial import Component
 from nerplat.errors import UserInputError
 
@@ -34,25 +34,32 @@ def register(app: typer.Typer) -> None:
 def validate(
     specs: list[Path] = typer.Argument(..., help="Spec files to check."),
     profile: str | None = PROFILE_OPTION,
+    overrides: list[str] = SET_OPTION,
+    as_json: bool = typer.Option(False, "--json", help="Print {ok, specs, problems} as JSON on stdout (exit 2 on any problem)."),
 ) -> None:
     """Check specs completely: every problem of every file, with file:line and YAML path (exit 2 on any).
 
     Without --profile, the spec and each of its profiles are checked. Corpora are read in full.
     """
-    from nerplat.catalog import default_catalog
+    from nerplat.catalog import spec_catalog
     from nerplat.spec.validate import default_dataset_check, validate_spec_file
 
-    catalog, check = default_catalog(), default_dataset_check()
-    console = Console(highlight=False, markup=False)
-    problems = []
+    check = default_dataset_check()
+    console = message_console(stderr=as_json)
+    problems, checked = [], []
     for spec in specs:
         try:
-            variants = validate_spec_file(spec, catalog, profile, dataset_check=check)
+            variants = validate_spec_file(spec, spec_catalog(spec), profile, dataset_check=check, overrides=overrides)
         except UserInputError as error:
             problems += error.problems  # each names its file; all are reported at the end
             continue
         profiles = [v.profile for v in variants if v.profile is not None]
+        checked.append({"spec": str(spec), "profiles": profiles})
         console.print(f"OK {spec}" + (f" (profiles: {', '.join(profiles)})" if profiles else ""))
+    if as_json:
+        sys.stdout.write(_json({"ok": not problems, "specs": checked, "problems": [problem_json(p) for p in problems]}) + "\n")
+        if problems:
+            raise typer.Exit(UserInputError.exit_code)
     if problems:
         raise UserInputError(problems)
 
@@ -60,14 +67,13 @@ def validate(
 def plan(
     spec: Path = typer.Argument(..., help=SPEC_HELP),
     profile: str | None = PROFILE_OPTION,
+    overrides: list[str] = SET_OPTION,
     as_json: bool = typer.Option(False, "--json", help="Print the plan as JSON on stdout."),
 ) -> None:
     """Show the arms a spec compiles to (dataset x sampler x method): search spaces, tune trials, replicates."""
-    from nerplat.catalog import default_catalog
-    from nerplat.plan.compiler import compile_plan
-    from nerplat.spec.validate import default_dataset_check
+    from nerplat.cli.options import compile_spec
 
-    compiled = compile_plan(spec, default_catalog(), profile, dataset_check=default_dataset_check())
+    compiled = compile_spec(spec, profile, overrides)
     if as_json:
         sys.stdout.write(compiled.model_dump_json(indent=2) + "\n")
         return
@@ -104,16 +110,21 @@ def _component_text(component: Component) -> str:
     return f"{component.name}({params})" if params else component.name
 
 
-def registry(as_json: bool = typer.Option(False, "--json", help="Print the registries as JSON on stdout.")) -> None:
-    """List every name a spec may use, registry by registry, with each entry's parameters."""
-    from nerplat.catalog import default_catalog
+def registry(
+    as_json: bool = typer.Option(False, "--json", help="Print the registries as JSON on stdout."),
+    spec: Path | None = typer.Option(None, "--spec", help="Also load the plugins this spec names."),
+) -> None:
+    """List every name a spec may use, registry by registry, with each entry's parameters and origin
+    (built-in, an installed plugin's entry point, or a spec's plugin)."""
+    from nerplat.catalog import default_catalog, spec_catalog
 
+    catalog = default_catalog() if spec is None else spec_catalog(spec)
     listing = {
         group: [
-            {"name": entry.name, "summary": entry.summary, "params": config_fields(entry.config)}
+            {"name": entry.name, "summary": entry.summary, "origin": entry.origin, "params": config_fields(entry.config)}
             for entry in reg.entries()
         ]
-        for group, reg in default_catalog().registries().items()
+        for group, reg in catalog.registries().items()
     }
     if as_json:
         sys.stdout.write(_json(listing) + "\n")
@@ -124,9 +135,10 @@ def registry(as_json: bool = typer.Option(False, "--json", help="Print the regis
         table.add_column("name", no_wrap=True)
         table.add_column("summary", overflow="fold")
         table.add_column("parameters", overflow="fold")
+        table.add_column("from", overflow="fold")
         for entry in entries:
             params = "\n".join(_param_line(p) for p in entry["params"]) or "-"
-            table.add_row(entry["name"], entry["summary"], params)
+            table.add_row(entry["name"], entry["summary"], params, entry["origin"])
         console.print(table)
 
 

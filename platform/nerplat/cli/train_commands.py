@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from nerplat.cli.options import PROFILE_OPTION, compile_spec, print_figures
+from nerplat.cli.options import PROFILE_OPTION, Verbosity, compile_spec, format_values, print_figures
 from nerplat.errors import Problem, UserInputError
 
 bench_app = typer.Typer(help="Benchmarks that print figures (ratios against a plain PyTorch loop run alongside).", no_args_is_help=True)
@@ -54,7 +54,9 @@ def train(
     spec: Path = typer.Argument(..., help="The experiment spec (YAML)."),
     method: str = typer.Option(..., "--method", "-m", help="Method of the spec to train."),
     profile: Optional[str] = PROFILE_OPTION,
-    assignments: list[str] = typer.Option([], "--set", help="Value of a searched hyper-parameter, KEY=VALUE (repeatable)."),
+    assignments: list[str] = typer.Option(
+        [], "--set", help="KEY=VALUE (repeatable): a spec key (train.epochs=3, methods.mom.lambda=0.3) or a searched hyper-parameter of the arm (objective.lambda=0.2)."
+    ),
     arm_id: Optional[str] = typer.Option(None, "--arm", help="Arm id when the method has several (dataset x sampler) arms."),
     seed: int = typer.Option(0, "--seed", help="Seed of initialisation and data order."),
     partition: int = typer.Option(0, "--partition", help="Partition of a partitioned sampler (low_resource)."),
@@ -64,14 +66,16 @@ def train(
 ) -> None:
     """Train one arm of SPEC with one seed, printing dev metrics per epoch and test metrics at the end.
 
-    Searched hyper-parameters without a --set value take the middle of their range (the first
-    choice), so a quick look needs no flags.
+    --set takes a spec key, as `nerplat run --set` does, or a searched hyper-parameter by the name
+    `nerplat plan` shows. Searched hyper-parameters without a --set value take the middle of their
+    range (the first choice), so a quick look needs no flags.
     """
     from nerplat.trial.loop import run_trial
 
     if split not in ("test", "dev"):
         raise UserInputError(f"--split must be test or dev, not {split!r}")
-    plan = compile_spec(spec, profile)
+    overrides, searched = split_assignments(assignments)
+    plan = compile_spec(spec, profile, overrides)
     arms = [arm for arm in plan.arms if arm.method == method and (arm_id is None or arm.id == arm_id)]
     if not arms:
         known = sorted({arm.method for arm in plan.arms})
@@ -80,9 +84,14 @@ def train(
         raise UserInputError(f"method {method!r} has {len(arms)} arms; choose one with --arm: {', '.join(a.id for a in arms)}")
     arm = arms[0]
     values = {key: _default_value(space) for key, space in arm.search_space.items()}
-    values |= parse_assignments(assignments)
+    chosen = parse_assignments(searched)
+    unknown = sorted(set(chosen) - set(arm.search_space))
+    if unknown:
+        known = ", ".join(arm.search_space) or "none"
+        raise UserInputError(f"--set {unknown[0]}: not a spec key nor a searched hyper-parameter of {arm.id} (searched: {known})")
+    values |= chosen
     config = arm.trial_config(values, seed=seed, partition=partition, eval_split=split)
-    console = Console(stderr=as_json, markup=False)
+    console = Console(stderr=as_json, markup=False, quiet=Verbosity.quiet())
     select = (plan.tune.metric if plan.tune else "dev_micro_f1").removeprefix("dev_")
 
     def report(evaluation, save_checkpoint) -> None:
@@ -91,7 +100,7 @@ def train(
         if save is not None and evaluation.epoch == evaluation.epochs:
             save_checkpoint(save)
 
-    console.print(f"arm {arm.id}  seed {seed}  partition {partition}  {json.dumps(values) if values else ''}")
+    console.print(f"arm {arm.id}  seed {seed}  partition {partition}  {format_values(values)}")
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("loss {task.fields[loss]:.4f}"), TimeRemainingColumn())
     with Progress(*columns, console=console, transient=True) as bar:
         result = run_trial(config, report=report, progress=_BarProgress(bar), select_metric=select)
@@ -111,6 +120,15 @@ def train(
         f"train sentences {result.train_sentences}; setup {timings.setup:.1f}s, training {timings.train:.1f}s "
         f"({timings.tokens_per_second():.0f} tokens/s), evaluation {timings.evaluate:.1f}s"
     )
+
+
+def split_assignments(assignments: list[str]) -> tuple[list[str], list[str]]:
+    """--set flags whose key starts with a spec section (spec overrides), and the others (searched values)."""
+    from nerplat.spec.schema import Spec
+
+    sections = set(Spec.model_fields)
+    overrides = [a for a in assignments if a.partition("=")[0].strip().split(".")[0].split("[")[0] in sections]
+    return overrides, [a for a in assignments if a not in overrides]
 
 
 def _default_value(space: Any) -> Any:

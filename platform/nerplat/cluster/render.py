@@ -49,17 +49,19 @@ def render_rayjob(
     image: str | None = None,
     cluster_dir: Path = DEFAULT_CLUSTER_DIR,
     repo_root: Path | None = None,
+    default_image: str | None = None,
 ) -> dict[str, Any]:
     """The RayJob manifest (plain data) that runs `nerplat run <spec> [--profile P]` on its own cluster.
 
     `cluster_dir` is a kustomization (the base or an overlay) holding exactly one RayCluster; the spec
     must live under `specs/` of `repo_root` (default: the working directory), the folder the image
-    copies to its working directory.
+    copies to its working directory. `default_image` replaces the base's placeholder image when
+    neither `image` nor the overlay names one (without it, the placeholder is refused).
     """
     raycluster = _the_raycluster(kustomize.build(cluster_dir), cluster_dir)
     cluster_spec = copy.deepcopy(raycluster.body["spec"])
     _size_worker_group(cluster_spec, sizing, raycluster)
-    _set_image(cluster_spec, image, raycluster)
+    _set_image(cluster_spec, image, raycluster, default_image)
     metadata: dict[str, Any] = {
         "name": job_name(sizing.experiment, profile),
         "labels": {"app.kubernetes.io/part-of": "nerplat", "nerplat.io/experiment": _dns_label(sizing.experiment)},
@@ -89,9 +91,29 @@ def entrypoint(spec_path: Path, profile: str | None, repo_root: Path) -> str:
     which every pod also has in its environment (Ray Train workers read it there).
     """
     command = ["nerplat", "run", _spec_in_image(spec_path, repo_root)]
+    _plugin_files_in_image(spec_path, repo_root)
     if profile:
         command += ["--profile", profile]
     return f'{shlex.join(command)} --storage "${STORAGE_ENV}"'
+
+
+def _plugin_files_in_image(spec_path: Path, repo_root: Path) -> None:
+    """Plugin files and folders the spec names must be under specs/ too: the driver in the head pod
+    imports them from the image and ships them to the workers (module plugins must be installed in it)."""
+    from nerplat.plugins import PLUGINS_KEY, plugin_path
+    from nerplat.spec.loader import read_document
+
+    document, _ = read_document(spec_path)
+    names = document.data.get(PLUGINS_KEY) if isinstance(document.data, dict) else None
+    specs_root = (repo_root / SPECS_DIR).resolve()
+    problems = []
+    for index, name in enumerate(names if isinstance(names, list) else []):
+        path = plugin_path(name, spec_path.parent) if isinstance(name, str) else None
+        if path is not None and not path.is_relative_to(specs_root):
+            message = f"plugin {name}: the cluster image holds only {SPECS_DIR}/; move it there, or install it in the image as a package"
+            problems.append(document.problem(message, (PLUGINS_KEY, index)))
+    if problems:
+        raise UserInputError(problems)
 
 
 def job_name(experiment: str, profile: str | None) -> str:
@@ -142,13 +164,15 @@ def _size_worker_group(cluster_spec: dict[str, Any], sizing: JobSizing, rayclust
     group["replicas"] = min(group.get("replicas", 0), group["maxReplicas"])
 
 
-def _set_image(cluster_spec: dict[str, Any], image: str | None, raycluster: Manifest) -> None:
+def _set_image(cluster_spec: dict[str, Any], image: str | None, raycluster: Manifest, default_image: str | None) -> None:
     groups = [cluster_spec["headGroupSpec"], *cluster_spec["workerGroupSpecs"]]
     containers = [container for group in groups for container in group["template"]["spec"]["containers"]]
+    placeholder = any(container["image"].split(":")[0] == PLACEHOLDER_IMAGE for container in containers)
+    image = image or (default_image if placeholder else None)
     if image:
         for container in containers:
             container["image"] = image
-    elif any(container["image"].split(":")[0] == PLACEHOLDER_IMAGE for container in containers):
+    elif placeholder:
         raise UserInputError(
             raycluster.problem(
                 f"the RayCluster still has the placeholder image '{PLACEHOLDER_IMAGE}': pass --image "
@@ -176,10 +200,10 @@ def _spec_in_image(spec_path: Path, repo_root: Path) -> str:
 
 def load_sizing(spec_path: Path, profile: str | None) -> JobSizing:
     """Compiles the spec (with its profile) and sizes the job from its plan."""
-    from nerplat.catalog import default_catalog
+    from nerplat.catalog import spec_catalog
     from nerplat.plan.compiler import compile_plan
 
-    return sizing_of(compile_plan(spec_path, default_catalog(), profile))
+    return sizing_of(compile_plan(spec_path, spec_catalog(spec_path), profile))
 
 
 def sizing_of(plan: Plan) -> JobSizing:

@@ -31,6 +31,9 @@ class Tune(Frozen):
     mode: Literal["max", "min"] = Field(description="Whether the metric is maximised or minimised.")
     num_samples: int = Field(ge=1, description="Trials per arm for tpe/random; grid runs every grid point.")
     max_concurrent: int | None = Field(description="Trials of one arm running at once; none: as many as resources allow.")
+    time_budget_s: float | None = Field(
+        None, gt=0, description="Seconds an arm's tune phase may take (Ray's TuneConfig.time_budget_s); then its trials stop."
+    )
 
 
 class Analysis(Frozen):

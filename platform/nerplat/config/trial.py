@@ -22,10 +22,11 @@ class Component(Frozen):
 
 
 class DatasetRef(Frozen):
-    """A corpus: a registry name ("conll2003", "hf:eriktks/conll2003") or a folder of CoNLL files."""
+    """A corpus: a registry name ("conll2003", "hf:eriktks/conll2003") or a folder of split files in a format."""
 
-    name: str | None = Field(None, description="Registered corpus name, or hf:<hub id>.")
-    path: str | None = Field(None, description="Folder with train/dev/test CoNLL files.")
+    name: str | None = Field(None, description="Registered corpus name, or hf:<hub id or folder saved by datasets>.")
+    path: str | None = Field(None, description="Folder with train/dev/test files in `format`.")
+    format: Component = Field(Component(name="conll"), description="Corpus format of a folder's files (registry `formats`).")
     iob1: Literal["convert", "refuse"] = Field("convert", description="What to do with IOB1-tagged input.")
     dev_from_train: float | None = Field(
         None, gt=0, lt=1, description="Carve a seeded dev split of this share from train when the corpus has none."

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Literal
 
 from nerplat.data.corpus import Sentence
-from nerplat.data.tags import iob1_to_iob2, iob2_violations, is_legal_tag
+from nerplat.data.tags import bioes_to_iob2, iob1_to_iob2, iob2_violations, is_legal_bioes_tag, is_legal_tag
 from nerplat.errors import Problem, UserInputError
 
 DOCSTART = "-DOCSTART-"
@@ -39,14 +39,16 @@ class ConllFile:
     docstart_lines: int
 
 
-def read_conll(path: str | os.PathLike, iob1: Literal["convert", "refuse"] = "convert") -> ConllFile:
+def read_conll(
+    path: str | os.PathLike, iob1: Literal["convert", "refuse"] = "convert", scheme: Literal["iob", "bioes"] = "iob"
+) -> ConllFile:
     """Reads and validates one CoNLL file.
 
     Raises
     ------
     UserInputError
         with one problem per unreadable line or illegal tag (file:line), for an empty file, and,
-        with ``iob1="refuse"``, for IOB1 input.
+        with ``iob1="refuse"``, for IOB1 input. ``scheme="bioes"`` reads BIOES/IOBES tags as IOB2.
     """
     source = str(path)
     try:
@@ -54,8 +56,10 @@ def read_conll(path: str | os.PathLike, iob1: Literal["convert", "refuse"] = "co
     except OSError as error:
         raise UserInputError(Problem(f"cannot read CoNLL file: {error.strerror}", source)) from None
     lines, problems = _decode_lines(data.removeprefix(codecs.BOM_UTF8), source)  # not part of the first token
-    sentences, starts, docstarts, parse_problems = _parse_lines(lines, source)
+    sentences, starts, docstarts, parse_problems = _parse_lines(lines, source, scheme == "bioes")
     problems += parse_problems
+    if scheme == "bioes":
+        sentences = [Sentence(s.tokens, bioes_to_iob2(s.tags)) for s in sentences]
     if not sentences and not problems:
         problems.append(Problem("empty CoNLL file: no sentences", source))
     if problems:
@@ -112,7 +116,7 @@ def _decode_lines(data: bytes, source: str) -> tuple[list[str], list[Problem]]:
 
 
 def _parse_lines(
-    lines: Sequence[str], source: str
+    lines: Sequence[str], source: str, bioes: bool = False
 ) -> tuple[list[Sentence], list[int], int, list[Problem]]:
     """Sentences, the line number each starts on, the count of -DOCSTART- lines, and problems."""
     sentences: list[Sentence] = []
@@ -148,11 +152,12 @@ def _parse_lines(
             problems.append(Problem(f"cannot read line {line.strip()!r}: expected TOKEN<TAB>TAG", source, number))
             continue
         tag = fields[-1]
-        if legal.setdefault(tag, is_legal_tag(tag)):
+        if legal.setdefault(tag, is_legal_bioes_tag(tag) if bioes else is_legal_tag(tag)):
             tokens.append(fields[0])
             tags.append(tag)
         else:
-            problems.append(Problem(f"illegal tag {tag!r}: expected O, B-TYPE or I-TYPE", source, number))
+            expected = "O or B-, I-, E-, S-TYPE" if bioes else "O, B-TYPE or I-TYPE"
+            problems.append(Problem(f"illegal tag {tag!r}: expected {expected}", source, number))
     close(len(lines) + 1)
     return sentences, starts, docstarts, problems
 

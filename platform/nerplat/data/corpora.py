@@ -1,8 +1,10 @@
 """Corpus registry: names in specs resolve to CoNLL folders under $NERPLAT_DATA or to the HF hub.
 
 A registered name ``x`` reads ``$NERPLAT_DATA/x/{train,dev,test}.txt`` (the splits the corpus
-has); a ``DatasetRef(path=...)`` reads the same files from any folder; ``hf:<id>`` loads a hub
-dataset (``nerplat.data.hub``). ``load_corpus`` is the one entry point runs use: it validates,
+has); a ``DatasetRef(path=...)`` reads the split files of any folder in the ref's format
+(``nerplat.data.formats``: ``train.txt`` for CoNLL, ``train.jsonl`` for JSONL, ...); ``hf:<id>``
+loads a hub dataset, ``hf:<folder>`` one saved with ``save_to_disk`` (``nerplat.data.hub``).
+Without ``$NERPLAT_DATA``, the corpora are looked up in the repository's ``../shared/data``. ``load_corpus`` is the one entry point runs use: it validates,
 carves a dev split when asked, and records in ``Corpus.notes`` everything it did.
 
 GMB has no official split (its folder holds only ``all.txt``). Decision: ``gmb`` splits all of it
@@ -21,9 +23,10 @@ from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
-from nerplat.config.trial import DatasetRef
+from nerplat.config.trial import Component, DatasetRef
 from nerplat.data.conll import ConllFile, read_conll, sentences_sha256
 from nerplat.data.corpus import Corpus
+from nerplat.data.formats import DEFAULT_FORMAT, FORMATS, split_file
 from nerplat.data.splits import carve
 from nerplat.data.stats import unseen_labels_note
 from nerplat.errors import Problem, UserInputError
@@ -33,6 +36,7 @@ CORPORA: Registry[CorpusFiles] = Registry("corpus")
 DATA_ENV = "NERPLAT_DATA"
 HUB_PREFIX = "hf:"
 SPLITS = ("train", "dev", "test")
+SHARED_DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data"  # ../shared/data of a source checkout
 GMB_TEST_FRACTION = 0.25  # 002 sec. 4.3: "we use 3:1 training/test split"
 GMB_SUBSET_SENTENCES = 2999  # 002 Table 1
 CORPUS_PROBLEMS_SHOWN = 20  # a broken file can have thousands of bad lines; the first ones locate the fault
@@ -55,12 +59,15 @@ class CorpusFiles:
         return self.read(self.name, root / self.folder, iob1)
 
 
-def read_split_files(name: str, folder: Path, iob1: str, splits: tuple[str, ...] = SPLITS) -> Corpus:
-    """Reads ``<folder>/<split>.txt`` for each of ``splits``; problems of all files are raised together."""
+def read_split_files(
+    name: str, folder: Path, iob1: str, splits: tuple[str, ...] = SPLITS, data_format: Component = Component(name=DEFAULT_FORMAT)
+) -> Corpus:
+    """Reads the file of each of ``splits`` in ``data_format``; problems of all files are raised together."""
     files, problems = {}, []
     for split in splits:
         try:
-            files[split] = read_conll(folder / f"{split}.txt", iob1)
+            path = split_file(folder, split, data_format.name)
+            files[split] = FORMATS.build(data_format.name, data_format.params, at="dataset.format", path=path, iob1=iob1)
         except UserInputError as error:
             problems += error.problems
     if problems:
@@ -131,8 +138,11 @@ _register_gmb(
 
 
 def data_root() -> Path | None:
+    """``$NERPLAT_DATA``, else the repository's ``../shared/data`` when it exists (a source checkout), else None."""
     value = os.environ.get(DATA_ENV)
-    return Path(value) if value else None
+    if value:
+        return Path(value)
+    return SHARED_DATA if SHARED_DATA.is_dir() else None
 
 
 def dataset_problems(ref: DatasetRef) -> list[str]:
@@ -144,6 +154,8 @@ def dataset_problems(ref: DatasetRef) -> list[str]:
         return ["give a corpus either by name or by path (exactly one of them)"]
     problems = []
     if ref.name is not None and ref.name.startswith(HUB_PREFIX):
+        if ref.format.name != DEFAULT_FORMAT:
+            problems.append(f"corpus '{ref.name}' comes from Hugging Face datasets: remove format '{ref.format.name}'")
         if importlib.util.find_spec("datasets") is None:
             problems.append(f"corpus '{ref.name}' needs the Hugging Face datasets package: pip install 'nerplat[hub]'")
         return problems
@@ -152,17 +164,19 @@ def dataset_problems(ref: DatasetRef) -> list[str]:
             return problems + [CORPORA.unknown_message(ref.name)]
         root = data_root()
         if root is None:
-            return problems + [f"{DATA_ENV} is not set: point it at the folder holding the corpora (e.g. ../shared/data)"]
+            return problems + [f"{DATA_ENV} is not set and there is no ../shared/data beside the repository: point {DATA_ENV} at the folder holding the corpora"]
         source = CORPORA.get(ref.name).factory
         folder, files = root / source.folder, source.files
     else:
-        folder, files = Path(ref.path), ("train.txt",)
+        if ref.format.name not in FORMATS:
+            return problems + [FORMATS.unknown_message(ref.format.name)]
+        folder, files = Path(ref.path), (split_file(Path(ref.path), "train", ref.format.name).name,)
     if not folder.is_dir():
         return problems + [f"corpus folder {folder} does not exist"]
     missing = [f for f in files if not (folder / f).is_file()]
     if missing:
         problems.append(f"corpus folder {folder} lacks {', '.join(missing)}")
-    has_dev = (folder / "dev.txt").is_file()
+    has_dev = split_file(folder, "dev", ref.format.name).is_file()
     if ref.dev_from_train is not None and has_dev:
         problems.append(f"corpus in {folder} already has a dev split; remove dev_from_train")
     return problems
@@ -178,7 +192,7 @@ def corpus_problems(ref: DatasetRef) -> list[str]:
     problems = dataset_problems(ref)
     if problems or (ref.name is not None and ref.name.startswith(HUB_PREFIX)):
         return problems
-    key = (ref, _files_state(ref))
+    key = (ref.model_dump_json(), _files_state(ref))
     if key not in _READ_PROBLEMS:  # a file read once per process until it changes
         try:
             load_corpus(ref)
@@ -191,7 +205,7 @@ def corpus_problems(ref: DatasetRef) -> list[str]:
     return _READ_PROBLEMS[key]
 
 
-_READ_PROBLEMS: dict[tuple[DatasetRef, tuple[tuple[str, int, int], ...]], list[str]] = {}
+_READ_PROBLEMS: dict[tuple[str, tuple[tuple[str, int, int], ...]], list[str]] = {}
 
 
 def _files_state(ref: DatasetRef) -> tuple[tuple[str, int, int], ...]:
@@ -226,8 +240,8 @@ def load_corpus(ref: DatasetRef, seed: int = 0) -> Corpus:
         corpus = CORPORA.build(ref.name, {}, root=data_root(), iob1=ref.iob1)
     else:
         folder = Path(ref.path)
-        present = tuple(s for s in SPLITS if (folder / f"{s}.txt").is_file())
-        corpus = read_split_files(ref.path, folder, ref.iob1, present)
+        present = tuple(s for s in SPLITS if split_file(folder, s, ref.format.name).is_file())
+        corpus = read_split_files(ref.path, folder, ref.iob1, present, ref.format)
     if ref.dev_from_train is not None:
         corpus = with_dev_from_train(corpus, ref.dev_from_train, seed)
     note = unseen_labels_note(corpus)

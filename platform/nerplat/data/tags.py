@@ -4,6 +4,8 @@ A tag is ``O`` or ``P-TYPE`` with prefix ``P`` in ``B``/``I`` and a non-empty ty
 every mention to open with ``B-``; IOB1 (the original CoNLL-2003 files) opens a mention with ``I-``
 and uses ``B-`` only between two adjacent mentions of one type. A tag sequence that is not valid
 IOB2 is read as IOB1: converting it changes exactly the ``I-`` tags that open a mention.
+BIOES (also written IOBES) adds ``S-`` for one-token mentions and ``E-`` for a mention's last token
+(``L-``/``U-`` in the BILOU spelling); to IOB2, ``S-`` becomes ``B-`` and ``E-`` becomes ``I-``.
 """
 
 from __future__ import annotations
@@ -16,6 +18,23 @@ OUTSIDE = "O"
 def is_legal_tag(tag: str) -> bool:
     """True for ``O``, ``B-TYPE`` and ``I-TYPE`` (TYPE non-empty)."""
     return tag == OUTSIDE or (len(tag) > 2 and tag[0] in "BI" and tag[1] == "-")
+
+
+BIOES_TO_IOB2 = {"B": "B", "I": "I", "S": "B", "E": "I", "U": "B", "L": "I"}
+
+
+def is_legal_bioes_tag(tag: str) -> bool:
+    """True for ``O`` and ``P-TYPE`` with ``P`` one of B, I, E, S (or BILOU's L, U) and TYPE non-empty."""
+    return tag == OUTSIDE or (len(tag) > 2 and tag[0] in BIOES_TO_IOB2 and tag[1] == "-")
+
+
+def bioes_to_iob2(tags: Sequence[str]) -> tuple[str, ...]:
+    """IOB2 tags for BIOES/IOBES (or BILOU) ``tags``: ``S-X`` -> ``B-X``, ``E-X`` -> ``I-X``.
+
+    The result may still open a mention with ``I-`` where the input was malformed (``O E-X``); the
+    readers then treat it like any IOB2 violation (IOB1 conversion or refusal, with its location).
+    """
+    return tuple(tag if tag == OUTSIDE else BIOES_TO_IOB2[tag[0]] + tag[1:] for tag in tags)
 
 
 def entity_type(tag: str) -> str | None:

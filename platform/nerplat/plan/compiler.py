@@ -14,7 +14,7 @@ method got a best-of-N draw in its replicates that an untuned one did not.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from nerplat.config.experiment import Tune
@@ -36,9 +36,10 @@ def compile_plan(
     profile: str | None = None,
     environ: Mapping[str, str] | None = None,
     dataset_check: DatasetCheck | None = None,
+    overrides: Sequence[str] = (),
 ) -> Plan:
-    """Validates the spec file (raising `UserInputError` with every problem) and compiles it."""
-    return build_plan(load_spec(spec, catalog, profile, environ, dataset_check))
+    """Validates the spec file with its `--set` overrides (raising `UserInputError` with every problem) and compiles it."""
+    return build_plan(load_spec(spec, catalog, profile, environ, dataset_check, overrides))
 
 
 def build_plan(validated: ValidatedSpec) -> Plan:

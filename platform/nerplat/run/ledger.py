@@ -62,6 +62,9 @@ class OpenRun:
     pending: Evaluation | None = None  # waits for the checkpoint saved with it
 
 
+PLUGIN_FILES_ARTIFACT = "plugins.json"  # the summary run's record of the plugin files run, with their sha256
+
+
 class RunLedger:
     """The MLflow runs of one experiment; trial runs are keyed by Tune trial id while open."""
 
@@ -72,8 +75,12 @@ class RunLedger:
 
     # -- experiment and arm runs --------------------------------------------------------------
 
-    def start_summary(self, plan: Plan) -> TrackedRun:
-        return self.tracker.start_summary_run(plan.model_dump(mode="json"), plan.resolved_spec)
+    def start_summary(self, plan: Plan, plugin_files: dict[str, Any] | None = None) -> TrackedRun:
+        """The experiment's summary run, with the plugin files the run imports (and their sha256)."""
+        run = self.tracker.start_summary_run(plan.model_dump(mode="json"), plan.resolved_spec)
+        if plugin_files:
+            self.tracker.client.log_dict(run.run_id, plugin_files, PLUGIN_FILES_ARTIFACT)
+        return run
 
     def start_phase(self, arm: Arm, phase: str, *, params: Any, tags: dict[str, str] | None = None) -> TrackedRun:
         """The parent run of an arm's tune or replicate phase."""

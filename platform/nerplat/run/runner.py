@@ -27,6 +27,7 @@ from rich.console import Console
 
 from nerplat.errors import UserInputError
 from nerplat.plan.compiler import TUNE_SEED
+from nerplat.plugins import files_record
 from nerplat.plan.model import Arm, Plan
 from nerplat.run.job import PHASE_KEY, TrialJob
 from nerplat.run.ledger import RunLedger
@@ -59,6 +60,8 @@ FORWARDED_ENV = (
     "RAY_CHDIR_TO_TRIAL_DIR",
     "NERPLAT_RAY_STORAGE",
 )
+
+
 
 
 class Interrupted(Exception):
@@ -118,10 +121,13 @@ def connect_ray(address: str | None, verbose: bool) -> None:
 
     if ray.is_initialized():
         return
+    from nerplat.plugins import ray_runtime_env
+
     address = address or os.environ.get("RAY_ADDRESS")
     env_vars = {name: os.environ[name] for name in FORWARDED_ENV if name in os.environ}
+    plugins = ray_runtime_env()  # the user's plugin code, shipped to and imported on every worker
     kwargs: dict[str, Any] = {
-        "runtime_env": {"env_vars": env_vars},
+        "runtime_env": {**plugins, "env_vars": {**env_vars, **plugins.get("env_vars", {})}},
         "log_to_driver": verbose,
         "logging_level": logging.INFO if verbose else logging.ERROR,
     }
@@ -200,7 +206,7 @@ class ExperimentRunner:
         self.tracker = ExperimentTracker.open(self.tracking_uri, self.plan.experiment, spec_sha256=self.plan.spec_sha256)
         self.ledger = RunLedger(self.tracker)
         self._refuse_silent_rerun(self.tracker)
-        summary_run = self.ledger.start_summary(self.plan)
+        summary_run = self.ledger.start_summary(self.plan, plugin_files=files_record())
         self._refuse_unreachable_store()
         configure_ray_environment(self.storage)
         connect_ray(self.options.address, self.options.verbose)
@@ -301,6 +307,7 @@ class ExperimentRunner:
                 scheduler=scheduler,
                 num_samples=remaining,
                 max_concurrent_trials=concurrency(arm, settings.max_concurrent),
+                time_budget_s=settings.time_budget_s,
                 reuse_actors=True,
                 trial_dirname_creator=lambda trial: trial.trial_id,
             ),

@@ -1,8 +1,9 @@
 """Datasets of a spec resolved to `DatasetRef`s with the labels arm ids use.
 
 A name must be registered (`nerplat registry` lists the corpora) or be `hf:<hub id>`; a path is a
-folder, relative to the spec's own folder unless absolute. Labels: the name with '/' written '--'
-(`hf:org--corpus`), or the folder's name.
+folder, relative to the spec's own folder unless absolute, whose files are in a registered format
+(`conll` unless `format:` says otherwise). Labels: the name with '/' written '--' (`hf:org--corpus`),
+or the folder's name.
 """
 
 from __future__ import annotations
@@ -11,11 +12,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from nerplat.config.trial import DatasetRef
+from nerplat.config.trial import Component, DatasetRef
 from nerplat.errors import Problem
 from nerplat.registry import Catalog
 from nerplat.spec.loader import Document, YamlPath, format_path
-from nerplat.spec.schema import HUB_PREFIX, DatasetSection
+from nerplat.spec.params import check_params
+from nerplat.spec.schema import HUB_PREFIX, SAVED_FOLDER_PREFIXES, DatasetSection
 
 DatasetCheck = Callable[[DatasetRef], list[str]]  # deeper checks by the data layer: messages, [] when fine
 
@@ -46,6 +48,14 @@ def resolve_datasets(
                 problems.append(document.problem(message, name_at))
                 continue
             path = None
+            saved = _saved_hub_folder(section, spec_folder)
+            if saved is not section:
+                folder = Path(saved.name[len(HUB_PREFIX) :])
+                if not (folder / SAVED_DATASET_MARKER).is_file():  # never hand load_from_disk an arbitrary folder
+                    message = f"{folder} is not a dataset saved with save_to_disk (no {SAVED_DATASET_MARKER}): save a DatasetDict there"
+                    problems.append(document.problem(message, name_at))
+                    continue
+                section, label = saved, HUB_PREFIX + folder.name
         else:
             folder = Path(section.path).expanduser()
             folder = folder if folder.is_absolute() else (spec_folder / folder)
@@ -53,7 +63,11 @@ def resolve_datasets(
                 problems.append(document.problem(f"no corpus folder at {folder}", at + ("path",)))
                 continue
             label, path = folder.resolve().name, str(folder.resolve())
-        ref = DatasetRef(name=section.name, path=path, iob1=section.iob1, dev_from_train=section.dev_from_train)
+        data_format, found = _resolve_format(document, section, at, catalog)
+        if found:
+            problems += found
+            continue
+        ref = DatasetRef(name=section.name, path=path, format=data_format, iob1=section.iob1, dev_from_train=section.dev_from_train)
         if check is not None:
             deeper = check(ref)
             problems += [document.problem(message, at) for message in deeper]
@@ -65,6 +79,42 @@ def resolve_datasets(
         seen[label] = at
         resolved.append(NamedDataset(label, ref, at))
     return resolved, problems
+
+
+SAVED_DATASET_MARKER = "dataset_dict.json"  # what DatasetDict.save_to_disk writes at the folder's top
+
+
+def _saved_hub_folder(section: DatasetSection, spec_folder: Path) -> DatasetSection:
+    """`hf:./folder` (a dataset saved to disk) made absolute, relative to the spec's folder like dataset paths."""
+    rest = section.name[len(HUB_PREFIX) :] if section.name.startswith(HUB_PREFIX) else ""
+    if not rest.startswith(SAVED_FOLDER_PREFIXES):
+        return section
+    return section.model_copy(update={"name": HUB_PREFIX + str((spec_folder / Path(rest).expanduser()).resolve())})
+
+
+def _resolve_format(document: Document, section: DatasetSection, at: YamlPath, catalog: Catalog) -> tuple[Component, list[Problem]]:
+    """The dataset's format with its options validated by the format's config model."""
+    name, raw = section.format.name, section.format.params
+    where = at + ("format",)
+    if catalog.formats is None:
+        return Component(name=name, params=raw), []
+    if name not in catalog.formats:
+        return Component(name=name), [document.problem(catalog.formats.unknown_message(name), where)]
+    params_at = where + (name,) if isinstance(_value_at(document, where), dict) else where
+    checked = check_params(document, catalog.formats.get(name).config, raw, params_at, f"format '{name}'")
+    return Component(name=name, params=checked.values), checked.problems
+
+
+def _value_at(document: Document, at: YamlPath) -> object:
+    value = document.data
+    for part in at:
+        if not isinstance(value, (dict, list)):
+            return None
+        try:
+            value = value[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return value
 
 
 def _written_as_name(document: Document, at: YamlPath) -> bool:

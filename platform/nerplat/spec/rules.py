@@ -89,6 +89,7 @@ def check_tune(
             mode=tune.mode,
             num_samples=tune.num_samples or DEFAULT_NUM_SAMPLES,
             max_concurrent=tune.max_concurrent,
+            time_budget_s=tune.time_budget_s,
         ),
         [],
     )

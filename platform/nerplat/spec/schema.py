@@ -25,6 +25,7 @@ MAX_NUM_SAMPLES = 10_000
 # A Hugging Face hub id: `name` or `owner/name`, never a path (`..`, absolute, backslashes).
 _HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,95}(/[A-Za-z0-9][A-Za-z0-9_.\-]{0,95})?")
 HUB_PREFIX = "hf:"
+SAVED_FOLDER_PREFIXES = (".", "/", "~")  # hf:<these> names a folder written by save_to_disk, not a hub id
 
 
 def _check_name(name: str) -> str:
@@ -94,7 +95,11 @@ class DatasetSection(Section):
     """A corpus: a registered name, `hf:<hub id>`, or a folder of CoNLL files."""
 
     name: str | None = DatasetRef.model_fields["name"]
-    path: str | None = Field(None, description="Folder with train/dev/test CoNLL files; relative paths start at the spec's folder.")
+    path: str | None = Field(None, description="Folder with train/dev/test files; relative paths start at the spec's folder.")
+    format: ComponentRef = Field(
+        default_factory=lambda: ComponentRef.model_validate("conll"),
+        description="Format of the folder's files: conll, jsonl_tokens, jsonl_text, or {name: {options}} (registry `formats`).",
+    )
     iob1: Literal["convert", "refuse"] = DatasetRef.model_fields["iob1"]
     dev_from_train: float | None = DatasetRef.model_fields["dev_from_train"]
 
@@ -106,8 +111,12 @@ class DatasetSection(Section):
     @field_validator("name")
     @classmethod
     def _hub_id(cls, name: str | None) -> str | None:
-        if name is not None and name.startswith(HUB_PREFIX) and not is_hub_id(name[len(HUB_PREFIX) :]):
-            raise ValueError("write a hub dataset as hf:<owner>/<name>, e.g. hf:eriktks/conll2003 (letters, digits, '_', '.', '-')")
+        rest = name[len(HUB_PREFIX) :] if name is not None and name.startswith(HUB_PREFIX) else None
+        if rest is not None and not rest.startswith(SAVED_FOLDER_PREFIXES) and not is_hub_id(rest):
+            raise ValueError(
+                "write a hub dataset as hf:<owner>/<name>, e.g. hf:eriktks/conll2003 (letters, digits, '_', '.', '-'), "
+                "or a dataset saved with save_to_disk as hf:./folder"
+            )
         return name
 
     @model_validator(mode="after")
@@ -204,6 +213,9 @@ class TuneSection(Section):
     mode: Literal["max", "min"] = Field("max", description="Maximise or minimise the metric.")
     num_samples: int | None = Field(None, ge=1, le=MAX_NUM_SAMPLES, description="Trials per arm (default 20); not for grid, which runs every point.")
     max_concurrent: int | None = Field(None, ge=1, description="Trials of one arm at once; default: as many as resources allow.")
+    time_budget_s: float | None = Field(
+        None, gt=0, description="Seconds each arm's tune phase may take, as Ray's TuneConfig.time_budget_s: then its trials stop and the best so far is chosen."
+    )
 
 
 class TrackingSection(Section):
@@ -234,3 +246,6 @@ class Spec(Section):
     resources: Resources = Field(Resources(), description="Ray resources of one trial.")
     tracking: TrackingSection = Field(TrackingSection(), description="MLflow tracking.")
     profiles: dict[Name, dict[str, Any]] = Field(default_factory=dict, description="Partial specs merged over this one by --profile NAME.")
+    plugins: list[str] = Field(
+        default_factory=list, description="The user's code to import first: module names, or .py files and package folders relative to the spec."
+    )

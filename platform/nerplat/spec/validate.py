@@ -8,7 +8,7 @@ rules. All problems are raised together in one `UserInputError`, in file order.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ from nerplat.registry import Catalog
 from nerplat.spec.datasets import DatasetCheck, NamedDataset, resolve_datasets
 from nerplat.spec.loader import Document, YamlPath, format_path, read_document
 from nerplat.spec.methods import ResolvedMethod, resolve_methods
+from nerplat.spec.overrides import Override, apply_overrides, parse_overrides, relocate
 from nerplat.spec.profiles import PROFILES_KEY, apply_profile, profile_names, profile_problems
 from nerplat.spec.recording import mask_values, recorded_data, unrecorded_values
 from nerplat.spec.rules import (
@@ -79,12 +80,13 @@ def default_dataset_check() -> DatasetCheck:
     """
     from nerplat.data.corpora import corpus_problems
 
-    checked: dict[DatasetRef, list[str]] = {}
+    checked: dict[str, list[str]] = {}  # keyed by the ref's JSON: its format options are a dict
 
     def check(ref: DatasetRef) -> list[str]:
-        if ref not in checked:
-            checked[ref] = corpus_problems(ref)
-        return checked[ref]
+        key = ref.model_dump_json()
+        if key not in checked:
+            checked[key] = corpus_problems(ref)
+        return checked[key]
 
     return check
 
@@ -95,13 +97,16 @@ def load_spec(
     profile: str | None = None,
     environ: Mapping[str, str] | None = None,
     dataset_check: DatasetCheck | None = None,
+    overrides: Sequence[str] = (),
 ) -> ValidatedSpec:
-    """Reads, merges `profile` into and validates a spec file; raises `UserInputError` with every problem."""
+    """Reads, merges `profile` and then the `--set` `overrides` into, and validates a spec file;
+    raises `UserInputError` with every problem."""
+    parsed = parse_overrides(overrides)
     document, problems = read_document(source, environ)
     problems += profile_problems(document)
-    merged = apply_profile(document, profile)
+    merged = apply_overrides(apply_profile(document, profile), parsed)
     validated, more = validate_document(merged, catalog, profile, Path(source).parent, dataset_check)
-    _raise_if_any(document, problems, more)
+    _raise_if_any(document, problems, more, parsed)
     assert validated is not None
     return validated
 
@@ -112,18 +117,21 @@ def validate_spec_file(
     profile: str | None = None,
     environ: Mapping[str, str] | None = None,
     dataset_check: DatasetCheck | None = None,
+    overrides: Sequence[str] = (),
 ) -> list[ValidatedSpec]:
-    """Validates the spec as written and, without `profile`, merged with each of its profiles.
+    """Validates the spec as written and, without `profile`, merged with each of its profiles
+    (each with the `--set` `overrides` applied last).
 
     Returns one `ValidatedSpec` per variant checked; raises one `UserInputError` for all of them.
     """
+    parsed = parse_overrides(overrides)
     document, problems = read_document(source, environ)
     problems += profile_problems(document)
     variants = [profile] if profile is not None else [None, *profile_names(document)]
     results, found = [], []
     for name in variants:
         try:
-            merged = apply_profile(document, name)
+            merged = apply_overrides(apply_profile(document, name), parsed)
         except UserInputError as error:
             found += error.problems
             continue
@@ -131,15 +139,15 @@ def validate_spec_file(
         found += more
         if validated is not None:
             results.append(validated)
-    _raise_if_any(document, problems, found)
+    _raise_if_any(document, problems, found, parsed)
     return results
 
 
-def _raise_if_any(document: Document, loading: list[Problem], later: list[Problem]) -> None:
+def _raise_if_any(document: Document, loading: list[Problem], later: list[Problem], overrides: Sequence[Override] = ()) -> None:
     """Raises all problems, dropping later ones about values whose `${VAR}` was not resolved."""
     unresolved = [format_path(path) for path in document.unresolved]
     later = [p for p in later if not any(_under(p.path, path) for path in unresolved)]
-    problems = list(dict.fromkeys(loading + later))  # variants repeat the base's problems
+    problems = list(dict.fromkeys(loading + relocate(later, overrides)))  # variants repeat the base's problems
     if problems:
         problems.sort(key=lambda p: (p.line is None, p.line or 0))
         raise UserInputError(problems)

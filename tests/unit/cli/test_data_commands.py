@@ -83,3 +83,12 @@ def test_bad_sampler_flags_exit_2_naming_the_flag(capsys, argv, flag):
 def test_impossible_request_exits_2(capsys):
     code, _, err = run(capsys, "data", "sample", TINY, "--sampler", "low_resource", "--param", "size=10")
     assert code == 2 and "has only 4" in err
+
+
+def test_stats_reads_a_folder_in_another_format(capsys, tmp_path):
+    record = {"tokens": ["Ada", "Lovelace", "wrote"], "spans": [{"start": 0, "end": 2, "label": "PER"}]}
+    (tmp_path / "train.jsonl").write_text(json.dumps(record) + "\n")
+    code, out, _ = run(capsys, "data", "stats", str(tmp_path), "--format", "jsonl_tokens", "--json")
+    assert code == 0 and json.loads(out)["splits"]["train"]["mentions_per_type"] == {"PER": 1}
+    code, _, err = run(capsys, "data", "stats", str(tmp_path), "--format", "jsonl_token")
+    assert code == 2 and "did you mean 'jsonl_tokens'" in err

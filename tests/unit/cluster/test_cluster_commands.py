@@ -32,10 +32,22 @@ def test_render_prints_to_stdout_and_takes_an_image(spec_repo: Path, monkeypatch
     assert rayjob["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]["containers"][0]["image"] == "r.io/n:3"
 
 
+def test_render_without_image_takes_the_dockerfiles_tag(spec_repo: Path, monkeypatch, capsys):
+    from nerplat.cli import package_version
+
+    monkeypatch.chdir(spec_repo)
+    assert main(["cluster", "render", "specs/tiny.yaml", "--cluster", str(CLUSTER / "base")]) == 0
+    captured = capsys.readouterr()
+    (rayjob,) = yaml.safe_load_all(captured.out)
+    assert rayjob["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]["containers"][0]["image"] == f"nerplat:{package_version()}"
+    assert "docker build -f cluster/Dockerfile" in captured.err
+
+
 def test_render_errors_exit_2_and_write_nothing(spec_repo: Path, monkeypatch, capsys):
     monkeypatch.chdir(spec_repo)
+    (spec_repo / "specs" / "tiny.yaml").write_text("experiment: [not a name]\n")
     assert main(["cluster", "render", "specs/tiny.yaml", "--cluster", str(CLUSTER / "base"), "--out", "job.yaml"]) == 2
-    assert "placeholder image" in capsys.readouterr().err
+    assert "experiment" in capsys.readouterr().err
     assert not (spec_repo / "job.yaml").exists()
 
 

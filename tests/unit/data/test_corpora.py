@@ -8,8 +8,11 @@ from corpus_fakes import FIXTURES
 
 from nerplat.config.trial import DatasetRef
 from nerplat.data.conll import sentences_sha256
+from nerplat.data import corpora
 from nerplat.data.corpora import CORPORA, CorpusFiles, dataset_problems, load_corpus
 from nerplat.errors import UserInputError
+
+real_find_spec = importlib.util.find_spec
 
 GMB_SUBSET_TEST_SHA256 = "ec78539782367889d82d6c2dbabe512199749687aa7a10b0e36f83813052692a"
 SHARED = ["anatem", "anem", "bc5cdr", "conll2003", "gmb", "linnaeus", "ncbi_disease", "s800", "wnut17"]
@@ -60,8 +63,18 @@ def test_unknown_name_suggests_the_close_one():
         load_corpus(DatasetRef(name="conl2003"))
 
 
+def test_data_root_defaults_to_shared_data_beside_the_repository(tmp_path, monkeypatch):
+    monkeypatch.delenv("NERPLAT_DATA")
+    assert corpora.SHARED_DATA == Path(corpora.__file__).resolve().parents[3].parent / "shared" / "data"
+    monkeypatch.setattr(corpora, "SHARED_DATA", tmp_path)
+    assert corpora.data_root() == tmp_path
+    monkeypatch.setenv("NERPLAT_DATA", str(tmp_path / "elsewhere"))
+    assert corpora.data_root() == tmp_path / "elsewhere"
+
+
 def test_missing_data_root_folder_and_files_are_reported(tmp_path, monkeypatch):
     monkeypatch.delenv("NERPLAT_DATA")
+    monkeypatch.setattr(corpora, "SHARED_DATA", tmp_path / "no_shared_data")
     assert "NERPLAT_DATA is not set" in dataset_problems(DatasetRef(name="wnut17"))[0]
     monkeypatch.setenv("NERPLAT_DATA", str(tmp_path))
     assert "does not exist" in dataset_problems(DatasetRef(name="wnut17"))[0]
@@ -83,9 +96,8 @@ def test_bad_references_are_reported(ref, expected, data_root):
     assert any(expected in p for p in dataset_problems(ref))
 
 
-def test_hub_name_without_datasets_package_names_the_extra():
-    if importlib.util.find_spec("datasets") is not None:
-        pytest.skip("the datasets package is installed here")
+def test_hub_name_without_datasets_package_names_the_extra(monkeypatch):
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *args: None if name == "datasets" else real_find_spec(name, *args))
     assert "pip install 'nerplat[hub]'" in dataset_problems(DatasetRef(name="hf:eriktks/conll2003"))[0]
 
 

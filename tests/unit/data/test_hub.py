@@ -1,6 +1,6 @@
 """The hub loader offline: the missing-package error, and the row conversion on a stand-in split."""
 
-import importlib.util
+import sys
 
 import pytest
 
@@ -30,9 +30,8 @@ class Rows:
         return self.columns[column]
 
 
-def test_missing_datasets_package_names_the_extra():
-    if importlib.util.find_spec("datasets") is not None:
-        pytest.skip("the datasets package is installed here")
+def test_missing_datasets_package_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "datasets", None)  # `import datasets` raises ImportError, as when not installed
     with pytest.raises(UserInputError, match=r"pip install 'nerplat\[hub\]'"):
         load_hub_corpus("eriktks/conll2003", "convert")
 
@@ -51,8 +50,14 @@ def test_class_label_ids_become_tags_and_iob1_is_converted():
     assert [p.path for p in caught.value.problems] == ["train[1].ner_tags[0]", "train[1].ner_tags[3]"]
 
 
+def test_bioes_string_tags_become_iob2():
+    rows = Rows({"tokens": [["Ada", "Lovelace", "in", "Paris"]], "tags": [["B-PER", "E-PER", "O", "S-LOC"]]})
+    sentences, changed = _split_sentences(rows, "hf:x", "train", "refuse")
+    assert sentences[0].tags == ("B-PER", "I-PER", "O", "B-LOC") and changed == 0
+
+
 def test_illegal_string_tags_are_located_by_row():
-    rows = Rows({"tokens": [["a"], ["b"]], "tags": [["O"], ["S-PER"]]})
+    rows = Rows({"tokens": [["a"], ["b"]], "tags": [["O"], ["X-PER"]]})
     with pytest.raises(UserInputError) as caught:
         _split_sentences(rows, "hf:x", "test", "convert")
     assert [p.path for p in caught.value.problems] == ["test[1]"]

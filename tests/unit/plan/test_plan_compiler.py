@@ -38,7 +38,9 @@ def test_an_arm_carries_its_fixed_trial_settings(lowres):
     arm = lowres.arm("wnut17/untyped+low_resource-50/auc")
     assert (arm.dataset, arm.sampler, arm.method, arm.objective, arm.head) == ("wnut17", "untyped+low_resource-50", "auc", "auc_2t", "two_task")
     assert arm.sampler_description == "untyped+low_resource(size=50, partitions=4)"
-    assert arm.fixed["dataset"] == {"name": "wnut17", "path": None, "iob1": "refuse", "dev_from_train": None}
+    assert arm.fixed["dataset"] == {
+        "name": "wnut17", "path": None, "format": {"name": "conll", "params": {}}, "iob1": "refuse", "dev_from_train": None
+    }
     assert arm.fixed["samplers"] == [{"name": "untyped", "params": {}}, {"name": "low_resource", "params": {"size": 50, "partitions": 4}}]
     assert arm.fixed["encoder"] == {"name": "tiny", "max_length": 64, "window_stride": 32}
     assert arm.fixed["head"] == {"name": "two_task", "params": {"threshold": 0.4}}

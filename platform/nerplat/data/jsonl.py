@@ -1,0 +1,175 @@
+"""JSON Lines corpora: one sentence per line, entities as spans over tokens or over characters.
+
+``jsonl_tokens``: ``{"tokens": ["Ada", "Lovelace", "wrote"], "spans": [{"start": 0, "end": 2, "label": "PER"}]}``
+with token offsets (end exclusive), or ``"tags": [...]`` instead of spans (IOB2, IOB1, or BIOES with
+``scheme: bioes``). ``jsonl_text``: ``{"text": "Ada Lovelace wrote", "spans": [{"start": 0, "end": 12,
+"label": "PER"}]}`` with character offsets, tokenised by a named tokenizer (`TOKENIZERS`); a span must
+start and end on token boundaries. Every bad record of a file is reported at once with its file:line;
+tags then pass the CoNLL reader's checks (illegal tags, IOB1 conversion or refusal).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from nerplat.data.conll import ConllFile, to_iob2
+from nerplat.data.corpus import Sentence
+from nerplat.data.tags import OUTSIDE, bioes_to_iob2, is_legal_bioes_tag, is_legal_tag
+from nerplat.errors import Problem, UserInputError
+from nerplat.suggest import unknown_name
+
+# Named tokenizers of `jsonl_text`: a regular expression whose matches are the tokens.
+TOKENIZERS = {
+    "whitespace": re.compile(r"\S+"),  # tokens are the runs of non-space characters
+    "words": re.compile(r"\w+|[^\w\s]"),  # words, and each punctuation mark alone
+}
+
+
+class TokenSpansFormat(BaseModel):
+    """Options of ``jsonl_tokens``."""
+
+    model_config = ConfigDict(extra="forbid")
+    scheme: Literal["iob", "bioes"] = Field("iob", description="Scheme of a record's `tags` (spans need none).")
+
+
+class TextSpansFormat(BaseModel):
+    """Options of ``jsonl_text``."""
+
+    model_config = ConfigDict(extra="forbid")
+    tokenizer: str = Field("words", description=f"How text becomes tokens: {', '.join(TOKENIZERS)}.")
+
+    @field_validator("tokenizer")
+    @classmethod
+    def _known(cls, name: str) -> str:
+        if name not in TOKENIZERS:
+            raise ValueError(unknown_name("tokenizer", name, list(TOKENIZERS), listed_as="known"))
+        return name
+
+
+class _BadRecord(Exception):
+    """One record that cannot be read; the message says what to write instead."""
+
+
+def read_token_spans(path: Path, config: TokenSpansFormat, iob1: str) -> ConllFile:
+    """Reads a ``jsonl_tokens`` file (see the module docstring)."""
+    return _read_records(path, iob1, lambda record: _token_record(record, config.scheme))
+
+
+def read_text_spans(path: Path, config: TextSpansFormat, iob1: str) -> ConllFile:
+    """Reads a ``jsonl_text`` file, tokenising each text with ``config.tokenizer``."""
+    pattern = TOKENIZERS[config.tokenizer]
+    return _read_records(path, iob1, lambda record: _text_record(record, pattern))
+
+
+def _read_records(path: Path, iob1: str, to_sentence: Callable[[Any], Sentence]) -> ConllFile:
+    source = str(path)
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise UserInputError(Problem(f"cannot read JSONL file: {error.strerror}", source)) from None
+    sentences: list[Sentence] = []
+    lines: list[int] = []
+    problems: list[Problem] = []
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        try:
+            sentence = to_sentence(json.loads(raw))
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            problems.append(Problem(f"not a JSON object: {error}", source, number))
+            continue
+        except _BadRecord as error:
+            problems.append(Problem(str(error), source, number))
+            continue
+        if sentence.tokens:
+            sentences.append(sentence)
+            lines.append(number)
+    if not sentences and not problems:
+        problems.append(Problem("empty JSONL file: no sentences", source))
+    if problems:
+        raise UserInputError(problems)
+    changed = to_iob2(sentences, iob1, lambda index, position: Problem("", source, lines[index]))
+    return ConllFile(source, tuple(sentences), hashlib.sha256(data).hexdigest(), changed, 0)
+
+
+def _field(record: Any, key: str, kind: type, example: str) -> Any:
+    if not isinstance(record, dict):
+        raise _BadRecord(f"expected a JSON object per line, e.g. {example}")
+    if key not in record:
+        raise _BadRecord(f"the record has no '{key}' (keys: {', '.join(record) or 'none'}), e.g. {example}")
+    value = record[key]
+    if not isinstance(value, kind):
+        raise _BadRecord(f"'{key}' must be a {kind.__name__}, not {type(value).__name__}")
+    return value
+
+
+def _token_record(record: Any, scheme: str) -> Sentence:
+    example = '{"tokens": ["Ada", "wrote"], "spans": [{"start": 0, "end": 1, "label": "PER"}]}'
+    tokens = _field(record, "tokens", list, example)
+    if not all(isinstance(t, str) and t.strip() and not any(c.isspace() for c in t) for t in tokens):
+        raise _BadRecord("'tokens' must be non-empty strings without spaces")
+    if "tags" in record and "spans" not in record:
+        return Sentence(tuple(tokens), _checked_tags(_field(record, "tags", list, example), len(tokens), scheme))
+    spans = _spans(_field(record, "spans", list, example), len(tokens), "token")
+    return Sentence(tuple(tokens), _tags_of(spans, len(tokens)))
+
+
+def _text_record(record: Any, pattern: re.Pattern[str]) -> Sentence:
+    example = '{"text": "Ada wrote", "spans": [{"start": 0, "end": 3, "label": "PER"}]}'
+    text = _field(record, "text", str, example)
+    found = list(pattern.finditer(text))
+    spans = _spans(_field(record, "spans", list, example), len(text), "character")
+    starts = {m.start(): i for i, m in enumerate(found)}
+    ends = {m.end(): i + 1 for i, m in enumerate(found)}
+    token_spans = []
+    for start, end, label in spans:
+        if start not in starts or end not in ends:
+            raise _BadRecord(
+                f"span [{start}, {end}) {text[start:end]!r} does not start and end on token boundaries "
+                f"(tokens: {[m.group() for m in found if m.end() > start and m.start() < end]})"
+            )
+        token_spans.append((starts[start], ends[end], label))
+    return Sentence(tuple(m.group() for m in found), _tags_of(token_spans, len(found)))
+
+
+def _spans(items: list[Any], limit: int, unit: str) -> list[tuple[int, int, str]]:
+    spans = []
+    for item in items:
+        if not isinstance(item, dict) or not {"start", "end", "label"} <= item.keys():
+            raise _BadRecord(f'a span is {{"start": {unit} offset, "end": exclusive offset, "label": type}}, not {item!r}')
+        start, end, label = item["start"], item["end"], item["label"]
+        if not (isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= limit):
+            raise _BadRecord(f"span {item!r} is out of range: need 0 <= start < end <= {limit} ({unit}s)")
+        if not isinstance(label, str) or not label.strip() or any(c.isspace() for c in label):
+            raise _BadRecord(f"span {item!r} needs a label without spaces, e.g. PER")
+        spans.append((start, end, label))
+    spans.sort()
+    for (_, end, _), (start, _, _) in zip(spans, spans[1:]):
+        if start < end:
+            raise _BadRecord(f"spans overlap at {unit} {start}: nested or overlapping entities cannot be tagged in IOB2")
+    return spans
+
+
+def _tags_of(spans: list[tuple[int, int, str]], length: int) -> tuple[str, ...]:
+    tags = [OUTSIDE] * length
+    for start, end, label in spans:
+        tags[start:end] = [f"B-{label}"] + [f"I-{label}"] * (end - start - 1)
+    return tuple(tags)
+
+
+def _checked_tags(tags: list[Any], length: int, scheme: str) -> tuple[str, ...]:
+    if len(tags) != length:
+        raise _BadRecord(f"{len(tags)} tags for {length} tokens")
+    legal = is_legal_bioes_tag if scheme == "bioes" else is_legal_tag
+    illegal = sorted({str(t) for t in tags if not isinstance(t, str) or not legal(t)})
+    if illegal:
+        expected = "O or B-, I-, E-, S-TYPE" if scheme == "bioes" else "O, B-TYPE or I-TYPE"
+        raise _BadRecord(f"illegal tags {illegal}: expected {expected}")
+    return bioes_to_iob2(tags) if scheme == "bioes" else tuple(tags)

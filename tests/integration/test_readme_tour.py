@@ -1,0 +1,98 @@
+"""The README's tour, command by command, as a new user types it: each line in a fresh `bash -l`
+shell that first runs the tour's own `source .venv/bin/activate`.
+
+The shell starts in a temporary copy of the repository's `specs/` and `cluster/` whose `.venv` is
+this interpreter's environment (what `make run` made). The Makefile's variables (NERPLAT_DATA,
+HF_HUB_OFFLINE, TOKENIZERS_PARALLELISM) are removed, so the corpora must be found without them.
+Only PYTHONPATH is kept, so the shell runs this tree's nerplat.
+
+Decision on the long command: the tour's `nerplat run` is the quickstart's `smoke` profile with one
+epoch (the tiny encoder; about a minute here), written that way in the README itself, so the test
+runs it as written; the real quickstart takes 5-7 minutes and is what `make run` runs. The last
+command, `nerplat ui`, serves until Ctrl-C: the test waits for the runs-table URL it prints, then
+sends SIGINT, as the README says, and expects a clean stop.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).parents[2]
+MAKEFILE_VARIABLES = ("NERPLAT_DATA", "HF_HUB_OFFLINE", "TOKENIZERS_PARALLELISM", "MLFLOW_TRACKING_URI", "RAY_ADDRESS")
+
+
+def tour_commands() -> list[str]:
+    """The lines of the fenced bash block under the README's "## A tour" heading."""
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("## A tour") :]
+    block = re.search(r"```bash\n(.*?)```", section, re.S)
+    assert block is not None, "the tour has no ```bash block"
+    return [line for line in block.group(1).splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def checkout(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("tour")
+    for name in ("specs", "cluster"):
+        shutil.copytree(ROOT / name, folder / name)
+    (folder / ".venv").symlink_to(Path(sys.prefix))
+    return folder
+
+
+def shell(command: str, folder: Path, **popen) -> subprocess.Popen:
+    environment = {k: v for k, v in os.environ.items() if k not in MAKEFILE_VARIABLES}
+    return subprocess.Popen(
+        ["bash", "-lc", f"source .venv/bin/activate && {command}"],
+        cwd=folder, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True, **popen,
+    )  # fmt: skip
+
+
+def test_the_tour_starts_by_activating_the_environment():
+    commands = tour_commands()
+    assert commands[0] == "source .venv/bin/activate"
+    assert commands[-1].startswith("nerplat ui ")
+    assert len(commands) >= 10
+
+
+def test_every_tour_command_runs_as_written(checkout: Path):
+    commands = tour_commands()[1:]
+    for command in commands[:-1]:
+        process = shell(command, checkout)
+        output, errors = process.communicate(timeout=900)
+        assert process.returncode == 0, f"`{command}` exited {process.returncode}:\n{output[-3000:]}\n{errors[-3000:]}"
+        if "--json" in command:
+            json.loads(output)  # stdout holds the JSON alone
+    assert (checkout / "reports" / "quickstart_smoke" / "report.md").is_file()
+    _serve_until_interrupted(commands[-1], checkout)
+
+
+def _serve_until_interrupted(command: str, folder: Path) -> None:
+    process = shell(command, folder)
+    lines: list[str] = []
+    deadline = time.monotonic() + 120
+    try:
+        while time.monotonic() < deadline:
+            line = process.stdout.readline()
+            if not line:
+                break
+            lines.append(line)
+            if "#/experiments/" in line:
+                break
+        assert any("#/experiments/" in line for line in lines), "".join(lines)
+    finally:
+        os.killpg(process.pid, signal.SIGINT)
+        rest, errors = process.communicate(timeout=60)
+    assert process.returncode == 0, "".join(lines) + rest + errors

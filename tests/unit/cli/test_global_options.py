@@ -1,0 +1,108 @@
+"""The CLI around the commands: --version, completion, -q/-v, --json, --set routing, readable values."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from nerplat.cli import main, package_version
+from nerplat.cli.options import format_values
+from nerplat.cli.run_commands import _print_summary, summary_json
+from nerplat.cli.train_commands import split_assignments
+from nerplat.run.runner import ArmOutcome, RunSummary
+
+ROOT = Path(__file__).resolve().parents[3]
+QUICKSTART = str(ROOT / "specs" / "quickstart.yaml")
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_version(capsys):
+    code, out, _ = run(capsys, "--version")
+    assert code == 0 and out == f"nerplat {package_version()}\n" and package_version()[0].isdigit()
+
+
+def test_shell_completion_completes_command_names():
+    script = Path(sys.executable).parent / "nerplat"
+    env = {**os.environ, "_NERPLAT_COMPLETE": "complete_bash", "COMP_WORDS": "nerplat va", "COMP_CWORD": "1"}
+    done = subprocess.run([str(script)], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.split() == ["validate"]
+
+
+def test_quiet_validate_prints_nothing_on_success(capsys):
+    assert run(capsys, "validate", QUICKSTART)[1].startswith("OK ")
+    assert run(capsys, "-q", "validate", QUICKSTART)[1:] == ("", "")
+
+
+def test_quiet_and_verbose_together_are_refused(capsys):
+    code, _, err = run(capsys, "-q", "-v", "validate", QUICKSTART)
+    assert code == 2 and "not both" in err
+
+
+def test_validate_json_lists_specs_and_problems(capsys, tmp_path):
+    code, out, _ = run(capsys, "validate", "--json", QUICKSTART)
+    assert code == 0 and json.loads(out) == {"ok": True, "specs": [{"spec": QUICKSTART, "profiles": ["smoke"]}], "problems": []}
+    code, out, _ = run(capsys, "validate", "--json", QUICKSTART, "--set", "train.epochs=0")
+    report = json.loads(out)
+    assert code == 2 and not report["ok"] and report["problems"][0]["source"] == "--set train.epochs=0"
+
+
+def test_plan_takes_overrides(capsys):
+    code, out, _ = run(capsys, "plan", QUICKSTART, "--json", "--set", "train.epochs=1", "--set", "tune.time_budget_s=30")
+    plan = json.loads(out)
+    assert code == 0 and plan["resolved_spec"]["train"]["epochs"] == 1 and plan["tune"]["time_budget_s"] == 30
+
+
+def test_registry_json_gives_each_entrys_origin(capsys):
+    code, out, _ = run(capsys, "registry", "--json")
+    listing = json.loads(out)
+    assert code == 0 and {e["origin"] for group in listing.values() for e in group} == {"built-in"}
+    assert {"conll", "jsonl_tokens", "jsonl_text"} <= {e["name"] for e in listing["formats"]}
+
+
+def test_registry_with_a_spec_lists_its_plugins(capsys):
+    code, out, _ = run(capsys, "registry", "--json", "--spec", str(ROOT / "examples" / "plugin" / "spec.yaml"))
+    origins = {e["name"]: e["origin"] for group in json.loads(out).values() for e in group}
+    assert code == 0 and origins["smoothed_ce"] == f"plugin {ROOT / 'examples' / 'plugin' / 'nerplat_example'}"
+
+
+def test_values_print_readably():
+    assert format_values({"objective.lambda": 0.31274918273645, "train.lr": 2.1234e-05, "head": "crf", "k": [0.5, 3]}) == (
+        "objective.lambda=0.3127, train.lr=2.123e-05, head=crf, k=[0.5, 3]"
+    )
+
+
+def test_train_set_routes_spec_keys_and_searched_values():
+    assert split_assignments(["train.epochs=3", "objective.lambda=0.2", "methods.mom.lambda=0.3", "samplers[0].x=1"]) == (
+        ["train.epochs=3", "methods.mom.lambda=0.3", "samplers[0].x=1"],
+        ["objective.lambda=0.2"],
+    )
+
+
+def summary() -> RunSummary:
+    outcomes = [
+        ArmOutcome("a/full/mom", {"objective.lambda": 0.123456789}, 0.87654321, {"completed": 3, "stopped": 1}, {"completed": 2}),
+        ArmOutcome("a/full/ce", {}, None, {}, {"failed": 1}, error="boom"),
+    ]
+    return RunSummary("exp", "sqlite:///m.db", "1", outcomes, None)
+
+
+def test_run_summary_lines_are_readable():
+    console = Console(record=True, width=200)
+    _print_summary(summary(), console)
+    text = console.export_text()
+    assert "a/full/mom: tune 3 completed, 1 stopped replicates 2 completed chosen objective.lambda=0.1235 (dev 0.8765)" in text
+    assert "a/full/ce: tune - replicates 1 failed" in text and "error: boom" in text
+
+
+def test_run_summary_json():
+    data = summary_json(summary())
+    assert data["failed"] == ["a/full/ce"] and data["arms"][0]["chosen"] == {"objective.lambda": 0.123456789}
+    json.dumps(data)

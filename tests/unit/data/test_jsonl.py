@@ -1,0 +1,78 @@
+"""JSONL formats: token spans, character spans with a named tokenizer, tags in BIOES; bad records at file:line."""
+
+import json
+
+import pytest
+
+from nerplat.data.jsonl import TextSpansFormat, TokenSpansFormat, read_text_spans, read_token_spans
+from nerplat.errors import UserInputError
+
+
+def write_lines(path, records):
+    path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r) for r in records) + "\n", encoding="utf-8")
+    return path
+
+
+def test_token_spans_become_iob2_tags(tmp_path):
+    path = write_lines(
+        tmp_path / "train.jsonl",
+        [
+            {"tokens": ["Ada", "Lovelace", "visited", "New", "York"], "spans": [{"start": 3, "end": 5, "label": "LOC"}, {"start": 0, "end": 2, "label": "PER"}]},
+            {"tokens": ["hello"], "spans": []},
+        ],
+    )
+    read = read_token_spans(path, TokenSpansFormat(), "convert")
+    assert [s.tags for s in read.sentences] == [("B-PER", "I-PER", "O", "B-LOC", "I-LOC"), ("O",)]
+    assert read.iob1_tags_changed == 0 and len(read.sha256) == 64
+
+
+def test_token_records_may_give_bioes_tags(tmp_path):
+    path = write_lines(tmp_path / "train.jsonl", [{"tokens": ["Ada", "Lovelace", "in", "Paris"], "tags": ["B-PER", "E-PER", "O", "S-LOC"]}])
+    read = read_token_spans(path, TokenSpansFormat(scheme="bioes"), "convert")
+    assert read.sentences[0].tags == ("B-PER", "I-PER", "O", "B-LOC")
+    with pytest.raises(UserInputError, match=r"illegal tags \['E-PER', 'S-LOC'\].*:1"):
+        read_token_spans(path, TokenSpansFormat(), "convert")
+
+
+def test_every_bad_record_is_reported_with_its_line(tmp_path):
+    path = write_lines(
+        tmp_path / "train.jsonl",
+        [
+            {"tokens": ["a", "b"], "spans": [{"start": 0, "end": 1, "label": "X"}]},
+            "{not json",
+            {"words": ["a"]},
+            {"tokens": ["a"], "spans": [{"start": 0, "end": 3, "label": "X"}]},
+            {"tokens": ["a", "b"], "spans": [{"start": 0, "end": 2, "label": "X"}, {"start": 1, "end": 2, "label": "Y"}]},
+        ],
+    )
+    with pytest.raises(UserInputError) as caught:
+        read_token_spans(path, TokenSpansFormat(), "convert")
+    problems = caught.value.problems
+    assert [(p.source, p.line) for p in problems] == [(str(path), 2), (str(path), 3), (str(path), 4), (str(path), 5)]
+    assert "not a JSON object" in problems[0].message
+    assert "no 'tokens'" in problems[1].message
+    assert "out of range" in problems[2].message
+    assert "overlap" in problems[3].message
+
+
+def test_iob1_tags_are_converted_or_refused_with_their_line(tmp_path):
+    path = write_lines(tmp_path / "train.jsonl", [{"tokens": ["a"], "tags": ["O"]}, {"tokens": ["Ada", "wrote"], "tags": ["I-PER", "O"]}])
+    assert read_token_spans(path, TokenSpansFormat(), "convert").iob1_tags_changed == 1
+    with pytest.raises(UserInputError) as caught:
+        read_token_spans(path, TokenSpansFormat(), "refuse")
+    assert caught.value.problems[0].line == 2
+
+
+def test_character_spans_are_tokenised_by_the_named_tokenizer(tmp_path):
+    text = "Ada Lovelace (London) wrote."
+    path = write_lines(tmp_path / "train.jsonl", [{"text": text, "spans": [{"start": 0, "end": 12, "label": "PER"}, {"start": 14, "end": 20, "label": "LOC"}]}])
+    words = read_text_spans(path, TextSpansFormat(tokenizer="words"), "convert").sentences[0]
+    assert words.tokens == ("Ada", "Lovelace", "(", "London", ")", "wrote", ".")
+    assert words.tags == ("B-PER", "I-PER", "O", "B-LOC", "O", "O", "O")
+    with pytest.raises(UserInputError, match=r"does not start and end on token boundaries .*'\(London\)'.*:1"):
+        read_text_spans(path, TextSpansFormat(tokenizer="whitespace"), "convert")
+
+
+def test_unknown_tokenizer_is_refused_with_a_suggestion():
+    with pytest.raises(ValueError, match="did you mean 'words'"):
+        TextSpansFormat(tokenizer="word")
