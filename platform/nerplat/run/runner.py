@@ -337,6 +337,7 @@ class ExperimentRunner:
                         experiment_id=tracker.experiment_id,
                         experiment_name=tracker.experiment_name,
                         run_tags=tracker.run_tags,
+                        log_model=self.plan.replicate_models != "none",
                     ).model_dump(mode="json")
                 )
         if jobs:
@@ -360,7 +361,20 @@ class ExperimentRunner:
             statuses = self._statuses(parents[arm.id])
             outcomes[arm.id].replicates = statuses
             complete = statuses.get("completed", 0) == len(arm.replicates)
+            if complete:
+                self._register_models(arm, parents[arm.id])
             tracker.finish(parents[arm.id], "completed" if complete else "failed")
+
+    def _register_models(self, arm: Arm, parent_run_id: str) -> None:
+        """The arm's chosen replicate models into the MLflow registry (spec `replicate.models`)."""
+        from nerplat.serving.mlflow_models import register_arm_models, registered_model_name
+
+        runs = _child_runs(self.tracker, parent_run_id)
+        mode = self.plan.tune.mode if self.plan.tune else "max"
+        name = registered_model_name(self.plan.experiment, arm.id)
+        register_arm_models(
+            self.tracking_uri, name, runs, self.plan.replicate_models, metric=self.select_metric, split=self.plan.replicate_split, mode=mode
+        )
 
     # -- Ray plumbing ------------------------------------------------------------------------
 

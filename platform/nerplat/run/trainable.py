@@ -24,7 +24,7 @@ from typing import Any, Callable
 from pydantic import BaseModel, ConfigDict
 
 from nerplat.plan.model import Arm
-from nerplat.trial.report import Evaluation, TrialResult
+from nerplat.trial.report import Evaluation, TrainedTagger, TrialResult
 from nerplat.track import schema
 from nerplat.track.runs import ExperimentTracker
 
@@ -49,6 +49,7 @@ class TrialJob(BaseModel):
     experiment_id: str | None = None
     experiment_name: str | None = None
     run_tags: dict[str, str] = {}  # the driver tracker's tags (git commit, spec hash) for runs the worker writes
+    log_model: bool = False  # replicate phase: log the trained tagger as the run's MLflow model (spec replicate.models)
 
 
 def trial_resources(job_config: dict[str, Any]) -> Any:
@@ -138,6 +139,19 @@ def _log_replicate(job: TrialJob, result: TrialResult) -> None:
         tracker.client.log_text(job.replicate_run_id, "\n".join(result.notes) + "\n", "data_notes.txt")
 
 
+def _model_keeper(job: TrialJob) -> Callable[[TrainedTagger], None] | None:
+    """Logs the replicate's tagger on its MLflow run (weights only), when the spec keeps models."""
+    if not (job.phase == "replicate" and job.log_model and job.replicate_run_id and job.tracking_uri):
+        return None
+    from nerplat.serving.mlflow_models import log_tagger_model
+
+    def keep(trained: TrainedTagger) -> None:
+        config = trained.config
+        log_tagger_model(job.tracking_uri, job.replicate_run_id, trained.tagger, trained.tokenizer, trained.labels, config.head, config.encoder)
+
+    return keep
+
+
 def _final_report(job: TrialJob, result: TrialResult) -> dict[str, Any]:
     last = result.evaluations[-1].metrics if result.evaluations else {}
     return {
@@ -171,6 +185,7 @@ def nerplat_trial(config: dict[str, Any]) -> None:
             report=_tune_reporter(checkpointing),
             resume_from=Path(resume_from) if resume_from else None,
             select_metric=job.select_metric,
+            keep_model=_model_keeper(job),
         )
     if job.phase == "replicate":
         _log_replicate(job, result)
@@ -218,6 +233,7 @@ def _torch_worker(loop_config: dict[str, Any]) -> None:
             report=_train_reporter(loop_config["checkpointing"]),
             resume_from=Path(resume_from) if resume_from else None,
             select_metric=job.select_metric,
+            keep_model=_model_keeper(job),
         )
     if job.phase == "replicate" and ray.train.get_context().get_world_rank() == 0:
         _log_replicate(job, result)

@@ -127,7 +127,7 @@ def featurize(
     cached = _read_cache(path, key_text)
     if cached is not None:
         return cached
-    features = _tokenize_sentences(sentences, tokenizer, settings, labels)
+    features = tokenize_sentences(sentences, tokenizer, settings, labels)
     _write_cache(path, key_text, features)
     return features
 
@@ -191,9 +191,10 @@ def plan_windows(word_lengths: Sequence[int], budget: int, stride: int) -> tuple
     return windows, owner
 
 
-def _tokenize_sentences(
+def tokenize_sentences(
     sentences: Sequence[Sentence], tokenizer: Any, settings: EncoderSettings, labels: Sequence[str]
 ) -> WindowFeatures:
+    """Windows of `sentences`, uncached (`featurize` caches; predicting new text has nothing to reuse)."""
     prefix, suffix = _special_tokens(tokenizer)
     budget = settings.max_length - len(prefix) - len(suffix)
     if not 0 <= settings.window_stride < budget:

@@ -36,7 +36,7 @@ from nerplat.plan.trial_config import TrialConfig
 from nerplat.trial.batching import Batch, ids_to_tags, iterate_batches, join_windows
 from nerplat.trial.data import prepare_corpus
 from nerplat.trial.features import WindowFeatures, featurize
-from nerplat.trial.report import Evaluation, Reporter, Timings, TrialResult
+from nerplat.trial.report import Evaluation, Reporter, Timings, TrainedTagger, TrialResult
 from nerplat.trial.thresholds import choose_thresholds
 
 DEV_SUBSET_SEED = 0
@@ -153,8 +153,12 @@ def run_trial(
     resume_from: Path | None = None,
     progress: StepProgress | None = None,
     select_metric: str = "micro_f1",
+    keep_model: Callable[[TrainedTagger], None] | None = None,
 ) -> TrialResult:
-    """Train and evaluate one configuration; see the module docstring for selection and resume."""
+    """Train and evaluate one configuration; see the module docstring for selection and resume.
+
+    `keep_model` receives the tagger with the selected weights (rank 0 only), e.g. to log it.
+    """
     started = time.perf_counter()
     timings = Timings()
     if config.train.threads:
@@ -284,6 +288,9 @@ def run_trial(
     if best_state is not None:
         tagger.load_state_dict(best_state)
         selected_epoch = next(e.epoch for e in evaluations if e.metrics[f"dev_{select_metric}"] == best_value)
+    if keep_model is not None and rank == 0:
+        tagger.eval()
+        keep_model(TrainedTagger(tagger=tagger, tokenizer=encoder.tokenizer, labels=data.labels, config=config))
     metrics: dict[str, float] = {}
     predictions: list[tuple[Sentence, tuple[str, ...]]] = []
     if data.eval is not None:

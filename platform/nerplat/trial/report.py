@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Any, Callable, Protocol
 
 from nerplat.data.corpus import Sentence
 
@@ -54,3 +54,16 @@ class TrialResult:
     timings: Timings = field(default_factory=Timings)
     notes: tuple[str, ...] = ()  # what the corpus layer and samplers did (IOB1 conversion, carving, ...)
     data_checksums: dict[str, str] = field(default_factory=dict)  # split -> sha256 of what was used
+
+
+@dataclass(frozen=True)
+class TrainedTagger:
+    """The selected weights at the end of a trial, for whoever keeps the model (`nerplat.serving`).
+
+    Not plain data: it is handed over in-process (`run_trial(keep_model=...)`), never reported.
+    """
+
+    tagger: Any  # nerplat.models.tagger.Tagger, in eval mode, with the weights of the selected epoch
+    tokenizer: Any  # the encoder's fast tokenizer
+    labels: list[str]
+    config: Any  # nerplat.plan.trial_config.TrialConfig: encoder settings and head
