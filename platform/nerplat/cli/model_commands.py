@@ -60,18 +60,20 @@ def list_models(tracking_uri: Optional[str] = TRACKING_OPTION, workdir: Path = W
     from mlflow import MlflowClient
 
     uri = _tracking_uri(tracking_uri, workdir)
-    client = MlflowClient(uri)
+    versions = sorted(MlflowClient(uri).search_model_versions(), key=lambda v: (v.name, int(v.version)))
+    if not versions:
+        typer.echo(f"no registered models in {uri}")
+        return
     table = Table(title=f"registered models in {uri}")
     for column in ("model", "version", "run", "test_micro_f1", "test_macro_f1", "selected epoch"):
-        table.add_column(column)
-    versions = sorted(client.search_model_versions(), key=lambda v: (v.name, int(v.version)))
+        table.add_column(column, no_wrap=True)
     for version in versions:
         tags = version.tags
         table.add_row(
             version.name, str(version.version), version.run_id or "", tags.get("test_micro_f1", "")[:6],
             tags.get("test_macro_f1", "")[:6], tags.get("selected_epoch", ""),
         )
-    Console().print(table if versions else f"no registered models in {uri}")
+    Console(width=max(120, Console().width)).print(table)
 
 
 def export(
