@@ -168,6 +168,8 @@ def serve(
         )
     command = serve_command(reference.uri, host, port)
     environment = {**os.environ, **({"MLFLOW_TRACKING_URI": uri} if uri else {})}
+    # MLflow starts the server as `exec uvicorn ...`: this environment's scripts must be on PATH.
+    environment["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), environment.get("PATH", "")])
     typer.echo(f"serving {reference.uri} on http://{host}:{port}/invocations: {' '.join(command)}", err=True)
     raise typer.Exit(subprocess.call(command, env=environment))
 
