@@ -47,12 +47,19 @@ def _tracking_uri(tracking_uri: str | None, workdir: Path) -> str:
     return uri
 
 
-def _open(model: str, tracking_uri: str | None, workdir: Path, download_to: Path):
-    from nerplat.serving.references import open_model, resolve_model
+def _resolve(model: str, tracking_uri: str | None, workdir: Path):
+    """MODEL resolved against the store (a local folder needs none); and the store's URI or ""."""
+    from nerplat.serving.references import resolve_model
 
-    path = Path(model)
-    uri = None if path.is_dir() else _tracking_uri(tracking_uri, workdir)
-    return open_model(resolve_model(model, uri or ""), uri or "", download_to)
+    uri = "" if Path(model).is_dir() else _tracking_uri(tracking_uri, workdir)
+    return resolve_model(model, uri), uri
+
+
+def _open(model: str, tracking_uri: str | None, workdir: Path, download_to: Path):
+    from nerplat.serving.references import open_model
+
+    reference, uri = _resolve(model, tracking_uri, workdir)
+    return open_model(reference, uri, download_to)
 
 
 def list_models(tracking_uri: Optional[str] = TRACKING_OPTION, workdir: Path = WORKDIR_OPTION) -> None:
@@ -83,10 +90,9 @@ def export(
     workdir: Path = WORKDIR_OPTION,
 ) -> None:
     """Write MODEL as a folder to take elsewhere: Hugging Face format for softmax heads, else an MLflow model."""
-    from nerplat.serving.export import export_model
+    from nerplat.serving.export import check_target, export_model
 
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise UserInputError(Problem(f"{out} exists and is not an empty folder: choose a new one", path="--out"))
+    check_target(out)
     with tempfile.TemporaryDirectory(prefix="nerplat-export-") as download:
         opened = _open(model, tracking_uri, workdir, Path(download))
         kind = export_model(opened.bundle, opened.folder, out, model)
@@ -157,11 +163,7 @@ def serve(
     workdir: Path = WORKDIR_OPTION,
 ) -> None:
     """Serve MODEL over HTTP with `mlflow models serve` (POST /invocations, GET /ping) in this environment."""
-    from nerplat.serving.references import resolve_model
-
-    path = Path(model)
-    uri = None if path.is_dir() else _tracking_uri(tracking_uri, workdir)
-    reference = resolve_model(model, uri or "")
+    reference, uri = _resolve(model, tracking_uri, workdir)
     if reference.uri is None:
         raise UserInputError(
             Problem(f"{model} is a bundle folder, not an MLflow model: `nerplat export` or log it first", path="MODEL")

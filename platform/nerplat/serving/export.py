@@ -14,7 +14,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from nerplat.errors import UserInputError
+from nerplat.errors import Problem, UserInputError
 from nerplat.models.encoders import quiet_transformers
 from nerplat.serving.bundle import TaggerBundle
 
@@ -62,8 +62,7 @@ def export_model(bundle: TaggerBundle, model_folder: Path | None, out: Path, sou
     `model_folder` is the downloaded MLflow model, copied for heads that are not softmax; None when
     MODEL was a bundle folder, which is then wrapped in a new MLflow model.
     """
-    if out.exists() and any(out.iterdir()):
-        raise UserInputError(f"--out {out} exists and is not empty: choose a new folder")
+    check_target(out)
     labels = ", ".join(bundle.labels)
     if bundle.head.name == "softmax":
         _write_huggingface(bundle, out)
@@ -81,6 +80,12 @@ def export_model(bundle: TaggerBundle, model_folder: Path | None, out: Path, sou
         kind = "mlflow"
     (out / "README.md").write_text(readme)
     return kind
+
+
+def check_target(out: Path) -> None:
+    """Refuses a target that holds anything: an export never mixes with other files."""
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise UserInputError(Problem(f"{out} exists and is not an empty folder: choose a new one", path="--out"))
 
 
 def _write_huggingface(bundle: TaggerBundle, out: Path) -> None:

@@ -49,5 +49,5 @@ def test_other_heads_export_an_mlflow_model_folder_with_its_instructions(crf_dir
 def test_a_non_empty_target_is_refused(softmax_bundle, tmp_path):
     (tmp_path / "taken").mkdir()
     (tmp_path / "taken" / "file").write_text("x")
-    with pytest.raises(UserInputError, match="not empty"):
+    with pytest.raises(UserInputError, match="not an empty folder"):
         export_model(softmax_bundle, None, tmp_path / "taken", "x")
