@@ -164,3 +164,18 @@ def test_serve_answers_an_http_request_on_loopback_with_spans(store):
         return [{k: v for k, v in span.items() if k != "score"} for span in spans]
 
     assert without_score(served["spans"]) == without_score(expected["spans"])
+
+
+def test_train_save_writes_a_weights_only_model_that_predict_reads(tmp_path, capsys):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        "experiment: save_check\ndataset: conll2003\nmodel: {encoder: tiny, max_length: 48}\n"
+        "train: {epochs: 1, batch_size: 8, lr: 1.0e-3, dev_subset: 20, threads: 1}\n"
+        "samplers: [{low_resource: {size: 16, partitions: 1}}]\nmethods:\n  ce: {loss: ce}\nreplicate: {seeds: 1}\n"
+    )
+    saved = tmp_path / "model"
+    assert main(["train", str(spec), "-m", "ce", "--split", "dev", "--save", str(saved), "--json"]) == 0
+    assert {p.name for p in saved.iterdir()} == {"tagger.json", "encoder", "tokenizer", "weights.safetensors"}
+    capsys.readouterr()
+    assert main(["predict", str(saved), "--text", "EU rejects German call ."]) == 0
+    assert json.loads(capsys.readouterr().out)["words"] == ["EU", "rejects", "German", "call", "."]
