@@ -63,7 +63,7 @@ def _open(model: str, tracking_uri: str | None, workdir: Path, download_to: Path
 
 
 def list_models(tracking_uri: Optional[str] = TRACKING_OPTION, workdir: Path = WORKDIR_OPTION) -> None:
-    """List registered taggers: every version with its run, head and test metrics."""
+    """List registered taggers: every version with its run, test metrics and selected epoch."""
     from mlflow import MlflowClient
 
     uri = _tracking_uri(tracking_uri, workdir)
