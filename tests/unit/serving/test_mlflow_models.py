@@ -27,7 +27,7 @@ def store(tmp_path):
     check_store(uri)
     client = MlflowClient(uri)
     experiment = client.create_experiment("exp", artifact_location=str(tmp_path / "artifacts"))
-    return SimpleNamespace(uri=uri, client=client, experiment=experiment)
+    return SimpleNamespace(uri=uri, client=client, experiment=experiment, artifacts=tmp_path / "artifacts")
 
 
 def replicate_run(store, dev_best: float, test: float) -> str:
@@ -84,6 +84,7 @@ def test_best_registers_one_version_per_arm_and_deletes_the_other_models(store, 
     assert [(v.version, v.run_id) for v in registered] == [(1, runs[1])]
     assert versions[0].tags == {"test_micro_f1": "0.1"}
     assert logged_model_of_run(store.uri, runs[0]) is None and logged_model_of_run(store.uri, runs[1]) is not None
+    assert len(list(store.artifacts.rglob("weights.safetensors"))) == 1  # the other replicate's weights are gone
 
 
 def test_all_registers_every_replicate_and_none_registers_nothing(store, softmax_bundle):
