@@ -43,7 +43,20 @@ def check_complete_experiment(workdir: Path, experiment: str) -> list:
     for run in finished:
         assert "objective.lambda" in run.data.params
         assert "dev_best_micro_f1" in run.data.metrics
+    check_one_registered_model_per_arm(workdir, experiment, replicates)
     return all_runs
+
+
+def check_one_registered_model_per_arm(workdir: Path, experiment: str, replicates: list) -> None:
+    """replicate.models defaults to best: one version per arm, from one of its replicates, even after --resume."""
+    from mlflow import MlflowClient
+
+    client = MlflowClient(f"sqlite:///{workdir / 'mlflow.db'}")
+    versions = client.search_model_versions(f"name LIKE '{experiment}.%'")
+    arms = {run.data.tags[schema.ARM] for run in replicates}
+    assert sorted(v.name for v in versions) == sorted(f"{experiment}." + arm.replace("/", ".") for arm in arms)
+    replicate_arm = {run.info.run_id: run.data.tags[schema.ARM] for run in replicates}
+    assert all(f"{experiment}.{replicate_arm[v.run_id]}".replace("/", ".") == v.name for v in versions)
 
 
 def test_full_tiny_run_tracks_every_trial_and_replicate_once(tmp_path: Path):

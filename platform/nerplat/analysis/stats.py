@@ -102,7 +102,10 @@ def paired_t_power(effect: float, sd: float, n: float, alpha: float) -> float:
     df = n - 1.0
     noncentrality = effect / (sd / np.sqrt(n))
     critical = stats.t.ppf(1.0 - alpha / 2.0, df)
-    return float(stats.nct.sf(critical, df, noncentrality) + stats.nct.cdf(-critical, df, noncentrality))
+    upper = stats.nct.sf(critical, df, noncentrality)
+    # The opposite tail vanishes for a large noncentrality, where scipy's nct.cdf can return NaN (df 1).
+    lower = np.nan_to_num(stats.nct.cdf(-critical, df, noncentrality), nan=0.0)
+    return float(upper + lower)
 
 
 def minimum_detectable_effect(sd: float, n: float, alpha: float, power: float = POWER) -> float:

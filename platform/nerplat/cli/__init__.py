@@ -55,12 +55,13 @@ def _register_commands() -> None:
         ui_commands,
         cluster_commands,
         data_commands,
+        model_commands,
         run_commands,
         spec_commands,
         train_commands,
     )
 
-    groups = (spec_commands, data_commands, train_commands, run_commands, ui_commands, analyze_commands, cluster_commands)
+    groups = (spec_commands, data_commands, train_commands, run_commands, model_commands, ui_commands, analyze_commands, cluster_commands)
     for module in groups:
         module.register(app)
 

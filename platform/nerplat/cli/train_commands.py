@@ -61,7 +61,9 @@ def train(
     seed: int = typer.Option(0, "--seed", help="Seed of initialisation and data order."),
     partition: int = typer.Option(0, "--partition", help="Partition of a partitioned sampler (low_resource)."),
     split: str = typer.Option("test", "--split", help="Split of the final evaluation: test or dev."),
-    save: Optional[Path] = typer.Option(None, "--save", help="Write the final trial state (model, objective, optimiser) here."),
+    save: Optional[Path] = typer.Option(
+        None, "--save", help="Write the selected model here (weights, tokenizer, labels, decoding; no optimiser state): a MODEL for `nerplat predict`."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the final metrics as JSON only."),
 ) -> None:
     """Train one arm of SPEC with one seed, printing dev metrics per epoch and test metrics at the end.
@@ -97,13 +99,18 @@ def train(
     def report(evaluation, save_checkpoint) -> None:
         shown = {k: evaluation.dev[k] for k in SUMMARY_METRICS if k in evaluation.dev}
         console.print(f"epoch {evaluation.epoch}: " + "  ".join(f"dev_{k} {v:.4f}" for k, v in shown.items()))
-        if save is not None and evaluation.epoch == evaluation.epochs:
-            save_checkpoint(save)
+
+    def keep_model(trained) -> None:
+        from nerplat.serving.bundle import save_bundle
+
+        save_bundle(save, trained.tagger, trained.tokenizer, trained.labels, trained.config.head, trained.config.encoder)
 
     console.print(f"arm {arm.id}  seed {seed}  partition {partition}  {format_values(values)}")
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("loss {task.fields[loss]:.4f}"), TimeRemainingColumn())
     with Progress(*columns, console=console, transient=True) as bar:
-        result = run_trial(config, report=report, progress=_BarProgress(bar), select_metric=select)
+        result = run_trial(
+            config, report=report, progress=_BarProgress(bar), select_metric=select, keep_model=keep_model if save else None
+        )
     if as_json:
         typer.echo(json.dumps({"arm": arm.id, "seed": seed, "partition": partition, "values": values, **result.metrics}, indent=2))
         return

@@ -162,7 +162,14 @@ def _read_model(name_or_path: str) -> nn.Module:
     """The encoder weights of a local directory or hub model, read once per process."""
     import transformers
 
-    model = _from_pretrained(transformers.AutoModel, name_or_path)
+    return tagging_encoder(_from_pretrained(transformers.AutoModel, name_or_path))
+
+
+def tagging_encoder(model: nn.Module) -> nn.Module:
+    """The part of a transformers model a tagger reads: the encoder stack, without a pooler.
+
+    Also used to rebuild a saved tagger's encoder from its config (`nerplat.serving.bundle`).
+    """
     if model.config.is_encoder_decoder:  # BART-style: tag from the encoder's states
         model = model.get_encoder()
     if getattr(model, "pooler", None) is not None:

@@ -89,6 +89,7 @@ def build_plan(validated: ValidatedSpec) -> Plan:
         tracking_uri=spec.tracking.uri,
         tune=validated.tune,
         replicate_split=spec.replicate.split,
+        replicate_models=spec.replicate.models,
         analysis=spec.analysis,
         arms=tuple(arms),
     )

@@ -113,6 +113,9 @@ class Plan(Frozen):
     tracking_uri: str | None = Field(description="MLflow tracking URI; none: MLFLOW_TRACKING_URI or a local SQLite store.")
     tune: Tune | None = Field(description="Tune-phase settings; none when no method has a search space.")
     replicate_split: Literal["test", "dev"] = Field(description="Split the replicate runs are evaluated on.")
+    replicate_models: Literal["best", "all", "none"] = Field(
+        "best", description="Replicates whose tagger is logged and registered in MLflow (nerplat.serving.mlflow_models)."
+    )
     analysis: Analysis = Field(description="Comparisons and statistics of the analysis stage.")
     arms: tuple[Arm, ...] = Field(description="Every arm, in spec order (datasets, then samplers, then methods).")
     unrecorded: dict[str, str] = Field(

@@ -32,6 +32,8 @@ class TrialJob(BaseModel):
     fixed_values: dict[str, Any] = {}  # replicate phase: the chosen configuration of the searched keys
     parent_run_id: str = ""  # the arm's tune or replicate run
     run_id: str | None = None  # replicate phase: the run the runner opened for it (tuning trials get theirs at start)
+    tracking_uri: str | None = None  # replicate phase, with log_model: where the worker logs the tagger
+    log_model: bool = False  # replicate phase: log the trained tagger as the run's MLflow model (spec replicate.models)
 
     def searched_values(self, config: dict[str, Any]) -> dict[str, Any]:
         """The searched values of this trial: sampled by Tune (tune phase) or chosen (replicate phase)."""

@@ -330,6 +330,8 @@ class ExperimentRunner:
             statuses = self.ledger.statuses(parents[arm.id])
             outcomes[arm.id].replicates = statuses
             complete = statuses.get("completed", 0) == len(arm.replicates)
+            if complete:
+                self._register_models(arm, parents[arm.id])
             self.ledger.finish(parents[arm.id], "completed" if complete else "failed")
 
     def _replicate_jobs(self, arm: Arm, chosen: dict[str, Any], parents: dict[str, str]) -> list[dict[str, Any]]:
@@ -354,6 +356,8 @@ class ExperimentRunner:
                 fixed_values=chosen,
                 parent_run_id=parent.run_id,
                 run_id=run.run_id,
+                tracking_uri=self.tracking_uri,
+                log_model=self.plan.replicate_models != "none",
             )
             jobs.append(job.model_dump(mode="json"))
         return jobs
@@ -380,6 +384,17 @@ class ExperimentRunner:
         )
         self._fit(tuner, events)
         return events.errors
+
+    def _register_models(self, arm: Arm, parent_run_id: str) -> None:
+        """The arm's chosen replicate models into the MLflow registry (spec `replicate.models`)."""
+        from nerplat.serving.mlflow_models import register_arm_models, registered_model_name
+
+        runs = self.ledger.children(parent_run_id)
+        mode = self.plan.tune.mode if self.plan.tune else "max"
+        name = registered_model_name(self.plan.experiment, arm.id)
+        register_arm_models(
+            self.tracking_uri, name, runs, self.plan.replicate_models, metric=self.select_metric, split=self.plan.replicate_split, mode=mode
+        )
 
     # -- Ray plumbing ------------------------------------------------------------------------
 

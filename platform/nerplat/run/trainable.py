@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from nerplat.run.job import EVALUATION_KEY, NODE_KEY, PHASE_KEY, RESULT_KEY, TrialJob
-from nerplat.trial.report import Evaluation, TrialResult
+from nerplat.trial.report import Evaluation, TrainedTagger, TrialResult
 
 
 def trial_resources(job_config: dict[str, Any]) -> Any:
@@ -76,6 +76,23 @@ def _set_threads(job: TrialJob) -> None:
     torch.set_num_threads(max(1, int(job.arm.resources.cpus_per_worker)))
 
 
+def _model_keeper(job: TrialJob) -> Callable[[TrainedTagger], None] | None:
+    """Logs the replicate's tagger on its MLflow run (weights only), when the spec keeps models.
+
+    The one write a worker makes: the tagger lives here, and ~90 MB of weights should not travel
+    through Tune's results. Registering versions stays with the driver (`RunLedger`).
+    """
+    if not (job.phase == "replicate" and job.log_model and job.run_id and job.tracking_uri):
+        return None
+    from nerplat.serving.mlflow_models import log_tagger_model
+
+    def keep(trained: TrainedTagger) -> None:
+        config = trained.config
+        log_tagger_model(job.tracking_uri, job.run_id, trained.tagger, trained.tokenizer, trained.labels, config.head, config.encoder)
+
+    return keep
+
+
 def _final_report(job: TrialJob, result: TrialResult) -> dict[str, Any]:
     """The last report; with an eval split it carries the trial's result to the driver's ledger."""
     last = result.evaluations[-1].metrics() if result.evaluations else {}
@@ -105,6 +122,7 @@ def nerplat_trial(config: dict[str, Any]) -> None:
             report=_reporter(tune.report, tune.Checkpoint, checkpointing),
             resume_from=Path(resume_from) if resume_from else None,
             select_metric=job.select_metric,
+            keep_model=_model_keeper(job),
         )
     if job.eval_split is not None:
         tune.report(_final_report(job, result))
@@ -151,5 +169,6 @@ def _torch_worker(loop_config: dict[str, Any]) -> None:
             report=_reporter(ray.train.report, ray.train.Checkpoint, loop_config["checkpointing"]),
             resume_from=Path(resume_from) if resume_from else None,
             select_metric=job.select_metric,
+            keep_model=_model_keeper(job),
         )
     ray.train.report(_final_report(job, result))  # every rank: Train's reports are a barrier

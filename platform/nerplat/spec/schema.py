@@ -198,6 +198,11 @@ class ReplicateSection(Section):
         None, description="Partitions to run: all the sampler defines (none), the first n, or a list of indices."
     )
     split: Literal["test", "dev"] = Field("test", description="Split the replicates are evaluated on.")
+    models: Literal["best", "all", "none"] = Field(
+        "best",
+        description="Trained taggers to log as MLflow models and register (one registered model per arm): "
+        "the best replicate of each arm by the tune metric on dev, all replicates, or none.",
+    )
 
 
 class TuneSection(Section):

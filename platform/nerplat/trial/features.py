@@ -118,7 +118,7 @@ def featurize(
     cached = read_arrays(path, key_text, [f.name for f in fields(WindowFeatures)])
     if cached is not None:
         return WindowFeatures(**cached)
-    features = _tokenize_sentences(sentences, tokenizer, settings, labels)
+    features = tokenize_sentences(sentences, tokenizer, settings, labels)
     write_arrays(path, key_text, {f.name: getattr(features, f.name) for f in fields(features)})
     return features
 
@@ -182,9 +182,10 @@ def plan_windows(word_lengths: Sequence[int], budget: int, stride: int) -> tuple
     return windows, owner
 
 
-def _tokenize_sentences(
+def tokenize_sentences(
     sentences: Sequence[Sentence], tokenizer: Any, settings: EncoderSettings, labels: Sequence[str]
 ) -> WindowFeatures:
+    """Windows of `sentences`, uncached (`featurize` caches; predicting new text has nothing to reuse)."""
     prefix, suffix = _special_tokens(tokenizer)
     budget = settings.max_length - len(prefix) - len(suffix)
     check_stride(settings, budget, "special tokens")

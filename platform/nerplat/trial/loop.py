@@ -9,10 +9,11 @@ reporter asked it to save. Model selection is described in `trial.session`.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 from nerplat.config.trial import TrialConfig
 from nerplat.trial.feature_crf import fitted_outside_loop, run_feature_trial
-from nerplat.trial.report import Reporter, TrialResult
+from nerplat.trial.report import Reporter, TrainedTagger, TrialResult
 from nerplat.trial.session import StepProgress, TrialSession
 
 
@@ -23,8 +24,12 @@ def run_trial(
     resume_from: Path | None = None,
     progress: StepProgress | None = None,
     select_metric: str = "micro_f1",
+    keep_model: Callable[[TrainedTagger], None] | None = None,
 ) -> TrialResult:
-    """Train and evaluate one configuration, continuing from `resume_from` when it holds a checkpoint."""
+    """Train and evaluate one configuration, continuing from `resume_from` when it holds a checkpoint.
+
+    `keep_model` receives the tagger with the selected weights (main process only), e.g. to log it.
+    """
     if fitted_outside_loop(config.head):  # crfsuite: one fit, not epochs of optimiser steps
         return run_feature_trial(config, report=report, resume_from=resume_from)
     session = TrialSession(config, select_metric=select_metric, progress=progress)
@@ -37,4 +42,4 @@ def run_trial(
             evaluation = session.evaluate()
             if report is not None and session.is_main_process:
                 report(evaluation, session.save)
-    return session.finish()
+    return session.finish(keep_model)

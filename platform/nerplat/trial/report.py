@@ -117,3 +117,15 @@ class TrialResult:
             timings=Timings(**data["timings"]),
             notes=tuple(data["notes"]),
         )
+
+@dataclass(frozen=True)
+class TrainedTagger:
+    """The selected weights at the end of a trial, for whoever keeps the model (`nerplat.serving`).
+
+    Not plain data: it is handed over in-process (`run_trial(keep_model=...)`), never reported.
+    """
+
+    tagger: Any  # nerplat.models.tagger.Tagger, in eval mode, with the weights of the selected epoch
+    tokenizer: Any  # the encoder's fast tokenizer
+    labels: list[str]
+    config: Any  # nerplat.config.trial.TrialConfig: encoder settings and head

@@ -18,7 +18,7 @@ import random
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 import numpy as np
 import torch
@@ -35,7 +35,7 @@ from nerplat.trial.batching import Batch, iterate_batches
 from nerplat.trial.data import TrialData, prepare_corpus, prepare_trial_data
 from nerplat.trial.features import WindowFeatures
 from nerplat.trial.predict import evaluate_sentences
-from nerplat.trial.report import Evaluation, Thresholds, Timings, TrialResult
+from nerplat.trial.report import Evaluation, Thresholds, Timings, TrainedTagger, TrialResult
 from nerplat.trial.thresholds import choose_thresholds, fixed_threshold_metrics
 
 CHECKPOINT_FILE = "trial_state.pt"
@@ -100,6 +100,7 @@ class TrialSession:
         # Word-embedding encoders are made from the (sampled) training split; preparing it is memoised.
         train = prepare_corpus(config.dataset, config.samplers, seed=config.seed, partition=config.partition).corpus.train
         encoder = load_encoder(config.encoder, train=train, seed=config.seed)
+        self.tokenizer = encoder.tokenizer
         self.data: TrialData = prepare_trial_data(config, encoder.tokenizer)
         self.tagger = build_tagger(encoder, config.head, self.data.labels)
         if config.train.tune_threshold and not hasattr(self.tagger.head, "set_thresholds"):
@@ -191,12 +192,15 @@ class TrialSession:
         self.evaluations.append(evaluation)
         return evaluation
 
-    def finish(self) -> TrialResult:
-        """Restores the selected weights and scores the trial's evaluation split with them."""
+    def finish(self, keep_model: Callable[[TrainedTagger], None] | None = None) -> TrialResult:
+        """Restores the selected weights, hands them to `keep_model`, and scores the evaluation split."""
         selected_epoch = self.config.train.epochs
         if self.best is not None:
             self.tagger.load_state_dict(self.best.state)
             selected_epoch = self.best.epoch
+        if keep_model is not None and self.is_main_process:
+            self.tagger.eval()
+            keep_model(TrainedTagger(tagger=self.tagger, tokenizer=self.tokenizer, labels=self.data.labels, config=self.config))
         data, split = self.data, self.config.eval_split
         metrics: dict[str, float] = {}
         predictions = []

@@ -126,3 +126,13 @@ def test_power_is_undefined_without_spread_or_effect():
     mde_w, needed_w = power_analysis(np.array([0.5]), np.array([1.0]), np.array([10.0]), 0.05, "wilcoxon")
     assert needed_t[0] == 34 and needed_w[0] == np.ceil(34 * np.pi / 3)
     assert mde_w[0] > mde_t[0]
+
+
+def test_two_pairs_have_a_minimum_detectable_effect():
+    # With 2 replicates (1 degree of freedom) scipy's noncentral t gives NaN for the far tail:
+    # the power function must still be defined, and the MDE is many times the spread.
+    from nerplat.analysis.stats import minimum_detectable_effect, paired_t_power
+
+    mde = minimum_detectable_effect(0.05, 2, 0.05)
+    assert paired_t_power(mde, 0.05, 2, 0.05) == pytest.approx(0.8, abs=1e-6)
+    assert mde > 10 * 0.05

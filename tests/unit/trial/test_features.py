@@ -109,7 +109,7 @@ def test_second_call_reads_the_cache_and_other_settings_do_not(tokenizer, tmp_pa
     def no_tokenising(*args, **kwargs):
         raise AssertionError("tokenised again")
 
-    monkeypatch.setattr(features_module, "_tokenize_sentences", no_tokenising)
+    monkeypatch.setattr(features_module, "tokenize_sentences", no_tokenising)
     again = featurize([SHORT, LONG], tokenizer, settings(24, 8), LABELS, cache_dir=tmp_path)
     for name in ("input_ids", "token_offsets", "word_starts", "word_index", "labels", "sentence"):
         assert np.array_equal(getattr(first, name), getattr(again, name))

@@ -1,0 +1,124 @@
+"""`nerplat export`: a model folder a user can take elsewhere.
+
+Softmax heads become a Hugging Face token-classification folder: the encoder and the head's linear
+layer are exactly `AutoModelForTokenClassification`'s encoder and classifier, and labelling each word
+on its first sub-token is the pipeline's `aggregation_strategy="first"`. Other heads decode with more
+than an argmax over sub-token logits (Viterbi, Algorithm 1 with tuned thresholds, one-vs-all
+sigmoids), which that class cannot express: they are exported as the MLflow pyfunc model folder.
+Each folder gets a README.md saying what it holds and how to load it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+from nerplat.errors import Problem, UserInputError
+from nerplat.models.encoders import quiet_transformers
+from nerplat.serving.bundle import TaggerBundle
+
+HF_README = """# nerplat tagger `{source}` (Hugging Face token classification)
+
+Head: softmax over {count} labels ({labels}); encoder: {encoder} (windows of {max_length} sub-tokens).
+
+```python
+from transformers import pipeline
+tagger = pipeline("token-classification", model="{folder}", aggregation_strategy="first")
+tagger("EU rejects German call to boycott British lamb .")
+```
+
+`aggregation_strategy="first"` labels each word by its first sub-token, as nerplat trains and
+predicts. Sentences longer than {max_length} sub-tokens: nerplat cuts them into overlapping windows
+(stride {stride}); pass `stride=` to the pipeline for a similar effect.
+"""
+
+MLFLOW_README = """# nerplat tagger `{source}` (MLflow pyfunc model)
+
+Head: {head} over {count} labels ({labels}); encoder: {encoder}. The decoding ({decoding}) is
+nerplat's own, so this is an MLflow model folder, not a Hugging Face one. It needs nerplat installed.
+
+```python
+import mlflow, pandas as pd
+model = mlflow.pyfunc.load_model("{folder}")
+model.predict(pd.DataFrame({{"text": ["EU rejects German call to boycott British lamb ."]}}))
+```
+
+or `nerplat predict {folder} --text "..."`, or `mlflow models serve -m {folder} --env-manager local`.
+The weights, tokenizer and decoding settings are in `artifacts/tagger/` (`tagger.json` says which).
+"""
+
+DECODING = {
+    "crf": "CRF Viterbi",
+    "bilstm_crf": "BiLSTM, then CRF Viterbi",
+    "two_task": "paper 000 Algorithm 1 with the saved entity/beginning thresholds",
+    "ova": "one-vs-all sigmoids, argmax",
+}
+
+
+def export_model(bundle: TaggerBundle, model_folder: Path | None, out: Path, source: str) -> str:
+    """Writes `out` (which must not exist or be empty); returns the kind written: "huggingface" or "mlflow".
+
+    `model_folder` is the downloaded MLflow model, copied for heads that are not softmax; None when
+    MODEL was a bundle folder, which is then wrapped in a new MLflow model.
+    """
+    check_target(out)
+    labels = ", ".join(bundle.labels)
+    if bundle.head.name == "softmax":
+        _write_huggingface(bundle, out)
+        readme = HF_README.format(
+            source=source, count=len(bundle.labels), labels=labels, encoder=bundle.encoder.name, folder=out,
+            max_length=bundle.encoder.max_length, stride=bundle.encoder.window_stride,
+        )
+        kind = "huggingface"
+    else:
+        _write_mlflow(bundle, model_folder, out)
+        readme = MLFLOW_README.format(
+            source=source, head=bundle.head.name, count=len(bundle.labels), labels=labels, encoder=bundle.encoder.name,
+            decoding=DECODING.get(bundle.head.name, bundle.head.name), folder=out,
+        )
+        kind = "mlflow"
+    (out / "README.md").write_text(readme)
+    return kind
+
+
+def check_target(out: Path) -> None:
+    """Refuses a target that holds anything: an export never mixes with other files."""
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise UserInputError(Problem(f"{out} exists and is not an empty folder: choose a new one", path="--out"))
+
+
+def _write_huggingface(bundle: TaggerBundle, out: Path) -> None:
+    import transformers
+
+    tagger = bundle.tagger
+    config = transformers.AutoConfig.for_model(**tagger.encoder.config.to_dict())
+    config.num_labels = len(bundle.labels)
+    config.id2label = dict(enumerate(bundle.labels))
+    config.label2id = {label: i for i, label in enumerate(bundle.labels)}
+    with quiet_transformers():
+        model = transformers.AutoModelForTokenClassification.from_config(config)
+    model.base_model.load_state_dict(tagger.encoder.state_dict())
+    model.classifier.load_state_dict(tagger.head.classifier.state_dict())
+    model.save_pretrained(out)
+    bundle.tokenizer.save_pretrained(out)
+
+
+def _write_mlflow(bundle: TaggerBundle, model_folder: Path | None, out: Path) -> None:
+    if model_folder is not None:
+        shutil.copytree(model_folder, out, dirs_exist_ok=True)
+        return
+    import mlflow
+
+    from nerplat.serving import pyfunc
+    from nerplat.serving.bundle import save_bundle
+    from nerplat.serving.mlflow_models import model_signature, pinned_requirements
+
+    with tempfile.TemporaryDirectory(prefix="nerplat-export-") as directory:
+        saved = save_bundle(Path(directory) / "tagger", bundle.tagger, bundle.tokenizer, bundle.labels, bundle.head, bundle.encoder)
+        if out.exists():
+            out.rmdir()
+        mlflow.pyfunc.save_model(
+            str(out), python_model=pyfunc.TaggerModel(), artifacts={pyfunc.ARTIFACT: str(saved)},
+            signature=model_signature(), input_example=pyfunc.input_example(), pip_requirements=pinned_requirements(),
+        )

@@ -1,0 +1,44 @@
+"""Tiny taggers for the serving tests, trained for real (tiny encoder, 24 CoNLL-2003 sentences, one epoch), saved as bundles."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nerplat.config.trial import Component, DatasetRef, EncoderSettings, TrainSettings, TrialConfig
+from nerplat.serving.bundle import save_bundle
+from nerplat.trial.loop import run_trial
+
+LOSSES = {"softmax": "ce", "crf": "crf", "two_task": "auc_2t"}
+
+
+def tiny_config(head: str, max_length: int = 48) -> TrialConfig:
+    samplers = [Component(name="low_resource", params={"size": 24, "partitions": 1})]
+    if head == "two_task":
+        samplers.insert(0, Component(name="untyped"))
+    return TrialConfig(
+        dataset=DatasetRef(name="conll2003"),
+        samplers=tuple(samplers),
+        encoder=EncoderSettings(name="tiny", max_length=max_length, window_stride=8),
+        head=Component(name=head),
+        objective=Component(name=LOSSES[head]),
+        train=TrainSettings(epochs=1, batch_size=8, lr=1e-3, dev_subset=40, threads=1),
+        eval_split="dev",
+    )
+
+
+def train_bundle(head: str, directory: Path) -> Path:
+    """Trains a tiny tagger with `run_trial` and saves what its `keep_model` hook hands over."""
+    config = tiny_config(head)
+    kept = []
+    run_trial(config, keep_model=kept.append)
+    assert len(kept) == 1
+    trained = kept[0]
+    return save_bundle(directory / head, trained.tagger, trained.tokenizer, trained.labels, config.head, config.encoder)
+
+
+SENTENCES = [
+    ["EU", "rejects", "German", "call", "to", "boycott", "British", "lamb", "."],
+    ["Peter", "Blackburn"],
+    [],
+    ["BRUSSELS", "1996-08-22"],
+]

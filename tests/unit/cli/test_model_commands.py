@@ -1,0 +1,181 @@
+"""`nerplat models / export / predict` on a real SQLite MLflow store with a registered tiny tagger."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from mlflow import MlflowClient
+from tiny_taggers import train_bundle
+
+from nerplat.cli import main
+from nerplat.serving.bundle import load_bundle
+from nerplat.serving.mlflow_models import log_tagger_model, register_arm_models
+from nerplat.serving.pyfunc import predict_records
+from nerplat.track.store import check_store
+
+NAME = "exp.conll2003.full.ce"
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> SimpleNamespace:
+    """A workdir whose mlflow.db has one registered version, and a run with no model."""
+    workdir = tmp_path_factory.mktemp("workdir")
+    bundle_dir = train_bundle("softmax", tmp_path_factory.mktemp("bundle"))
+    bundle = load_bundle(bundle_dir)
+    uri = f"sqlite:///{workdir / 'mlflow.db'}"
+    check_store(uri)
+    client = MlflowClient(uri)
+    experiment = client.create_experiment("exp", artifact_location=str(workdir / "mlartifacts"))
+    with_model, without_model = client.create_run(experiment), client.create_run(experiment)
+    client.log_metric(with_model.info.run_id, "test_micro_f1", 0.25)
+    log_tagger_model(uri, with_model.info.run_id, bundle.tagger, bundle.tokenizer, bundle.labels, bundle.head, bundle.encoder)
+    register_arm_models(uri, NAME, [client.get_run(with_model.info.run_id)], "best", metric="micro_f1", split="test")
+    return SimpleNamespace(
+        workdir=workdir, bundle=bundle, bundle_dir=bundle_dir, run_id=with_model.info.run_id, bare_run_id=without_model.info.run_id
+    )
+
+
+def nerplat(store, *args: str) -> int:
+    return main([*args, "--workdir", str(store.workdir)])
+
+
+def test_models_lists_the_registered_version(store, capsys):
+    assert nerplat(store, "models") == 0
+    out = capsys.readouterr().out
+    assert NAME in out and store.run_id[:8] in out and "0.25" in out
+
+
+@pytest.mark.parametrize("reference", [NAME, f"{NAME}/1", f"models:/{NAME}/1", "RUN"])
+def test_predict_text_resolves_every_kind_of_reference(store, capsys, reference):
+    reference = store.run_id if reference == "RUN" else reference
+    assert nerplat(store, "predict", reference, "--text", "Peter Blackburn visited Brussels.") == 0
+    captured = capsys.readouterr()
+    record = json.loads(captured.out)
+    assert record == predict_records(store.bundle, [{"text": "Peter Blackburn visited Brussels."}])[0]
+    assert "sentences/s" in captured.err
+
+
+def test_predict_a_conll_file_from_a_bundle_folder_writes_conll(store, tmp_path, capsys):
+    source = tmp_path / "in.conll"
+    source.write_text("EU\tB-ORG\nrejects\tO\n\nPeter\tB-PER\nBlackburn\tI-PER\n")
+    out = tmp_path / "out.conll"
+    code = main(["predict", str(store.bundle_dir), str(source), "--output", str(out), "--output-format", "conll"])
+    assert code == 0, capsys.readouterr().err
+    blocks = out.read_text().strip().split("\n\n")
+    assert [[line.split("\t")[0] for line in block.splitlines()] for block in blocks] == [["EU", "rejects"], ["Peter", "Blackburn"]]
+    assert all(len(line.split("\t")) == 3 for block in blocks for line in block.splitlines())  # word, tag, score
+
+
+def test_export_a_registered_model_to_a_huggingface_folder(store, tmp_path, capsys):
+    out = tmp_path / "exported"
+    assert nerplat(store, "export", NAME, "--out", str(out)) == 0
+    assert "huggingface" in capsys.readouterr().out
+    assert {"config.json", "model.safetensors", "tokenizer.json", "README.md"} <= {p.name for p in out.iterdir()}
+    config = json.loads((out / "config.json").read_text())
+    assert list(config["id2label"].values()) == store.bundle.labels
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["predict", "exp.conll2003.full.cee", "--text", "x"], "did you mean 'exp.conll2003.full.ce'"),
+        (["predict", f"{NAME}/7", "--text", "x"], "does not have"),
+        (["predict", "BARE", "--text", "x"], "run without a logged model"),
+        (["predict", NAME, "--text", "  "], "--text is empty"),
+        (["predict", NAME], "either --text or an input file"),
+        (["predict", NAME, "--text", "x", "--words", "spacy"], "--words"),
+        (["export", "nothing-here", "--out", "OUT"], "no registered model"),
+    ],
+)
+def test_bad_input_exits_2_with_a_message(store, capsys, tmp_path, args, message):
+    args = [str(tmp_path / "o") if a == "OUT" else store.bare_run_id if a == "BARE" else a for a in args]
+    assert nerplat(store, *args) == 2
+    assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [(b"", "empty input"), ("caf\u00e9 au lait\n".encode("latin-1"), "not UTF-8")],
+)
+def test_bad_files_exit_2_naming_the_file(store, capsys, tmp_path, content, message):
+    source = tmp_path / "in.txt"
+    source.write_bytes(content)
+    assert main(["predict", str(store.bundle_dir), str(source)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and str(source) in err
+
+
+def test_a_missing_store_is_named(tmp_path, capsys):
+    assert main(["models", "--workdir", str(tmp_path)]) == 2
+    assert "no MLflow store" in capsys.readouterr().err
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_serve_answers_an_http_request_on_loopback_with_spans(store):
+    """`nerplat serve` (mlflow models serve, local env manager) in its own process group, stopped at the end."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    port = free_port()
+    command = [sys.executable, "-m", "nerplat.cli", "serve", NAME, "--port", str(port), "--workdir", str(store.workdir)]
+    server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            assert server.poll() is None, server.stdout.read().decode(errors="replace")
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/ping", timeout=2) as ping:
+                    if ping.status == 200:
+                        break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, "the model server did not answer /ping within 180 s"
+            time.sleep(1)
+        body = json.dumps({"dataframe_records": [{"text": "Peter Blackburn visited Brussels."}]}).encode()
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{port}/invocations", data=body, headers={"Content-Type": "application/json"}, method="POST"
+        )
+        with urllib.request.urlopen(request, timeout=60) as response:
+            answer = json.loads(response.read())
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
+    [served] = answer["predictions"]
+    [expected] = predict_records(store.bundle, [{"text": "Peter Blackburn visited Brussels."}])
+    assert served["tags"] == expected["tags"] and served["words"] == expected["words"]
+    assert served["scores"] == pytest.approx(expected["scores"], abs=1e-5)  # another process: other float sums
+
+    def without_score(spans):
+        return [{k: v for k, v in span.items() if k != "score"} for span in spans]
+
+    assert without_score(served["spans"]) == without_score(expected["spans"])
+
+
+def test_train_save_writes_a_weights_only_model_that_predict_reads(tmp_path, capsys):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        "experiment: save_check\ndataset: conll2003\nmodel: {encoder: tiny, max_length: 48}\n"
+        "train: {epochs: 1, batch_size: 8, lr: 1.0e-3, dev_subset: 20, threads: 1}\n"
+        "samplers: [{low_resource: {size: 16, partitions: 1}}]\nmethods:\n  ce: {loss: ce}\nreplicate: {seeds: 1}\n"
+    )
+    saved = tmp_path / "model"
+    assert main(["train", str(spec), "-m", "ce", "--split", "dev", "--save", str(saved), "--json"]) == 0
+    assert {p.name for p in saved.iterdir()} == {"tagger.json", "encoder", "tokenizer", "weights.safetensors"}
+    capsys.readouterr()
+    assert main(["predict", str(saved), "--text", "EU rejects German call ."]) == 0
+    assert json.loads(capsys.readouterr().out)["words"] == ["EU", "rejects", "German", "call", "."]

@@ -1,0 +1,48 @@
+"""A saved tagger is weights only and loads back to the same predictions."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from nerplat.errors import UserInputError
+from nerplat.serving.bundle import load_bundle, save_bundle
+from nerplat.serving.predictor import tag_sentences
+
+from tiny_taggers import SENTENCES
+
+
+def test_bundle_holds_weights_tokenizer_and_decoding_settings_only(softmax_dir):
+    names = {p.name for p in softmax_dir.iterdir()}
+    assert names == {"tagger.json", "encoder", "tokenizer", "weights.safetensors"}
+    settings = json.loads((softmax_dir / "tagger.json").read_text())
+    assert settings["labels"][0] == "O" and settings["head"]["name"] == "softmax" and settings["encoder"]["name"] == "tiny"
+    from safetensors import safe_open
+
+    with safe_open(str(softmax_dir / "weights.safetensors"), "pt") as weights:
+        keys = set(weights.keys())
+    assert any(k.startswith("encoder.") for k in keys) and "head.classifier.weight" in keys
+    assert not any("optimizer" in k or "objective" in k or "exp_avg" in k for k in keys)
+
+
+def test_loaded_bundle_has_the_saved_weights_and_saves_again_identically(softmax_dir, tmp_path):
+    bundle = load_bundle(softmax_dir)
+    assert not bundle.tagger.training
+    again = load_bundle(save_bundle(tmp_path / "copy", bundle.tagger, bundle.tokenizer, bundle.labels, bundle.head, bundle.encoder))
+    for (name, a), (_, b) in zip(bundle.tagger.state_dict().items(), again.tagger.state_dict().items()):
+        assert torch.equal(a, b), name
+    assert [s.tags for s in tag_sentences(bundle, SENTENCES)] == [s.tags for s in tag_sentences(again, SENTENCES)]
+
+
+def test_two_task_thresholds_are_saved_with_the_weights(two_task_dir, tmp_path):
+    bundle = load_bundle(two_task_dir)
+    bundle.tagger.head.set_thresholds(0.95, 0.35)
+    saved = save_bundle(tmp_path / "tuned", bundle.tagger, bundle.tokenizer, bundle.labels, bundle.head, bundle.encoder)
+    assert load_bundle(saved).tagger.head.threshold.tolist() == pytest.approx([0.95, 0.35])
+
+
+def test_a_folder_that_is_no_bundle_is_refused_by_name(tmp_path):
+    with pytest.raises(UserInputError, match="not a nerplat model folder"):
+        load_bundle(tmp_path)

@@ -1,0 +1,107 @@
+"""Logging, registering and loading taggers through MLflow's own model machinery (real SQLite store)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import mlflow
+import pandas as pd
+import pytest
+from mlflow import MlflowClient
+
+from nerplat.serving.bundle import load_bundle
+from nerplat.serving.mlflow_models import (
+    log_tagger_model,
+    logged_model_of_run,
+    register_arm_models,
+    registered_model_name,
+    select_replicates,
+)
+from nerplat.serving.pyfunc import predict_records
+from nerplat.track.store import check_store
+
+
+@pytest.fixture
+def store(tmp_path):
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    check_store(uri)
+    client = MlflowClient(uri)
+    experiment = client.create_experiment("exp", artifact_location=str(tmp_path / "artifacts"))
+    return SimpleNamespace(uri=uri, client=client, experiment=experiment, artifacts=tmp_path / "artifacts")
+
+
+def replicate_run(store, dev_best: float, test: float) -> str:
+    run = store.client.create_run(store.experiment)
+    store.client.log_metric(run.info.run_id, "dev_best_micro_f1", dev_best)
+    store.client.log_metric(run.info.run_id, "test_micro_f1", test)
+    return run.info.run_id
+
+
+def log(store, run_id, bundle):
+    return log_tagger_model(store.uri, run_id, bundle.tagger, bundle.tokenizer, bundle.labels, bundle.head, bundle.encoder)
+
+
+def test_logged_model_round_trips_through_mlflows_pyfunc_loader(store, softmax_bundle, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    run_id = replicate_run(store, 0.5, 0.4)
+    model_id = log(store, run_id, softmax_bundle)
+    model = logged_model_of_run(store.uri, run_id)
+    assert model.model_id == model_id and model.experiment_id == store.experiment
+    mlflow.set_tracking_uri(store.uri)
+    try:
+        loaded = mlflow.pyfunc.load_model(model.model_uri)
+    finally:
+        mlflow.set_tracking_uri(None)
+    frame = pd.DataFrame({"text": ["EU rejects German call to boycott British lamb .", "Peter Blackburn"]})
+    assert loaded.predict(frame) == predict_records(softmax_bundle, frame.to_dict(orient="records"))
+    tokens = pd.DataFrame({"tokens": [["Peter", "Blackburn"]]})
+    assert loaded.predict(tokens)[0]["words"] == ["Peter", "Blackburn"]
+    signature = loaded.metadata.signature
+    assert [c.name for c in signature.inputs.inputs] == ["text", "tokens"]
+    assert {c.name for c in signature.outputs.inputs} == {"words", "tags", "scores", "spans"}
+    files = {p.name for p in (tmp_path / "artifacts").rglob("*") if p.is_file()}
+    assert {"MLmodel", "weights.safetensors", "tagger.json", "input_example.json"} <= files
+    assert not (tmp_path / "mlflow.db").exists() or (tmp_path / "mlflow.db").samefile(store.uri[len("sqlite:///") :])
+
+
+def test_logging_twice_for_the_same_run_keeps_one_model(store, softmax_bundle):
+    run_id = replicate_run(store, 0.5, 0.4)
+    first = log(store, run_id, softmax_bundle)
+    assert log(store, run_id, softmax_bundle) == first
+    assert len(store.client.search_logged_models([store.experiment])) == 1
+
+
+def test_best_registers_one_version_per_arm_and_deletes_the_other_models(store, softmax_bundle):
+    runs = [replicate_run(store, 0.3, 0.9), replicate_run(store, 0.6, 0.1)]  # chosen on dev, not on test
+    for run_id in runs:
+        log(store, run_id, softmax_bundle)
+    name = registered_model_name("exp", "conll2003/full/ce")
+    assert name == "exp.conll2003.full.ce"
+    fetched = [store.client.get_run(r) for r in runs]
+    for _ in range(2):  # a resumed run registers again: no second version
+        versions = register_arm_models(store.uri, name, fetched, "best", metric="micro_f1", split="test")
+    registered = store.client.search_model_versions(f"name = '{name}'")
+    assert [(v.version, v.run_id) for v in registered] == [(1, runs[1])]
+    assert versions[0].tags == {"test_micro_f1": "0.1"}
+    assert logged_model_of_run(store.uri, runs[0]) is None and logged_model_of_run(store.uri, runs[1]) is not None
+    assert len(list(store.artifacts.rglob("weights.safetensors"))) == 1  # the other replicate's weights are gone
+
+
+def test_all_registers_every_replicate_and_none_registers_nothing(store, softmax_bundle):
+    runs = [replicate_run(store, 0.3, 0.9), replicate_run(store, 0.6, 0.1)]
+    for run_id in runs:
+        log(store, run_id, softmax_bundle)
+    fetched = [store.client.get_run(r) for r in runs]
+    assert register_arm_models(store.uri, "exp.none", fetched, "none", metric="micro_f1", split="test") == []
+    register_arm_models(store.uri, "exp.all", fetched, "all", metric="micro_f1", split="test")
+    assert sorted(v.run_id for v in store.client.search_model_versions("name = 'exp.all'")) == sorted(runs)
+    assert store.client.search_registered_models(filter_string="name = 'exp.none'") == []
+
+
+def test_selection_rule():
+    scores = {"a": 0.2, "b": 0.7, "c": None, "d": 0.7}
+    assert select_replicates(scores, "best") == ["b"]
+    assert select_replicates(scores, "best", mode="min") == ["a"]
+    assert select_replicates(scores, "all") == ["a", "b", "d"]
+    assert select_replicates(scores, "none") == []
+    assert select_replicates({"c": None}, "best") == []
