@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from nerplat.cli.options import PROFILE_OPTION, compile_spec, print_figures
 from nerplat.cli.train_commands import bench_app
@@ -28,34 +30,63 @@ def run(
     tune_only: bool = typer.Option(False, "--tune-only", help="Stop after the tune phase; a later --resume replicates."),
     verbose: bool = typer.Option(False, "--verbose", help="Show Ray's worker logs."),
 ) -> None:
-    """Run every arm of SPEC: tune on dev, replicate the best configuration, analyse."""
+    """Run every arm of SPEC: tune on dev, replicate the best configuration, analyse.
+
+    Exit codes: 0 done; 1 a trial, arm or the analysis failed, or the MLflow server was lost (the
+    resume command is printed); 2 bad input (spec, corpus, flag, or a cluster that cannot place a
+    trial); 130 interrupted (Ctrl-C or SIGTERM).
+    """
     from nerplat.run.runner import ExperimentRunner, Interrupted, RunOptions
+    from nerplat.track.store import StoreLost
 
     # Logs and CI are not terminals: give the progress table room instead of rich's default 80 columns.
-    console = Console(width=None if sys.stdout.isatty() else 150)
+    console = Console(width=None if sys.stdout.isatty() else 150, highlight=False)
     plan = compile_spec(spec, profile)
     options = RunOptions(
         workdir=workdir.resolve(), resume=resume, address=address, storage=storage, analyze=analyze, replicate=not tune_only, verbose=verbose
     )
     runner = ExperimentRunner(plan, options, console)
-    resume_hint = f"nerplat run {spec}" + (f" --profile {profile}" if profile else "") + " --resume"
+    hint = escape(resume_command(spec, profile=profile, workdir=workdir, storage=storage, address=address))
     try:
         summary = runner.run()
     except (Interrupted, KeyboardInterrupt):
-        console.print(f"[yellow]interrupted.[/] Finished trials are saved in MLflow; continue with:\n  {resume_hint}")
+        console.print(f"[yellow]interrupted.[/] Finished trials are saved in MLflow; continue with:\n  {hint}")
         raise typer.Exit(130)
+    except StoreLost as lost:
+        console.print(f"[red]stopped:[/] {escape(str(lost))}. Finished trials are saved there; once it answers again, continue with:\n  {hint}")
+        raise typer.Exit(1)
+    print_summary(summary, console)
+    if summary.status == "failed":
+        console.print(f"[red]run failed[/] (summary run marked failed); fix the errors above and continue with:\n  {hint}")
+        raise typer.Exit(1)
+
+
+def print_summary(summary, console: Console) -> None:
+    """Per arm its trials, replicates, choice and every failure in full; then where to look."""
     for outcome in summary.outcomes:
         chosen = "" if not outcome.chosen else f" chosen {outcome.chosen} (dev {outcome.chosen_value:.4f})"
-        console.print(f"{outcome.arm}: tune {outcome.tune_trials or '-'} replicates {outcome.replicates}{chosen}")
-        if outcome.error:
-            console.print(f"  [red]error:[/] {outcome.error}")
-    console.print(f"MLflow: {summary.tracking_uri} (experiment '{summary.experiment}', id {summary.experiment_id})")
-    console.print(f"Browse the runs: nerplat ui --tracking-uri {summary.tracking_uri} --experiment {summary.experiment}")
+        console.print(escape(f"{outcome.arm}: tune {outcome.tune_trials or '-'} replicates {outcome.replicates}{chosen}"))
+        for error in outcome.errors:
+            console.print(f"  [red]error:[/] {escape(error)}")
+    console.print(escape(f"MLflow: {summary.tracking_uri} (experiment '{summary.experiment}', id {summary.experiment_id})"))
+    console.print(escape(f"Browse the runs: nerplat ui --tracking-uri {summary.tracking_uri} --experiment {summary.experiment}"))
     if summary.report_dir is not None:
-        console.print(f"Report: {summary.report_dir}")
-    if summary.failed():
-        console.print(f"[red]{len(summary.failed())} arm(s) had failures[/]; fix the error and run:\n  {resume_hint}")
-        raise typer.Exit(1)
+        console.print(escape(f"Report: {summary.report_dir}"))
+    for line in summary.unconverged:
+        console.print(f"[yellow]warning:[/] {escape(line)}")
+    if summary.analysis_error:
+        console.print(f"[red]analysis failed:[/] {escape(summary.analysis_error)}")
+    elif summary.failed():
+        console.print(f"[red]{len(summary.failed())} arm(s) had failures[/]: no report was written")
+
+
+def resume_command(spec: Path, *, profile: str | None, workdir: Path, storage: str | None, address: str | None) -> str:
+    """`nerplat run ... --resume` with the options that locate the experiment repeated as given."""
+    words = ["nerplat", "run", str(spec)]
+    for flag, value in (("--profile", profile), ("--workdir", workdir if workdir != Path(".") else None), ("--storage", storage), ("--address", address)):
+        if value is not None:
+            words += [flag, str(value)]
+    return shlex.join([*words, "--resume"])
 
 
 def register(app: typer.Typer) -> None:
@@ -69,7 +100,6 @@ def bench_run_command(
 ) -> None:
     """Start-up overhead, training share of a 20-trial sweep, and in-trial vs in-process tokens/s."""
     import json
-
 
     from nerplat.bench.run import bench_run
 

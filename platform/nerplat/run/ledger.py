@@ -20,7 +20,9 @@ them to the ledger. One rule for tuning trials and replicates alike:
    interrupted when its parent's children are next read (`finished_trials`), so `--resume` replaces it;
    a run a dying driver created but never claimed is deleted then.
 
-Arm parents and the summary run are written by the runner through the same ledger.
+Arm parents and the summary run are written by the runner through the same ledger. The summary
+run carries the experiment's lease (`track/lease.py`): a second driver of the same experiment is
+refused before it writes anything.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from typing import Any
 from nerplat.plan.model import Arm, Plan, Replicate
 from nerplat.run.job import TrialJob
 from nerplat.track import schema
+from nerplat.track.lease import ExperimentLease
 from nerplat.track.runs import ExperimentTracker, TrackedRun
 from nerplat.trial.report import Evaluation, TrialResult
 
@@ -69,11 +72,29 @@ class RunLedger:
         self.tracker = tracker
         self.open: dict[str, OpenRun] = {}
         self._trial_numbers: dict[str, int] = {}  # tune parent run id -> number of the next trial
+        self.lease: ExperimentLease | None = None
 
     # -- experiment and arm runs --------------------------------------------------------------
 
     def start_summary(self, plan: Plan) -> TrackedRun:
-        return self.tracker.start_summary_run(plan.model_dump(mode="json"), plan.resolved_spec)
+        """The summary run, leased to this driver (UserInputError while another holds it), then its artifacts."""
+        run = self.tracker.summary_run()
+        self.lease = ExperimentLease(self.tracker.tracking_uri, self.tracker.client, run.run_id, plan.experiment)
+        self.lease.acquire()
+        if not run.finished:
+            self.tracker.log_summary_artifacts(run.run_id, plan.model_dump(mode="json"), plan.resolved_spec)
+        return run
+
+    def finish_summary(self, run_id: str, status: str) -> None:
+        """Ends the summary run and frees the experiment for the next driver."""
+        try:
+            self.finish(run_id, status)
+        finally:
+            self.release()
+
+    def release(self) -> None:
+        if self.lease is not None:
+            self.lease.release()
 
     def start_phase(self, arm: Arm, phase: str, *, params: Any, tags: dict[str, str] | None = None) -> TrackedRun:
         """The parent run of an arm's tune or replicate phase."""
