@@ -15,8 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from nerplat_processes import SPEC, finish, nerplat, runs, runs_so_far
-from test_run import trial_worker_pids
+from nerplat_processes import SPEC, finish, nerplat, runs, runs_so_far, trial_worker_pids
 
 from nerplat.track import schema
 
@@ -173,3 +172,48 @@ def test_a_two_worker_ddp_trial_reports_every_evaluation(tmp_path: Path):
 
     history = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}").get_metric_history(replicate.info.run_id, "dev_micro_f1")
     assert sorted(point.step for point in history) == [1, 2]
+
+
+def server_runs(uri: str, experiment: str) -> list:
+    from mlflow import MlflowClient
+
+    try:
+        client = MlflowClient(uri)
+        found = client.get_experiment_by_name(experiment)
+        return client.search_runs([found.experiment_id], max_results=1000) if found else []
+    except Exception:  # not there yet
+        return []
+
+
+def test_an_mlflow_server_lost_mid_run_is_retried_visibly_then_the_run_stops_with_the_resume_command(tmp_path: Path):
+    """Item 9: the server goes away for good: retries announced, then exit 1 with the resume command
+    (not a silent hang); a server back on the same store resumes the experiment to completion."""
+    from nerplat.track.ui_server import LocalMlflowServer
+
+    spec = spec_file(tmp_path, "server_lost")
+    backend, artifacts = f"sqlite:///{tmp_path / 'server.db'}", tmp_path / "server-artifacts"
+    server = LocalMlflowServer(backend, artifacts)
+    server.start()
+    env = {"MLFLOW_TRACKING_URI": server.url, "NERPLAT_STORE_PATIENCE": "20"}
+    try:
+        driver = nerplat("run", str(spec), "--workdir", str(tmp_path), "--no-analyze", workdir=tmp_path, env=env)
+        deadline = time.monotonic() + 300
+        while not tuning_trial_started(server_runs(server.url, "server_lost")):
+            assert driver.poll() is None and time.monotonic() < deadline, driver.communicate()[0]
+            time.sleep(1)
+    finally:
+        server.stop()
+    code, output = finish(driver, timeout=600)
+    assert code == 1, output
+    assert f"MLflow server at {server.url} is not answering" in output and "retrying in" in output
+    assert "has not answered for" in output and "--resume" in output
+    assert "Traceback" not in output
+
+    with LocalMlflowServer(backend, artifacts, port=server.port):
+        code, output = finish(nerplat("run", str(spec), "--workdir", str(tmp_path), "--no-analyze", "--resume", workdir=tmp_path, env=env))
+        assert code == 0, output
+        all_runs = server_runs(server.url, "server_lost")
+    no_duplicates(all_runs)
+    assert status_of(by_kind(all_runs, "summary")[0]) == "completed"
+    assert sum(status_of(r) in ("completed", "early_stopped") for r in by_kind(all_runs, "trial")) == 3
+    assert Counter(status_of(r) for r in by_kind(all_runs, "replicate")) == {"completed": 4}

@@ -74,6 +74,11 @@ class RunLedger:
         self._trial_numbers: dict[str, int] = {}  # tune parent run id -> number of the next trial
         self.lease: ExperimentLease | None = None
 
+    def __getstate__(self) -> dict:
+        # Tune pickles its callbacks, and with them this ledger, into its experiment state; the
+        # lease's heartbeat thread cannot be pickled, and the pickled copy never runs.
+        return {**self.__dict__, "lease": None}
+
     # -- experiment and arm runs --------------------------------------------------------------
 
     def start_summary(self, plan: Plan) -> TrackedRun:

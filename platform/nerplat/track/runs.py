@@ -132,7 +132,9 @@ class ExperimentTracker:
         print(message, file=sys.stderr, flush=True)
 
     def __getstate__(self) -> dict:
-        return {**self.__dict__, "_client": None}
+        state = {**self.__dict__, "_client": None}
+        state.pop("notify", None)  # a driver's console (not picklable) stays with the driver
+        return state
 
     # -- runs -------------------------------------------------------------------------------
 
