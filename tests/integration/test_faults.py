@@ -60,9 +60,13 @@ def tuning_trial_started(all_runs: list) -> bool:
 
 def test_a_lost_tuning_trial_leaves_its_arm_incomplete_and_resume_replaces_it(tmp_path: Path):
     """Item 2 and 5: a killed worker (no retries) fails the run; --resume runs the missing trial."""
-    spec = spec_file(tmp_path, "lost_trial", ("max_concurrent: 2", "max_concurrent: 1"))
+    spec = spec_file(tmp_path, "lost_trial", ("max_concurrent: 2", "max_concurrent: 1"), ("epochs: 2", "epochs: 6"))
     driver = nerplat("run", str(spec), "--workdir", str(tmp_path), "--no-analyze", workdir=tmp_path)
-    wait_for(driver, tmp_path, "lost_trial", tuning_trial_started, "no tuning trial reported")
+
+    def trial_midway(all_runs: list) -> bool:  # reported an epoch, has epochs to go
+        return any("dev_micro_f1" in r.data.metrics and status_of(r) is None for r in by_kind(all_runs, "trial"))
+
+    wait_for(driver, tmp_path, "lost_trial", trial_midway, "no tuning trial reported")
     killed = trial_worker_pids()
     assert killed, "no trial worker to kill"
     for pid in killed:

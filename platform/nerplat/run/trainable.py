@@ -35,8 +35,10 @@ def trial_resources(job_config: dict[str, Any]) -> Any:
     per_worker = {"CPU": resources.cpus_per_worker, "GPU": resources.gpus_per_worker, **resources.custom}
     if resources.workers == 1:
         return tune.PlacementGroupFactory([per_worker])
-    # The Tune function only launches the TorchTrainer; its workers reserve the real resources.
-    return tune.PlacementGroupFactory([{"CPU": 0.01}] + [per_worker] * resources.workers, strategy="PACK")
+    # The Tune function only launches the TorchTrainer, whose workers reserve their resources in a
+    # placement group of their own (Train V2): reserving them here too would book them twice, and a
+    # trial that fits the cluster once would wait forever.
+    return tune.PlacementGroupFactory([{"CPU": 0.01}])
 
 
 @lru_cache(maxsize=1)
