@@ -94,7 +94,7 @@ def test_a_lost_tuning_trial_leaves_its_arm_incomplete_and_resume_replaces_it(tm
     assert len(by_kind(all_runs, "replicate")) == 4
 
 
-def test_sigterm_stops_the_run_like_ctrl_c_and_resume_completes_it(tmp_path: Path):
+def test_sigterm_stops_the_run_like_ctrl_c_and_marks_its_runs_interrupted(tmp_path: Path):
     """Item 10: SIGTERM to the driver alone (as Kubernetes sends it): exit 130, runs interrupted, no stack dump."""
     spec = spec_file(tmp_path, "sigterm")
     driver = nerplat("run", str(spec), "--workdir", str(tmp_path), "--no-analyze", workdir=tmp_path)

@@ -50,14 +50,14 @@ def run(
     try:
         summary = runner.run()
     except (Interrupted, KeyboardInterrupt):
-        console.print(f"[yellow]interrupted.[/] Finished trials are saved in MLflow; continue with:\n  {hint}")
+        console.print(f"[yellow]interrupted.[/] Finished trials are saved in MLflow; continue with:\n  {hint}", soft_wrap=True)  # one line: copied as is
         raise typer.Exit(130)
     except StoreLost as lost:
-        console.print(f"[red]stopped:[/] {escape(str(lost))}. Finished trials are saved there; once it answers again, continue with:\n  {hint}")
+        console.print(f"[red]stopped:[/] {escape(str(lost))}. Finished trials are saved there; once it answers again, continue with:\n  {hint}", soft_wrap=True)  # one line: copied as is
         raise typer.Exit(1)
     print_summary(summary, console)
     if summary.status == "failed":
-        console.print(f"[red]run failed[/] (summary run marked failed); fix the errors above and continue with:\n  {hint}")
+        console.print(f"[red]run failed[/] (summary run marked failed); fix the errors above and continue with:\n  {hint}", soft_wrap=True)  # one line: copied as is
         raise typer.Exit(1)
 
 

@@ -31,3 +31,25 @@ def test_the_summary_prints_every_failure_in_full_and_every_unconverged_cell():
     assert "tuning incomplete: 1 of 2" in text
     assert "warning: d/s/ce: dev micro F1 still rising" in text
     assert "no report was written" in text
+
+
+def test_the_resume_hint_is_printed_on_one_line_however_long(tmp_path, monkeypatch):
+    """Wrapped by the console, a long --workdir broke the command in two when copied."""
+    from nerplat.cli import main
+    from nerplat.run import runner
+
+    def interrupted(self):
+        raise runner.Interrupted()
+
+    monkeypatch.setattr(runner.ExperimentRunner, "run", interrupted)
+    spec = Path(__file__).parents[2] / "integration" / "specs" / "tiny_run.yaml"
+    workdir = tmp_path / ("a-long-folder-name-" * 12)
+    workdir.mkdir()
+    import contextlib
+    import io as _io
+
+    out = _io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["run", str(spec), "--workdir", str(workdir)])
+    assert code == 130
+    assert f"nerplat run {spec} --workdir {workdir} --resume" in out.getvalue().splitlines()[-1]
