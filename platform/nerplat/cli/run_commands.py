@@ -32,9 +32,7 @@ def run(
 ) -> None:
     """Run every arm of SPEC: tune on dev, replicate the best configuration, analyse.
 
-    Exit codes: 0 done; 1 a trial, arm or the analysis failed, or the MLflow server was lost (the
-    resume command is printed); 2 bad input (spec, corpus, flag, or a cluster that cannot place a
-    trial); 130 interrupted (Ctrl-C or SIGTERM).
+    Exit codes: 0 done; 1 a trial, arm or the analysis failed, or the MLflow server was lost (the resume command is printed); 2 bad input (spec, corpus, flag, or a cluster that cannot place a trial); 130 interrupted (Ctrl-C or SIGTERM).
     """
     from nerplat.run.runner import ExperimentRunner, Interrupted, RunOptions
     from nerplat.track.store import StoreLost
