@@ -73,6 +73,7 @@ class RunLedger:
         self.open: dict[str, OpenRun] = {}
         self._trial_numbers: dict[str, int] = {}  # tune parent run id -> number of the next trial
         self.lease: ExperimentLease | None = None
+        self.open_phases: set[str] = set()  # arm parent runs started and not yet finished
 
     def __getstate__(self) -> dict:
         # Tune pickles its callbacks, and with them this ledger, into its experiment state; the
@@ -103,7 +104,10 @@ class RunLedger:
 
     def start_phase(self, arm: Arm, phase: str, *, params: Any, tags: dict[str, str] | None = None) -> TrackedRun:
         """The parent run of an arm's tune or replicate phase."""
-        return self.tracker.start_arm_run(arm.id, phase, tags={**arm_tags(arm), **(tags or {})}, params=params)
+        run = self.tracker.start_arm_run(arm.id, phase, tags={**arm_tags(arm), **(tags or {})}, params=params)
+        if not run.finished:
+            self.open_phases.add(run.run_id)
+        return run
 
     def record_choice(self, tune_run_id: str, chosen: dict[str, Any], metric: str, value: float) -> None:
         """The configuration the tune phase chose, on its parent run."""
@@ -112,6 +116,12 @@ class RunLedger:
 
     def finish(self, run_id: str, status: str) -> None:
         self.tracker.finish(run_id, status)
+        self.open_phases.discard(run_id)
+
+    def interrupt_phases(self) -> None:
+        """Marks the arm parent runs still open `interrupted` (the run was stopped in their phase)."""
+        for run_id in sorted(self.open_phases):
+            self.finish(run_id, "interrupted")
 
     # -- trial and replicate runs -------------------------------------------------------------
 

@@ -262,6 +262,7 @@ class ExperimentRunner:
             summary = self._run_arms()
             self._analyze_into(summary)
         except (Interrupted, KeyboardInterrupt):
+            self.ledger.interrupt_phases()
             self.ledger.finish_summary(summary_run.run_id, "interrupted")
             raise Interrupted() from None
         except StoreLost:

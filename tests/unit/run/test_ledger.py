@@ -153,3 +153,15 @@ def test_a_ledger_holding_the_lease_pickles_as_tune_pickles_its_callbacks(ledger
     finally:
         ledger.release()
     assert copy.lease is None and copy.tracker.experiment_id == ledger.tracker.experiment_id
+
+
+def test_arm_parents_left_open_by_a_stop_are_marked_interrupted(ledger, tiny_plan):
+    arm = tiny_plan.arms[-1]
+    done = ledger.start_phase(arm, "tune", params={})
+    ledger.finish(done.run_id, "completed")
+    stopped = ledger.start_phase(arm, "replicate", params={})
+    ledger.interrupt_phases()
+    client = ledger.tracker.client
+    assert client.get_run(done.run_id).data.tags["nerplat.status"] == "completed"
+    run = client.get_run(stopped.run_id)
+    assert (run.info.status, run.data.tags["nerplat.status"]) == ("KILLED", "interrupted")
