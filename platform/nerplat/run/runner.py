@@ -268,6 +268,10 @@ class ExperimentRunner:
         except StoreLost:
             self.ledger.release()  # nothing more can be written; --resume marks what was running interrupted
             raise
+        except Exception:  # a bug: its traceback is shown, but the runs do not stay RUNNING
+            self.ledger.interrupt_phases()
+            self.ledger.finish_summary(summary_run.run_id, "failed")
+            raise
         summary.status = _summary_status(summary, self.options.replicate)
         self.ledger.finish_summary(summary_run.run_id, summary.status)
         return summary
