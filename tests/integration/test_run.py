@@ -13,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from nerplat_processes import SPEC, finish, nerplat, runs, runs_so_far
+from nerplat_processes import SPEC, finish, nerplat, runs, runs_so_far, trial_worker_pids
 
 from nerplat.plan.compiler import TUNE_SEED
 from nerplat.track import schema
@@ -105,21 +105,6 @@ def test_resume_after_killing_the_driver(tmp_path: Path):
         if status in ("completed", "early_stopped"):  # finished work was kept, not re-run
             assert after[name].data.tags[schema.STATUS] == status
     check_complete_experiment(tmp_path, "killed_driver")
-
-
-def trial_worker_pids() -> list[int]:
-    """Ray actors running a Tune function trainable (their process title names it)."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            title = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if title.startswith("ray::") and ("ImplicitFunc" in title or "nerplat_trial" in title):
-            pids.append(int(entry.name))
-    return pids
 
 
 def test_a_killed_worker_is_retried_from_its_checkpoint(tmp_path: Path):

@@ -53,3 +53,18 @@ def runs_so_far(workdir: Path, experiment: str) -> list:
         return runs(workdir, experiment)
     except Exception:  # the experiment may not be there yet
         return []
+
+
+def trial_worker_pids() -> list[int]:
+    """Ray actors running a Tune function trainable (their process title names it)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            title = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if title.startswith("ray::") and ("ImplicitFunc" in title or "nerplat_trial" in title):
+            pids.append(int(entry.name))
+    return pids

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shlex
 import sys
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any, Optional
 
 import typer
@@ -36,43 +38,68 @@ def run(
     """Run every arm of SPEC: tune on dev, replicate the best configuration, analyse.
 
     The spec and its corpora are checked completely before Ray starts or anything is written.
+
+    Exit codes: 0 done; 1 a trial, arm or the analysis failed, or the MLflow server was lost (the resume command is printed); 2 bad input (spec, corpus, flag, or a cluster that cannot place a trial); 130 interrupted (Ctrl-C or SIGTERM).
     """
     from nerplat.run.runner import ExperimentRunner, Interrupted, RunOptions
+    from nerplat.track.store import StoreLost
 
     # Logs and CI are not terminals: give the progress table room instead of rich's default 80 columns.
-    console = Console(width=None if sys.stdout.isatty() else 150, stderr=as_json, quiet=Verbosity.quiet())
+    console = Console(width=None if sys.stdout.isatty() else 150, stderr=as_json, quiet=Verbosity.quiet(), highlight=False)
     plan = compile_spec(spec, profile, overrides)
     options = RunOptions(
         workdir=workdir.resolve(), resume=resume, address=address, storage=storage, analyze=analyze, replicate=not tune_only,
         verbose=verbose or Verbosity.verbose(),
     )
     runner = ExperimentRunner(plan, options, console)
-    flags = (f" --profile {profile}" if profile else "") + "".join(f" --set {o}" for o in overrides)
-    resume_hint = escape(f"nerplat run {spec}{flags} --resume")
+    hint = escape(resume_command(spec, profile=profile, overrides=overrides, workdir=workdir, storage=storage, address=address))
     try:
         summary = runner.run()
     except (Interrupted, KeyboardInterrupt):
-        Console(stderr=True).print(f"[yellow]interrupted.[/] Finished trials are saved in MLflow; continue with:\n  {resume_hint}")
+        console.print(f"[yellow]interrupted.[/] Finished trials are saved in MLflow; continue with:\n  {hint}", soft_wrap=True)  # one line: copied as is
         raise typer.Exit(130)
+    except StoreLost as lost:
+        console.print(f"[red]stopped:[/] {escape(str(lost))}. Finished trials are saved there; once it answers again, continue with:\n  {hint}", soft_wrap=True)  # one line: copied as is
+        raise typer.Exit(1)
     if as_json:
         typer.echo(json.dumps(summary_json(summary), indent=2))
     else:
-        _print_summary(summary, Console(width=console.width))
-    if summary.failed():
-        Console(stderr=True).print(f"[red]{len(summary.failed())} arm(s) had failures[/]; fix the error and run:\n  {resume_hint}")
+        print_summary(summary, console)
+    if summary.status == "failed":
+        console.print(f"[red]run failed[/] (summary run marked failed); fix the errors above and continue with:\n  {hint}", soft_wrap=True)  # one line: copied as is
         raise typer.Exit(1)
 
 
-def _print_summary(summary: Any, console: Console) -> None:
+def print_summary(summary, console: Console) -> None:
+    """Per arm its trials, replicates, choice and every failure in full; then where to look."""
     for outcome in summary.outcomes:
         chosen = "" if not outcome.chosen else f" chosen {format_values(outcome.chosen)} (dev {outcome.chosen_value:.4f})"
         console.print(escape(f"{outcome.arm}: tune {_counts(outcome.tune_trials)} replicates {_counts(outcome.replicates)}{chosen}"))
-        if outcome.error:
-            console.print(f"  [red]error:[/] {escape(outcome.error)}")
+        for error in outcome.errors:
+            console.print(f"  [red]error:[/] {escape(error)}")
     console.print(escape(f"MLflow: {summary.tracking_uri} (experiment '{summary.experiment}', id {summary.experiment_id})"))
     console.print(escape(f"Browse the runs: nerplat ui --tracking-uri {summary.tracking_uri} --experiment {summary.experiment}"))
     if summary.report_dir is not None:
         console.print(escape(f"Report: {summary.report_dir}"))
+    for line in summary.unconverged:
+        console.print(f"[yellow]warning:[/] {escape(line)}")
+    if summary.analysis_error:
+        console.print(f"[red]analysis failed:[/] {escape(summary.analysis_error)}")
+    elif summary.failed():
+        console.print(f"[red]{len(summary.failed())} arm(s) had failures[/]: no report was written")
+
+
+def resume_command(
+    spec: Path, *, profile: str | None, overrides: Sequence[str] = (), workdir: Path, storage: str | None, address: str | None
+) -> str:
+    """`nerplat run ... --resume` with the options that locate the experiment repeated as given."""
+    words = ["nerplat", "run", str(spec)]
+    for flag, value in (("--profile", profile), ("--workdir", workdir if workdir != Path(".") else None), ("--storage", storage), ("--address", address)):
+        if value is not None:
+            words += [flag, str(value)]
+    for override in overrides:
+        words += ["--set", override]
+    return shlex.join([*words, "--resume"])
 
 
 def _counts(by_status: dict[str, int]) -> str:
@@ -88,6 +115,7 @@ def summary_json(summary: Any) -> dict[str, Any]:
         "experiment_id": summary.experiment_id,
         "report_dir": None if summary.report_dir is None else str(summary.report_dir),
         "arms": [dataclasses.asdict(outcome) for outcome in summary.outcomes],
+        "status": summary.status,
         "failed": [outcome.arm for outcome in summary.failed()],
     }
 

@@ -37,7 +37,7 @@ class TrialEvents(Callback):
     board: ProgressBoard
     running: dict[str, _Running] = field(default_factory=dict)
     outcomes: dict[str, str] = field(default_factory=dict)  # Tune trial id -> status
-    errors: dict[str, str] = field(default_factory=dict)  # arm id -> last error message
+    errors: dict[str, list[str]] = field(default_factory=dict)  # arm id -> full message of each failed trial
 
     def __post_init__(self) -> None:
         super().__init__()
@@ -84,10 +84,12 @@ class TrialEvents(Callback):
         self._end(trial, failed=False)
 
     def on_trial_error(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
-        state = self.running.get(trial.trial_id)
-        if state is not None:
-            self.errors[state.job.arm.id] = _error_text(trial)
-            self._progress(state.job).last_error = self.errors[state.job.arm.id]
+        job = TrialJob.model_validate(trial.config[PHASE_KEY])
+        message = _error_text(trial)
+        self.errors.setdefault(job.arm.id, []).append(message)
+        self._progress(job).last_error = message.splitlines()[0] if message else message
+        if trial.trial_id not in self.running:  # failed before it started (no run was opened)
+            self.outcomes[trial.trial_id] = "failed"
         self._end(trial, failed=True)
 
     def _end(self, trial: Any, *, failed: bool) -> None:
@@ -122,8 +124,16 @@ def _error_text(trial: Any) -> str:
         text = Path(path).read_text() if path else ""
     except OSError:
         text = ""
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    return lines[-1] if lines else str(getattr(trial, "error_msg", "") or "unknown error")
+    return failure_message(text) or str(getattr(trial, "error_msg", "") or "unknown error")
+
+
+def failure_message(traceback_text: str) -> str:
+    """The whole message of the innermost exception of a Ray error file, every line of it (a
+    worker's death is explained over several lines): what follows the last traceback frame."""
+    lines = [line.rstrip() for line in traceback_text.strip().splitlines() if line.strip()]
+    last_frame = max((i for i, line in enumerate(lines) if line.startswith("  ") or line.startswith("Traceback (")), default=-1)
+    message = [line for line in lines[last_frame + 1 :] if not line.startswith("Failure # ")]
+    return "\n".join(message).strip()
 
 
 def _remove_checkpoints(trial: Any) -> None:

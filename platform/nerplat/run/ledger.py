@@ -20,7 +20,9 @@ them to the ledger. One rule for tuning trials and replicates alike:
    interrupted when its parent's children are next read (`finished_trials`), so `--resume` replaces it;
    a run a dying driver created but never claimed is deleted then.
 
-Arm parents and the summary run are written by the runner through the same ledger.
+Arm parents and the summary run are written by the runner through the same ledger. The summary
+run carries the experiment's lease (`track/lease.py`): a second driver of the same experiment is
+refused before it writes anything.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from typing import Any
 from nerplat.plan.model import Arm, Plan, Replicate
 from nerplat.run.job import TrialJob
 from nerplat.track import schema
+from nerplat.track.lease import ExperimentLease
 from nerplat.track.runs import ExperimentTracker, TrackedRun
 from nerplat.trial.report import Evaluation, TrialResult
 
@@ -72,19 +75,44 @@ class RunLedger:
         self.tracker = tracker
         self.open: dict[str, OpenRun] = {}
         self._trial_numbers: dict[str, int] = {}  # tune parent run id -> number of the next trial
+        self.lease: ExperimentLease | None = None
+        self.open_phases: set[str] = set()  # arm parent runs started and not yet finished
+
+    def __getstate__(self) -> dict:
+        # Tune pickles its callbacks, and with them this ledger, into its experiment state; the
+        # lease's heartbeat thread cannot be pickled, and the pickled copy never runs.
+        return {**self.__dict__, "lease": None}
 
     # -- experiment and arm runs --------------------------------------------------------------
 
     def start_summary(self, plan: Plan, plugin_files: dict[str, Any] | None = None) -> TrackedRun:
-        """The experiment's summary run, with the plugin files the run imports (and their sha256)."""
-        run = self.tracker.start_summary_run(plan.model_dump(mode="json"), plan.resolved_spec)
-        if plugin_files:
-            self.tracker.client.log_dict(run.run_id, plugin_files, PLUGIN_FILES_ARTIFACT)
+        """The summary run, leased to this driver (UserInputError while another holds it), then its artifacts."""
+        run = self.tracker.summary_run()
+        self.lease = ExperimentLease(self.tracker.tracking_uri, self.tracker.client, run.run_id, plan.experiment)
+        self.lease.acquire()
+        if not run.finished:
+            self.tracker.log_summary_artifacts(run.run_id, plan.model_dump(mode="json"), plan.resolved_spec)
+            if plugin_files:  # the plugin files the run imports, with their sha256
+                self.tracker.client.log_dict(run.run_id, plugin_files, PLUGIN_FILES_ARTIFACT)
         return run
+
+    def finish_summary(self, run_id: str, status: str) -> None:
+        """Ends the summary run and frees the experiment for the next driver."""
+        try:
+            self.finish(run_id, status)
+        finally:
+            self.release()
+
+    def release(self) -> None:
+        if self.lease is not None:
+            self.lease.release()
 
     def start_phase(self, arm: Arm, phase: str, *, params: Any, tags: dict[str, str] | None = None) -> TrackedRun:
         """The parent run of an arm's tune or replicate phase."""
-        return self.tracker.start_arm_run(arm.id, phase, tags={**arm_tags(arm), **(tags or {})}, params=params)
+        run = self.tracker.start_arm_run(arm.id, phase, tags={**arm_tags(arm), **(tags or {})}, params=params)
+        if not run.finished:
+            self.open_phases.add(run.run_id)
+        return run
 
     def record_choice(self, tune_run_id: str, chosen: dict[str, Any], metric: str, value: float) -> None:
         """The configuration the tune phase chose, on its parent run."""
@@ -93,6 +121,12 @@ class RunLedger:
 
     def finish(self, run_id: str, status: str) -> None:
         self.tracker.finish(run_id, status)
+        self.open_phases.discard(run_id)
+
+    def interrupt_phases(self) -> None:
+        """Marks the arm parent runs still open `interrupted` (the run was stopped in their phase)."""
+        for run_id in sorted(self.open_phases):
+            self.finish(run_id, "interrupted")
 
     # -- trial and replicate runs -------------------------------------------------------------
 

@@ -19,13 +19,16 @@ import logging
 import math
 import os
 import shutil
+import signal
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
-from nerplat.errors import UserInputError
+from nerplat.errors import Problem, UserInputError
 from nerplat.plan.compiler import TUNE_SEED
 from nerplat.plugins import files_record
 from nerplat.plan.model import Arm, Plan
@@ -34,7 +37,7 @@ from nerplat.run.ledger import RunLedger
 from nerplat.run.progress import ProgressBoard
 from nerplat.track import schema
 from nerplat.track.runs import ExperimentTracker
-from nerplat.track.store import resolve_tracking_uri, sqlite_path
+from nerplat.track.store import StoreLost, resolve_tracking_uri, sqlite_path
 
 # Ray's own console output would fight the progress view; its result loggers (CSV, JSON,
 # TensorBoard per trial) cost disk across thousands of trials and MLflow has it all. Set by
@@ -44,6 +47,10 @@ RAY_SETTINGS = {
     "TUNE_DISABLE_AUTO_CALLBACK_LOGGERS": "1",
     "RAY_CHDIR_TO_TRIAL_DIR": "0",
     "TUNE_DISABLE_SIGINT_HANDLER": "0",
+    # The driver's own MLflow calls: one quick retry, then `PatientClient` (track/store.py) takes over
+    # with a visible message per attempt instead of MLflow's silent four-minute backoff.
+    "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "1",
+    "MLFLOW_HTTP_REQUEST_TIMEOUT": "20",
 }
 
 # Passed to every Ray worker, so trials find corpora, caches and the store as the driver does.
@@ -65,7 +72,15 @@ FORWARDED_ENV = (
 
 
 class Interrupted(Exception):
-    """The user stopped the run (Ctrl-C); state is in MLflow and `--resume` continues."""
+    """The user stopped the run (Ctrl-C or SIGTERM); state is in MLflow and `--resume` continues."""
+
+
+def treat_sigterm_as_ctrl_c() -> None:
+    """SIGTERM (what Kubernetes sends) stops the run as Ctrl-C does: Tune ends its trials, their runs
+    are marked interrupted. Replaces Ray's handler (`sys.exit` mid-step: a C++ stack dump, exit 134);
+    so it is installed again after `ray.init`."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, lambda signum, frame: signal.raise_signal(signal.SIGINT))
 
 
 @dataclass
@@ -87,7 +102,7 @@ class ArmOutcome:
     chosen_value: float | None = None
     tune_trials: dict[str, int] = field(default_factory=dict)  # status -> count
     replicates: dict[str, int] = field(default_factory=dict)  # status -> count
-    error: str | None = None
+    errors: list[str] = field(default_factory=list)  # full message of every failure, and why the arm is incomplete
 
 
 @dataclass
@@ -96,10 +111,13 @@ class RunSummary:
     tracking_uri: str
     experiment_id: str
     outcomes: list[ArmOutcome]
-    report_dir: Path | None
+    report_dir: Path | None = None
+    analysis_error: str | None = None
+    unconverged: tuple[str, ...] = ()  # one line per compared cell whose epoch budget did not converge
+    status: str = "completed"  # of the summary run: completed | failed | interrupted (--tune-only)
 
     def failed(self) -> list[ArmOutcome]:
-        return [o for o in self.outcomes if o.error or o.replicates.get("failed")]
+        return [o for o in self.outcomes if o.errors or o.replicates.get("failed")]
 
 
 def quiet_library_logs(verbose: bool) -> None:
@@ -175,6 +193,31 @@ def trials_that_fit(arm: Arm, available: dict[str, float], limit: int | None) ->
     return min(count, limit) if limit else count
 
 
+def placement_problem(arm: Arm, nodes: list[dict[str, float]]) -> str | None:
+    """Why no trial of `arm` can ever be placed on Ray nodes with these total resources, or None.
+
+    Each worker's bundle must fit on one node, and all bundles (plus the launcher's 0.01 CPU of a
+    multi-worker trial) in the cluster.
+    """
+    resources = arm.resources
+    bundle = {"CPU": resources.cpus_per_worker, "GPU": resources.gpus_per_worker, **resources.custom}
+    bundle = {name: amount for name, amount in bundle.items() if amount > 0}
+    if not any(all(node.get(name, 0.0) >= amount - 1e-9 for name, amount in bundle.items()) for node in nodes):
+        largest = ", ".join(f"{name} {max((node.get(name, 0.0) for node in nodes), default=0.0):g}" for name in bundle)
+        return f"arm {arm.id}: a worker needs {_amounts(bundle)}, but no Ray node has that much (largest: {largest})"
+    need = {name: amount * resources.workers for name, amount in bundle.items()}
+    if resources.workers > 1:
+        need["CPU"] = need.get("CPU", 0.0) + 0.01
+    total = {name: sum(node.get(name, 0.0) for node in nodes) for name in need}
+    if any(total[name] < amount - 1e-9 for name, amount in need.items()):
+        return f"arm {arm.id}: a trial of {resources.workers} workers needs {_amounts(need)}, but the cluster has {_amounts(total)}"
+    return None
+
+
+def _amounts(resources: dict[str, float]) -> str:
+    return ", ".join(f"{name} {amount:g}" for name, amount in resources.items())
+
+
 def choose_configuration(finished: list[tuple[dict[str, Any], float]], mode: str) -> tuple[dict[str, Any], float]:
     """The searched values of the best finished trial by its dev value; the first one on ties."""
     return (max if mode == "max" else min)(finished, key=lambda item: item[1])
@@ -202,37 +245,80 @@ class ExperimentRunner:
     # -- entry --------------------------------------------------------------------------------
 
     def run(self) -> RunSummary:
+        """Every refusal that needs no Ray comes first (store, spec, report folder), then Ray starts,
+        then the cluster is checked, and only then the summary run is opened and leased."""
         quiet_library_logs(self.options.verbose)
-        self.tracker = ExperimentTracker.open(self.tracking_uri, self.plan.experiment, spec_sha256=self.plan.spec_sha256)
+        treat_sigterm_as_ctrl_c()
+        self.tracker = ExperimentTracker.open(
+            self.tracking_uri, self.plan.experiment, spec_sha256=self.plan.spec_sha256, create=not self.options.resume
+        )
+        self.tracker.notify = lambda message: self.console.print(f"[yellow]{escape(message)}[/]")
         self.ledger = RunLedger(self.tracker)
         self._refuse_silent_rerun(self.tracker)
-        summary_run = self.ledger.start_summary(self.plan, plugin_files=files_record())
+        self._refuse_changed_spec(self.tracker)
         self._refuse_unreachable_store()
+        if self.options.analyze and self.options.replicate:
+            from nerplat.analysis.report_folder import owned_files
+
+            owned_files(self.report_dir)  # a folder no report wrote is refused now, not after training
         configure_ray_environment(self.storage)
         connect_ray(self.options.address, self.options.verbose)
+        treat_sigterm_as_ctrl_c()
+        self._refuse_unplaceable()
+        summary_run = self.ledger.start_summary(self.plan, plugin_files=files_record())
+        try:
+            summary = self._run_arms()
+            self._analyze_into(summary)
+        except (Interrupted, KeyboardInterrupt):
+            self.ledger.interrupt_phases()
+            self.ledger.finish_summary(summary_run.run_id, "interrupted")
+            raise Interrupted() from None
+        except StoreLost:
+            self.ledger.release()  # nothing more can be written; --resume marks what was running interrupted
+            raise
+        except Exception:  # a bug: its traceback is shown, but the runs do not stay RUNNING
+            self.ledger.interrupt_phases()
+            self.ledger.finish_summary(summary_run.run_id, "failed")
+            raise
+        summary.status = _summary_status(summary, self.options.replicate)
+        self.ledger.finish_summary(summary_run.run_id, summary.status)
+        return summary
+
+    def _run_arms(self) -> RunSummary:
+        """Tunes every arm, then replicates the arms whose tuning is complete."""
         outcomes = {arm.id: ArmOutcome(arm.id) for arm in self.plan.arms}
         self.board = ProgressBoard(self.plan.experiment, self.console, concurrency(self.plan.arms[0], None))
         for arm in self.plan.arms:
             if arm.tune_trials:
                 self.board.phase(arm.id, "tune", arm.tune_trials, self.plan.tune.mode)
             self.board.phase(arm.id, "replicate", len(arm.replicates))
+        with self.board:
+            for arm in self.plan.arms:
+                if arm.tune_trials:
+                    self._tune_arm(arm, outcomes[arm.id])
+                else:
+                    outcomes[arm.id].chosen = {}
+            if self.options.replicate:
+                self._replicate([arm for arm in self.plan.arms if outcomes[arm.id].chosen is not None], outcomes)
+        return RunSummary(self.plan.experiment, self.tracking_uri, self.tracker.experiment_id, list(outcomes.values()))
+
+    @property
+    def report_dir(self) -> Path:
+        return self.options.report_dir or (self.options.workdir / "reports" / _safe(self.plan.experiment))
+
+    def _analyze_into(self, summary: RunSummary) -> None:
+        """The report, unless an arm failed (a resume that completes it writes the report); a store
+        or disk that fails here is reported in `summary.analysis_error`, not as a traceback."""
+        from mlflow.exceptions import MlflowException
+
+        if not (self.options.analyze and self.options.replicate) or summary.failed():
+            return
         try:
-            with self.board:
-                for arm in self.plan.arms:
-                    if arm.tune_trials:
-                        self._tune_arm(arm, outcomes[arm.id])
-                    else:
-                        outcomes[arm.id].chosen = {}
-                if self.options.replicate:
-                    self._replicate([arm for arm in self.plan.arms if outcomes[arm.id].chosen is not None], outcomes)
-        except Interrupted:
-            self.ledger.finish(summary_run.run_id, "interrupted")
-            raise
-        report_dir = None
-        if self.options.analyze and self.options.replicate:
-            report_dir = self._analyze()
-        self.ledger.finish(summary_run.run_id, "completed" if self.options.replicate else "interrupted")
-        return RunSummary(self.plan.experiment, self.tracking_uri, self.tracker.experiment_id, list(outcomes.values()), report_dir)
+            report = self._analyze()
+        except (OSError, MlflowException) as error:
+            summary.analysis_error = f"the analysis could not be written ({type(error).__name__}: {error})"
+            return
+        summary.report_dir, summary.unconverged = report.out_dir, report.unconverged
 
     def _refuse_unreachable_store(self) -> None:
         address = self.options.address or os.environ.get("RAY_ADDRESS")
@@ -253,6 +339,33 @@ class ExperimentRunner:
                 "continue it (finished trials are kept), or change `experiment:` in the spec to start a new one"
             )
 
+    def _refuse_changed_spec(self, tracker: ExperimentTracker) -> None:
+        """A resume with another spec or profile would mix two experiments: refused before Ray starts."""
+        summary = tracker.find_summary_run() if self.options.resume else None
+        started_with = summary.data.tags.get(schema.SPEC_SHA) if summary is not None else None
+        if started_with and started_with != self.plan.spec_sha256:
+            raise UserInputError(
+                f"--resume: experiment '{self.plan.experiment}' was started from another resolved spec (sha256 "
+                f"{started_with[:12]}, now {self.plan.spec_sha256[:12]}): the spec or --profile changed; nothing was "
+                "changed: resume with the spec and profile it was started with, or change `experiment:` to start anew"
+            )
+
+    def _refuse_unplaceable(self) -> None:
+        """Arms whose trials no node can place: refused on an embedded cluster; on a given cluster an
+        autoscaler may add nodes, so the wait is announced instead of silent."""
+        import ray
+
+        nodes = [node["Resources"] for node in ray.nodes() if node.get("Alive")]
+        problems = [problem for arm in self.plan.arms if (problem := placement_problem(arm, nodes))]
+        if not problems:
+            return
+        if not (self.options.address or os.environ.get("RAY_ADDRESS")):
+            raise UserInputError(
+                [Problem(f"{problem}: lower resources.cpus_per_worker / workers, or pass --address of a larger Ray cluster", path="resources") for problem in problems]
+            )
+        for problem in problems:
+            self.console.print(f"[yellow]waiting:[/] {escape(problem)}; Tune waits until a node that fits joins (an autoscaler may add one; Ctrl-C stops)")
+
     # -- tune phase --------------------------------------------------------------------------
 
     def _tune_arm(self, arm: Arm, outcome: ArmOutcome) -> None:
@@ -267,19 +380,24 @@ class ExperimentRunner:
             progress.offer(value)
         remaining = arm.tune_trials - len(previous)
         if not parent.finished and remaining > 0:
-            outcome.error = self._search(arm, parent.run_id, previous, remaining)
+            outcome.errors += self._search(arm, parent.run_id, previous, remaining)
             previous = ledger.finished_trials(parent.run_id, metric)
         outcome.tune_trials.update(ledger.statuses(parent.run_id))
-        if not previous:
-            outcome.error = outcome.error or "no tuning trial finished"
+        if len(previous) < arm.tune_trials:
+            # Chosen from fewer trials than the spec asks for, the arm would not be the experiment the
+            # spec describes: it stays unchosen, and --resume runs the missing trials.
+            outcome.errors.append(
+                f"tuning incomplete: {len(previous)} of {arm.tune_trials} trials finished; the arm is not replicated "
+                "until --resume has run the missing ones"
+            )
             ledger.finish(parent.run_id, "failed")
             return
         outcome.chosen, outcome.chosen_value = choose_configuration(previous, mode)
         ledger.record_choice(parent.run_id, outcome.chosen, metric, outcome.chosen_value)
         ledger.finish(parent.run_id, "completed")
 
-    def _search(self, arm: Arm, parent_run_id: str, previous: list[tuple[dict[str, Any], float]], remaining: int) -> str | None:
-        """One Tuner over `remaining` new trials; returns the arm's last trial error, if any."""
+    def _search(self, arm: Arm, parent_run_id: str, previous: list[tuple[dict[str, Any], float]], remaining: int) -> list[str]:
+        """One Tuner over `remaining` new trials; returns the arm's trial errors."""
         from ray import tune
 
         from nerplat.run.events import TrialEvents
@@ -313,8 +431,8 @@ class ExperimentRunner:
             ),
             run_config=self._ray_run_config(f"{_safe(arm.id)}__tune", events, arm.resources.max_retries),
         )
-        self._fit(tuner, events)
-        return events.errors.get(arm.id)
+        self._fit(tuner, events, expected=remaining)
+        return events.errors.get(arm.id, [])
 
     # -- replicate phase ---------------------------------------------------------------------
 
@@ -324,8 +442,8 @@ class ExperimentRunner:
         for arm in arms:
             jobs += self._replicate_jobs(arm, outcomes[arm.id].chosen or {}, parents)
         if jobs:
-            for arm_id, error in self._fit_replicates(arms, jobs).items():
-                outcomes[arm_id].error = outcomes[arm_id].error or error
+            for arm_id, errors in self._fit_replicates(arms, jobs).items():
+                outcomes[arm_id].errors += errors
         for arm in arms:
             statuses = self.ledger.statuses(parents[arm.id])
             outcomes[arm.id].replicates = statuses
@@ -362,7 +480,7 @@ class ExperimentRunner:
             jobs.append(job.model_dump(mode="json"))
         return jobs
 
-    def _fit_replicates(self, arms: list[Arm], jobs: list[dict[str, Any]]) -> dict[str, str]:
+    def _fit_replicates(self, arms: list[Arm], jobs: list[dict[str, Any]]) -> dict[str, list[str]]:
         """All replicates of all arms in one Tuner, so small arms fill idle CPUs; returns errors by arm."""
         from ray import tune
 
@@ -382,7 +500,7 @@ class ExperimentRunner:
             ),
             run_config=self._ray_run_config("replicate", events, max(a.resources.max_retries for a in arms)),
         )
-        self._fit(tuner, events)
+        self._fit(tuner, events, expected=len(jobs))
         return events.errors
 
     def _register_models(self, arm: Arm, parent_run_id: str) -> None:
@@ -413,21 +531,45 @@ class ExperimentRunner:
             verbose=0,
         )
 
-    def _fit(self, tuner: Any, events: Any) -> None:
+    def _fit(self, tuner: Any, events: Any, expected: int) -> None:
+        """Runs the Tuner; Interrupted when it stopped before all `expected` trials ended (Ctrl-C,
+        SIGTERM: Tune then returns early, possibly between two trials); StoreLost from its callbacks."""
         try:
             tuner.fit()
         except KeyboardInterrupt:
             events.mark_interrupted()
             raise Interrupted() from None
-        if events.mark_interrupted():
+        except Exception as error:
+            lost = _store_lost_in(error)
+            if lost is None:
+                raise
+            raise lost from error
+        ended = len(events.outcomes)
+        if events.mark_interrupted() or ended < expected:
             raise Interrupted()
 
-    def _analyze(self) -> Path | None:
+    def _analyze(self) -> Any:
         from nerplat.analysis.report import analyze_experiment
 
-        out = self.options.report_dir or (self.options.workdir / "reports" / _safe(self.plan.experiment))
-        analyze_experiment(self.plan.experiment, self.tracking_uri, out, ("md", "latex", "html", "csv"))
-        return out
+        return analyze_experiment(self.plan.experiment, self.tracking_uri, self.report_dir, ("md", "latex", "html", "csv"))
+
+
+def _summary_status(summary: RunSummary, replicated: bool) -> str:
+    """Never `completed` for a run with a failure; a --tune-only run stays `interrupted` until resumed."""
+    if summary.failed() or summary.analysis_error:
+        return "failed"
+    return "completed" if replicated else "interrupted"
+
+
+def _store_lost_in(error: BaseException) -> StoreLost | None:
+    """The StoreLost a Tune callback raised, however Tune wrapped it."""
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, StoreLost):
+            return error
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return None
 
 
 def _is_local(address: str) -> bool:

@@ -35,8 +35,10 @@ def trial_resources(job_config: dict[str, Any]) -> Any:
     per_worker = {"CPU": resources.cpus_per_worker, "GPU": resources.gpus_per_worker, **resources.custom}
     if resources.workers == 1:
         return tune.PlacementGroupFactory([per_worker])
-    # The Tune function only launches the TorchTrainer; its workers reserve the real resources.
-    return tune.PlacementGroupFactory([{"CPU": 0.01}] + [per_worker] * resources.workers, strategy="PACK")
+    # The Tune function only launches the TorchTrainer, whose workers reserve their resources in a
+    # placement group of their own (Train V2): reserving them here too would book them twice, and a
+    # trial that fits the cluster once would wait forever.
+    return tune.PlacementGroupFactory([{"CPU": 0.01}])
 
 
 @lru_cache(maxsize=1)
@@ -57,10 +59,13 @@ def _evaluation_report(evaluation: Evaluation) -> dict[str, Any]:
 
 
 def _reporter(report: Callable[..., None], checkpoint_type: Any, checkpointing: bool) -> Callable[[Evaluation, Callable[[Path], None]], None]:
-    """Reports each evaluation through `report` (Tune's or Train's), with a checkpoint when a retry may need one."""
+    """Reports each evaluation through `report` (Tune's or Train's), with a checkpoint when a retry may need one.
+
+    Every rank of a DDP trial calls it as often as rank 0 (Train waits for all ranks at each report);
+    Train forwards rank 0's metrics to Tune."""
 
     def reporter(evaluation: Evaluation, save_checkpoint: Callable[[Path], None]) -> None:
-        if not checkpointing:
+        if not checkpointing or not _is_rank_zero():
             report(_evaluation_report(evaluation))
             return
         with tempfile.TemporaryDirectory(prefix="nerplat-ckpt-") as directory:
@@ -68,6 +73,13 @@ def _reporter(report: Callable[..., None], checkpoint_type: Any, checkpointing: 
             report(_evaluation_report(evaluation), checkpoint=checkpoint_type.from_directory(directory))
 
     return reporter
+
+
+def _is_rank_zero() -> bool:
+    """Only rank 0 of a DDP trial saves a checkpoint (the weights are the same on every rank)."""
+    import torch.distributed
+
+    return not torch.distributed.is_initialized() or torch.distributed.get_rank() == 0
 
 
 def _set_threads(job: TrialJob) -> None:

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
@@ -53,7 +54,7 @@ from nerplat.track.environment import environment_report
 from nerplat.track.names import SUMMARY_RUN_NAME, arm_run_name, replicate_run_name, trial_run_name
 from nerplat.track.params import flatten_params, param_key, to_plain
 from nerplat.track.predictions import write_conll_predictions
-from nerplat.track.store import check_store, local_artifact_root
+from nerplat.track.store import PatientClient, check_store, is_server_uri, local_artifact_root
 
 # nerplat status -> MLflow run status. Early-stopped trials ran correctly, so MLflow calls them
 # FINISHED; the nerplat.status tag is what tells them apart.
@@ -93,9 +94,15 @@ class ExperimentTracker:
 
     @classmethod
     def open(
-        cls, tracking_uri: str, experiment_name: str, *, spec_sha256: str | None = None, timeout: float = 5.0
+        cls,
+        tracking_uri: str,
+        experiment_name: str,
+        *,
+        spec_sha256: str | None = None,
+        timeout: float = 5.0,
+        create: bool = True,
     ) -> ExperimentTracker:
-        """Checks the store (fails fast if a server is down), then gets or creates the experiment."""
+        """Checks the store (fails fast if a server is down), then gets or (with `create`) creates the experiment."""
         check_store(tracking_uri, timeout=timeout)
         environment = environment_report()
         run_tags = {}
@@ -105,7 +112,7 @@ class ExperimentTracker:
         if spec_sha256:
             run_tags[schema.SPEC_SHA] = spec_sha256
         tracker = cls(tracking_uri, "", experiment_name, run_tags, environment)
-        tracker.experiment_id = tracker._get_or_create_experiment()
+        tracker.experiment_id = tracker._get_or_create_experiment(create)
         return tracker
 
     @property
@@ -116,24 +123,51 @@ class ExperimentTracker:
             # Otherwise every finished run prints two "View run at" lines into the progress view.
             os.environ.setdefault("MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT", "true")
             self._client = MlflowClient(tracking_uri=self.tracking_uri)
+            if is_server_uri(self.tracking_uri):
+                self._client = PatientClient(self._client, self.tracking_uri, self.notify)
         return self._client
 
+    def notify(self, message: str) -> None:
+        """Where store retries are announced; the runner points it at its console."""
+        print(message, file=sys.stderr, flush=True)
+
     def __getstate__(self) -> dict:
-        return {**self.__dict__, "_client": None}
+        state = {**self.__dict__, "_client": None}
+        state.pop("notify", None)  # a driver's console (not picklable) stays with the driver
+        return state
 
     # -- runs -------------------------------------------------------------------------------
 
     def start_summary_run(self, plan: Any, resolved_spec: Any, tags: Mapping[str, Any] | None = None) -> TrackedRun:
         """The experiment's summary run, with the plan, the resolved spec and the environment."""
-        run = self.start_or_resume_run(SUMMARY_RUN_NAME, kind="summary", phase="summary", tags=tags)
+        run = self.summary_run(tags)
         if not run.finished:
-            self.client.log_dict(run.run_id, to_plain(plan), schema.PLAN_ARTIFACT)
-            if isinstance(resolved_spec, str):
-                self.client.log_text(run.run_id, resolved_spec, schema.RESOLVED_SPEC_ARTIFACT)
-            else:
-                self.client.log_dict(run.run_id, to_plain(resolved_spec), schema.RESOLVED_SPEC_ARTIFACT)
-            self.client.log_dict(run.run_id, self.environment, schema.ENVIRONMENT_ARTIFACT)
+            self.log_summary_artifacts(run.run_id, plan, resolved_spec)
         return run
+
+    def summary_run(self, tags: Mapping[str, Any] | None = None) -> TrackedRun:
+        """Finds or creates the summary run. Two drivers creating it at once each keep the older of
+        the two (by start time, then id) and delete their own if it is the younger."""
+        run = self.start_or_resume_run(SUMMARY_RUN_NAME, kind="summary", phase="summary", tags=tags)
+        if run.resumed:
+            return run
+        oldest = self.find_summary_run()
+        if oldest is not None and oldest.info.run_id != run.run_id:
+            self.client.delete_run(run.run_id)
+            return self.start_or_resume_run(SUMMARY_RUN_NAME, kind="summary", phase="summary", tags=tags)
+        return run
+
+    def find_summary_run(self):
+        """The experiment's summary run (an MLflow `Run`), or None before the first `nerplat run`."""
+        return self._find_top_level_run(SUMMARY_RUN_NAME, "summary")
+
+    def log_summary_artifacts(self, run_id: str, plan: Any, resolved_spec: Any) -> None:
+        self.client.log_dict(run_id, to_plain(plan), schema.PLAN_ARTIFACT)
+        if isinstance(resolved_spec, str):
+            self.client.log_text(run_id, resolved_spec, schema.RESOLVED_SPEC_ARTIFACT)
+        else:
+            self.client.log_dict(run_id, to_plain(resolved_spec), schema.RESOLVED_SPEC_ARTIFACT)
+        self.client.log_dict(run_id, self.environment, schema.ENVIRONMENT_ARTIFACT)
 
     def start_arm_run(
         self, arm: str, phase: str, tags: Mapping[str, Any] | None = None, params: Any = None
@@ -241,10 +275,16 @@ class ExperimentTracker:
 
     # -- internals --------------------------------------------------------------------------
 
-    def _get_or_create_experiment(self) -> str:
+    def _get_or_create_experiment(self, create: bool) -> str:
         from mlflow.exceptions import MlflowException
 
         experiment = self.client.get_experiment_by_name(self.experiment_name)
+        if experiment is None and not create:
+            raise UserInputError(
+                f"--resume: the MLflow store {self.tracking_uri} has no experiment '{self.experiment_name}' to continue; "
+                "nothing was changed: run without --resume to start it, or point --workdir (or MLFLOW_TRACKING_URI) "
+                "at the store that has it"
+            )
         if experiment is None:
             root = local_artifact_root(self.tracking_uri)
             location = None if root is None else str(root / _folder_name(self.experiment_name))
@@ -281,7 +321,7 @@ class ExperimentTracker:
             run_view_type=ViewType.ACTIVE_ONLY,
             order_by=["attributes.start_time ASC"],
         )
-        runs = [run for run in runs if schema.PARENT_RUN not in run.data.tags]
+        runs = sorted((run for run in runs if schema.PARENT_RUN not in run.data.tags), key=lambda r: (r.info.start_time, r.info.run_id))
         return runs[0] if runs else None
 
     def _claim_child_run(self, parent_run_id: str, name: str, tags: Mapping[str, str], params: Mapping[str, str]):

@@ -12,14 +12,19 @@ Ray's workers inherit those variables; on a remote cluster they come from the po
 
 `check_store` talks to a server with no retries and a short timeout: MLflow's own client retries
 7 times with exponential backoff (`MLFLOW_HTTP_REQUEST_MAX_RETRIES`, `..._BACKOFF_FACTOR`,
-`..._TIMEOUT`), which turns "the server is down" into a four-minute hang. The long retries stay
-on for later calls, where they ride out a server restart mid-experiment.
+`..._TIMEOUT`), which turns "the server is down" into a four-minute hang. Later calls of a driver
+go through `PatientClient`, which retries a server that stops answering with a visible message
+per attempt and gives up after `NERPLAT_STORE_PATIENCE` seconds (default 120) with `StoreLost`.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
-from collections.abc import MutableMapping
+import re
+import time
+from collections.abc import Callable, MutableMapping
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -161,6 +166,79 @@ def _check_database(uri: str) -> None:
     try:
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
-        MlflowClient(tracking_uri=uri).search_experiments(max_results=1)
+        with _schema_lock(path):
+            MlflowClient(tracking_uri=uri).search_experiments(max_results=1)
     except Exception as error:  # any failure to open the store is the user's to fix
         raise UserInputError(f"MLflow store {uri} cannot be used: {error}") from error
+
+
+@contextmanager
+def _schema_lock(database: Path | None):
+    """Serialises MLflow's table creation on a new SQLite file across processes (two fresh runs
+    would both migrate it: "duplicate column name"): an exclusive lock on `<db>.lock` beside it."""
+    if database is None:
+        yield
+        return
+    with open(database.with_name(database.name + ".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+class StoreLost(Exception):
+    """The MLflow server stopped answering for longer than the driver's patience."""
+
+    def __init__(self, uri: str, waited: float, reason: str):
+        self.uri, self.waited, self.reason = uri, waited, reason
+        super().__init__(f"the MLflow server at {uri} has not answered for {waited:.0f} s ({reason})")
+
+
+_CONNECTION_FAILURE = re.compile(r"failed with (timeout )?exception|error code 50[234]|Max retries exceeded|Connection refused")
+
+
+def is_connection_failure(error: BaseException) -> bool:
+    """A request that got no answer from the server (or a gateway's 502/503/504), not a refused one."""
+    from mlflow.exceptions import MlflowException
+
+    return isinstance(error, (MlflowException, OSError)) and bool(_CONNECTION_FAILURE.search(str(error)))
+
+
+def store_patience() -> float:
+    return float(os.environ.get("NERPLAT_STORE_PATIENCE", "120"))
+
+
+class PatientClient:
+    """An `MlflowClient` whose calls ride out a server outage: each failed attempt is announced
+    through `notify` and retried with exponential backoff (1 s doubling to 30 s) until `patience`
+    seconds have passed; then `StoreLost`. Other errors pass through unchanged."""
+
+    def __init__(self, client, uri: str, notify: Callable[[str], None], patience: float | None = None):
+        self._client = client
+        self._uri = uri
+        self._notify = notify
+        self._patience = store_patience() if patience is None else patience
+
+    def __getattr__(self, name: str):
+        attribute = getattr(self._client, name)
+        if not callable(attribute):
+            return attribute
+
+        def patient_call(*args, **kwargs):
+            delay, waited = 1.0, 0.0
+            while True:
+                try:
+                    return attribute(*args, **kwargs)
+                except Exception as error:
+                    if not is_connection_failure(error):
+                        raise
+                    reason = _short_reason(str(error))
+                    if waited >= self._patience:
+                        raise StoreLost(self._uri, waited, reason) from error
+                    self._notify(f"MLflow server at {self._uri} is not answering ({reason}); retrying in {delay:.0f} s")
+                    time.sleep(delay)
+                    waited += delay
+                    delay = min(delay * 2, 30.0)
+
+        return patient_call

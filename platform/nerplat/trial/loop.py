@@ -40,6 +40,6 @@ def run_trial(
         session.train_epoch(epoch)
         if session.evaluates_after(epoch):
             evaluation = session.evaluate()
-            if report is not None and session.is_main_process:
+            if report is not None:  # every rank: Ray Train's reports are a barrier (the reporter picks who saves)
                 report(evaluation, session.save)
     return session.finish(keep_model)

@@ -127,7 +127,7 @@ class TrialSession:
 
     @property
     def is_main_process(self) -> bool:
-        """Rank 0 of a DDP trial (the only rank that reports), or the single process."""
+        """Rank 0 of a DDP trial (the only rank that shows step progress), or the single process."""
         return self.rank == 0
 
     def remaining_epochs(self) -> range:

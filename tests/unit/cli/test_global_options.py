@@ -10,7 +10,7 @@ from rich.console import Console
 
 from nerplat.cli import main, package_version
 from nerplat.cli.options import format_values
-from nerplat.cli.run_commands import _print_summary, summary_json
+from nerplat.cli.run_commands import print_summary, summary_json
 from nerplat.cli.train_commands import split_assignments
 from nerplat.run.runner import ArmOutcome, RunSummary
 
@@ -89,14 +89,14 @@ def test_train_set_routes_spec_keys_and_searched_values():
 def summary() -> RunSummary:
     outcomes = [
         ArmOutcome("a/full/mom", {"objective.lambda": 0.123456789}, 0.87654321, {"completed": 3, "stopped": 1}, {"completed": 2}),
-        ArmOutcome("a/full/ce", {}, None, {}, {"failed": 1}, error="boom"),
+        ArmOutcome("a/full/ce", {}, None, {}, {"failed": 1}, errors=["boom"]),
     ]
     return RunSummary("exp", "sqlite:///m.db", "1", outcomes, None)
 
 
 def test_run_summary_lines_are_readable():
     console = Console(record=True, width=200)
-    _print_summary(summary(), console)
+    print_summary(summary(), console)
     text = console.export_text()
     assert "a/full/mom: tune 3 completed, 1 stopped replicates 2 completed chosen objective.lambda=0.1235 (dev 0.8765)" in text
     assert "a/full/ce: tune - replicates 1 failed" in text and "error: boom" in text

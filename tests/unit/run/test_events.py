@@ -97,3 +97,31 @@ def test_a_completed_trial_feeds_the_board_and_is_marked_completed(events, trial
     assert events.outcomes[trial.trial_id] == "completed"
     assert (progress.finished, progress.running, progress.best) == (1, 0, 0.6)
     assert events.ledger.tracker.client.get_run(trial.run_id).info.status == "FINISHED"
+
+
+def test_a_failure_message_is_the_whole_innermost_exception_not_its_last_line():
+    from nerplat.run.events import failure_message
+
+    text = (
+        "Failure # 1 (occurred at 2026-11-23_10-00-00)\n"
+        "ray::ImplicitFunc.train() (pid=7, ip=127.0.0.1)\n"
+        "Traceback (most recent call last):\n"
+        '  File "trainable.py", line 3, in train\n'
+        "    run()\n"
+        "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.\n"
+        "\tclass_name: ImplicitFunc\n"
+        "\tpid: 7\n"
+    )
+    assert failure_message(text) == (
+        "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.\n\tclass_name: ImplicitFunc\n\tpid: 7"
+    )
+
+
+def test_every_failed_trial_of_an_arm_is_kept_with_its_full_message(events, trial, tmp_path):
+    error_file = tmp_path / "error.txt"
+    error_file.write_text('Traceback (most recent call last):\n  File "x.py", line 1\nValueError: first line\nsecond line\n')
+    events.on_trial_start(0, [], trial)
+    events.on_trial_error(0, [], SimpleNamespace(**vars(trial), error_file=str(error_file)))
+    arm_id = TrialJob.model_validate(trial.config[PHASE_KEY]).arm.id
+    assert events.errors[arm_id] == ["ValueError: first line\nsecond line"]
+    assert events.outcomes[trial.trial_id] == "failed"

@@ -138,3 +138,30 @@ def test_resume_deletes_a_run_a_killed_driver_created_but_never_claimed(ledger, 
     assert run_of(ledger, unclaimed.info.run_id).info.lifecycle_stage == "deleted"
     run_id = start_tuning_trial(resumed, mom, tune_parent, "b")
     assert run_of(ledger, run_id).info.run_name == name and run_of(ledger, run_id).data.tags[schema.KIND] == "trial"
+
+
+def test_a_ledger_holding_the_lease_pickles_as_tune_pickles_its_callbacks(ledger, tiny_plan):
+    import pickle
+
+    from rich.console import Console
+
+    console = Console(quiet=True)
+    ledger.tracker.notify = lambda message: console.print(message)  # as the runner sets it
+    ledger.start_summary(tiny_plan)
+    try:
+        copy = pickle.loads(pickle.dumps(ledger))
+    finally:
+        ledger.release()
+    assert copy.lease is None and copy.tracker.experiment_id == ledger.tracker.experiment_id
+
+
+def test_arm_parents_left_open_by_a_stop_are_marked_interrupted(ledger, tiny_plan):
+    arm = tiny_plan.arms[-1]
+    done = ledger.start_phase(arm, "tune", params={})
+    ledger.finish(done.run_id, "completed")
+    stopped = ledger.start_phase(arm, "replicate", params={})
+    ledger.interrupt_phases()
+    client = ledger.tracker.client
+    assert client.get_run(done.run_id).data.tags["nerplat.status"] == "completed"
+    run = client.get_run(stopped.run_id)
+    assert (run.info.status, run.data.tags["nerplat.status"]) == ("KILLED", "interrupted")

@@ -57,3 +57,109 @@ def test_configure_ray_environment_keeps_the_users_values(monkeypatch: pytest.Mo
     assert os.environ["RAY_AIR_NEW_OUTPUT"] == "1"
     assert os.environ["TUNE_DISABLE_AUTO_CALLBACK_LOGGERS"] == "1"
     assert os.environ["NERPLAT_RAY_STORAGE"] == "/tmp/ray-storage"
+
+
+def test_a_trial_no_node_can_place_is_named_with_what_it_needs(tiny_plan):
+    from nerplat.run.runner import placement_problem
+
+    two_cores = [{"CPU": 2.0, "memory": 1e9}]
+    problem = placement_problem(arm_with(tiny_plan, cpus_per_worker=4, workers=1), two_cores)
+    assert problem is not None and "CPU 4" in problem and "largest: CPU 2" in problem
+    # Two 1-CPU workers fit a node each, but not with the launcher's 0.01 CPU on a 2-core cluster.
+    problem = placement_problem(arm_with(tiny_plan, cpus_per_worker=1, workers=2), two_cores)
+    assert problem is not None and "2 workers" in problem and "CPU 2.01" in problem
+    assert placement_problem(arm_with(tiny_plan, cpus_per_worker=0.5, workers=2), two_cores) is None
+    assert placement_problem(arm_with(tiny_plan, cpus_per_worker=1, workers=1, custom={"tpu": 1.0}), two_cores) is not None
+
+
+def test_a_run_with_a_failure_is_never_marked_completed():
+    from nerplat.run.runner import ArmOutcome, RunSummary, _summary_status
+
+    def summary(*outcomes, analysis_error=None):
+        return RunSummary("e", "uri", "1", list(outcomes), analysis_error=analysis_error)
+
+    fine = ArmOutcome("a", chosen={}, replicates={"completed": 2})
+    assert _summary_status(summary(fine), replicated=True) == "completed"
+    assert _summary_status(summary(fine), replicated=False) == "interrupted"
+    assert _summary_status(summary(fine, ArmOutcome("b", replicates={"failed": 2})), replicated=True) == "failed"
+    assert _summary_status(summary(fine, ArmOutcome("b", errors=["tuning incomplete"])), replicated=True) == "failed"
+    assert _summary_status(summary(fine, analysis_error="disk full"), replicated=True) == "failed"
+
+
+def runner_for(plan, tmp_path, **options):
+    from rich.console import Console
+
+    from nerplat.run.runner import ExperimentRunner, RunOptions
+
+    return ExperimentRunner(plan, RunOptions(workdir=tmp_path, **options), Console(quiet=True))
+
+
+def test_resume_of_an_experiment_the_store_lacks_is_refused_and_creates_nothing(tiny_plan, tracking_uri, tmp_path):
+    import ray
+    from mlflow import MlflowClient
+
+    from nerplat.errors import UserInputError
+
+    with pytest.raises(UserInputError, match=f"has no experiment '{tiny_plan.experiment}' to continue"):
+        runner_for(tiny_plan, tmp_path, resume=True).run()
+    assert MlflowClient(tracking_uri).get_experiment_by_name(tiny_plan.experiment) is None
+    assert not ray.is_initialized()
+
+
+def test_resume_after_a_spec_or_profile_change_is_refused_before_ray_starts(tiny_plan, tracking_uri, tmp_path):
+    import ray
+
+    from nerplat.errors import UserInputError
+    from nerplat.track.runs import ExperimentTracker
+
+    earlier = ExperimentTracker.open(tracking_uri, tiny_plan.experiment, spec_sha256="0" * 64)
+    earlier.start_summary_run({}, {})
+    with pytest.raises(UserInputError, match="spec or --profile changed"):
+        runner_for(tiny_plan, tmp_path, resume=True).run()
+    assert not ray.is_initialized()
+    assert not (tmp_path / ".nerplat").exists()
+
+
+def test_a_report_folder_no_report_wrote_is_refused_before_ray_starts(tiny_plan, tracking_uri, tmp_path):
+    import ray
+
+    from nerplat.errors import UserInputError
+
+    paper = tmp_path / "paper"
+    paper.mkdir()
+    (paper / "draft.tex").write_text("mine")
+    with pytest.raises(UserInputError, match="not empty"):
+        runner_for(tiny_plan, tmp_path, report_dir=paper).run()
+    assert not ray.is_initialized() and (paper / "draft.tex").read_text() == "mine"
+
+
+def test_an_analysis_that_cannot_write_fails_the_run_with_a_message(tiny_plan, tmp_path, monkeypatch):
+    import errno
+
+    from nerplat.run.runner import ArmOutcome, RunSummary, _summary_status
+
+    runner = runner_for(tiny_plan, tmp_path)
+
+    def disk_full():
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(runner, "_analyze", disk_full)
+    summary = RunSummary("e", "uri", "1", [ArmOutcome("a", chosen={}, replicates={"completed": 2})])
+    runner._analyze_into(summary)
+    assert "No space left on device" in summary.analysis_error
+    assert _summary_status(summary, replicated=True) == "failed"
+
+
+def test_sigterm_stops_the_driver_as_ctrl_c_does():
+    code = (
+        "import os, signal\n"
+        "from nerplat.run.runner import treat_sigterm_as_ctrl_c\n"
+        "treat_sigterm_as_ctrl_c()\n"
+        "try:\n"
+        "    os.kill(os.getpid(), signal.SIGTERM)\n"
+        "    import time; time.sleep(5)\n"
+        "except KeyboardInterrupt:\n"
+        "    print('stopped like ctrl-c')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=os.environ)
+    assert done.returncode == 0 and "stopped like ctrl-c" in done.stdout, done.stderr

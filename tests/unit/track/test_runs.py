@@ -241,3 +241,24 @@ def test_a_run_left_unclaimed_by_a_killed_creator_is_replaced_and_deleted(tracke
     assert [run.info.run_id for run in trials] == [trial.run_id]
     # ... and the claimed run replaces it: the UI shows one run of that name, not two.
     assert [run.info.run_id for run in runs_named(tracker, name)] == [trial.run_id]
+
+
+def test_two_drivers_creating_the_summary_run_at_once_keep_the_older_one(tracker, monkeypatch):
+    first = tracker.summary_run()
+    finds = iter([None])  # the second driver searched before the first had created its run
+    real_find = tracker._find_top_level_run
+    monkeypatch.setattr(tracker, "_find_top_level_run", lambda name, kind: next(finds, None) or real_find(name, kind))
+    second = tracker.summary_run()
+    assert second.run_id == first.run_id
+    from mlflow.entities import ViewType
+
+    active = tracker.client.search_runs([tracker.experiment_id], run_view_type=ViewType.ACTIVE_ONLY)
+    assert [run.info.run_id for run in active if run.info.run_name == "summary"] == [first.run_id]
+
+
+def test_open_without_create_refuses_a_missing_experiment(tracking_uri):
+    from mlflow import MlflowClient
+
+    with pytest.raises(UserInputError, match="has no experiment 'absent' to continue"):
+        ExperimentTracker.open(tracking_uri, "absent", create=False)
+    assert MlflowClient(tracking_uri).get_experiment_by_name("absent") is None

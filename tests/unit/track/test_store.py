@@ -73,3 +73,53 @@ def test_an_unusable_database_is_a_user_error(tmp_path):
     blocker.write_text("not a directory")
     with pytest.raises(UserInputError, match="cannot be used"):
         check_store(f"sqlite:///{Path(blocker) / 'mlflow.db'}")
+
+
+def test_a_lost_server_is_retried_with_a_message_per_attempt_then_given_up(monkeypatch):
+    import socket
+
+    from nerplat.run.runner import RAY_SETTINGS
+
+    for name in ("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "MLFLOW_HTTP_REQUEST_TIMEOUT"):  # as `nerplat run` sets them
+        monkeypatch.setenv(name, RAY_SETTINGS[name])
+
+    from mlflow import MlflowClient
+
+    from nerplat.track.store import PatientClient, StoreLost
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        uri = f"http://127.0.0.1:{probe.getsockname()[1]}"  # nothing listens once the probe closes
+    notices: list[str] = []
+    client = PatientClient(MlflowClient(tracking_uri=uri), uri, notices.append, patience=2)
+    with pytest.raises(StoreLost, match="has not answered for 3 s"):
+        client.get_run("0" * 32)
+    assert notices == [
+        f"MLflow server at {uri} is not answering (connection refused); retrying in 1 s",
+        f"MLflow server at {uri} is not answering (connection refused); retrying in 2 s",
+    ]
+
+
+def test_an_answer_that_is_an_error_is_not_retried(tracking_uri):
+    from mlflow import MlflowClient
+    from mlflow.exceptions import MlflowException
+
+    from nerplat.track.store import PatientClient
+
+    notices: list[str] = []
+    client = PatientClient(MlflowClient(tracking_uri=tracking_uri), tracking_uri, notices.append, patience=2)
+    with pytest.raises(MlflowException):
+        client.get_run("0" * 32)
+    assert notices == []
+
+
+def test_fresh_drivers_creating_one_new_sqlite_store_at_once_all_succeed(tmp_path):
+    import subprocess
+    import sys
+
+    database = tmp_path / "new" / "mlflow.db"
+    code = f"from nerplat.track.store import check_store; check_store('sqlite:///{database}'); print('ok')"
+    workers = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for _ in range(3)]
+    outputs = [worker.communicate(timeout=300)[0] for worker in workers]
+    assert [worker.returncode for worker in workers] == [0, 0, 0], outputs
+    assert (tmp_path / "new" / "mlflow.db.lock").exists()

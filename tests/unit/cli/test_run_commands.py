@@ -1,0 +1,55 @@
+"""`nerplat run`'s resume hint and end-of-run summary."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from rich.console import Console
+
+from nerplat.cli.run_commands import print_summary, resume_command
+from nerplat.run.runner import ArmOutcome, RunSummary
+
+
+def test_the_resume_hint_repeats_every_option_that_locates_the_experiment():
+    hint = resume_command(Path("specs/a b.yaml"), profile="cpu", workdir=Path("/w"), storage="s3://bucket/ray", address="ray://head:10001")
+    assert hint == "nerplat run 'specs/a b.yaml' --profile cpu --workdir /w --storage s3://bucket/ray --address ray://head:10001 --resume"
+    assert resume_command(Path("s.yaml"), profile=None, workdir=Path("."), storage=None, address=None) == "nerplat run s.yaml --resume"
+
+
+def test_the_summary_prints_every_failure_in_full_and_every_unconverged_cell():
+    buffer = io.StringIO()
+    failure = "ray.exceptions.ActorDiedError: The actor died unexpectedly.\n\tpid: 12 [/x]"
+    summary = RunSummary(
+        "e", "sqlite:///m.db", "1",
+        [ArmOutcome("d/s/ce", errors=[failure, "tuning incomplete: 1 of 2 trials finished"])],
+        unconverged=("d/s/ce: dev micro F1 still rising at the last epoch",),
+    )
+    print_summary(summary, Console(file=buffer, width=300))
+    text = buffer.getvalue()
+    assert "The actor died unexpectedly." in text and "pid: 12 [/x]" in text  # every line, markup kept literal
+    assert "tuning incomplete: 1 of 2" in text
+    assert "warning: d/s/ce: dev micro F1 still rising" in text
+    assert "no report was written" in text
+
+
+def test_the_resume_hint_is_printed_on_one_line_however_long(tmp_path, monkeypatch):
+    """Wrapped by the console, a long --workdir broke the command in two when copied."""
+    from nerplat.cli import main
+    from nerplat.run import runner
+
+    def interrupted(self):
+        raise runner.Interrupted()
+
+    monkeypatch.setattr(runner.ExperimentRunner, "run", interrupted)
+    spec = Path(__file__).parents[2] / "integration" / "specs" / "tiny_run.yaml"
+    workdir = tmp_path / ("a-long-folder-name-" * 12)
+    workdir.mkdir()
+    import contextlib
+    import io as _io
+
+    out = _io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["run", str(spec), "--workdir", str(workdir)])
+    assert code == 130
+    assert f"nerplat run {spec} --workdir {workdir} --resume" in out.getvalue().splitlines()[-1]

@@ -1,0 +1,22 @@
+"""What a trial reserves from Ray."""
+
+from __future__ import annotations
+
+from nerplat.run.job import PHASE_KEY, TrialJob
+from nerplat.run.trainable import trial_resources
+
+
+def job_config(tiny_plan, **resources) -> dict:
+    arm = tiny_plan.arms[0]
+    arm = arm.model_copy(update={"resources": arm.resources.model_copy(update=resources)})
+    job = TrialJob(arm=arm, phase="tune", seed=0, partition=0, eval_split=None, select_metric="micro_f1")
+    return {PHASE_KEY: job.model_dump(mode="json")}
+
+
+def test_a_single_worker_trial_reserves_its_worker(tiny_plan):
+    assert trial_resources(job_config(tiny_plan, cpus_per_worker=2, workers=1)).bundles == [{"CPU": 2.0}]
+
+
+def test_a_ddp_trial_reserves_only_its_launcher_since_train_places_its_workers_itself(tiny_plan):
+    """Booked twice, 2 workers x 0.5 CPU waited forever on 2 cores for the 1.01 CPU the trial held."""
+    assert trial_resources(job_config(tiny_plan, cpus_per_worker=0.5, workers=2)).bundles == [{"CPU": 0.01}]
