@@ -32,6 +32,7 @@ run: $(STAMP)
 	$(BIN)/nerplat run specs/quickstart.yaml --resume
 
 test: $(STAMP) postgres
+	$(BIN)/ruff check platform tests
 	$(BIN)/python -m pytest -q
 
 clean:

@@ -27,7 +27,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from nerplat.errors import Problem, UserInputError
+from nerplat.errors import UserInputError
 from nerplat.registry import registering_from
 
 ENTRY_POINT_GROUP = "nerplat.plugins"

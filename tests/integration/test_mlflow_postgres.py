@@ -197,7 +197,7 @@ def test_concurrent_writers_lose_and_duplicate_nothing(mlflow_server: str, tmp_p
     racing = time.monotonic()
     outputs = [writer.communicate(timeout=300) for writer in writers]
     print(f"writers ready after {racing - started:.1f} s, logged in {time.monotonic() - racing:.1f} s")
-    for writer, (out, err) in zip(writers, outputs):
+    for writer, (_out, err) in zip(writers, outputs):
         assert writer.returncode == 0, err[-3000:]
 
     # Every writer that asked for a shared trial got the same run.

@@ -3,7 +3,6 @@ their origin, reach Ray workers through the runtime environment, and have their 
 
 import hashlib
 import json
-import sys
 from pathlib import Path
 
 import pytest

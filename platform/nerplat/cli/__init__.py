@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 
 import typer
 from rich.console import Console

@@ -57,10 +57,10 @@ def run(
         summary = runner.run()
     except (Interrupted, KeyboardInterrupt):
         console.print(f"[yellow]interrupted.[/] Finished trials are saved in MLflow; continue with:\n  {hint}", soft_wrap=True)  # one line: copied as is
-        raise typer.Exit(130)
+        raise typer.Exit(130) from None
     except StoreLost as lost:
         console.print(f"[red]stopped:[/] {escape(str(lost))}. Finished trials are saved there; once it answers again, continue with:\n  {hint}", soft_wrap=True)  # one line: copied as is
-        raise typer.Exit(1)
+        raise typer.Exit(1) from None
     if as_json:
         typer.echo(json.dumps(summary_json(summary), indent=2))
     else:

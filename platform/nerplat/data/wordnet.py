@@ -54,7 +54,7 @@ class WordNet:
         self._data = {pos: (folder / f"data.{pos}").read_bytes().replace(b"\r\n", b"\n") for pos in PARTS_OF_SPEECH}
         self._index = {pos: _read_index(folder / f"index.{pos}") for pos in PARTS_OF_SPEECH}
 
-    @cache
+    @cache  # noqa: B019  (one WordNet per process, loaded once and kept for its life)
     def synonyms(self, word: str) -> tuple[tuple[str, ...], ...]:
         """Other lemmas of the synsets of `word` (lowercased), each as a tuple of tokens, no repeats."""
         lemma = word.lower()

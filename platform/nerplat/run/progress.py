@@ -6,7 +6,6 @@ Tune's driver-side events, so the board works the same for tuning and replicate 
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Any
 

@@ -80,29 +80,7 @@ def check_params(
         return result
     canonical = canonical_keys(config)
     written_as = {canonical.get(key, key): key for key in raw}
-    for key, value in raw.items():
-        name = canonical.get(key, key)
-        kind = distribution_kind(value)
-        if kind is not None and searchable:
-            distribution, complaints = parse_distribution(value)
-            result.problems += [document.problem(message, at + (key,) + where) for message, where in complaints]
-            if distribution is not None:
-                result.space[name] = distribution
-        elif kind is not None:
-            hint = f"; list values ({key}: [a, b]) for one arm each" if sweepable else ""
-            result.problems.append(document.problem(f"{what} is not searched: give {key} a value{hint}", at + (key,)))
-        elif sweepable and isinstance(value, list) and not _accepts(_annotation(config, name), []):
-            if value:
-                result.sweeps[name] = value
-            else:
-                result.problems.append(document.problem(f"an empty list sweeps no value of {key}", at + (key,)))
-        else:
-            close = misspelt_kind(value)
-            if close is not None and not _accepts(_annotation(config, name), value):
-                result.problems.append(
-                    document.problem(f"unknown distribution '{next(iter(value))}'; did you mean '{close}'?", at + (key,))
-                )
-            result.values[name] = value
+    _sort_params(document, config, raw, at, what, searchable, sweepable, result)
     if result.problems:
         return result
 
@@ -134,6 +112,43 @@ def check_params(
         dumped = config.model_validate(base).model_dump(mode="json", by_alias=True)
         result.fixed = {key: value for key, value in dumped.items() if key not in several}
     return result
+
+
+def _sort_params(
+    document: Document,
+    config: type[BaseModel],
+    raw: dict[str, Any],
+    at: YamlPath,
+    what: str,
+    searchable: bool,
+    sweepable: bool,
+    result: CheckedParams,
+) -> None:
+    """Puts each written parameter into `result` as a search dimension, a sweep or a plain value."""
+    canonical = canonical_keys(config)
+    for key, value in raw.items():
+        name = canonical.get(key, key)
+        kind = distribution_kind(value)
+        if kind is not None and searchable:
+            distribution, complaints = parse_distribution(value)
+            result.problems += [document.problem(message, at + (key,) + where) for message, where in complaints]
+            if distribution is not None:
+                result.space[name] = distribution
+        elif kind is not None:
+            hint = f"; list values ({key}: [a, b]) for one arm each" if sweepable else ""
+            result.problems.append(document.problem(f"{what} is not searched: give {key} a value{hint}", at + (key,)))
+        elif sweepable and isinstance(value, list) and not _accepts(_annotation(config, name), []):
+            if value:
+                result.sweeps[name] = value
+            else:
+                result.problems.append(document.problem(f"an empty list sweeps no value of {key}", at + (key,)))
+        else:
+            close = misspelt_kind(value)
+            if close is not None and not _accepts(_annotation(config, name), value):
+                result.problems.append(
+                    document.problem(f"unknown distribution '{next(iter(value))}'; did you mean '{close}'?", at + (key,))
+                )
+            result.values[name] = value
 
 
 def _errors(config: type[BaseModel], data: dict[str, Any]) -> list[Any]:

@@ -37,7 +37,6 @@ from nerplat.spec.samplers import SamplerSetting, expand_samplers
 from nerplat.spec.schema import Spec, is_hub_id
 from nerplat.suggest import unknown_name
 from nerplat.spec.validation_errors import problems_from
-from nerplat.suggest import unknown_name
 
 EXTENSION_PREFIX = "x-"  # top-level keys for YAML anchors (`x-defaults: &defaults {...}`), otherwise ignored
 
@@ -181,9 +180,8 @@ def validate_document(
     encoder = None
     if "model" in sections:
         model = sections["model"]
-        name, problem = _encoder_name(model.encoder, catalog, spec_folder)
-        if problem:
-            problems.append(document.problem(problem, ("model", "encoder")))
+        name, problems_here = _located_encoder(document, model.encoder, ("model", "encoder"), catalog, spec_folder)
+        problems += problems_here
         encoder = EncoderSettings(name=name, max_length=model.max_length, window_stride=model.window_stride)
 
     settings: list[SamplerSetting] = []
@@ -197,10 +195,9 @@ def validate_document(
         methods, found = resolve_methods(document, sections["methods"], sections["train"], sections["model"], catalog)
         problems += found
         for i, method in enumerate(methods):
-            if method.encoder is not None:
-                name, problem = _encoder_name(method.encoder, catalog, spec_folder)
-                if problem:
-                    problems.append(document.problem(problem, ("methods", method.name, "encoder")))
+            if method.encoder is not None:  # a method on its own encoder (002's word-embedding models)
+                name, problems_here = _located_encoder(document, method.encoder, ("methods", method.name, "encoder"), catalog, spec_folder)
+                problems += problems_here
                 methods[i] = replace(method, encoder=name)
     methods_ok = "methods" in sections and len(methods) == len(sections["methods"])
 
@@ -224,22 +221,21 @@ def validate_document(
     if problems:
         return None, problems
     assert encoder is not None
-    return (
-        ValidatedSpec(
-            source=document.source,
-            profile=profile,
-            document=document,
-            spec=Spec.model_validate(sections),
-            datasets=tuple(datasets),
-            encoder=encoder,
-            samplers=tuple(settings),
-            methods=tuple(methods),
-            tune=tune,
-            seeds=replicate_seeds(sections["replicate"]),
-            partitions=partitions,
-        ),
-        [],
+    spec = Spec.model_validate(sections)
+    seeds = replicate_seeds(sections["replicate"])
+    validated = ValidatedSpec(
+        source=document.source, profile=profile, document=document, spec=spec, datasets=tuple(datasets), encoder=encoder,
+        samplers=tuple(settings), methods=tuple(methods), tune=tune, seeds=seeds, partitions=partitions,
     )
+    return validated, []
+
+
+def _located_encoder(
+    document: Document, name: str, at: YamlPath, catalog: Catalog, spec_folder: Path
+) -> tuple[str, list[Problem]]:
+    """`_encoder_name`, with its problem located at `at` of the document."""
+    resolved, problem = _encoder_name(name, catalog, spec_folder)
+    return resolved, [] if problem is None else [document.problem(problem, at)]
 
 
 def _encoder_name(name: str, catalog: Catalog, spec_folder: Path) -> tuple[str, str | None]:

@@ -28,7 +28,7 @@ def test_the_token_is_not_sent_in_clear_to_another_machine(address):
     with pytest.raises(UserInputError) as error:
         refuse_token_over_plain_http(address, sends_token=True, allow_plain_http=False)
     message = str(error.value)
-    assert address in message and "https://" in message and "--allow-plain-http" in message 
+    assert address in message and "https://" in message and "--allow-plain-http" in message
 
 
 @pytest.mark.parametrize(

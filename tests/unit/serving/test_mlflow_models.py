@@ -9,7 +9,6 @@ import pandas as pd
 import pytest
 from mlflow import MlflowClient
 
-from nerplat.serving.bundle import load_bundle
 from nerplat.serving.mlflow_models import (
     log_tagger_model,
     logged_model_of_run,

@@ -7,12 +7,11 @@ from nerplat.data.samplers.chain import apply_samplers
 from nerplat.metrics import evaluate_tags
 from nerplat.models.encoders import load_encoder
 from nerplat.models.tagger import build_tagger
-from nerplat.config.trial import Component, DatasetRef, EncoderSettings, TrainSettings, TrialConfig
+from nerplat.config.trial import TrainSettings, TrialConfig
 from nerplat.trial.batching import ids_to_tags
 from nerplat.trial.features import featurize
 from nerplat.trial.predict import predict
 from nerplat.trial.loop import run_trial
-from nerplat.trial.batching import ids_to_tags
 from nerplat.trial.thresholds import CANDIDATES, choose_thresholds, configured_threshold, fixed_threshold_metrics
 
 
