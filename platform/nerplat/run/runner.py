@@ -256,6 +256,7 @@ class ExperimentRunner:
         self.ledger = RunLedger(self.tracker)
         self._refuse_silent_rerun(self.tracker)
         self._refuse_changed_spec(self.tracker)
+        self._refuse_held_lease()
         self._refuse_unreachable_store()
         if self.options.analyze and self.options.replicate:
             from nerplat.analysis.report_folder import owned_files
@@ -338,6 +339,14 @@ class ExperimentRunner:
                 f"MLflow experiment '{self.plan.experiment}' in {self.tracking_uri} already has runs: pass --resume to "
                 "continue it (finished trials are kept), or change `experiment:` in the spec to start a new one"
             )
+
+    def _refuse_held_lease(self) -> None:
+        """A second driver is refused before it starts Ray; the claim itself comes with the summary run."""
+        from nerplat.track.lease import ExperimentLease
+
+        summary = self.tracker.find_summary_run()
+        if summary is not None:
+            ExperimentLease(self.tracking_uri, self.tracker.client, summary.info.run_id, self.plan.experiment).refuse_if_held()
 
     def _refuse_changed_spec(self, tracker: ExperimentTracker) -> None:
         """A resume with another spec or profile would mix two experiments: refused before Ray starts."""

@@ -98,12 +98,7 @@ class ExperimentLease:
         """Claims the lease and starts the heartbeat; UserInputError while another driver holds it."""
         from mlflow.exceptions import MlflowException
 
-        state = read_lease(self.client, self.run_id)
-        if state.holder is not None and state.heartbeat is None:
-            time.sleep(2.0)  # the holder writes its first heartbeat right after its claim
-            state = read_lease(self.client, self.run_id)
-        if not state.free(time.time()):
-            raise UserInputError(self._held_message(state))
+        state = self.refuse_if_held()
         generation = state.generation + 1
         try:
             self.client.log_param(self.run_id, lease_key(generation), self.holder)
@@ -115,6 +110,17 @@ class ExperimentLease:
         self._beat()
         self._thread = threading.Thread(target=self._heartbeats, name="nerplat-lease", daemon=True)
         self._thread.start()
+
+    def refuse_if_held(self) -> LeaseState:
+        """UserInputError while another driver holds the lease; claims nothing (a driver calls it
+        before it starts Ray, then `acquire` claims)."""
+        state = read_lease(self.client, self.run_id)
+        if state.holder is not None and state.heartbeat is None:
+            time.sleep(2.0)  # the holder writes its first heartbeat right after its claim
+            state = read_lease(self.client, self.run_id)
+        if not state.free(time.time()):
+            raise UserInputError(self._held_message(state))
+        return state
 
     def release(self) -> None:
         if self._thread is None:
