@@ -96,7 +96,8 @@ def test_a_lost_tuning_trial_leaves_its_arm_incomplete_and_resume_replaces_it(tm
 
 def test_sigterm_stops_the_run_like_ctrl_c_and_marks_its_runs_interrupted(tmp_path: Path):
     """Item 10: SIGTERM to the driver alone (as Kubernetes sends it): exit 130, runs interrupted, no stack dump."""
-    spec = spec_file(tmp_path, "sigterm")
+    # Six epochs and one trial at a time, so the signal lands while Tune runs, not after a tiny run ended.
+    spec = spec_file(tmp_path, "sigterm", ("max_concurrent: 2", "max_concurrent: 1"), ("epochs: 2", "epochs: 6"))
     driver = nerplat("run", str(spec), "--workdir", str(tmp_path), "--no-analyze", workdir=tmp_path)
     wait_for(driver, tmp_path, "sigterm", tuning_trial_started, "no tuning trial reported")
     driver.send_signal(signal.SIGTERM)

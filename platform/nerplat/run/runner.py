@@ -36,7 +36,7 @@ from nerplat.run.job import PHASE_KEY, TrialJob
 from nerplat.run.ledger import RunLedger
 from nerplat.run.progress import ProgressBoard
 from nerplat.track import schema
-from nerplat.track.runs import ExperimentTracker
+from nerplat.track.runs import ExperimentTracker, experiment_exists
 from nerplat.track.store import StoreLost, resolve_tracking_uri, sqlite_path
 
 # Ray's own console output would fight the progress view; its result loggers (CSV, JSON,
@@ -249,9 +249,10 @@ class ExperimentRunner:
         then the cluster is checked, and only then the summary run is opened and leased."""
         quiet_library_logs(self.options.verbose)
         treat_sigterm_as_ctrl_c()
-        self.tracker = ExperimentTracker.open(
-            self.tracking_uri, self.plan.experiment, spec_sha256=self.plan.spec_sha256, create=not self.options.resume
-        )
+        if self.options.resume and not experiment_exists(self.tracking_uri, self.plan.experiment):
+            # `make run` resumes on a fresh clone too: say so and start, rather than refuse.
+            self.console.print(escape(f"--resume: the store {self.tracking_uri} has no experiment '{self.plan.experiment}' yet; starting it"))
+        self.tracker = ExperimentTracker.open(self.tracking_uri, self.plan.experiment, spec_sha256=self.plan.spec_sha256)
         self.tracker.notify = lambda message: self.console.print(f"[yellow]{escape(message)}[/]")
         self.ledger = RunLedger(self.tracker)
         self._refuse_silent_rerun(self.tracker)

@@ -100,9 +100,8 @@ class ExperimentTracker:
         *,
         spec_sha256: str | None = None,
         timeout: float = 5.0,
-        create: bool = True,
     ) -> ExperimentTracker:
-        """Checks the store (fails fast if a server is down), then gets or (with `create`) creates the experiment."""
+        """Checks the store (fails fast if a server is down), then gets or creates the experiment."""
         check_store(tracking_uri, timeout=timeout)
         environment = environment_report()
         run_tags = {}
@@ -112,7 +111,7 @@ class ExperimentTracker:
         if spec_sha256:
             run_tags[schema.SPEC_SHA] = spec_sha256
         tracker = cls(tracking_uri, "", experiment_name, run_tags, environment)
-        tracker.experiment_id = tracker._get_or_create_experiment(create)
+        tracker.experiment_id = tracker._get_or_create_experiment()
         return tracker
 
     @property
@@ -275,16 +274,10 @@ class ExperimentTracker:
 
     # -- internals --------------------------------------------------------------------------
 
-    def _get_or_create_experiment(self, create: bool) -> str:
+    def _get_or_create_experiment(self) -> str:
         from mlflow.exceptions import MlflowException
 
         experiment = self.client.get_experiment_by_name(self.experiment_name)
-        if experiment is None and not create:
-            raise UserInputError(
-                f"--resume: the MLflow store {self.tracking_uri} has no experiment '{self.experiment_name}' to continue; "
-                "nothing was changed: run without --resume to start it, or point --workdir (or MLFLOW_TRACKING_URI) "
-                "at the store that has it"
-            )
         if experiment is None:
             root = local_artifact_root(self.tracking_uri)
             location = None if root is None else str(root / _folder_name(self.experiment_name))
@@ -406,6 +399,14 @@ class ExperimentTracker:
         if schema.STATUS in run.data.tags:
             self.client.delete_tag(run_id, schema.STATUS)
         return TrackedRun(run_id, run.info.run_name, resumed=True, finished=False, status=None)
+
+
+def experiment_exists(tracking_uri: str, name: str) -> bool:
+    """Whether the store (checked first: a server that is down fails fast) holds experiment `name`."""
+    from mlflow import MlflowClient
+
+    check_store(tracking_uri)
+    return MlflowClient(tracking_uri).get_experiment_by_name(name) is not None
 
 
 def _new(run) -> TrackedRun:

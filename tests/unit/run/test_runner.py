@@ -94,18 +94,6 @@ def runner_for(plan, tmp_path, **options):
     return ExperimentRunner(plan, RunOptions(workdir=tmp_path, **options), Console(quiet=True))
 
 
-def test_resume_of_an_experiment_the_store_lacks_is_refused_and_creates_nothing(tiny_plan, tracking_uri, tmp_path):
-    import ray
-    from mlflow import MlflowClient
-
-    from nerplat.errors import UserInputError
-
-    with pytest.raises(UserInputError, match=f"has no experiment '{tiny_plan.experiment}' to continue"):
-        runner_for(tiny_plan, tmp_path, resume=True).run()
-    assert MlflowClient(tracking_uri).get_experiment_by_name(tiny_plan.experiment) is None
-    assert not ray.is_initialized()
-
-
 def test_resume_after_a_spec_or_profile_change_is_refused_before_ray_starts(tiny_plan, tracking_uri, tmp_path):
     import ray
 

@@ -256,9 +256,12 @@ def test_two_drivers_creating_the_summary_run_at_once_keep_the_older_one(tracker
     assert [run.info.run_id for run in active if run.info.run_name == "summary"] == [first.run_id]
 
 
-def test_open_without_create_refuses_a_missing_experiment(tracking_uri):
+def test_experiment_exists_reads_the_store_without_creating(tracking_uri):
     from mlflow import MlflowClient
 
-    with pytest.raises(UserInputError, match="has no experiment 'absent' to continue"):
-        ExperimentTracker.open(tracking_uri, "absent", create=False)
+    from nerplat.track.runs import experiment_exists
+
+    assert not experiment_exists(tracking_uri, "absent")
     assert MlflowClient(tracking_uri).get_experiment_by_name("absent") is None
+    ExperimentTracker.open(tracking_uri, "present")
+    assert experiment_exists(tracking_uri, "present")
