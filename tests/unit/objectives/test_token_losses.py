@@ -164,3 +164,21 @@ def test_batch_without_labelled_words_gives_zero_loss_that_backpropagates(contex
         loss = make(name, context)(output_of(scores, labels), labels)
         loss.backward()
         assert loss.item() == 0.0
+
+
+@pytest.mark.parametrize("p_outside", [0.6, 0.9, 0.99])
+def test_self_adjusting_dice_pushes_an_o_predicted_entity_word_further_to_o(p_outside):
+    # docs/results/README.md (mom_conll): the dice collapse is the loss's own attractor. One gradient
+    # step (size 1, on the scores) on a gold-entity word that the model gives to O, with CoNLL's 9
+    # labels and 004's eps 1, delta 0.01, raises p(O) and lowers p(gold).
+    from nerplat.objectives import ObjectiveContext
+
+    tags = ["O"] + [f"{b}-{t}" for t in ("PER", "LOC", "ORG", "MISC") for b in "BI"]
+    context = ObjectiveContext(labels=tags, label_counts=[1] * len(tags), max_length=16, seed=0)
+    loss = make("dice", context, eps=1.0, delta=0.01)
+    rest = (1.0 - p_outside) / (len(tags) - 1)
+    scores = torch.log(torch.tensor([[p_outside] + [rest] * (len(tags) - 1)])).requires_grad_(True)
+    gold = torch.tensor([1])  # B-PER
+    loss.word_losses(scores, gold).sum().backward()
+    stepped = F.softmax(scores.detach() - scores.grad, dim=-1)[0]
+    assert stepped[0] > p_outside and stepped[1] < rest
