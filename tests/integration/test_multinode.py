@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from nerplat_processes import SPEC, finish, nerplat, runs, runs_so_far
-from ray_nodes import LocalRayCluster
+from ray_nodes import LocalRayCluster, three_node_cluster
 
 from nerplat.track import schema
 
@@ -23,17 +23,8 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture
 def cluster(tmp_path: Path):
-    nodes = LocalRayCluster(tmp_path, head_cpus=1)
-    try:
-        nodes.start_head()
-        # One at a time: two raylets registering at the same instant sometimes time out here.
-        nodes.add_worker("worker-1", cpus=1, resources={"fake_gpu": 1})
-        nodes.wait_for_nodes(2)
-        nodes.add_worker("worker-2", cpus=1, resources={"fake_gpu": 1})
-        nodes.wait_for_nodes(3)
+    with three_node_cluster(tmp_path) as nodes:
         yield nodes
-    finally:
-        nodes.stop()
 
 
 def test_trials_run_on_worker_nodes_and_survive_a_node_stop(cluster: LocalRayCluster, tmp_path: Path):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from nerplat_processes import finish, nerplat, runs
-from ray_nodes import LocalRayCluster
+from ray_nodes import LocalRayCluster, three_node_cluster
 
 from nerplat.track import schema
 
@@ -26,16 +26,8 @@ EXAMPLE_SPEC = Path(__file__).parents[2] / "examples" / "plugin" / "spec.yaml"
 
 @pytest.fixture
 def cluster(tmp_path: Path):
-    nodes = LocalRayCluster(tmp_path, head_cpus=1)
-    try:
-        nodes.start_head()
-        nodes.add_worker("worker-1", cpus=1, resources={"fake_gpu": 1})
-        nodes.wait_for_nodes(2)
-        nodes.add_worker("worker-2", cpus=1, resources={"fake_gpu": 1})
-        nodes.wait_for_nodes(3)
+    with three_node_cluster(tmp_path) as nodes:
         yield nodes
-    finally:
-        nodes.stop()
 
 
 def test_the_example_plugin_runs_on_the_worker_nodes(cluster: LocalRayCluster, tmp_path: Path):

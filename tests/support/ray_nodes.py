@@ -16,6 +16,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 BIN = Path(sys.executable).parent
@@ -124,3 +126,19 @@ class LocalRayCluster:
         for name in [n for n in self.nodes if n != "head"] + [n for n in self.nodes if n == "head"]:
             self.stop_node(name)
         shutil.rmtree(self.temp_dir, ignore_errors=True)
+
+
+@contextmanager
+def three_node_cluster(workdir: Path) -> Iterator[LocalRayCluster]:
+    """A head (1 CPU) and two workers (1 CPU and one `fake_gpu` each) on 127.0.0.1, stopped after."""
+    nodes = LocalRayCluster(workdir, head_cpus=1)
+    try:
+        nodes.start_head()
+        # One at a time: two raylets registering at the same instant sometimes time out here.
+        nodes.add_worker("worker-1", cpus=1, resources={"fake_gpu": 1})
+        nodes.wait_for_nodes(2)
+        nodes.add_worker("worker-2", cpus=1, resources={"fake_gpu": 1})
+        nodes.wait_for_nodes(3)
+        yield nodes
+    finally:
+        nodes.stop()
