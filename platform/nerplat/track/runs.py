@@ -43,7 +43,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,6 +60,8 @@ from nerplat.track.store import PatientClient, check_store, is_server_uri, local
 # FINISHED; the nerplat.status tag is what tells them apart.
 MLFLOW_STATUS = {"completed": "FINISHED", "early_stopped": "FINISHED", "failed": "FAILED", "interrupted": "KILLED"}
 _MAX_CLAIM_GENERATIONS = 100
+# How SQLite, MySQL and PostgreSQL word a unique-key violation in the errors MLflow passes on.
+_UNIQUE_KEY_ERRORS = ("UNIQUE constraint", "Duplicate entry", "duplicate key")
 
 
 @dataclass(frozen=True)
@@ -340,7 +342,7 @@ class ExperimentTracker:
                 if winner[0] != run.info.run_id:  # else the claim landed and only its answer was lost
                     self.client.delete_run(run.info.run_id)
                     continue
-            self.client.set_tag(run.info.run_id, schema.KIND, tags[schema.KIND])
+            _rewrite_on_race(lambda: self.client.set_tag(run.info.run_id, schema.KIND, tags[schema.KIND]))
             self._delete_unclaimed(parent_run_id, name, run, claimed=[*claims, run.info.run_id])
             return run, True
         raise RuntimeError(f"run {name!r} was deleted and re-created {_MAX_CLAIM_GENERATIONS} times")
@@ -393,7 +395,9 @@ class ExperimentTracker:
         if run.info.status == "FINISHED":
             return TrackedRun(run_id, run.info.run_name, resumed=True, finished=True, status=run.data.tags.get(schema.STATUS))
         missing = [Param(key, value) for key, value in params.items() if key not in existing]
-        self.client.log_batch(run_id, params=missing, tags=[RunTag(key, value) for key, value in tags.items()])
+        _rewrite_on_race(
+            lambda: self.client.log_batch(run_id, params=missing, tags=[RunTag(key, value) for key, value in tags.items()])
+        )
         if run.info.status != "RUNNING":
             self.client.update_run(run_id, status="RUNNING")
         if schema.STATUS in run.data.tags:
@@ -407,6 +411,22 @@ def experiment_exists(tracking_uri: str, name: str) -> bool:
 
     check_store(tracking_uri)
     return MlflowClient(tracking_uri).get_experiment_by_name(name) is not None
+
+
+def _rewrite_on_race(write: Callable[[], None], attempts: int = 3) -> None:
+    """Runs an idempotent write again when a concurrent writer of the same key won the insert.
+
+    MLflow's SQL store upserts a tag by reading then inserting, so two processes writing the same
+    tag at once can get a unique-key error; the second attempt finds the row and updates it.
+    """
+    from mlflow.exceptions import MlflowException
+
+    for attempt in range(attempts):
+        try:
+            return write()
+        except MlflowException as error:
+            if attempt == attempts - 1 or not any(marker in str(error) for marker in _UNIQUE_KEY_ERRORS):
+                raise
 
 
 def _new(run) -> TrackedRun:
