@@ -1,20 +1,30 @@
 #!/usr/bin/env bash
-# Regenerates one committed report: docs/results/reproduce.sh SPEC [PROFILE]
+# Regenerates one committed report: docs/results/reproduce.sh SPEC [PROFILE] [WORKDIR]
 #   runs `nerplat run specs/SPEC.yaml [--profile PROFILE]` in a scratch working directory and copies
 #   its report here (docs/results/SPEC/) with RUN.md: the exact command, commit and wall time.
+#   With WORKDIR (the scratch directory of a run that stopped, printed when it does), the run
+#   resumes there with --resume: finished trials are kept, failed or missing ones run again.
 set -euo pipefail
 spec=$1
 profile=${2:-}
+resume_from=${3:-}
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 out="$repo/docs/results/$spec"
-work=$(mktemp -d "${TMPDIR:-/tmp}/nerplat-results-XXXXXX")
+work=${resume_from:-$(mktemp -d "${TMPDIR:-/tmp}/nerplat-results-XXXXXX")}
 command=(nerplat run "specs/$spec.yaml")
 [ -n "$profile" ] && command+=(--profile "$profile")
+[ -n "$resume_from" ] && command+=(--resume)
 commit=$(git -C "$repo" rev-parse HEAD)
 dirty=$(git -C "$repo" status --porcelain -- platform specs | wc -l)
 started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 begin=$(date +%s)
-(cd "$repo" && "$repo/.venv/bin/${command[0]}" "${command[@]:1}" --workdir "$work") | tee "$work/console.txt"
+status=0
+(cd "$repo" && "$repo/.venv/bin/${command[0]}" "${command[@]:1}" --workdir "$work") | tee -a "$work/console.txt" || status=$?
+if [ "$status" -ne 0 ]; then
+  echo "the run stopped (exit $status); nothing was copied. Resume it with:" >&2
+  echo "  docs/results/reproduce.sh $spec ${profile:-\"\"} $work" >&2
+  exit "$status"
+fi
 seconds=$(( $(date +%s) - begin ))
 rm -rf "$out"
 mkdir -p "$out"
@@ -25,7 +35,7 @@ cat > "$out/RUN.md" <<MD
 
 - command: \`${command[*]}\` (from the repository root; \`docs/results/reproduce.sh $spec${profile:+ $profile}\` reruns it and rewrites this folder)
 - commit: \`$commit\`$( [ "$dirty" -gt 0 ] && echo " (with uncommitted changes under platform/ or specs/)" )
-- started: $started; wall time: $((seconds / 60)) min $((seconds % 60)) s
+- started: $started; wall time: $((seconds / 60)) min $((seconds % 60)) s$( [ -n "$resume_from" ] && echo " (this resumed run only; console.txt holds every attempt)" )
 - machine: $(nproc) CPU cores, no GPU; NERPLAT_DATA=${NERPLAT_DATA:-unset}
 - MLflow store of the run: a scratch directory (not committed); \`console.txt\` is what the command printed
 MD

@@ -67,7 +67,7 @@ def test_a_lost_tuning_trial_leaves_its_arm_incomplete_and_resume_replaces_it(tm
         return any("dev_micro_f1" in r.data.metrics and status_of(r) is None for r in by_kind(all_runs, "trial"))
 
     wait_for(driver, tmp_path, "lost_trial", trial_midway, "no tuning trial reported")
-    killed = trial_worker_pids()
+    killed = trial_worker_pids(driver)
     assert killed, "no trial worker to kill"
     for pid in killed:
         os.kill(pid, signal.SIGKILL)

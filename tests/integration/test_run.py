@@ -123,7 +123,7 @@ def test_a_killed_worker_is_retried_from_its_checkpoint(tmp_path: Path):
         assert driver.poll() is None, driver.communicate()[0]
         started = [r for r in runs_so_far(tmp_path, "killed_worker") if r.data.tags.get(schema.KIND) == "trial" and "dev_micro_f1" in r.data.metrics]
         if started:
-            for pid in trial_worker_pids():
+            for pid in trial_worker_pids(driver):
                 os.kill(pid, signal.SIGKILL)
                 killed = pid
     assert killed is not None, "no trial worker was found to kill"

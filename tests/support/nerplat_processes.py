@@ -55,16 +55,21 @@ def runs_so_far(workdir: Path, experiment: str) -> list:
         return []
 
 
-def trial_worker_pids() -> list[int]:
-    """Ray actors running a Tune function trainable (their process title names it)."""
+def trial_worker_pids(driver: subprocess.Popen) -> list[int]:
+    """Ray actors running a Tune function trainable (their process title names it) of this driver only.
+
+    The driver starts in a session of its own (`nerplat` above) and the Ray processes it starts stay
+    in it, so other Ray clusters on the machine (another test run, a user's experiment) are left alone.
+    """
     pids = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             title = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
+            session = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[3])
+        except (OSError, IndexError, ValueError):
             continue
-        if title.startswith("ray::") and ("ImplicitFunc" in title or "nerplat_trial" in title):
+        if session == driver.pid and title.startswith("ray::") and ("ImplicitFunc" in title or "nerplat_trial" in title):
             pids.append(int(entry.name))
     return pids

@@ -342,7 +342,7 @@ class ExperimentTracker:
                 if winner[0] != run.info.run_id:  # else the claim landed and only its answer was lost
                     self.client.delete_run(run.info.run_id)
                     continue
-            _rewrite_on_race(lambda: self.client.set_tag(run.info.run_id, schema.KIND, tags[schema.KIND]))
+            _rewrite_on_race(self.client.set_tag, run.info.run_id, schema.KIND, tags[schema.KIND])
             self._delete_unclaimed(parent_run_id, name, run, claimed=[*claims, run.info.run_id])
             return run, True
         raise RuntimeError(f"run {name!r} was deleted and re-created {_MAX_CLAIM_GENERATIONS} times")
@@ -395,9 +395,7 @@ class ExperimentTracker:
         if run.info.status == "FINISHED":
             return TrackedRun(run_id, run.info.run_name, resumed=True, finished=True, status=run.data.tags.get(schema.STATUS))
         missing = [Param(key, value) for key, value in params.items() if key not in existing]
-        _rewrite_on_race(
-            lambda: self.client.log_batch(run_id, params=missing, tags=[RunTag(key, value) for key, value in tags.items()])
-        )
+        _rewrite_on_race(self.client.log_batch, run_id, [], missing, [RunTag(key, value) for key, value in tags.items()])
         if run.info.status != "RUNNING":
             self.client.update_run(run_id, status="RUNNING")
         if schema.STATUS in run.data.tags:
@@ -413,7 +411,7 @@ def experiment_exists(tracking_uri: str, name: str) -> bool:
     return MlflowClient(tracking_uri).get_experiment_by_name(name) is not None
 
 
-def _rewrite_on_race(write: Callable[[], None], attempts: int = 3) -> None:
+def _rewrite_on_race(write: Callable[..., None], *args: Any, attempts: int = 3) -> None:
     """Runs an idempotent write again when a concurrent writer of the same key won the insert.
 
     MLflow's SQL store upserts a tag by reading then inserting, so two processes writing the same
@@ -423,7 +421,7 @@ def _rewrite_on_race(write: Callable[[], None], attempts: int = 3) -> None:
 
     for attempt in range(attempts):
         try:
-            return write()
+            return write(*args)
         except MlflowException as error:
             if attempt == attempts - 1 or not any(marker in str(error) for marker in _UNIQUE_KEY_ERRORS):
                 raise
