@@ -300,12 +300,15 @@ class ExperimentTracker:
         return experiment.experiment_id
 
     def _create_run(self, name: str, tags: Mapping[str, str], params: Mapping[str, str]):
+        run = self.client.create_run(self.experiment_id, run_name=name, tags=dict(tags))
+        self._log_params(run.info.run_id, params)
+        return run
+
+    def _log_params(self, run_id: str, params: Mapping[str, str]) -> None:
         from mlflow.entities import Param
 
-        run = self.client.create_run(self.experiment_id, run_name=name, tags=dict(tags))
         if params:
-            self.client.log_batch(run.info.run_id, params=[Param(key, value) for key, value in params.items()])
-        return run
+            self.client.log_batch(run_id, params=[Param(key, value) for key, value in params.items()])
 
     def _find_top_level_run(self, name: str, kind: str):
         from mlflow.entities import ViewType
@@ -331,7 +334,9 @@ class ExperimentTracker:
             claims = self._child_claims(parent_run_id, name)
             if claims and (current := self._active_run(claims[-1])) is not None:
                 return current, False
-            run = self._create_run(name, {k: v for k, v in tags.items() if k != schema.KIND}, params)
+            run = self._create_unclaimed_run(name, {k: v for k, v in tags.items() if k != schema.KIND}, params)
+            if run is None:  # a racing creator that claimed first cleaned it up: adopt its run
+                continue
             key = child_claim_key(len(claims) + 1, name)
             try:
                 self.client.log_param(parent_run_id, key, run.info.run_id)
@@ -347,11 +352,29 @@ class ExperimentTracker:
             return run, True
         raise RuntimeError(f"run {name!r} was deleted and re-created {_MAX_CLAIM_GENERATIONS} times")
 
+    def _create_unclaimed_run(self, name: str, tags: Mapping[str, str], params: Mapping[str, str]):
+        """A new child run before its claim, or None if a racing creator deleted it meanwhile.
+
+        A creator that wins a claim deletes the older unclaimed runs of that name (`_delete_unclaimed`),
+        which includes the run of a creator that made its run first but has not yet logged its params.
+        """
+        from mlflow.exceptions import MlflowException
+
+        run = self.client.create_run(self.experiment_id, run_name=name, tags=dict(tags))
+        try:
+            self._log_params(run.info.run_id, params)
+        except MlflowException:
+            if self._active_run(run.info.run_id) is None:
+                return None
+            raise
+        return run
+
     def _delete_unclaimed(self, parent_run_id: str, name: str, winner, claimed: list[str]) -> None:
         """Deletes older runs called `name` that no claim names: left by a creator killed before it claimed.
 
         Only runs no younger than the winner: a younger run belongs to a creator still racing, which
-        loses its claim and deletes its run itself (as it also does if its run is deleted here).
+        loses its claim and deletes its run itself. An older one may too (created first, claiming
+        later); that creator finds its run deleted and adopts the winner's (`_create_unclaimed_run`).
         """
         for run in self.client.search_runs(
             [self.experiment_id],

@@ -149,6 +149,26 @@ def test_racing_creators_of_one_name_end_up_with_one_run(tracker):
     assert set(results) == {active[0].info.run_id}
 
 
+def test_a_creator_whose_unclaimed_run_a_faster_racer_deleted_adopts_the_racers_run(tracker):
+    """The interleaving behind a flaky CI failure: B creates its run first, A claims first and cleans up B's."""
+    arm = tracker.start_arm_run(ARM, "tune")
+    racer_a, racer_b = (pickle.loads(pickle.dumps(tracker)) for _ in range(2))
+    create_run = racer_b.client.create_run
+    won = []
+
+    def create_then_lose_the_race(*args, **kwargs):
+        run = create_run(*args, **kwargs)
+        if not won:  # before B logs its params, A creates, claims, and deletes B's older unclaimed run
+            won.append(racer_a.start_trial_run(arm.run_id, ARM, "raced", params=CONFIG).run_id)
+            assert tracker.client.get_run(run.info.run_id).info.lifecycle_stage == "deleted"
+        return run
+
+    racer_b.client.create_run = create_then_lose_the_race
+    adopted = racer_b.start_trial_run(arm.run_id, ARM, "raced", params=CONFIG)
+    assert adopted.run_id == won[0] and adopted.resumed
+    assert [run.info.run_id for run in runs_named(tracker, f"{ARM}/tune/raced")] == won
+
+
 def test_a_deleted_child_is_created_again_under_a_new_claim(tracker):
     arm = tracker.start_arm_run(ARM, "tune")
     first = tracker.start_trial_run(arm.run_id, ARM, "t1")
