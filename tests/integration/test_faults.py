@@ -58,13 +58,15 @@ def tuning_trial_started(all_runs: list) -> bool:
     return any("dev_micro_f1" in r.data.metrics for r in by_kind(all_runs, "trial"))
 
 
+def trial_midway(all_runs: list) -> bool:
+    """A tuning trial that reported an epoch and has epochs to go."""
+    return any("dev_micro_f1" in r.data.metrics and status_of(r) is None for r in by_kind(all_runs, "trial"))
+
+
 def test_a_lost_tuning_trial_leaves_its_arm_incomplete_and_resume_replaces_it(tmp_path: Path):
     """Item 2 and 5: a killed worker (no retries) fails the run; --resume runs the missing trial."""
     spec = spec_file(tmp_path, "lost_trial", ("max_concurrent: 2", "max_concurrent: 1"), ("epochs: 2", "epochs: 6"))
     driver = nerplat("run", str(spec), "--workdir", str(tmp_path), "--no-analyze", workdir=tmp_path)
-
-    def trial_midway(all_runs: list) -> bool:  # reported an epoch, has epochs to go
-        return any("dev_micro_f1" in r.data.metrics and status_of(r) is None for r in by_kind(all_runs, "trial"))
 
     wait_for(driver, tmp_path, "lost_trial", trial_midway, "no tuning trial reported")
     killed = trial_worker_pids(driver)
@@ -96,10 +98,12 @@ def test_a_lost_tuning_trial_leaves_its_arm_incomplete_and_resume_replaces_it(tm
 
 def test_sigterm_stops_the_run_like_ctrl_c_and_marks_its_runs_interrupted(tmp_path: Path):
     """Item 10: SIGTERM to the driver alone (as Kubernetes sends it): exit 130, runs interrupted, no stack dump."""
-    # Six epochs and one trial at a time, so the signal lands while Tune runs, not after a tiny run ended.
-    spec = spec_file(tmp_path, "sigterm", ("max_concurrent: 2", "max_concurrent: 1"), ("epochs: 2", "epochs: 6"))
+    # One trial at a time with 60 epochs (a tiny-encoder epoch takes well under a second), signalled
+    # midway, so the signal lands while a trial trains: with 6 epochs a fast machine finished the
+    # trial between the poll and the signal, and no trial was left to interrupt.
+    spec = spec_file(tmp_path, "sigterm", ("max_concurrent: 2", "max_concurrent: 1"), ("epochs: 2", "epochs: 60"))
     driver = nerplat("run", str(spec), "--workdir", str(tmp_path), "--no-analyze", workdir=tmp_path)
-    wait_for(driver, tmp_path, "sigterm", tuning_trial_started, "no tuning trial reported")
+    wait_for(driver, tmp_path, "sigterm", trial_midway, "no tuning trial reported")
     driver.send_signal(signal.SIGTERM)
     code, output = finish(driver, timeout=300)
     assert code == 130, output
