@@ -151,9 +151,10 @@ HTML = CellMarkup(html.escape, "<b>{}</b>", "<u>{}</u>", "<sub>{}</sub>", ARROWS
 
 
 def to_html(table: Table) -> str:
-    """An HTML fragment (a <figure> holding the table); `html_page` wraps fragments in a page."""
+    """An HTML fragment (a <figure> holding the table in a box of its own that scrolls sideways when the
+    table is wider than the page, and the notes below it); `html_page` wraps fragments in a page."""
     e = html.escape
-    lines = [f'<figure class="nerplat-table" id="{e(table.name)}">', "<table>", f"<caption>{e(table.caption)}</caption>", "<thead>"]
+    lines = [f'<figure class="nerplat-table" id="{e(table.name)}">', '<div class="table-scroll">', "<table>", f"<caption>{e(table.caption)}</caption>", "<thead>"]
     if table.has_groups():
         cells = [f'<th rowspan="2">{e(table.row_header)}</th>'] + [
             f'<th colspan="{w}">{e(g)}</th>' if w > 1 else f"<th>{e(g)}</th>" for g, w in _spans(table)
@@ -170,7 +171,7 @@ def to_html(table: Table) -> str:
             f'<td class="text">{format_cell(c, HTML)}</td>' if text else f"<td>{format_cell(c, HTML)}</td>" for c, text in zip(row.cells, text_columns)
         )
         lines.append(f"<tr{attribute}><th>{e(row.label)}</th>{cells}</tr>")
-    lines += ["</tbody>", "</table>"]
+    lines += ["</tbody>", "</table>", "</div>"]
     lines += [f'<p class="note">{e(n)}</p>' for n in table.notes]
     lines.append("</figure>")
     return "\n".join(lines) + "\n"
@@ -178,7 +179,8 @@ def to_html(table: Table) -> str:
 
 HTML_STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 80em; color: #222; }
-figure.nerplat-table { margin: 2em 0; overflow-x: auto; }
+figure.nerplat-table { margin: 2em 0; }
+.table-scroll { overflow-x: auto; max-width: 100%; }
 table { border-collapse: collapse; font-variant-numeric: tabular-nums; }
 caption { caption-side: top; text-align: left; padding-bottom: .5em; }
 th, td { padding: .25em .6em; text-align: right; white-space: nowrap; }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 
 import pytest
 
@@ -49,6 +50,13 @@ def test_html_escapes_and_marks():
     assert "<td><b>0.7000</b> (+0.2000)<sup>†</sup></td>" in text
     assert '<tr class="rule"><th>Macro-avg</th>' in text
     assert html_page("t", text).startswith("<!DOCTYPE html>")
+
+
+def test_a_wide_html_table_scrolls_in_its_own_box():
+    text = to_html(TABLE)
+    box = text.index('<div class="table-scroll">')
+    assert box < text.index("<table>") < text.index("</table>") < text.index("</div>") < text.index('<p class="note">')
+    assert re.search(r"\.table-scroll \{[^}]*overflow-x: auto", html_page("t", text))
 
 
 def test_csv_is_one_line_per_cell_with_exact_numbers():
