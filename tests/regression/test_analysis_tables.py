@@ -47,6 +47,15 @@ def _resampling_frame() -> pl.DataFrame:
     return pl.concat(frames)
 
 
+CHOSEN = pl.DataFrame({
+    "arm": ["conll2003/low_resource-20/mom", "conll2003/low_resource-20/focal", "wnut17/low_resource-20/mom"],
+    "param.objective.gamma": [None, 2.0, None],
+    "param.objective.lambda": [0.3512, None, 0.05],
+    "param.train.lr": [2e-5, 5e-5, 3e-5],
+    "dev_best_micro_f1": [0.6123, 0.5987, 0.4012],
+})
+
+
 def _layouts() -> dict[str, layouts.Table]:
     frame = _frame()
     axes = setting_axes(frame)
@@ -63,6 +72,7 @@ def _layouts() -> dict[str, layouts.Table]:
         "tests": layouts.tests_table(
             comparison.tests.filter(pl.col("family") == "pairs"), SETTINGS, "tests-pairs", "Paired tests of mom against focal."
         ),
+        "chosen": layouts.chosen_table(CHOSEN),
     }
 
 

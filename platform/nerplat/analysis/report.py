@@ -166,12 +166,17 @@ class Analysis:
 
 
 def analyse(
-    replicates: pl.DataFrame, trials: pl.DataFrame, settings: AnalysisSettings, epochs: pl.DataFrame | None = None
+    replicates: pl.DataFrame,
+    trials: pl.DataFrame,
+    settings: AnalysisSettings,
+    epochs: pl.DataFrame | None = None,
+    chosen: pl.DataFrame | None = None,
 ) -> Analysis:
     """Statistics, tables and plots of one experiment's frames; pure (no MLflow, no files).
 
     `epochs` (per-epoch dev metrics, `runs.epoch_frame`) gives the dev curves and convergence verdicts;
-    without it `converged` is null throughout.
+    without it `converged` is null throughout. `chosen` (`runs.chosen_frame`) gives the table of the
+    hyper-parameters each tuned arm chose.
     """
     warnings: list[str] = []
     unfinished = replicates.filter(pl.col("status").is_in(UNUSABLE_STATUSES))
@@ -204,6 +209,8 @@ def analyse(
         warnings.append(f"no corpus statistics for {', '.join(absent)} (not a registered corpus or local folder): left out of the dataset table")
     curves = dev_curves(usable, epochs, curve_metric)
     tables += layouts.dev_curve_tables(curves, verdicts, settings, axes)
+    choices = layouts.chosen_table(chosen) if chosen is not None else None
+    tables += [choices] if choices else []
     for family, part in tests.partition_by("family", as_dict=True, maintain_order=True).items() if not tests.is_empty() else []:
         tables.append(layouts.tests_table(part, settings, layouts.slug("tests", family[0]), _family_caption(family[0], comparison.best_other, settings)))
 
@@ -324,9 +331,10 @@ def write_report(
 ) -> tuple[list[str], list[str]]:
     """Writes frames, tables, plots and the report pages into `folder`; returns the warnings and the
     unconverged-cell lines."""
-    analysis = analyse(runs.replicates, runs.trials, settings, runs.epochs)
+    analysis = analyse(runs.replicates, runs.trials, settings, runs.epochs, runs.chosen)
     runs.replicates.write_parquet(folder / "runs.parquet")
     runs.trials.write_parquet(folder / "trials.parquet")
+    runs.chosen.write_parquet(folder / "chosen.parquet")
     analysis.summary.write_parquet(folder / "summary.parquet")
     analysis.tests.write_parquet(folder / "tests.parquet")
     analysis.missing.write_parquet(folder / "missing_partners.parquet")
@@ -371,7 +379,8 @@ def _report_markdown(experiment: str, settings: AnalysisSettings, analysis: Anal
     lines += [
         "## Data",
         "",
-        "`runs.parquet` (one row per replicate run), `trials.parquet` (tune trials), `summary.parquet` "
+        "`runs.parquet` (one row per replicate run), `trials.parquet` (tune trials), `chosen.parquet` "
+        "(the hyper-parameters each tuned arm chose), `summary.parquet` "
         "(mean, sd, bootstrap SE and CI per setting and metric, and the cell's `converged` verdict), `tests.parquet` "
         "(paired tests with Holm, `mde` and `n_needed`), "
         "`missing_partners.csv` (runs left out of tests).",

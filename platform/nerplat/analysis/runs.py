@@ -2,7 +2,8 @@
 
 Replicate runs become the frame every statistic is computed from: identity columns (from the
 `nerplat.*` tags of `track/schema.py`) and one Float64 column per metric. Tune trials become a
-second frame with their sampled hyper-parameters. Nothing here computes statistics.
+second frame with their sampled hyper-parameters, and the tune parent runs a third with the
+configuration each arm chose. Nothing here computes statistics.
 """
 
 from __future__ import annotations
@@ -171,6 +172,43 @@ def trial_frame(runs: list[Run]) -> pl.DataFrame:
 
     extra = {"trial": pl.String()} | {p: pl.String() for p in params}
     frame = _run_frame(runs, extra, trial_columns)
+    return _numeric_params(frame, params).sort("dataset", "sampler", "method", "trial", "run_id")
+
+
+def chosen_frame(runs: list[Run]) -> pl.DataFrame:
+    """One row per tune parent run that chose a configuration: identity columns, the chosen values as
+    `param.<dotted name>` columns (from the `nerplat.sampled` tag), and its `dev_best_<metric>`.
+
+    Runs without the tag (a tuning that did not finish) are left out; a parameter column becomes
+    Float64 when every value in it is a number.
+    """
+    chosen = {run.info.run_id: values for run in runs if (values := _sampled(run)) is not None}
+    params = sorted({PARAM_PREFIX + name for values in chosen.values() for name in values})
+
+    def chosen_columns(run: Run) -> dict[str, Any]:
+        return {PARAM_PREFIX + name: value if isinstance(value, str) else json.dumps(value) for name, value in chosen[run.info.run_id].items()}
+
+    frame = _run_frame([run for run in runs if run.info.run_id in chosen], {p: pl.String() for p in params}, chosen_columns)
+    return _numeric_params(frame, params).sort("dataset", "sampler", "method", "arm", "run_id")
+
+
+def _sampled(run: Run) -> dict[str, Any] | None:
+    text = run.data.tags.get(schema.SAMPLED)
+    if text is None:
+        return None
+    try:
+        values = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise UserInputError(
+            Problem(f"tag {schema.SAMPLED} of run {run.info.run_id} is not JSON: {error.msg}", path=schema.SAMPLED)
+        ) from None
+    if not isinstance(values, dict):
+        raise UserInputError(Problem(f"tag {schema.SAMPLED} of run {run.info.run_id} is not a JSON object", path=schema.SAMPLED))
+    return values
+
+
+def _numeric_params(frame: pl.DataFrame, params: list[str]) -> pl.DataFrame:
+    """`params` columns cast to Float64 where every value parses as a number."""
     numeric = []
     for column in params:
         try:
@@ -178,7 +216,7 @@ def trial_frame(runs: list[Run]) -> pl.DataFrame:
         except pl.exceptions.InvalidOperationError:
             continue
         numeric.append(column)
-    return frame.with_columns(pl.col(numeric).cast(pl.Float64)).sort("dataset", "sampler", "method", "trial", "run_id")
+    return frame.with_columns(pl.col(numeric).cast(pl.Float64))
 
 
 def epoch_frame(client: MlflowClient, runs: list[Run], metrics: tuple[str, ...] = CURVE_METRICS) -> pl.DataFrame:
@@ -208,6 +246,7 @@ class ExperimentRuns:
     summary_run_id: str | None
     plan: dict | None
     epochs: pl.DataFrame  # per-epoch dev metrics of the replicate runs (`epoch_frame`)
+    chosen: pl.DataFrame  # the configuration each tuned arm chose (`chosen_frame`)
 
 
 def fetch_experiment(client: MlflowClient, name: str) -> ExperimentRuns:
@@ -221,6 +260,7 @@ def fetch_experiment(client: MlflowClient, name: str) -> ExperimentRuns:
         summary_run_id=summary.info.run_id if summary else None,
         plan=read_plan(client, summary) if summary else None,
         epochs=epoch_frame(client, replicates),
+        chosen=chosen_frame([run for run in search_all(client, experiment.experiment_id, "arm") if run.data.tags.get(schema.PHASE) == "tune"]),
     )
 
 

@@ -12,6 +12,7 @@ Layouts (the papers' tables they reproduce):
   dev-curve table   per cell: mean dev score per epoch, share of replicates that selected the last
                     epoch, and the convergence verdict (`convergence`)
   tests table       every paired test behind the marks, with raw and Holm-adjusted p-values and power
+  chosen table      per tuned arm, the hyper-parameters chosen on dev and the dev score they reached
 Cells of a budget that did not converge carry ‡ and a footnote with the rule.
 Best and second best of a ranked column are marked (bold, underlined) on the printed values, so
 values that print the same share a rank.
@@ -27,6 +28,7 @@ from typing import Literal
 import polars as pl
 
 from nerplat.analysis.convergence import RULE
+from nerplat.analysis.runs import PARAM_PREFIX
 from nerplat.analysis.settings import AnalysisSettings
 
 HEADLINE = (("precision", "P"), ("recall", "R"), ("f1", "F1"))
@@ -544,3 +546,31 @@ def _p_text(p: float | None) -> str:
     if p is None:
         return "n/a"
     return "<0.0001" if p < 1e-4 else f"{p:.4f}"
+
+
+def chosen_table(chosen: pl.DataFrame, name: str = "chosen-hyperparameters") -> Table | None:
+    """Per tuned arm, the searched values chosen on dev and the dev score of that trial; blank where
+    an arm did not search a parameter. None when no arm was tuned."""
+    if chosen.is_empty():
+        return None
+    params = [c for c in chosen.columns if c.startswith(PARAM_PREFIX) and chosen[c].null_count() < chosen.height]
+    scores = [c for c in chosen.columns if c.startswith("dev_best_")]
+    body = []
+    for row in sorted(chosen.iter_rows(named=True), key=lambda r: natural_key(r["arm"])):
+        cells = [Cell(text=_value_text(row[p])) for p in params]
+        cells += [Cell(value=row[s]) for s in scores]
+        body.append(Row(str(row["arm"]), tuple(cells)))
+    columns = tuple(Column("", p.removeprefix(PARAM_PREFIX), ranked=False) for p in params)
+    columns += tuple(Column("", s, ranked=False) for s in scores)
+    caption = (
+        "Hyper-parameters chosen on dev for each tuned arm: the searched values of its trial with the best dev score, "
+        "which every replicate of the arm re-trained; blank where the arm did not search the parameter."
+    )
+    return Table(name, caption, "Arm", columns, tuple(body), ("Arms without a search space went straight to their replicates and are not listed.",))
+
+
+def _value_text(value: object) -> str:
+    """A chosen value as written in a spec: numbers to 4 significant digits (2e-05, 0.3), others as they are."""
+    if value is None:
+        return ""
+    return f"{value:.4g}" if isinstance(value, float) else str(value)

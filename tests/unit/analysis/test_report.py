@@ -213,8 +213,10 @@ def test_report_gives_convergence_power_and_the_best_other_partner(store, tmp_pa
             curve = (0.2, 0.3, 0.4, 0.5) if rising else (0.4, 0.5, 0.5, 0.49)
             store.client.log_batch(run_id, metrics=[Metric("dev_micro_f1", v, 1, e) for e, v in enumerate(curve, start=1)])
     store.summary({**PLAN, "analysis": {**PLAN["analysis"], "against_best": ["mom"]}})
+    tune = {schema.PHASE: "tune", schema.ARM: "toy/low_resource-20/mom", schema.METHOD: "mom", schema.DATASET: "toy"}
+    store.run("arm", tune | {schema.SAMPLED: json.dumps({"objective.lambda": 0.35})}, {"dev_best_micro_f1": 0.52})
     out = tmp_path / "report"
-    report = analyze_experiment(store.experiment, store.client.tracking_uri, out, ["md"])
+    report = analyze_experiment(store.experiment, store.client.tracking_uri, out, ["md", "html"])
 
     summary = pl.read_parquet(out / "summary.parquet")
     assert dict(summary.select("method", "converged").unique().iter_rows()) == {"ce": False, "focal": True, "mom": True}
@@ -227,3 +229,10 @@ def test_report_gives_convergence_power_and_the_best_other_partner(store, tmp_pa
     assert (out / "tables" / "dev-curve-toy-low_resource-size-20.md").exists()
     assert "‡" in (out / "tables" / "comparison-low_resource-size-20.md").read_text()
     assert "Selection caveat" in (out / "tables" / "tests-best-other.md").read_text()
+
+    # the report page shows the convergence and power columns, and the chosen hyper-parameters
+    page = (out / "report.html").read_text()
+    for header in ("<th>Converged</th>", "<th>Last epoch selected</th>", "<th>MDE</th>", "<th>Pairs needed</th>", "<th>objective.lambda</th>"):
+        assert header in page, header
+    assert '<figure class="nerplat-table" id="chosen-hyperparameters">' in page and "<td>0.35</td>" in page
+    assert page.count('<div class="table-scroll">') == page.count("<table>") > 1  # every table scrolls in its own box

@@ -101,3 +101,28 @@ def test_epoch_frame_reads_the_per_epoch_dev_history_keeping_a_repeated_step_onc
     store.client.log_batch(run_id, metrics=points)
     epochs = fetch_experiment(open_client(store.client.tracking_uri), store.experiment).epochs
     assert epochs.filter(pl.col("run_id") == run_id).select("epoch", "value").rows() == [(1, 0.3), (2, 0.45), (3, 0.5)]
+
+
+def test_chosen_frame_reads_the_configuration_each_tune_parent_chose(store):
+    import json
+
+    arm = {schema.PHASE: "tune", schema.DATASET: "toy", schema.METHOD: "mom"}
+    store.run("arm", arm | {schema.ARM: "toy/full/mom", schema.SAMPLED: json.dumps({"objective.lambda": 0.25, "train.lr": 2e-5})},
+              {"dev_best_micro_f1": 0.61})
+    store.run("arm", arm | {schema.ARM: "toy/full/focal", schema.METHOD: "focal", schema.SAMPLED: json.dumps({"objective.gamma": 2})},
+              {"dev_best_micro_f1": 0.58})
+    store.run("arm", arm | {schema.ARM: "toy/full/dice"})  # its tuning did not finish: nothing chosen
+    store.run("arm", {schema.PHASE: "replicate", schema.ARM: "toy/full/mom", schema.SAMPLED: json.dumps({"objective.lambda": 0.25})})
+    chosen = fetch_experiment(open_client(store.client.tracking_uri), store.experiment).chosen
+
+    assert sorted(chosen["arm"].to_list()) == ["toy/full/focal", "toy/full/mom"]
+    assert chosen.schema["param.objective.lambda"] == pl.Float64 and chosen.schema["param.objective.gamma"] == pl.Float64
+    mom = chosen.filter(pl.col("arm") == "toy/full/mom").row(0, named=True)
+    assert (mom["param.objective.lambda"], mom["param.train.lr"], mom["param.objective.gamma"]) == (0.25, 2e-5, None)
+    assert mom["dev_best_micro_f1"] == 0.61
+
+
+def test_a_sampled_tag_that_is_not_json_is_a_user_error(store):
+    store.run("arm", {schema.PHASE: "tune", schema.SAMPLED: "{lambda: 0.2"})
+    with pytest.raises(UserInputError, match="nerplat.sampled of run .* is not JSON"):
+        fetch_experiment(open_client(store.client.tracking_uri), store.experiment)

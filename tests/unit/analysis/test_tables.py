@@ -183,3 +183,20 @@ def test_the_dev_curve_table_lists_epochs_the_share_and_the_verdict():
     ce, mom = table.rows
     assert [c.value for c in ce.cells[:2]] == [0.4, 0.6] and ce.cells[2].text == "100%" and ce.cells[3].text == "no ‡"
     assert mom.cells[3].text == "yes"
+
+
+def test_chosen_table_lists_each_tuned_arms_values_and_dev_score():
+    chosen = pl.DataFrame({
+        "arm": ["toy/full/mom", "toy/full/focal"],
+        "param.objective.gamma": [None, 2.0],
+        "param.objective.lambda": [0.25, None],
+        "param.train.lr": [2e-5, 3e-5],
+        "param.unused": pl.Series([None, None], dtype=pl.String),
+        "dev_best_micro_f1": [0.61, 0.58],
+    })
+    table = layouts.chosen_table(chosen)
+    assert [c.name for c in table.columns] == ["objective.gamma", "objective.lambda", "train.lr", "dev_best_micro_f1"]
+    assert [r.label for r in table.rows] == ["toy/full/focal", "toy/full/mom"]
+    mom = table.rows[1].cells
+    assert [c.text for c in mom[:3]] == ["", "0.25", "2e-05"] and mom[3].value == 0.61
+    assert layouts.chosen_table(chosen.clear()) is None  # no arm was tuned: no table
