@@ -7,6 +7,7 @@ temporary working directory, then reads what the run left in MLflow.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import time
 from collections import Counter
@@ -47,6 +48,14 @@ def check_complete_experiment(workdir: Path, experiment: str) -> list:
     return all_runs
 
 
+def check_progress_lines(output: str) -> None:
+    """Piped (as in CI), the run says what starts as it starts, then prints timestamped status lines."""
+    stages = ["opening the MLflow store", "starting Ray", "Ray started, dashboard at http://127.0.0.1:", "tuning ", "replicates: ", "analysis: "]
+    at = [output.find(stage) for stage in stages]
+    assert -1 not in at and at == sorted(at), output
+    assert re.search(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} elapsed \S+; ETA \S+; trials \d+/\d+ done", output, re.MULTILINE), output
+
+
 def check_one_registered_model_per_arm(workdir: Path, experiment: str, replicates: list) -> None:
     """replicate.models defaults to best: one version per arm, from one of its replicates, even after --resume."""
     from mlflow import MlflowClient
@@ -60,8 +69,9 @@ def check_one_registered_model_per_arm(workdir: Path, experiment: str, replicate
 
 
 def test_full_tiny_run_tracks_every_trial_and_replicate_once(tmp_path: Path):
-    code, output = finish(nerplat("run", str(SPEC), "--workdir", str(tmp_path), workdir=tmp_path))
+    code, output = finish(nerplat("run", str(SPEC), "--workdir", str(tmp_path), "--progress-every", "2", workdir=tmp_path))
     assert code == 0, output
+    check_progress_lines(output)
     all_runs = check_complete_experiment(tmp_path, "tiny_run")
     replicate = next(run for run in all_runs if run.data.tags[schema.KIND] == "replicate")
     from mlflow import MlflowClient

@@ -16,6 +16,7 @@ from rich.markup import escape
 
 from nerplat.cli.options import PROFILE_OPTION, SET_OPTION, Verbosity, compile_spec, format_values, print_figures
 from nerplat.cli.train_commands import bench_app
+from nerplat.run.progress import DEFAULT_EVERY
 
 
 def run(
@@ -34,6 +35,10 @@ def run(
     tune_only: bool = typer.Option(False, "--tune-only", help="Stop after the tune phase; a later --resume replicates."),
     verbose: bool = typer.Option(False, "--verbose", help="Show Ray's worker logs (as the global -v)."),
     as_json: bool = typer.Option(False, "--json", help="Print the outcome as JSON on stdout (progress goes to stderr)."),
+    progress_every: int = typer.Option(
+        DEFAULT_EVERY, "--progress-every", min=1, metavar="SECONDS",
+        help="When the progress output is not a terminal (CI logs, nohup), print a plain timestamped progress line every SECONDS.",
+    ),
 ) -> None:
     """Run every arm of SPEC: tune on dev, replicate the best configuration, analyse.
 
@@ -49,7 +54,7 @@ def run(
     plan = compile_spec(spec, profile, overrides)
     options = RunOptions(
         workdir=workdir.resolve(), resume=resume, address=address, storage=storage, analyze=analyze, replicate=not tune_only,
-        verbose=verbose or Verbosity.verbose(),
+        verbose=verbose or Verbosity.verbose(), progress_every=progress_every,
     )
     runner = ExperimentRunner(plan, options, console)
     hint = escape(resume_command(spec, profile=profile, overrides=overrides, workdir=workdir, storage=storage, address=address))

@@ -34,7 +34,7 @@ from nerplat.plugins import files_record
 from nerplat.plan.model import Arm, Plan
 from nerplat.run.job import PHASE_KEY, TrialJob
 from nerplat.run.ledger import RunLedger
-from nerplat.run.progress import ProgressBoard
+from nerplat.run.progress import DEFAULT_EVERY, ProgressBoard
 from nerplat.track import schema
 from nerplat.track.runs import ExperimentTracker, experiment_exists
 from nerplat.track.store import StoreLost, resolve_tracking_uri, sqlite_path
@@ -93,6 +93,7 @@ class RunOptions:
     replicate: bool = True  # False: tune only; a later --resume runs the replicates
     report_dir: Path | None = None  # default <workdir>/reports/<experiment>
     verbose: bool = False
+    progress_every: float = DEFAULT_EVERY  # seconds between status lines when the console is not a terminal
 
 
 @dataclass
@@ -132,13 +133,13 @@ def quiet_library_logs(verbose: bool) -> None:
     optuna.logging.set_verbosity(optuna.logging.INFO if verbose else optuna.logging.WARNING)
 
 
-def connect_ray(address: str | None, verbose: bool) -> None:
+def connect_ray(address: str | None, verbose: bool) -> str | None:
     """Embedded local Ray, reachable from this machine only, unless an address (or RAY_ADDRESS)
-    names a running cluster."""
+    names a running cluster. Returns the Ray dashboard's URL (None when the cluster runs none)."""
     import ray
 
     if ray.is_initialized():
-        return
+        return None  # this process connected earlier (a test, a notebook) and printed the URL then
     from nerplat.plugins import ray_runtime_env
 
     address = address or os.environ.get("RAY_ADDRESS")
@@ -150,8 +151,7 @@ def connect_ray(address: str | None, verbose: bool) -> None:
         "logging_level": logging.INFO if verbose else logging.ERROR,
     }
     if address:
-        ray.init(address=address, **kwargs)
-        return
+        return dashboard_url(ray.init(address=address, **kwargs))
     # Every process of an embedded cluster (GCS, raylet, workers, agents) listens on loopback only:
     # Ray binds its servers to the node IP when that is loopback, and takes loopback as the node IP
     # while its multi-node switch is off (read by services.get_node_ip_address; the switch macOS and
@@ -164,9 +164,17 @@ def connect_ray(address: str | None, verbose: bool) -> None:
     try:
         # The dashboard (state API) is what Train V2 uses to clean up stopped trials
         # (../shared/ENVIRONMENT.md, item 1).
-        ray.init(include_dashboard=True, dashboard_host="127.0.0.1", **kwargs)
+        return dashboard_url(ray.init(include_dashboard=True, dashboard_host="127.0.0.1", **kwargs))
     finally:
         ray_constants.ENABLE_RAY_CLUSTER = multi_node  # a later ray.init(address=...) finds its node as usual
+
+
+def dashboard_url(context: Any) -> str | None:
+    """The dashboard address of `ray.init`'s context as a URL ('127.0.0.1:8265' -> 'http://127.0.0.1:8265')."""
+    address = getattr(context, "dashboard_url", None)
+    if not address:
+        return None
+    return address if "://" in address else f"http://{address}"
 
 
 def configure_ray_environment(storage: str) -> None:
@@ -240,7 +248,7 @@ class ExperimentRunner:
         self.select_metric = _select_key(plan)
         self.tracker: ExperimentTracker | None = None
         self.ledger: RunLedger | None = None
-        self.board: ProgressBoard | None = None
+        self.board = ProgressBoard(plan.experiment, console, every=options.progress_every)
 
     # -- entry --------------------------------------------------------------------------------
 
@@ -249,6 +257,7 @@ class ExperimentRunner:
         then the cluster is checked, and only then the summary run is opened and leased."""
         quiet_library_logs(self.options.verbose)
         treat_sigterm_as_ctrl_c()
+        self.board.stage(f"opening the MLflow store {self.tracking_uri}")
         if self.options.resume and not experiment_exists(self.tracking_uri, self.plan.experiment):
             # `make run` resumes on a fresh clone too: say so and start, rather than refuse.
             self.console.print(escape(f"--resume: the store {self.tracking_uri} has no experiment '{self.plan.experiment}' yet; starting it"))
@@ -264,13 +273,14 @@ class ExperimentRunner:
 
             owned_files(self.report_dir)  # a folder no report wrote is refused now, not after training
         configure_ray_environment(self.storage)
-        connect_ray(self.options.address, self.options.verbose)
+        self._start_ray()
         treat_sigterm_as_ctrl_c()
         self._refuse_unplaceable()
         summary_run = self.ledger.start_summary(self.plan, plugin_files=files_record())
         try:
-            summary = self._run_arms()
-            self._analyze_into(summary)
+            with self.board:
+                summary = self._run_arms()
+                self._analyze_into(summary)
         except (Interrupted, KeyboardInterrupt):
             self.ledger.interrupt_phases()
             self.ledger.finish_summary(summary_run.run_id, "interrupted")
@@ -286,22 +296,30 @@ class ExperimentRunner:
         self.ledger.finish_summary(summary_run.run_id, summary.status)
         return summary
 
+    def _start_ray(self) -> None:
+        """Connects to Ray (its start takes tens of seconds: said before, and its dashboard after)."""
+        address = self.options.address or os.environ.get("RAY_ADDRESS")
+        self.board.stage(f"connecting to Ray at {address}" if address else "starting Ray (embedded, on 127.0.0.1)")
+        url = connect_ray(self.options.address, self.options.verbose)
+        started = f"connected to Ray at {address}" if address else "Ray started"
+        self.board.stage(f"{started}, dashboard at {url}" if url else f"{started} (no dashboard)")
+        limit = self.plan.tune.max_concurrent if self.plan.tune else None
+        self.board.concurrency = concurrency(self.plan.arms[0], limit)
+
     def _run_arms(self) -> RunSummary:
         """Tunes every arm, then replicates the arms whose tuning is complete."""
         outcomes = {arm.id: ArmOutcome(arm.id) for arm in self.plan.arms}
-        self.board = ProgressBoard(self.plan.experiment, self.console, concurrency(self.plan.arms[0], None))
         for arm in self.plan.arms:
             if arm.tune_trials:
                 self.board.phase(arm.id, "tune", arm.tune_trials, self.plan.tune.mode)
             self.board.phase(arm.id, "replicate", len(arm.replicates))
-        with self.board:
-            for arm in self.plan.arms:
-                if arm.tune_trials:
-                    self._tune_arm(arm, outcomes[arm.id])
-                else:
-                    outcomes[arm.id].chosen = {}
-            if self.options.replicate:
-                self._replicate([arm for arm in self.plan.arms if outcomes[arm.id].chosen is not None], outcomes)
+        for arm in self.plan.arms:
+            if arm.tune_trials:
+                self._tune_arm(arm, outcomes[arm.id])
+            else:
+                outcomes[arm.id].chosen = {}
+        if self.options.replicate:
+            self._replicate([arm for arm in self.plan.arms if outcomes[arm.id].chosen is not None], outcomes)
         return RunSummary(self.plan.experiment, self.tracking_uri, self.tracker.experiment_id, list(outcomes.values()))
 
     @property
@@ -315,6 +333,7 @@ class ExperimentRunner:
 
         if not (self.options.analyze and self.options.replicate) or summary.failed():
             return
+        self.board.stage(f"analysis: statistics, tables and plots into {self.report_dir}")
         try:
             report = self._analyze()
         except (OSError, MlflowException) as error:
@@ -390,6 +409,8 @@ class ExperimentRunner:
             progress.offer(value)
         remaining = arm.tune_trials - len(previous)
         if not parent.finished and remaining > 0:
+            kept = f" ({len(previous)} finished earlier)" if previous else ""
+            self.board.stage(f"tuning {arm.id}: {remaining} of {arm.tune_trials} trials to run{kept}")
             outcome.errors += self._search(arm, parent.run_id, previous, remaining)
             previous = ledger.finished_trials(parent.run_id, metric)
         outcome.tune_trials.update(ledger.statuses(parent.run_id))
@@ -452,6 +473,7 @@ class ExperimentRunner:
         for arm in arms:
             jobs += self._replicate_jobs(arm, outcomes[arm.id].chosen or {}, parents)
         if jobs:
+            self.board.stage(f"replicates: {len(jobs)} runs of {len(arms)} arm(s) with their chosen configurations")
             for arm_id, errors in self._fit_replicates(arms, jobs).items():
                 outcomes[arm_id].errors += errors
         for arm in arms:

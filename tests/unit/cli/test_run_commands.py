@@ -53,3 +53,24 @@ def test_the_resume_hint_is_printed_on_one_line_however_long(tmp_path, monkeypat
         code = main(["run", str(spec), "--workdir", str(workdir)])
     assert code == 130
     assert f"nerplat run {spec} --workdir {workdir} --resume" in out.getvalue().splitlines()[-1]
+
+
+def test_progress_every_reaches_the_runner_and_is_documented(monkeypatch, capsys):
+    from nerplat.cli import main
+    from nerplat.run import runner
+
+    seen = []
+
+    def interrupted(self):
+        seen.append(self.options.progress_every)
+        raise runner.Interrupted()
+
+    monkeypatch.setattr(runner.ExperimentRunner, "run", interrupted)
+    spec = str(Path(__file__).parents[2] / "integration" / "specs" / "tiny_run.yaml")
+    assert main(["run", spec, "--progress-every", "5"]) == 130
+    assert main(["run", spec]) == 130
+    assert seen == [5.0, 30.0]
+    assert main(["run", spec, "--progress-every", "0"]) == 2  # refused: a line every 0 s would flood the log
+    capsys.readouterr()
+    main(["run", "--help"])
+    assert "--progress-every" in capsys.readouterr().out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 
@@ -11,6 +12,7 @@ from listening_sockets import listeners, process_tree
 
 @pytest.fixture
 def embedded_ray():
+    """The `ray` module, connected by `connect_ray`, and the dashboard URL it returned."""
     import ray
 
     from nerplat.run.runner import connect_ray
@@ -18,14 +20,14 @@ def embedded_ray():
     if ray.is_initialized():
         pytest.fail("a Ray session of an earlier test is still open: this test must start its own")
     try:
-        connect_ray(None, verbose=False)
-        yield ray
+        yield ray, connect_ray(None, verbose=False)
     finally:
         ray.shutdown()
 
 
 @pytest.mark.slow
 def test_every_process_of_an_embedded_cluster_listens_on_loopback_only(embedded_ray):
+    embedded_ray, dashboard = embedded_ray
     @embedded_ray.remote(num_cpus=0)
     def worker_pid() -> int:
         return os.getpid()
@@ -39,6 +41,9 @@ def test_every_process_of_an_embedded_cluster_listens_on_loopback_only(embedded_
     exposed = [listener for listener in found if not listener.loopback_only]
     assert exposed == [], exposed
     assert embedded_ray.util.get_node_ip_address() == "127.0.0.1"
+    # the URL `nerplat run` prints is the dashboard's own address
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+", dashboard), dashboard
+    assert int(dashboard.rsplit(":", 1)[1]) in {listener.port for listener in found}, (dashboard, found)
 
 
 def test_loopback_addresses_are_recognised():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
@@ -86,12 +87,19 @@ def test_a_run_with_a_failure_is_never_marked_completed():
     assert _summary_status(summary(fine, analysis_error="disk full"), replicated=True) == "failed"
 
 
-def runner_for(plan, tmp_path, **options):
+def runner_for(plan, tmp_path, console=None, **options):
     from rich.console import Console
 
     from nerplat.run.runner import ExperimentRunner, RunOptions
 
-    return ExperimentRunner(plan, RunOptions(workdir=tmp_path, **options), Console(quiet=True))
+    return ExperimentRunner(plan, RunOptions(workdir=tmp_path, **options), console or Console(quiet=True))
+
+
+def piped_console() -> tuple[object, io.StringIO]:
+    from rich.console import Console
+
+    stream = io.StringIO()
+    return Console(file=stream, width=200), stream
 
 
 def test_resume_after_a_spec_or_profile_change_is_refused_before_ray_starts(tiny_plan, tracking_uri, tmp_path):
@@ -116,9 +124,41 @@ def test_a_report_folder_no_report_wrote_is_refused_before_ray_starts(tiny_plan,
     paper = tmp_path / "paper"
     paper.mkdir()
     (paper / "draft.tex").write_text("mine")
+    console, stream = piped_console()
     with pytest.raises(UserInputError, match="not empty"):
-        runner_for(tiny_plan, tmp_path, report_dir=paper).run()
+        runner_for(tiny_plan, tmp_path, console, report_dir=paper).run()
     assert not ray.is_initialized() and (paper / "draft.tex").read_text() == "mine"
+    assert "opening the MLflow store sqlite:///" in stream.getvalue()  # said at once, before anything slow
+
+
+def test_starting_ray_is_said_before_and_its_dashboard_after(tiny_plan, tmp_path, monkeypatch):
+    from nerplat.run import runner as runner_module
+
+    console, stream = piped_console()
+    runner = runner_for(tiny_plan, tmp_path, console)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+
+    def connect(address, verbose):
+        stream.write("<ray starts>\n")
+        return "http://127.0.0.1:8265"
+
+    monkeypatch.setattr(runner_module, "connect_ray", connect)
+    monkeypatch.setattr(runner_module, "concurrency", lambda arm, limit: 3)
+    runner._start_ray()
+    lines = stream.getvalue().splitlines()
+    assert lines[0].endswith("starting Ray (embedded, on 127.0.0.1)") and lines[1] == "<ray starts>"
+    assert lines[2].endswith("Ray started, dashboard at http://127.0.0.1:8265")
+    assert runner.board.concurrency == 3
+
+
+def test_the_dashboard_url_of_a_ray_context():
+    from types import SimpleNamespace
+
+    from nerplat.run.runner import dashboard_url
+
+    assert dashboard_url(SimpleNamespace(dashboard_url="127.0.0.1:8265")) == "http://127.0.0.1:8265"
+    assert dashboard_url(SimpleNamespace(dashboard_url="https://ray.example.org")) == "https://ray.example.org"
+    assert dashboard_url(SimpleNamespace(dashboard_url="")) is None and dashboard_url(SimpleNamespace()) is None
 
 
 def test_an_analysis_that_cannot_write_fails_the_run_with_a_message(tiny_plan, tmp_path, monkeypatch):
@@ -126,7 +166,8 @@ def test_an_analysis_that_cannot_write_fails_the_run_with_a_message(tiny_plan, t
 
     from nerplat.run.runner import ArmOutcome, RunSummary, _summary_status
 
-    runner = runner_for(tiny_plan, tmp_path)
+    console, stream = piped_console()
+    runner = runner_for(tiny_plan, tmp_path, console)
 
     def disk_full():
         raise OSError(errno.ENOSPC, "No space left on device")
@@ -134,6 +175,7 @@ def test_an_analysis_that_cannot_write_fails_the_run_with_a_message(tiny_plan, t
     monkeypatch.setattr(runner, "_analyze", disk_full)
     summary = RunSummary("e", "uri", "1", [ArmOutcome("a", chosen={}, replicates={"completed": 2})])
     runner._analyze_into(summary)
+    assert f"analysis: statistics, tables and plots into {runner.report_dir}" in stream.getvalue()
     assert "No space left on device" in summary.analysis_error
     assert _summary_status(summary, replicated=True) == "failed"
 
