@@ -302,7 +302,7 @@ class ExperimentRunner:
         self.board.stage(f"connecting to Ray at {address}" if address else "starting Ray (embedded, on 127.0.0.1)")
         url = connect_ray(self.options.address, self.options.verbose)
         started = f"connected to Ray at {address}" if address else "Ray started"
-        self.board.stage(f"{started}, dashboard at {url}" if url else f"{started} (no dashboard)")
+        self.board.stage(f"{started}, dashboard at {url}" if url else f"{started} (no dashboard URL)")
         limit = self.plan.tune.max_concurrent if self.plan.tune else None
         self.board.concurrency = concurrency(self.plan.arms[0], limit)
 
@@ -312,7 +312,8 @@ class ExperimentRunner:
         for arm in self.plan.arms:
             if arm.tune_trials:
                 self.board.phase(arm.id, "tune", arm.tune_trials, self.plan.tune.mode)
-            self.board.phase(arm.id, "replicate", len(arm.replicates))
+            if self.options.replicate:  # a --tune-only run's ETA and counts hold its tuning only
+                self.board.phase(arm.id, "replicate", len(arm.replicates))
         for arm in self.plan.arms:
             if arm.tune_trials:
                 self._tune_arm(arm, outcomes[arm.id])

@@ -151,6 +151,16 @@ def test_starting_ray_is_said_before_and_its_dashboard_after(tiny_plan, tmp_path
     assert runner.board.concurrency == 3
 
 
+def test_a_tune_only_run_counts_no_replicates_in_its_progress(tiny_plan, tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    runner = runner_for(tiny_plan, tmp_path, replicate=False)
+    monkeypatch.setattr(runner, "_tune_arm", lambda arm, outcome: None)
+    runner.tracker = SimpleNamespace(experiment_id="1")
+    runner._run_arms()
+    assert sorted(runner.board.phases) == [(arm.id, "tune") for arm in tiny_plan.arms if arm.tune_trials]
+
+
 def test_the_dashboard_url_of_a_ray_context():
     from types import SimpleNamespace
 
