@@ -1,6 +1,9 @@
-"""Where a trial computes and in which arithmetic: its device, autocast and the gradient scaler
-(`train.precision`).
+"""Where a trial computes and in which arithmetic: its device, host-to-device copies, autocast and
+the gradient scaler (`train.precision`).
 
+- Host-to-device copies go through pinned (page-locked) memory with `non_blocking=True` when the
+  device is CUDA, so the copy of a batch overlaps the work already queued on the GPU; on the CPU a
+  copy is a no-op and pinning would only cost a memcpy (and needs a CUDA build of torch).
 - `bf16` and `fp16` run the training forward pass and the loss under `torch.autocast`; weights,
   gradients and optimiser state stay fp32 (mixed precision, not half-precision training). Dev and
   test evaluation run in fp32, so decoding and threshold search see exact scores.
@@ -27,6 +30,18 @@ def trial_device() -> torch.device:
         rank = int(os.environ.get("LOCAL_RANK", 0))
         return torch.device("cuda", rank % torch.cuda.device_count())
     return torch.device("cpu")
+
+
+def pins_memory(device: torch.device) -> bool:
+    """Whether host-to-device copies to `device` go through pinned memory, asynchronously."""
+    return device.type == "cuda"
+
+
+def to_device(tensor: torch.Tensor, device: torch.device | str) -> torch.Tensor:
+    device = torch.device(device)
+    if pins_memory(device):
+        return tensor.pin_memory().to(device, non_blocking=True)
+    return tensor.to(device)
 
 
 def check_precision(precision: str, device: torch.device) -> None:
