@@ -3,7 +3,9 @@
 Both loops train the same encoder architecture on the same batches (the trial loop's own
 length-grouped batches of one epoch), one after the other in this process, so their ratio is
 meaningful on a noisy machine even when absolute figures are not. MFU counts only real
-(non-padding) tokens against this machine's fp32 matmul throughput measured in the same run.
+(non-padding) tokens against this machine's fp32 matmul throughput measured in the same run, on
+the benchmarked device (`--device cuda`: both loops and the matmul peak on the GPU, with the
+device synchronised before every clock reading).
 
 FLOPs per real token of a training step (forward + backward = 3 x forward):
     6 * (non-embedding parameters) + 6 * layers * hidden * (mean attended length) * 2
@@ -21,11 +23,15 @@ import torch
 from torch import nn
 
 from nerplat.config.trial import Component, DatasetRef, EncoderSettings, TrainSettings, TrialConfig
+from nerplat.errors import Problem, UserInputError
+
+DEVICES = ("cpu", "cuda")
 
 
 @dataclass
 class TrainBenchResult:
     encoder: str
+    device: str
     sentences: int
     batches: int
     threads: int
@@ -42,15 +48,33 @@ class TrainBenchResult:
         return asdict(self)
 
 
-def matmul_gflops(size: int = 1024, seconds: float = 1.5) -> float:
-    """Best fp32 matmul throughput over repeated square products (the machine's practical peak)."""
-    a, b = torch.randn(size, size), torch.randn(size, size)
+def bench_device(name: str) -> torch.device:
+    """The device `--device` names; CUDA only when torch sees a CUDA device."""
+    if name not in DEVICES:
+        raise UserInputError(Problem(f"--device must be one of {', '.join(DEVICES)}, got {name!r}", path="--device"))
+    if name == "cuda" and not torch.cuda.is_available():
+        build = f"built with CUDA {torch.version.cuda}" if torch.version.cuda else "built without CUDA"
+        message = f"--device cuda: torch {torch.__version__} ({build}) sees no CUDA device here; use --device cpu"
+        raise UserInputError(Problem(message, path="--device"))
+    return torch.device(name)
+
+
+def _clock(device: torch.device) -> float:
+    """perf_counter once the device has finished its queued work (CUDA runs asynchronously)."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    return time.perf_counter()
+
+
+def matmul_gflops(size: int = 1024, seconds: float = 1.5, device: torch.device = torch.device("cpu")) -> float:
+    """Best fp32 matmul throughput over repeated square products (the device's practical peak)."""
+    a, b = torch.randn(size, size, device=device), torch.randn(size, size, device=device)
     torch.mm(a, b)
-    best, deadline = 0.0, time.perf_counter() + seconds
+    best, deadline = 0.0, _clock(device) + seconds
     while time.perf_counter() < deadline:
-        started = time.perf_counter()
+        started = _clock(device)
         torch.mm(a, b)
-        best = max(best, 2 * size**3 / (time.perf_counter() - started))
+        best = max(best, 2 * size**3 / (_clock(device) - started))
     return best / 1e9
 
 
@@ -62,14 +86,17 @@ def training_flops_per_token(model: nn.Module, mean_length: float) -> float:
     return 6 * dense + 3 * attention
 
 
-def _plain_loop(model: nn.Module, head: nn.Linear, batches: list, lr: float) -> tuple[int, float]:
+def _plain_loop(model: nn.Module, head: nn.Linear, batches: list, lr: float, device: torch.device) -> tuple[int, float]:
     """The simplest correct loop: forward, first-sub-token gather, cross-entropy, backward, AdamW."""
+    model.to(device)
+    head.to(device)
     optimizer = torch.optim.AdamW(list(model.parameters()) + list(head.parameters()), lr=lr)
     model.train()
     tokens, started = 0, None
     for index, batch in enumerate(batches):
         if index == 1:  # the first step pays one-off allocation costs in both loops
-            started, tokens = time.perf_counter(), 0
+            started, tokens = _clock(device), 0
+        batch = batch.to(device)
         states = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask).last_hidden_state
         words = states.gather(1, batch.word_starts.unsqueeze(-1).expand(-1, -1, states.shape[-1]))
         loss = nn.functional.cross_entropy(head(words).flatten(0, 1), batch.labels.flatten(), ignore_index=-100)
@@ -77,16 +104,24 @@ def _plain_loop(model: nn.Module, head: nn.Linear, batches: list, lr: float) -> 
         loss.backward()
         optimizer.step()
         tokens += batch.real_tokens()
-    return tokens, time.perf_counter() - started
+    return tokens, _clock(device) - started
 
 
-def bench_train(encoder: str = "minilm-l6", sentences: int = 320, batch_size: int = 32, max_length: int = 128, threads: int | None = None) -> TrainBenchResult:
+def bench_train(
+    encoder: str = "minilm-l6",
+    sentences: int = 320,
+    batch_size: int = 32,
+    max_length: int = 128,
+    threads: int | None = None,
+    device: str = "cpu",
+) -> TrainBenchResult:
     from nerplat.models.encoders import load_encoder
     from nerplat.trial.batching import iterate_batches
     from nerplat.trial.data import prepare_corpus
     from nerplat.trial.features import featurize
     from nerplat.trial.loop import run_trial
 
+    on = bench_device(device)
     if threads:
         torch.set_num_threads(threads)
     config = TrialConfig(
@@ -104,18 +139,19 @@ def bench_train(encoder: str = "minilm-l6", sentences: int = 320, batch_size: in
     mean_length = float(sum(b.real_tokens() for b in batches) / sum(len(b.input_ids) for b in batches))
 
     plain_model = copy.deepcopy(loaded.model)
-    tokens, seconds = _plain_loop(plain_model, nn.Linear(loaded.hidden_size, len(labels)), batches, lr=5e-5)
+    tokens, seconds = _plain_loop(plain_model, nn.Linear(loaded.hidden_size, len(labels)), batches, lr=5e-5, device=on)
     plain = tokens / seconds
     del plain_model
 
     # The trial loop on the same batches (its dev evaluations are timed apart from training).
-    result = run_trial(config)
+    result = run_trial(config, device=on)
     ours = result.timings.tokens_per_second()
 
-    peak = matmul_gflops() * 1e9
+    peak = matmul_gflops(device=on) * 1e9
     flops = training_flops_per_token(loaded.model, mean_length)
     return TrainBenchResult(
         encoder=encoder,
+        device=on.type,
         sentences=sentences,
         batches=len(batches),
         threads=torch.get_num_threads(),

@@ -50,6 +50,11 @@ class TrainSettings(Frozen):
     eval_every: int = Field(1, ge=1, description="Evaluate on dev every this many epochs (and after the last).")
     dev_subset: int | None = Field(None, ge=1, description="Tune on a fixed, seeded sample of this many dev sentences.")
     threads: int | None = Field(None, ge=1, description="torch intra-op threads; default: the CPUs given to the worker.")
+    precision: Literal["fp32", "bf16", "fp16"] = Field(
+        "fp32",
+        description="Arithmetic of forward passes: fp32, or bf16/fp16 under torch.autocast (fp16 with a gradient "
+        "scaler; GPU only). Weights and optimiser state stay fp32.",
+    )
     tune_threshold: bool = Field(
         False,
         description="Two-task heads: choose the entity and beginning decision thresholds on dev at each evaluation "

@@ -9,6 +9,8 @@ Decisions (docs/spec.md, "Cross-section rules"):
 - ASHA compares trials between evaluations: the arms it schedules need `eval_every: 1`, more than
   one epoch, and a grace period below the epoch count; none of these may be searched.
 - Every dev metric nerplat logs is better when higher, so `mode: min` is refused.
+- `train.precision: fp16` needs a GPU (`nerplat.trial.device`): a spec that gives its trials none
+  (`resources.gpus_per_worker: 0`) is refused here rather than in every trial.
 - A plan has at most `MAX_RUNS` training runs (tune trials and replicates): beyond that the
   plan itself would not fit in memory (10 million seeds took 3.5 GB), let alone the runs.
 """
@@ -18,7 +20,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from nerplat.config.experiment import Analysis, Tune
+from nerplat.config.experiment import Analysis, Resources, Tune
 from nerplat.config.trial import Component
 from nerplat.errors import Problem
 from nerplat.registry import Catalog
@@ -36,6 +38,7 @@ DEFAULT_NUM_SAMPLES = 20
 MAX_RUNS = 100_000
 GRID = "grid"
 ASHA = "asha"
+FP16 = "fp16"
 
 
 def check_tune(
@@ -121,6 +124,22 @@ def _asha_problems(document: Document, method: ResolvedMethod, scheduler: Compon
         message = f"grace_period ({grace}) must be below epochs ({epochs} for method {method.name}): ASHA could never stop a trial"
         problems.append(document.problem(message, ("tune", "scheduler", ASHA, "grace_period")))
     return problems
+
+
+def check_precision(document: Document, methods: list[ResolvedMethod], resources: Resources) -> list[Problem]:
+    """fp16 (fixed, or one of a searched precision's options) only on trials that get a GPU."""
+    if resources.gpus_per_worker > 0:
+        return []
+    message = (
+        "fp16 needs a GPU but method {}'s trials get none (resources.gpus_per_worker is 0): "
+        "use bf16 (runs on CPUs) or fp32, or set resources.gpus_per_worker"
+    )
+    return [document.problem(message.format(m.name), m.train_at + ("precision",)) for m in methods if _may_run_fp16(m)]
+
+
+def _may_run_fp16(method: ResolvedMethod) -> bool:
+    searched = method.space.get("train.precision")
+    return searched.contains(FP16) if searched is not None else method.train["precision"] == FP16
 
 
 def check_analysis(

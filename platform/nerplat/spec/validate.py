@@ -28,6 +28,7 @@ from nerplat.spec.recording import mask_values, recorded_data, unrecorded_values
 from nerplat.spec.rules import (
     check_analysis,
     check_method_samplers,
+    check_precision,
     check_run_count,
     check_tune,
     replicate_partitions,
@@ -203,6 +204,8 @@ def validate_document(
 
     if "samplers" in sections and not expanded_problems:
         problems += check_method_samplers(document, methods, settings)
+    if "resources" in sections:
+        problems += check_precision(document, methods, sections["resources"])
     tune = None
     if "tune" in sections:
         tune, found = check_tune(document, sections["tune"], methods if methods_ok else None, catalog)

@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from nerplat.models.heads.base import IGNORE
+from nerplat.trial.device import to_device
 from nerplat.trial.features import WindowFeatures
 from nerplat.trial.mrc_features import MRCFeatures
 
@@ -34,7 +35,7 @@ class Batch:
     windows: torch.Tensor  # [B] long: window indices into the features, to join predictions back
 
     def to(self, device: torch.device | str) -> "Batch":
-        return Batch(**{f.name: getattr(self, f.name).to(device) for f in fields(self)})
+        return Batch(**{f.name: to_device(getattr(self, f.name), device) for f in fields(self)})
 
     def real_tokens(self) -> int:
         """Sub-tokens that are not padding: the tokens a throughput figure should count."""

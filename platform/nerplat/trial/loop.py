@@ -11,6 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
+import torch
+
 from nerplat.config.trial import TrialConfig
 from nerplat.trial.feature_crf import fitted_outside_loop, run_feature_trial
 from nerplat.trial.report import Reporter, TrainedTagger, TrialResult
@@ -25,14 +27,16 @@ def run_trial(
     progress: StepProgress | None = None,
     select_metric: str = "micro_f1",
     keep_model: Callable[[TrainedTagger], None] | None = None,
+    device: torch.device | None = None,
 ) -> TrialResult:
     """Train and evaluate one configuration, continuing from `resume_from` when it holds a checkpoint.
 
     `keep_model` receives the tagger with the selected weights (main process only), e.g. to log it.
+    `device` defaults to the worker's CUDA device when torch sees one, else the CPU (`trial.device`).
     """
     if fitted_outside_loop(config.head):  # crfsuite: one fit, not epochs of optimiser steps
         return run_feature_trial(config, report=report, resume_from=resume_from)
-    session = TrialSession(config, select_metric=select_metric, progress=progress)
+    session = TrialSession(config, select_metric=select_metric, progress=progress, device=device)
     session.setup()
     if resume_from is not None:
         session.restore(resume_from)

@@ -16,6 +16,7 @@ import torch
 
 from nerplat.models.heads.base import IGNORE
 from nerplat.trial.batching import join_windows, length_grouped_batches
+from nerplat.trial.device import to_device
 from nerplat.trial.mrc_features import MRCFeatures
 
 
@@ -30,7 +31,7 @@ class MRCBatch:
     windows: torch.Tensor  # [B] long: window indices, to join predictions back
 
     def to(self, device: torch.device | str) -> "MRCBatch":
-        return MRCBatch(**{f.name: getattr(self, f.name).to(device) for f in fields(self)})
+        return MRCBatch(**{f.name: to_device(getattr(self, f.name), device) for f in fields(self)})
 
     def real_tokens(self) -> int:
         """Encoder sub-tokens that are not padding (queries and all K copies of the context included)."""

@@ -7,6 +7,9 @@ Model selection: `finish` scores the trial's evaluation split with the weights o
 evaluation by `select_metric` (the spec's tune metric), or of the last epoch when the corpus has no
 dev split. Checkpoints hold plain data only (tensors, numbers, strings, lists, dicts) and are read
 with `torch.load(weights_only=True)`, which refuses to unpickle anything else.
+
+Device and arithmetic (`train.precision`: autocast, gradient scaler, pinned copies) are described in
+`trial.device`.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from nerplat.optim import build_optimizer, clip_gradients, end_epoch
 from nerplat.config.trial import TrialConfig
 from nerplat.trial.batching import Batch, iterate_batches
 from nerplat.trial.data import TrialData, prepare_corpus, prepare_trial_data
+from nerplat.trial.device import autocast, check_precision, grad_scaler, trial_device
 from nerplat.trial.features import WindowFeatures
 from nerplat.trial.predict import evaluate_sentences
 from nerplat.trial.report import Evaluation, Thresholds, Timings, TrainedTagger, TrialResult
@@ -74,8 +78,17 @@ class BestEvaluation:
 class TrialSession:
     """The state of one trial between its stages; `epoch` is the last epoch trained (0 before any)."""
 
-    def __init__(self, config: TrialConfig, *, select_metric: str = "micro_f1", progress: StepProgress | None = None):
+    def __init__(
+        self,
+        config: TrialConfig,
+        *,
+        select_metric: str = "micro_f1",
+        progress: StepProgress | None = None,
+        device: torch.device | None = None,
+    ):
         self.config = config
+        self.device = device or trial_device()
+        check_precision(config.train.precision, self.device)
         self.select_metric = select_metric
         self.progress = progress
         self.timings = Timings()
@@ -96,7 +109,6 @@ class TrialSession:
             torch.set_num_threads(config.train.threads)
         seed_everything(config.seed)
         self.rank, self.world = _distributed()
-        self.device = _device()
         # Word-embedding encoders are made from the (sampled) training split; preparing it is memoised.
         train = prepare_corpus(config.dataset, config.samplers, seed=config.seed, partition=config.partition).corpus.train
         encoder = load_encoder(config.encoder, train=train, seed=config.seed)
@@ -124,6 +136,7 @@ class TrialSession:
         steps_per_epoch = -(-steps_per_epoch // self.world)
         steps_total = config.train.epochs * steps_per_epoch * self.objective.num_substeps
         self.optimizer, self.scheduler = build_optimizer(self.tagger, self.objective, config.train, steps_total=steps_total)
+        self.scaler = grad_scaler(config.train.precision, self.device)
 
     @property
     def is_main_process(self) -> bool:
@@ -236,6 +249,7 @@ class TrialSession:
             "step_module": self.step_module.state_dict(),
             "optimizer": self.optimizer.state_dict(),
             "scheduler": self.scheduler.state_dict(),
+            "grad_scaler": self.scaler.state_dict(),
             "torch_rng": torch.get_rng_state(),
             "epoch": self.epoch,
             "best": None if self.best is None else vars(self.best),
@@ -253,6 +267,7 @@ class TrialSession:
         self.step_module.load_state_dict(state["step_module"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
+        self.scaler.load_state_dict(state["grad_scaler"])
         torch.set_rng_state(state["torch_rng"])
         self.epoch = state["epoch"]
         self.best = None if state["best"] is None else BestEvaluation(**state["best"])
@@ -261,11 +276,14 @@ class TrialSession:
 
     def _step(self, batch: Batch) -> torch.Tensor:
         for substep in range(self.objective.num_substeps):
-            loss = self.trained(batch, substep)
+            with autocast(self.config.train.precision, self.device):
+                loss = self.trained(batch, substep)
             self.optimizer.zero_grad(set_to_none=True)
-            loss.backward()
+            self.scaler.scale(loss).backward()
+            self.scaler.unscale_(self.optimizer)  # clipping sees true gradients (a no-op unless fp16)
             clip_gradients(self.optimizer, self.config.train.max_grad_norm)
-            self.optimizer.step()
+            self.scaler.step(self.optimizer)  # fp16: skipped when a gradient overflowed
+            self.scaler.update()
             self.scheduler.step()
         return loss
 
@@ -297,10 +315,3 @@ def _distributed() -> tuple[int, int]:
     if torch.distributed.is_available() and torch.distributed.is_initialized():
         return torch.distributed.get_rank(), torch.distributed.get_world_size()
     return 0, 1
-
-
-def _device() -> torch.device:
-    if torch.cuda.is_available():
-        rank = int(os.environ.get("LOCAL_RANK", 0))
-        return torch.device("cuda", rank % torch.cuda.device_count())
-    return torch.device("cpu")

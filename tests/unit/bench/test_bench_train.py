@@ -1,9 +1,11 @@
 import json
 
 import pytest
+import torch
 
-from nerplat.bench.train import matmul_gflops, training_flops_per_token
+from nerplat.bench.train import bench_device, matmul_gflops, training_flops_per_token
 from nerplat.cli import main
+from nerplat.errors import UserInputError
 
 
 def test_matmul_throughput_is_positive_and_finite():
@@ -22,6 +24,25 @@ def test_training_flops_follow_the_6n_rule_for_a_bert():
 def test_bench_train_prints_the_promised_json(capsys):
     assert main(["bench", "train", "--encoder", "tiny", "--sentences", "48", "--batch-size", "16", "--threads", "1", "--json"]) == 0
     figures = json.loads(capsys.readouterr().out)
-    assert {"plain_tokens_per_s", "nerplat_tokens_per_s", "ratio", "mfu", "peak_rss_mb"} <= set(figures)
+    assert {"plain_tokens_per_s", "nerplat_tokens_per_s", "ratio", "mfu", "peak_rss_mb"} <= set(figures) and figures["device"] == "cpu"
     assert figures["plain_tokens_per_s"] > 0 and figures["nerplat_tokens_per_s"] > 0
     assert figures["ratio"] == pytest.approx(figures["nerplat_tokens_per_s"] / figures["plain_tokens_per_s"])
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message of a machine without CUDA")
+def test_bench_train_on_cuda_without_a_gpu_fails_before_any_work(capsys):
+    assert main(["bench", "train", "--encoder", "tiny", "--device", "cuda"]) == 2
+    assert "--device cuda: torch" in capsys.readouterr().err
+    assert "sees no CUDA device here; use --device cpu" in str(_refusal("cuda"))
+
+
+def test_bench_train_names_the_devices_it_knows():
+    assert "--device must be one of cpu, cuda, got 'tpu'" in str(_refusal("tpu"))
+    assert bench_device("cpu") == torch.device("cpu")
+
+
+def _refusal(name: str) -> UserInputError:
+    with pytest.raises(UserInputError) as raised:
+        bench_device(name)
+    assert raised.value.problems[0].path == "--device"
+    return raised.value

@@ -1,5 +1,6 @@
 """Spec -> plan: arms, search spaces, trial counts, replicates, the trial-config bridge, hashes, snapshots."""
 
+import time
 from pathlib import Path
 
 import pytest
@@ -250,3 +251,20 @@ def test_the_resampling_spec_covers_002s_model_grid():
     assert {arm.method for arm in cpu.arms} == {"softmax", "crf", "focal", "dice"} | word_models
     samplers = {arm.sampler for arm in cpu.arms if arm.method in word_models}
     assert samplers == {"fraction-0.1", "fraction-0.1+sc", "fraction-0.1+scr"}
+
+
+def test_a_plan_of_100000_runs_compiles_and_hashes_in_seconds(catalog, write_spec):
+    """2 sampler settings x 25 partitions x 1,000 seeds x 2 methods: the most runs a spec may ask for (rules.MAX_RUNS)."""
+    spec = write_spec(
+        "experiment: big\ndataset: conll2003\nsamplers: [{low_resource: {size: [10, 20], partitions: 25}}]\n"
+        "methods: {ce: {loss: ce}, focal: {loss: focal}}\nreplicate: {seeds: 1000}\n"
+    )
+    started = time.perf_counter()
+    plan = compile_plan(spec, catalog)
+    digest = plan.sha256()
+    elapsed = time.perf_counter() - started
+    assert plan.total_trials() == 100_000 and len(digest) == 64
+    assert elapsed < 10, f"planning 100,000 runs took {elapsed:.1f} s"
+    # One Replicate per seed and partition, whatever the number of methods and settings that run them.
+    first, last = plan.arms[0], plan.arms[-1]
+    assert first.sampler != last.sampler and all(a is b for a, b in zip(first.replicates, last.replicates))

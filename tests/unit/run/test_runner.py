@@ -25,6 +25,9 @@ def test_trials_that_fit_divides_every_resource_a_trial_needs(tiny_plan):
     assert trials_that_fit(gpus, {"CPU": 16.0, "GPU": 5.0}, None) == 2  # 2 workers x 1 GPU each
     custom = arm_with(tiny_plan, cpus_per_worker=1, workers=1, custom={"accelerator": 1.0})
     assert trials_that_fit(custom, {"CPU": 16.0, "accelerator": 3.0}, None) == 3
+    half_gpu = arm_with(tiny_plan, cpus_per_worker=1, gpus_per_worker=0.5, workers=1)
+    assert trials_that_fit(half_gpu, {"CPU": 16.0, "GPU": 1.0}, None) == 2  # packed on one GPU
+    assert trials_that_fit(arm_with(tiny_plan, cpus_per_worker=1, custom={"fake_gpu": 0.3}), {"CPU": 16.0, "fake_gpu": 1.0}, None) == 3
 
 
 def test_at_least_one_trial_runs_even_when_none_fits_yet(tiny_plan):
@@ -71,6 +74,7 @@ def test_a_trial_no_node_can_place_is_named_with_what_it_needs(tiny_plan):
     assert problem is not None and "2 workers" in problem and "CPU 2.01" in problem
     assert placement_problem(arm_with(tiny_plan, cpus_per_worker=0.5, workers=2), two_cores) is None
     assert placement_problem(arm_with(tiny_plan, cpus_per_worker=1, workers=1, custom={"tpu": 1.0}), two_cores) is not None
+    assert placement_problem(arm_with(tiny_plan, cpus_per_worker=1, gpus_per_worker=0.5), [{"CPU": 2.0, "GPU": 1.0}]) is None
 
 
 def test_a_run_with_a_failure_is_never_marked_completed():

@@ -20,3 +20,10 @@ def test_a_single_worker_trial_reserves_its_worker(tiny_plan):
 def test_a_ddp_trial_reserves_only_its_launcher_since_train_places_its_workers_itself(tiny_plan):
     """Booked twice, 2 workers x 0.5 CPU waited forever on 2 cores for the 1.01 CPU the trial held."""
     assert trial_resources(job_config(tiny_plan, cpus_per_worker=0.5, workers=2)).bundles == [{"CPU": 0.01}]
+
+
+def test_a_trial_asks_ray_for_its_share_of_a_gpu_and_of_custom_resources(tiny_plan):
+    """Fractions pack trials on one device: two trials at 0.5 GPU each run side by side on one GPU."""
+    assert trial_resources(job_config(tiny_plan, cpus_per_worker=1, gpus_per_worker=0.5)).bundles == [{"CPU": 1.0, "GPU": 0.5}]
+    bundles = trial_resources(job_config(tiny_plan, cpus_per_worker=0.5, custom={"fake_gpu": 0.25})).bundles
+    assert bundles == [{"CPU": 0.5, "fake_gpu": 0.25}]

@@ -230,3 +230,39 @@ def test_the_tune_section_is_checked_even_when_a_method_is_broken(catalog, write
     text = "experiment: t\ndataset: conll2003\nmethods:\n  a: {loss: nope}\ntune: {search: bayes}\n"
     found = problems(catalog, write_spec, text)
     assert [(path, line) for path, line, _ in found] == [("methods.a.loss", 4), ("tune.search", 5)]
+
+
+def test_precision_defaults_to_fp32_and_bf16_runs_without_a_gpu(catalog, write_spec):
+    assert load_spec(write_spec(MINIMAL), catalog).methods[0].train["precision"] == "fp32"
+    assert load_spec(write_spec(MINIMAL + "train: {precision: bf16}\n"), catalog).methods[0].train["precision"] == "bf16"
+
+
+def test_fp16_with_a_share_of_a_gpu_is_accepted(catalog, write_spec):
+    validated = load_spec(write_spec(MINIMAL + "train: {precision: fp16}\nresources: {gpus_per_worker: 0.5}\n"), catalog)
+    assert validated.methods[0].train["precision"] == "fp16" and validated.spec.resources.gpus_per_worker == 0.5
+
+
+@pytest.mark.parametrize(
+    ("text", "path", "line", "message"),
+    [
+        (MINIMAL + "train: {precision: fp8}\n", "train.precision", 4, "input should be 'fp32', 'bf16' or 'fp16' (got 'fp8')"),
+        (MINIMAL + "train: {precision: fp16}\n", "train.precision", 4, "fp16 needs a GPU but method ce's trials get none"),
+        (
+            TUNED.replace("lambda: {uniform: [0, 1]}", "train: {precision: fp16}"),
+            "methods.mom.train.precision",
+            5,
+            "fp16 needs a GPU but method mom's trials get none (resources.gpus_per_worker is 0): use bf16",
+        ),
+        (
+            TUNED.replace("lambda: {uniform: [0, 1]}", "train: {precision: {choice: [bf16, fp16]}}") + "tune: {}\n",
+            "methods.mom.train.precision",
+            5,
+            "fp16 needs a GPU but method mom's trials get none",
+        ),
+    ],
+)
+def test_bad_precisions_are_located(catalog, write_spec, text, path, line, message):
+    found = problems(catalog, write_spec, text)
+    assert len(found) == 1, found
+    assert found[0][:2] == (path, line)
+    assert message in found[0][2]

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from nerplat.config.trial import Component, DatasetRef, EncoderSettings, TrainSettings, TrialConfig
+from nerplat.errors import UserInputError
 from nerplat.trial.report import Evaluation, Thresholds, Timings, TrialResult
 from nerplat.trial.session import CHECKPOINT_FILE, TrialSession, load_checkpoint
 
@@ -57,6 +58,26 @@ def test_finish_without_an_evaluation_selects_the_last_epoch():
     result = session.finish()
     assert result.selected_epoch == 1 and result.evaluations == []
     assert 0.0 <= result.metrics["dev_micro_f1"] <= 1.0 and len(result.predictions) > 0
+
+
+def test_a_bf16_step_gives_a_finite_loss_close_to_fp32s():
+    """One batch holds the whole training set, so an epoch's loss is its only step's, from the same initial weights."""
+    losses = {precision: started(tiny_config(precision=precision, batch_size=64)).train_epoch(1) for precision in ("fp32", "bf16")}
+    assert math.isfinite(losses["bf16"])
+    assert losses["bf16"] != losses["fp32"]  # the forward pass did run in bf16
+    assert losses["bf16"] == pytest.approx(losses["fp32"], rel=0.01)
+
+
+def test_a_short_bf16_training_lowers_the_loss():
+    session = started(tiny_config(precision="bf16", batch_size=64, epochs=8, warmup_ratio=0.0))
+    losses = [session.train_epoch(epoch) for epoch in session.remaining_epochs()]
+    assert all(math.isfinite(loss) for loss in losses)
+    assert losses[-1] < 0.8 * losses[0], losses
+
+
+def test_fp16_on_the_cpu_is_refused_before_anything_loads():
+    with pytest.raises(UserInputError, match="fp16 needs a CUDA device, but this trial runs on cpu"):
+        TrialSession(tiny_config(precision="fp16"), device=torch.device("cpu"))
 
 
 @pytest.mark.parametrize("objective, head", [("ce", "softmax"), ("comauc_2t", "two_task")])
