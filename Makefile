@@ -31,9 +31,13 @@ postgres:
 run: $(STAMP)
 	$(BIN)/nerplat run specs/quickstart.yaml --resume
 
+# Two pytest workers: most of an integration test's wall time is Ray, MLflow and subprocess start-up
+# and polling, so two at once fit the 20-minute budget on 2 cores (one worker took 23-25 min).
+TEST_WORKERS ?= 2
+
 test: $(STAMP) postgres
 	$(BIN)/ruff check platform tests
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal --durations=25
 
 clean:
 	rm -rf $(VENV) .nerplat mlflow.db mlruns mlartifacts reports

@@ -169,3 +169,21 @@ def test_an_mlflow_server_that_is_down_fails_before_training(tmp_path: Path):
     assert f"127.0.0.1:{port}" in output and "not reachable" in output
     assert time.monotonic() - started < 60
     assert not (tmp_path / ".nerplat").exists(), "nothing may start before the store answers"
+
+
+def test_a_spent_tune_time_budget_chooses_from_the_trials_that_finished(tmp_path: Path):
+    """tune.time_budget_s as in Ray's TuneConfig: the search stops, the arm is chosen, the run succeeds."""
+    budget = 60  # a one-epoch trial takes about 10 s here, 30 s when the machine is busy
+    code, output = finish(
+        nerplat(
+            "run", str(SPEC), "--workdir", str(tmp_path), "--tune-only", "--no-analyze", "--set", "train.epochs=1", "--set", "tune.scheduler=fifo",
+            "--set", "tune.num_samples=200", "--set", f"tune.time_budget_s={budget}", workdir=tmp_path,
+        )
+    )
+    assert code == 0, output
+    assert f"tune.time_budget_s ({budget} s) spent after" in output
+    all_runs = runs(tmp_path, "tiny_run")
+    mom_tune = next(r for r in all_runs if r.info.run_name.endswith("mom/tune"))
+    assert mom_tune.data.tags[schema.STATUS] == "completed" and schema.SAMPLED in mom_tune.data.tags
+    finished = [r for r in all_runs if r.data.tags.get(schema.KIND) == "trial" and r.data.tags.get(schema.STATUS) in ("completed", "early_stopped")]
+    assert 1 <= len(finished) < 200

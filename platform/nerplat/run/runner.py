@@ -21,6 +21,7 @@ import os
 import shutil
 import signal
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -412,15 +413,25 @@ class ExperimentRunner:
         if not parent.finished and remaining > 0:
             kept = f" ({len(previous)} finished earlier)" if previous else ""
             self.board.stage(f"tuning {arm.id}: {remaining} of {arm.tune_trials} trials to run{kept}")
-            outcome.errors += self._search(arm, parent.run_id, previous, remaining)
+            errors, budget_spent = self._search(arm, parent.run_id, previous, remaining)
+            outcome.errors += errors
             previous = ledger.finished_trials(parent.run_id, metric)
+        else:
+            budget_spent = False
         outcome.tune_trials.update(ledger.statuses(parent.run_id))
-        if len(previous) < arm.tune_trials:
+        if budget_spent and previous:
+            self.board.stage(
+                f"tuning {arm.id}: tune.time_budget_s ({self.plan.tune.time_budget_s:g} s) spent after "
+                f"{len(previous)} of {arm.tune_trials} trials; choosing from those"
+            )
+        elif len(previous) < arm.tune_trials:
             # Chosen from fewer trials than the spec asks for, the arm would not be the experiment the
             # spec describes: it stays unchosen, and --resume runs the missing trials.
             outcome.errors.append(
-                f"tuning incomplete: {len(previous)} of {arm.tune_trials} trials finished; the arm is not replicated "
-                "until --resume has run the missing ones"
+                f"tune.time_budget_s ({self.plan.tune.time_budget_s:g} s) was spent before any trial finished: raise it"
+                if budget_spent
+                else f"tuning incomplete: {len(previous)} of {arm.tune_trials} trials finished; the arm is not "
+                "replicated until --resume has run the missing ones"
             )
             ledger.finish(parent.run_id, "failed")
             return
@@ -428,7 +439,9 @@ class ExperimentRunner:
         ledger.record_choice(parent.run_id, outcome.chosen, metric, outcome.chosen_value)
         ledger.finish(parent.run_id, "completed")
 
-    def _search(self, arm: Arm, parent_run_id: str, previous: list[tuple[dict[str, Any], float]], remaining: int) -> list[str]:
+    def _search(
+        self, arm: Arm, parent_run_id: str, previous: list[tuple[dict[str, Any], float]], remaining: int
+    ) -> tuple[list[str], bool]:
         """One Tuner over `remaining` new trials; returns the arm's trial errors."""
         from ray import tune
 
@@ -463,8 +476,8 @@ class ExperimentRunner:
             ),
             run_config=self._ray_run_config(f"{_safe(arm.id)}__tune", events, arm.resources.max_retries),
         )
-        self._fit(tuner, events, expected=remaining)
-        return events.errors.get(arm.id, [])
+        budget_spent = self._fit(tuner, events, expected=remaining, time_budget_s=settings.time_budget_s)
+        return events.errors.get(arm.id, []), budget_spent
 
     # -- replicate phase ---------------------------------------------------------------------
 
@@ -564,9 +577,14 @@ class ExperimentRunner:
             verbose=0,
         )
 
-    def _fit(self, tuner: Any, events: Any, expected: int) -> None:
+    def _fit(self, tuner: Any, events: Any, expected: int, time_budget_s: float | None = None) -> bool:
         """Runs the Tuner; Interrupted when it stopped before all `expected` trials ended (Ctrl-C,
-        SIGTERM: Tune then returns early, possibly between two trials); StoreLost from its callbacks."""
+        SIGTERM: Tune then returns early, possibly between two trials); StoreLost from its callbacks.
+
+        Returns True when `time_budget_s` ended it early instead: Tune stops its trials once the
+        budget is spent, which is the spec's choice, not an interruption (trials it cut are closed
+        as interrupted all the same, so --resume never counts them as finished)."""
+        started = time.monotonic()
         try:
             tuner.fit()
         except KeyboardInterrupt:
@@ -579,7 +597,10 @@ class ExperimentRunner:
             raise lost from error
         ended = len(events.outcomes)
         if events.mark_interrupted() or ended < expected:
+            if time_budget_s is not None and time.monotonic() - started >= time_budget_s:
+                return True
             raise Interrupted()
+        return False
 
     def _analyze(self) -> Any:
         from nerplat.analysis.report import analyze_experiment

@@ -6,6 +6,7 @@ import io
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -207,3 +208,33 @@ def test_sigterm_stops_the_driver_as_ctrl_c_does():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=os.environ)
     assert done.returncode == 0 and "stopped like ctrl-c" in done.stdout, done.stderr
+
+
+class StoppedTuner:
+    """A Tuner whose fit returns after `seconds`, as Tune's does when its time budget is spent or on Ctrl-C."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+
+    def fit(self):
+        time.sleep(self.seconds)
+
+
+class EndedTrials:
+    def __init__(self, ended: int):
+        self.outcomes = {f"t{i}": "completed" for i in range(ended)}
+
+    def mark_interrupted(self) -> int:
+        return 0
+
+
+def test_a_tuner_stopped_by_its_time_budget_is_not_an_interruption(tiny_plan, tmp_path):
+    from nerplat.run.runner import Interrupted
+
+    runner = runner_for(tiny_plan, tmp_path)
+    assert runner._fit(StoppedTuner(0.3), EndedTrials(2), expected=5, time_budget_s=0.2) is True
+    assert runner._fit(StoppedTuner(0.0), EndedTrials(5), expected=5, time_budget_s=0.2) is False
+    with pytest.raises(Interrupted):  # stopped before the budget was spent: the user stopped it
+        runner._fit(StoppedTuner(0.0), EndedTrials(2), expected=5, time_budget_s=60)
+    with pytest.raises(Interrupted):
+        runner._fit(StoppedTuner(0.0), EndedTrials(2), expected=5)
