@@ -36,3 +36,9 @@ class UserInputError(Exception):
             problems = [problems]
         self.problems = list(problems)
         super().__init__("\n".join(str(p) for p in self.problems))
+
+
+class StorageError(Exception):
+    """The machine failed, not the input: a full disk, a read-only folder or store. One message, exit 1."""
+
+    exit_code = 1

@@ -11,7 +11,8 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,7 +44,7 @@ from nerplat.analysis.runs import (
 )
 from nerplat.analysis.report_folder import install, owned_files, refuse_clashes
 from nerplat.analysis.settings import AnalysisSettings, settings_from_mapping
-from nerplat.errors import Problem, UserInputError
+from nerplat.errors import Problem, StorageError, UserInputError
 from nerplat.suggest import did_you_mean
 from nerplat.track import schema
 
@@ -87,17 +88,36 @@ def analyze_experiment(
             Problem(f"experiment '{experiment}' has no replicate or trial runs to analyse; did `nerplat run` finish?")
         )
     check_methods(runs.replicates, settings)
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    analysis = analyse(runs.replicates, runs.trials, settings, runs.epochs, runs.chosen)
+    failure = f"the report of '{experiment}' could not be written to {out_dir} or logged to {tracking_uri}"
+    with storage_failures(failure):
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
     try:
-        warnings, unconverged = write_report(experiment, runs, settings, formats, scratch)
-        summary_run_id = runs.summary_run_id or create_summary_run(client, runs.experiment_id, experiment)
-        refuse_clashes(scratch, out_dir, previous)
-        client.log_artifacts(summary_run_id, str(scratch), artifact_path=ARTIFACT_PATH)
-        files = install(scratch, out_dir, previous)
+        with storage_failures(failure):
+            write_report(experiment, runs, analysis, settings, formats, scratch)
+            summary_run_id = runs.summary_run_id or create_summary_run(client, runs.experiment_id, experiment)
+            refuse_clashes(scratch, out_dir, previous)
+            client.log_artifacts(summary_run_id, str(scratch), artifact_path=ARTIFACT_PATH)
+            files = install(scratch, out_dir, previous)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return Report(experiment, out_dir, tuple(files), tuple(warnings), summary_run_id, tuple(unconverged))
+    return Report(experiment, out_dir, tuple(files), tuple(analysis.warnings), summary_run_id, tuple(analysis.unconverged))
+
+
+@contextmanager
+def storage_failures(what: str) -> Iterator[None]:
+    """A full disk or a read-only folder or store, as one StorageError instead of a traceback.
+
+    Polars reports a failed write as a ComputeError (around the OS error, or as a broken footer),
+    MLflow as an MlflowException."""
+    from mlflow.exceptions import MlflowException
+    from polars.exceptions import ComputeError
+
+    try:
+        yield
+    except (OSError, MlflowException, ComputeError) as error:  # the frames are computed before: a ComputeError here is a write
+        raise StorageError(f"{what}: {error}") from error
 
 
 def check_formats(formats: Sequence[str]) -> tuple[str, ...]:
@@ -327,11 +347,9 @@ def dataset_statistics(datasets: Sequence[str]) -> tuple[dict[str, dict], list[s
 
 
 def write_report(
-    experiment: str, runs: ExperimentRuns, settings: AnalysisSettings, formats: Sequence[str], folder: Path
-) -> tuple[list[str], list[str]]:
-    """Writes frames, tables, plots and the report pages into `folder`; returns the warnings and the
-    unconverged-cell lines."""
-    analysis = analyse(runs.replicates, runs.trials, settings, runs.epochs, runs.chosen)
+    experiment: str, runs: ExperimentRuns, analysis: Analysis, settings: AnalysisSettings, formats: Sequence[str], folder: Path
+) -> None:
+    """Writes frames, tables, plots and the report pages into `folder`."""
     runs.replicates.write_parquet(folder / "runs.parquet")
     runs.trials.write_parquet(folder / "trials.parquet")
     runs.chosen.write_parquet(folder / "chosen.parquet")
@@ -353,7 +371,6 @@ def write_report(
     (folder / "report.md").write_text(_report_markdown(experiment, settings, analysis), encoding="utf-8")
     if "html" in formats:
         (folder / "report.html").write_text(_report_html(experiment, settings, analysis), encoding="utf-8")
-    return analysis.warnings, analysis.unconverged
 
 
 def _settings_line(settings: AnalysisSettings) -> str:

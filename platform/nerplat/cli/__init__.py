@@ -7,7 +7,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from nerplat.errors import UserInputError
+from nerplat.errors import StorageError, UserInputError
 
 app = typer.Typer(
     name="nerplat",
@@ -82,6 +82,9 @@ def main(argv: list[str] | None = None) -> int:
     except UserInputError as error:
         report_problems(error)
         return UserInputError.exit_code
+    except StorageError as error:
+        err_console.print(f"[bold red]error:[/] {escape(str(error))}", soft_wrap=True)
+        return StorageError.exit_code
     except typer.Exit as done:
         return done.exit_code
     except ClickException as error:  # usage errors: typer 0.29 vendors click, so not click.ClickException

@@ -29,7 +29,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from nerplat.errors import Problem, UserInputError
+from nerplat.errors import Problem, StorageError, UserInputError
 from nerplat.plan.compiler import TUNE_SEED
 from nerplat.plugins import files_record
 from nerplat.plan.model import Arm, Plan
@@ -338,6 +338,9 @@ class ExperimentRunner:
         self.board.stage(f"analysis: statistics, tables and plots into {self.report_dir}")
         try:
             report = self._analyze()
+        except StorageError as error:
+            summary.analysis_error = str(error)
+            return
         except (OSError, MlflowException) as error:
             summary.analysis_error = f"the analysis could not be written ({type(error).__name__}: {error})"
             return

@@ -64,3 +64,32 @@ def test_analyze_into_the_workdir_is_refused_and_deletes_nothing(store, tmp_path
     assert str(tmp_path) in err and "not empty" in err and "--out" in err
     assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == before
     assert store.client.search_runs([store.experiment_id])  # the store still answers
+
+
+def test_a_disk_that_fills_while_the_report_is_written_is_one_message_and_a_later_analyze_works(store, tmp_path):
+    """Issue 11, item 9: a real failed write (the file-size limit, as a full disk fails a write), not a mock."""
+    import resource
+    import signal
+    import subprocess
+    import sys
+
+    for method in ("ce", "mom"):
+        for seed in range(2):
+            store.replicate(method, seed, {"test_micro_f1": 0.5 + 0.01 * seed})
+    out = tmp_path / "report"
+    command = [sys.executable, "-m", "nerplat.cli", "analyze", store.experiment, "--tracking-uri",
+               store.client.tracking_uri, "--out", str(out), "--baseline", "ce", "--resamples", "100"]
+
+    def small_disk():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG, as ENOSPC would
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+
+    failed = subprocess.run(command, preexec_fn=small_disk, capture_output=True, text=True, timeout=300)
+    assert failed.returncode == 1, failed.stderr
+    assert f"the report of '{store.experiment}' could not be written to {out}" in failed.stderr
+    assert "File too large" in failed.stderr and "Traceback" not in failed.stderr
+    assert not out.exists() and [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert (out / "report.md").exists()
