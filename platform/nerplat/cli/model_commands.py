@@ -22,7 +22,7 @@ from rich.table import Table
 
 from nerplat.errors import Problem, UserInputError
 
-MODEL_ARGUMENT = typer.Argument(..., help="Registered NAME[/VERSION|@ALIAS], models:/ URI, run id, or a model folder.")
+MODEL_ARGUMENT = typer.Argument(..., help="Registered NAME\\[/VERSION|@ALIAS], models:/ URI, run id, or a model folder.")
 TRACKING_OPTION = typer.Option(None, "--tracking-uri", help="MLflow store. Default: $MLFLOW_TRACKING_URI, else <workdir>/mlflow.db.")
 WORKDIR_OPTION = typer.Option(Path("."), "--workdir", help="Directory where `nerplat run` keeps its local store.")
 

@@ -106,3 +106,20 @@ def test_run_summary_json():
     data = summary_json(summary())
     assert data["failed"] == ["a/full/ce"] and data["arms"][0]["chosen"] == {"objective.lambda": 0.123456789}
     json.dumps(data)
+
+
+def test_every_command_prints_its_help(capsys):
+    """Help text is rich markup: an unescaped '[...]' in one option's help crashed `nerplat predict --help`."""
+    import typer.main
+
+    from nerplat.cli import _register_commands, app
+
+    _register_commands()
+    group = typer.main.get_command(app)
+    paths = []
+    for name, command in group.commands.items():
+        paths += [[name, sub] for sub in getattr(command, "commands", {})] or [[name]]
+    assert ["predict"] in paths and len(paths) > 10
+    for path in paths:
+        assert main([*path, "--help"]) == 0, path
+        assert "Usage" in capsys.readouterr().out, path
