@@ -413,31 +413,28 @@ class ExperimentRunner:
         for _, value in previous:
             progress.offer(value)
         remaining = arm.tune_trials - len(previous)
+        budget_spent = False
         if not parent.finished and remaining > 0:
             kept = f" ({len(previous)} finished earlier)" if previous else ""
             self.board.stage(f"tuning {arm.id}: {remaining} of {arm.tune_trials} trials to run{kept}")
             errors, budget_spent = self._search(arm, parent.run_id, previous, remaining)
             outcome.errors += errors
             previous = ledger.finished_trials(parent.run_id, metric)
-        else:
-            budget_spent = False
         outcome.tune_trials.update(ledger.statuses(parent.run_id))
-        if budget_spent and previous:
-            self.board.stage(
-                f"tuning {arm.id}: tune.time_budget_s ({self.plan.tune.time_budget_s:g} s) spent after "
-                f"{len(previous)} of {arm.tune_trials} trials; choosing from those"
-            )
-        elif len(previous) < arm.tune_trials:
-            # Chosen from fewer trials than the spec asks for, the arm would not be the experiment the
-            # spec describes: it stays unchosen, and --resume runs the missing trials.
-            outcome.errors.append(
-                f"tune.time_budget_s ({self.plan.tune.time_budget_s:g} s) was spent before any trial finished: raise it"
-                if budget_spent
-                else f"tuning incomplete: {len(previous)} of {arm.tune_trials} trials finished; the arm is not "
-                "replicated until --resume has run the missing ones"
-            )
-            ledger.finish(parent.run_id, "failed")
-            return
+        if len(previous) < arm.tune_trials:
+            budget = f"tune.time_budget_s ({self.plan.tune.time_budget_s:g} s)" if budget_spent else None
+            if budget and previous:  # the spec's own limit: choose from what finished
+                self.board.stage(f"tuning {arm.id}: {budget} spent after {len(previous)} of {arm.tune_trials} trials; choosing from those")
+            else:
+                # Chosen from fewer trials than the spec asks for, the arm would not be the experiment the
+                # spec describes: it stays unchosen, and --resume runs the missing trials.
+                outcome.errors.append(
+                    f"{budget} was spent before any trial finished: raise it" if budget
+                    else f"tuning incomplete: {len(previous)} of {arm.tune_trials} trials finished; the arm is not "
+                    "replicated until --resume has run the missing ones"
+                )
+                ledger.finish(parent.run_id, "failed")
+                return
         outcome.chosen, outcome.chosen_value = choose_configuration(previous, mode)
         ledger.record_choice(parent.run_id, outcome.chosen, metric, outcome.chosen_value)
         ledger.finish(parent.run_id, "completed")
@@ -445,7 +442,8 @@ class ExperimentRunner:
     def _search(
         self, arm: Arm, parent_run_id: str, previous: list[tuple[dict[str, Any], float]], remaining: int
     ) -> tuple[list[str], bool]:
-        """One Tuner over `remaining` new trials; returns the arm's trial errors."""
+        """One Tuner over `remaining` new trials; returns the arm's trial errors and whether
+        `tune.time_budget_s` ended it early."""
         from ray import tune
 
         from nerplat.run.events import TrialEvents

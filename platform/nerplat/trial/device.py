@@ -44,7 +44,7 @@ def to_device(tensor: torch.Tensor, device: torch.device | str) -> torch.Tensor:
     return tensor.to(device)
 
 
-def check_precision(precision: str, device: torch.device) -> None:
+def refuse_fp16_off_cuda(precision: str, device: torch.device) -> None:
     """Refuses `fp16` off CUDA (see the module docstring); bf16 and fp32 run anywhere."""
     if precision == "fp16" and device.type != "cuda":
         message = (

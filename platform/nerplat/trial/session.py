@@ -36,7 +36,7 @@ from nerplat.optim import build_optimizer, clip_gradients, end_epoch
 from nerplat.config.trial import TrialConfig
 from nerplat.trial.batching import Batch, iterate_batches
 from nerplat.trial.data import TrialData, prepare_corpus, prepare_trial_data
-from nerplat.trial.device import autocast, check_precision, grad_scaler, trial_device
+from nerplat.trial.device import autocast, refuse_fp16_off_cuda, grad_scaler, trial_device
 from nerplat.trial.features import WindowFeatures
 from nerplat.trial.predict import evaluate_sentences
 from nerplat.trial.report import Evaluation, Thresholds, Timings, TrainedTagger, TrialResult
@@ -88,7 +88,7 @@ class TrialSession:
     ):
         self.config = config
         self.device = device or trial_device()
-        check_precision(config.train.precision, self.device)
+        refuse_fp16_off_cuda(config.train.precision, self.device)
         self.select_metric = select_metric
         self.progress = progress
         self.timings = Timings()

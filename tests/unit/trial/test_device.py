@@ -7,7 +7,7 @@ import torch
 
 from nerplat.errors import UserInputError
 from nerplat.trial.batching import Batch
-from nerplat.trial.device import autocast, check_precision, grad_scaler, pins_memory, to_device
+from nerplat.trial.device import autocast, refuse_fp16_off_cuda, grad_scaler, pins_memory, to_device
 
 CPU, CUDA = torch.device("cpu"), torch.device("cuda", 0)
 
@@ -33,11 +33,11 @@ def test_a_batch_bound_for_cuda_is_pinned_then_copied_without_blocking(monkeypat
 
 def test_fp16_is_refused_off_cuda_with_its_spec_path():
     with pytest.raises(UserInputError, match="fp16 needs a CUDA device.*use bf16") as raised:
-        check_precision("fp16", CPU)
+        refuse_fp16_off_cuda("fp16", CPU)
     assert raised.value.problems[0].path == "train.precision"
-    check_precision("fp16", CUDA)
+    refuse_fp16_off_cuda("fp16", CUDA)
     for precision in ("fp32", "bf16"):
-        check_precision(precision, CPU)
+        refuse_fp16_off_cuda(precision, CPU)
 
 
 @pytest.mark.parametrize(("precision", "dtype"), [("fp32", torch.float32), ("bf16", torch.bfloat16)])
