@@ -31,8 +31,8 @@ postgres:
 run: $(STAMP)
 	$(BIN)/nerplat run specs/quickstart.yaml --resume
 
-# Two pytest workers: most of an integration test's wall time is Ray, MLflow and subprocess start-up
-# and polling, so two at once fit the 20-minute budget on 2 cores (one worker took 23-25 min).
+# Two pytest workers (TEST_WORKERS=1 for one). Measured on the 2-core development machine, idle:
+# 25 min 39 s with two workers; one worker took 23-25 min in earlier CI runs, so two gain little here.
 TEST_WORKERS ?= 2
 
 test: $(STAMP) postgres
