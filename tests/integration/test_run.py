@@ -14,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from nerplat_processes import SPEC, finish, nerplat, runs, runs_so_far, trial_worker_pids
+from nerplat_processes import SPEC, finish, kill_a_trial_midway, nerplat, runs, runs_so_far
 
 from nerplat.plan.compiler import TUNE_SEED
 from nerplat.track import schema
@@ -122,21 +122,12 @@ def test_a_killed_worker_is_retried_from_its_checkpoint(tmp_path: Path):
     spec.write_text(
         SPEC.read_text()
         .replace("${NERPLAT_TEST_EXPERIMENT:-tiny_run}", "killed_worker")
-        .replace("epochs: 2", "epochs: 3")
+        .replace("epochs: 2", "epochs: 6")
+        .replace("max_concurrent: 2", "max_concurrent: 1")
         .replace("analysis: {baseline: ce}", "analysis: {baseline: ce}\nresources: {max_retries: 2}")
     )
-    driver = nerplat("run", str(spec), "--workdir", str(tmp_path), "--no-analyze", workdir=tmp_path)
-    killed = None
-    deadline = time.monotonic() + 300
-    while killed is None and time.monotonic() < deadline:
-        time.sleep(1)
-        assert driver.poll() is None, driver.communicate()[0]
-        started = [r for r in runs_so_far(tmp_path, "killed_worker") if r.data.tags.get(schema.KIND) == "trial" and "dev_micro_f1" in r.data.metrics]
-        if started:
-            for pid in trial_worker_pids(driver):
-                os.kill(pid, signal.SIGKILL)
-                killed = pid
-    assert killed is not None, "no trial worker was found to kill"
+    driver = nerplat("run", str(spec), "--workdir", str(tmp_path), "--tune-only", workdir=tmp_path)
+    kill_a_trial_midway(driver, tmp_path, "killed_worker")
     code, output = finish(driver)
     assert code == 0, output
     all_runs = runs(tmp_path, "killed_worker")

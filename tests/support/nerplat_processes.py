@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Callable
 
 SPEC = Path(__file__).parents[1] / "integration" / "specs" / "tiny_run.yaml"
 
@@ -73,3 +76,43 @@ def trial_worker_pids(driver: subprocess.Popen) -> list[int]:
         if session == driver.pid and title.startswith("ray::") and ("ImplicitFunc" in title or "nerplat_trial" in title):
             pids.append(int(entry.name))
     return pids
+
+
+def wait_for(driver: subprocess.Popen, workdir: Path, experiment: str, found: Callable[[list], bool], what: str, seconds: float = 300) -> None:
+    """Polls the runs of a live driver until `found(runs)`; fails the test if the driver ends first.
+
+    Every 0.2 s: a tiny-encoder epoch takes a fraction of a second, and a moment polled once a
+    second (a trial midway) was missed altogether under load.
+    """
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        time.sleep(0.2)
+        assert driver.poll() is None, driver.communicate()[0]
+        if found(runs_so_far(workdir, experiment)):
+            return
+    raise AssertionError(f"{what} within {seconds} s")
+
+
+def trial_midway(all_runs: list) -> bool:
+    """A tuning trial that reported an epoch and has epochs to go (no status yet)."""
+    from nerplat.track import schema
+
+    return any(
+        run.data.tags.get(schema.KIND) == "trial" and "dev_micro_f1" in run.data.metrics and schema.STATUS not in run.data.tags
+        for run in all_runs
+    )
+
+
+def kill_a_trial_midway(driver: subprocess.Popen, workdir: Path, experiment: str) -> list[int]:
+    """SIGKILLs the trial workers of `driver` while a tuning trial trains; returns their pids.
+
+    Run it on a spec with one trial at a time: Tune retries a trial whose worker died while the
+    trial ran, but fails for good one whose worker was still starting (or being handed over to the
+    next trial), so killing every worker of two concurrent trials made the outcome a race.
+    """
+    wait_for(driver, workdir, experiment, trial_midway, "no tuning trial reported an epoch")
+    killed = trial_worker_pids(driver)
+    assert killed, "no trial worker to kill"
+    for pid in killed:
+        os.kill(pid, signal.SIGKILL)
+    return killed
