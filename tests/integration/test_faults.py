@@ -186,7 +186,7 @@ def test_an_mlflow_server_lost_mid_run_is_retried_visibly_then_the_run_stops_wit
     backend, artifacts = f"sqlite:///{tmp_path / 'server.db'}", tmp_path / "server-artifacts"
     server = LocalMlflowServer(backend, artifacts)
     server.start()
-    env = {"MLFLOW_TRACKING_URI": server.url, "NERPLAT_STORE_PATIENCE": "20"}
+    env = {"MLFLOW_TRACKING_URI": server.url, "NERPLAT_STORE_PATIENCE": "5"}
     try:
         driver = nerplat("run", str(spec), "--workdir", str(tmp_path), "--no-analyze", workdir=tmp_path, env=env)
         deadline = time.monotonic() + 300

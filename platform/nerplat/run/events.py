@@ -20,6 +20,7 @@ from ray.tune.result import SHOULD_CHECKPOINT
 from nerplat.run.job import EVALUATION_KEY, NODE_KEY, PHASE_KEY, RESULT_KEY, TrialJob
 from nerplat.run.ledger import RunLedger
 from nerplat.run.progress import PhaseProgress, ProgressBoard
+from nerplat.track.store import StoreLost
 from nerplat.trial.report import Evaluation, TrialResult
 
 
@@ -38,6 +39,7 @@ class TrialEvents(Callback):
     running: dict[str, _Running] = field(default_factory=dict)
     outcomes: dict[str, str] = field(default_factory=dict)  # Tune trial id -> status
     errors: dict[str, list[str]] = field(default_factory=dict)  # arm id -> full message of each failed trial
+    store_lost: StoreLost | None = None
 
     def __post_init__(self) -> None:
         super().__init__()
@@ -81,7 +83,16 @@ class TrialEvents(Callback):
         self.ledger.retrying(trial.trial_id)
 
     def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
-        self._end(trial, failed=False)
+        # Tune calls this hook inside a try that logs any exception with its traceback and fails
+        # the trial instead: a lost store is kept here and raised at the end of Tune's step.
+        try:
+            self._end(trial, failed=False)
+        except StoreLost as lost:
+            self.store_lost = lost
+
+    def on_step_end(self, iteration: int, trials: list, **info: Any) -> None:
+        if self.store_lost is not None:
+            raise self.store_lost
 
     def on_trial_error(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
         job = TrialJob.model_validate(trial.config[PHASE_KEY])

@@ -212,13 +212,17 @@ def store_patience() -> float:
 class PatientClient:
     """An `MlflowClient` whose calls ride out a server outage: each failed attempt is announced
     through `notify` and retried with exponential backoff (1 s doubling to 30 s) until `patience`
-    seconds have passed; then `StoreLost`. Other errors pass through unchanged."""
+    seconds have passed; then `StoreLost`. Other errors pass through unchanged.
+
+    Once lost, the store stays lost for this client: every later call raises the same StoreLost at
+    once, so the writes a stopping driver still attempts do not each wait out the patience again."""
 
     def __init__(self, client, uri: str, notify: Callable[[str], None], patience: float | None = None):
         self._client = client
         self._uri = uri
         self._notify = notify
         self._patience = store_patience() if patience is None else patience
+        self._lost: StoreLost | None = None
 
     def __getattr__(self, name: str):
         attribute = getattr(self._client, name)
@@ -226,6 +230,8 @@ class PatientClient:
             return attribute
 
         def patient_call(*args, **kwargs):
+            if self._lost is not None:
+                raise StoreLost(self._lost.uri, self._lost.waited, self._lost.reason)
             delay, waited = 1.0, 0.0
             while True:
                 try:
@@ -235,7 +241,8 @@ class PatientClient:
                         raise
                     reason = _short_reason(str(error))
                     if waited >= self._patience:
-                        raise StoreLost(self._uri, waited, reason) from error
+                        self._lost = StoreLost(self._uri, waited, reason)
+                        raise self._lost from error
                     self._notify(f"MLflow server at {self._uri} is not answering ({reason}); retrying in {delay:.0f} s")
                     time.sleep(delay)
                     waited += delay

@@ -125,3 +125,19 @@ def test_every_failed_trial_of_an_arm_is_kept_with_its_full_message(events, tria
     arm_id = TrialJob.model_validate(trial.config[PHASE_KEY]).arm.id
     assert events.errors[arm_id] == ["ValueError: first line\nsecond line"]
     assert events.outcomes[trial.trial_id] == "failed"
+
+
+def test_a_store_lost_as_a_trial_completes_is_raised_at_the_end_of_tunes_step(events, trial, result, monkeypatch):
+    """Tune logs an exception from on_trial_complete with its traceback and carries on; the step's end lets it through."""
+    from nerplat.track.store import StoreLost
+
+    events.on_trial_start(0, [], trial)
+    events.on_trial_result(0, [], trial, result(1, 0.3, checkpointed=False))
+
+    def lost(*args, **kwargs):
+        raise StoreLost("http://127.0.0.1:5000", 31, "connection refused")
+
+    monkeypatch.setattr(events.ledger, "end", lost)
+    events.on_trial_complete(0, [], trial)  # nothing escapes into Tune's handler
+    with pytest.raises(StoreLost, match="has not answered for 31 s"):
+        events.on_step_end(1, [])

@@ -98,6 +98,9 @@ def test_a_lost_server_is_retried_with_a_message_per_attempt_then_given_up(monke
         f"MLflow server at {uri} is not answering (connection refused); retrying in 1 s",
         f"MLflow server at {uri} is not answering (connection refused); retrying in 2 s",
     ]
+    with pytest.raises(StoreLost, match="has not answered for 3 s"):  # lost for good: no second wait
+        client.set_tag("0" * 32, "key", "value")
+    assert len(notices) == 2  # nothing retried, so nothing announced
 
 
 def test_an_answer_that_is_an_error_is_not_retried(tracking_uri):
