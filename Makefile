@@ -40,4 +40,4 @@ test: $(STAMP) postgres
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal --durations=25
 
 clean:
-	rm -rf $(VENV) .nerplat mlflow.db mlruns mlartifacts reports
+	rm -rf $(VENV) .nerplat mlflow.db optuna.db mlruns mlartifacts reports

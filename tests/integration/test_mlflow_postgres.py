@@ -269,3 +269,41 @@ def test_the_basic_auth_app_of_cluster_base_admits_only_the_secrets_account(post
         finally:
             os.environ.pop("MLFLOW_TRACKING_USERNAME")
             os.environ.pop("MLFLOW_TRACKING_PASSWORD")
+
+
+def test_the_optuna_studies_live_in_the_database_the_cluster_creates_for_them(postgres_uri: str, tmp_path: Path, monkeypatch):
+    """cluster/base: PostgreSQL's init script creates the role and database `optuna`; the Ray head's
+    driver, with the ConfigMap's URL and the Secret's PGPASSWORD only, keeps a study there, and
+    optuna-dashboard (as cluster/README.md step 6 runs it, through a port-forward) shows it."""
+    import optuna
+    from repo_paths import CLUSTER
+
+    from nerplat.cluster.kustomize import build
+    from nerplat.run.study import ArmStudy, prepare_study
+    from nerplat.track.studies import OPTUNA_STORAGE_ENV, open_optuna_storage, resolve_optuna_storage
+    from nerplat.track.ui_server import LocalOptunaDashboard
+
+    objects = {(m.kind, m.body["metadata"]["name"]): m.body for m in build(CLUSTER / "base")}
+    script = tmp_path / "optuna.sh"
+    script.write_text(objects["ConfigMap", "nerplat-postgres-init"]["data"]["optuna.sh"])
+    admin_password, address = postgres_uri.removeprefix("postgresql://mlflow:").split("@")
+    host, port = address.split("/")[0].split(":")
+    optuna_password = secrets.token_hex(24)  # as `openssl rand -hex 24` makes the Secret's
+    as_entrypoint = dict(os.environ, PGHOST=host, PGPORT=port, PGPASSWORD=admin_password, POSTGRES_USER="mlflow", POSTGRES_DB="mlflow",
+                         OPTUNA_PASSWORD=optuna_password)
+    result = subprocess.run(["sh", str(script)], env=as_entrypoint, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+    settings = objects["ConfigMap", "nerplat-settings"]["data"][OPTUNA_STORAGE_ENV]
+    monkeypatch.setenv(OPTUNA_STORAGE_ENV, settings.replace("@nerplat-postgres:5432/", f"@{host}:{port}/"))
+    monkeypatch.setenv("PGPASSWORD", optuna_password)
+    monkeypatch.setenv("PGUSER", "someone-else")  # restored afterwards; the URL's user replaces it
+    url = resolve_optuna_storage(None, "http://nerplat-mlflow:5000", tmp_path)
+    assert url == f"postgresql://{host}:{port}/optuna" and os.environ["PGUSER"] == "optuna"
+    study = ArmStudy(open_optuna_storage(url), "mom_conll/conll2003/full/mom")
+    prepare_study(study, owner="tune-run", metric="dev_best_micro_f1", mode="max",
+                  distributions={"objective.lambda": optuna.distributions.FloatDistribution(0.0, 1.0)})
+    assert optuna.load_study(study_name=study.name, storage=url).user_attrs["nerplat.tune_run_id"] == "tune-run"
+
+    with LocalOptunaDashboard(url) as dashboard:
+        assert [name for name, _ in dashboard.studies()] == [study.name]

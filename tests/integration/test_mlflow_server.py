@@ -2,7 +2,7 @@
 
 Several processes create and log runs at once, the way Ray trials do (through the server, and
 through the local SQLite default); a server that is down fails before anything starts;
-`nerplat ui` serves a local store and prints a runs-table URL that answers.
+`nerplat ui` serves a local store and its Optuna studies and prints URLs that answer.
 """
 
 from __future__ import annotations
@@ -129,11 +129,18 @@ def _read_lines(stream, lines: queue.Queue) -> None:
         lines.put(line)
 
 
-def test_nerplat_ui_prints_a_runs_table_url_that_answers(tmp_path, monkeypatch):
+def test_nerplat_ui_serves_the_runs_table_and_the_optuna_studies_then_stops_both(tmp_path, monkeypatch):
+    import optuna
+
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.delenv("NERPLAT_OPTUNA_STORAGE", raising=False)
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     tracker = ExperimentTracker.open(uri, "ui-experiment")
     summary = tracker.start_summary_run(plan={"arms": [ARM]}, resolved_spec="experiment: ui-experiment\n")
+    studies = f"sqlite:///{tmp_path / 'optuna.db'}"  # where `nerplat run` keeps them: beside mlflow.db
+    study = optuna.create_study(storage=studies, study_name=f"ui-experiment/{ARM}", direction="maximize")
+    study.add_trial(optuna.trial.create_trial(params={"lr": 0.1}, distributions={"lr": optuna.distributions.FloatDistribution(0, 1)}, value=0.5))
+    optuna.create_study(storage=studies, study_name="another-experiment/a/full/ce")
 
     nerplat = Path(sys.executable).parent / "nerplat"
     process = subprocess.Popen(
@@ -159,12 +166,22 @@ def test_nerplat_ui_prints_a_runs_table_url_that_answers(tmp_path, monkeypatch):
         with urllib.request.urlopen(artifact, timeout=10) as answer:
             assert json.load(answer) == {"arms": [ARM]}
 
+        line = lines.get(timeout=60)  # the experiment's studies only
+        match = re.fullmatch(rf"(http://127\.0\.0\.1:(\d+))/dashboard/studies/(\d+)  \(ui-experiment/{ARM}: Optuna study\)\n", line)
+        assert match, line
+        dashboard, dashboard_port, study_id = match.group(1), int(match.group(2)), int(match.group(3))
+        with urllib.request.urlopen(f"{dashboard}/api/studies/{study_id}", timeout=10) as answer:
+            shown = json.load(answer)
+        assert shown["name"] == f"ui-experiment/{ARM}" and [t["params"][0]["param_external_value"] for t in shown["trials"]] == ["0.1"]
+        with urllib.request.urlopen(match.group(0).split()[0], timeout=10) as page:
+            assert page.status == 200 and "<html" in page.read().decode().lower()
+
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=30) == 0
-        assert not port_in_use(port)
+        assert not port_in_use(port) and not port_in_use(dashboard_port)
     finally:
         if process.poll() is None:
-            process.terminate()  # lets `nerplat ui` stop its server too
+            process.terminate()  # lets `nerplat ui` stop its servers too
             try:
                 process.wait(timeout=30)
             except subprocess.TimeoutExpired:

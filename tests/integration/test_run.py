@@ -6,6 +6,7 @@ temporary working directory, then reads what the run left in MLflow.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -48,6 +49,36 @@ def check_complete_experiment(workdir: Path, experiment: str) -> list:
     return all_runs
 
 
+def check_optuna_studies(workdir: Path, experiment: str, all_runs: list) -> dict[str, int]:
+    """One Optuna study per tuned arm beside the MLflow store, each trial once, matching MLflow's
+    trials by run id: its params are the values the trial ran with, its value the one it reported.
+    Returns the study ids by name."""
+    import optuna
+    from optuna.trial import TrialState
+
+    storage = optuna.storages.RDBStorage(f"sqlite:///{workdir / 'optuna.db'}")
+    tune_parents = {run.info.run_id: run for run in all_runs if run.info.run_name.endswith("/tune")}
+    names = sorted(f"{experiment}/{run.data.tags[schema.ARM]}" for run in tune_parents.values())
+    assert sorted(optuna.get_all_study_names(storage)) == names
+    trial_runs = {run.info.run_id: run for run in all_runs if run.data.tags[schema.KIND] == "trial"}
+    for name in names:
+        study = optuna.load_study(study_name=name, storage=storage)
+        parent = tune_parents[study.user_attrs["nerplat.tune_run_id"]]
+        complete = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+        run_ids = [trial.user_attrs["mlflow_run_id"] for trial in complete]
+        assert len(run_ids) == len(set(run_ids)) == NUM_SAMPLES, "a trial is missing from the study, or there twice"
+        for trial in complete:
+            run = trial_runs[trial.user_attrs["mlflow_run_id"]]
+            assert run.data.tags[schema.PARENT_RUN] == parent.info.run_id and trial.user_attrs["mlflow_run_name"] == run.info.run_name
+            assert run.data.tags[schema.STATUS] in ("completed", "early_stopped")
+            assert trial.params == json.loads(run.data.tags[schema.SAMPLED])
+            assert trial.value == run.data.metrics["dev_best_micro_f1"]
+        chosen = json.loads(parent.data.tags[schema.SAMPLED])
+        assert chosen in [trial.params for trial in complete if trial.value == max(t.value for t in complete)]
+        assert study.get_trials(deepcopy=False, states=(TrialState.RUNNING, TrialState.WAITING)) == []
+    return {name: storage.get_study_id_from_name(name) for name in names}
+
+
 def check_progress_lines(output: str) -> None:
     """Piped (as in CI), the run says what starts as it starts, then prints timestamped status lines."""
     stages = ["opening the MLflow store", "starting Ray", "Ray started, dashboard at http://127.0.0.1:", "tuning ", "replicates: ", "analysis: "]
@@ -85,7 +116,8 @@ def test_full_tiny_run_tracks_every_trial_and_replicate_once(tmp_path: Path):
     # tuning trials and replicates draw from different seed streams (issue 12 item 7)
     seeds = {kind: {run.data.tags[schema.SEED] for run in all_runs if run.data.tags[schema.KIND] == kind} for kind in ("trial", "replicate")}
     assert seeds["trial"] == {str(TUNE_SEED)} and str(TUNE_SEED) not in seeds["replicate"]
-    assert "nerplat ui" in output
+    assert f"--optuna-storage sqlite:///{tmp_path.resolve() / 'optuna.db'}" in output  # in the `nerplat ui` command
+    check_optuna_studies(tmp_path, "tiny_run", all_runs)
 
     # A second run of the same experiment without --resume is refused before anything runs.
     code, output = finish(nerplat("run", str(SPEC), "--workdir", str(tmp_path), workdir=tmp_path))
@@ -107,6 +139,11 @@ def test_resume_after_killing_the_driver(tmp_path: Path):
     os.killpg(driver.pid, signal.SIGKILL)
     driver.wait()
     before = {r.info.run_name: r.data.tags.get(schema.STATUS) for r in runs(tmp_path, "killed_driver")}
+    import optuna
+
+    storage = optuna.storages.RDBStorage(f"sqlite:///{tmp_path / 'optuna.db'}")
+    studies_before = {name: storage.get_study_id_from_name(name) for name in optuna.get_all_study_names(storage)}
+    assert len(studies_before) == 1, "the tuned arm's study is written while the run goes"
 
     code, output = finish(nerplat("run", str(SPEC), "--workdir", str(tmp_path), "--no-analyze", "--resume", workdir=tmp_path, env=env))
     assert code == 0, output
@@ -114,7 +151,8 @@ def test_resume_after_killing_the_driver(tmp_path: Path):
     for name, status in before.items():
         if status in ("completed", "early_stopped"):  # finished work was kept, not re-run
             assert after[name].data.tags[schema.STATUS] == status
-    check_complete_experiment(tmp_path, "killed_driver")
+    all_runs = check_complete_experiment(tmp_path, "killed_driver")
+    assert check_optuna_studies(tmp_path, "killed_driver", all_runs) == studies_before  # the same study continued
 
 
 def test_a_killed_worker_is_retried_from_its_checkpoint(tmp_path: Path):

@@ -83,7 +83,11 @@ def print_summary(summary, console: Console) -> None:
         for error in outcome.errors:
             console.print(f"  [red]error:[/] {escape(error)}")
     console.print(escape(f"MLflow: {summary.tracking_uri} (experiment '{summary.experiment}', id {summary.experiment_id})"))
-    console.print(escape(f"Browse the runs: nerplat ui --tracking-uri {summary.tracking_uri} --experiment {summary.experiment}"))
+    browse = shlex.join(["nerplat", "ui", "--tracking-uri", summary.tracking_uri, "--experiment", summary.experiment])
+    if summary.optuna_storage is not None:
+        console.print(escape(f"Optuna: {summary.optuna_storage} (one study per tuned arm, named {summary.experiment}/<arm>)"), soft_wrap=True)
+        browse += f" --optuna-storage {shlex.quote(summary.optuna_storage)}"
+    console.print(escape(f"Browse the runs and the searches: {browse}"), soft_wrap=True)  # one line: copied as is
     if summary.report_dir is not None:
         console.print(escape(f"Report: {summary.report_dir}"))
     for line in summary.unconverged:
@@ -117,6 +121,7 @@ def summary_json(summary: Any) -> dict[str, Any]:
     return {
         "experiment": summary.experiment,
         "tracking_uri": summary.tracking_uri,
+        "optuna_storage": summary.optuna_storage,
         "experiment_id": summary.experiment_id,
         "report_dir": None if summary.report_dir is None else str(summary.report_dir),
         "arms": [dataclasses.asdict(outcome) for outcome in summary.outcomes],

@@ -1,9 +1,10 @@
-"""`nerplat ui`: the MLflow UI for an experiment's store, on 127.0.0.1, until Ctrl-C."""
+"""`nerplat ui`: the MLflow UI and optuna-dashboard for an experiment's stores, on 127.0.0.1, until Ctrl-C."""
 
 from __future__ import annotations
 
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import Optional
 
@@ -11,7 +12,17 @@ import typer
 
 from nerplat.errors import UserInputError
 from nerplat.track.store import check_store, is_server_uri, local_artifact_root, resolve_tracking_uri, sqlite_path
-from nerplat.track.ui_server import LocalMlflowServer, experiments_to_show, runs_table_url
+from nerplat.track.studies import optuna_storage_url, resolve_optuna_storage, storage_exists
+from nerplat.track.ui_server import (
+    LocalMlflowServer,
+    LocalOptunaDashboard,
+    LocalServer,
+    experiments_to_show,
+    optuna_dashboard_executable,
+    optuna_dashboard_hint,
+    runs_table_url,
+    study_url,
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -23,12 +34,23 @@ def ui(
         None, "--tracking-uri", help="MLflow store. Default: $MLFLOW_TRACKING_URI, else <workdir>/mlflow.db."
     ),
     experiment: Optional[str] = typer.Option(
-        None, "--experiment", "-e", help="Spec experiment whose runs table to print. Default: every nerplat experiment."
+        None, "--experiment", "-e", help="Spec experiment whose runs table and studies to print. Default: every nerplat experiment."
     ),
-    port: int = typer.Option(0, "--port", min=0, max=65535, help="Port on 127.0.0.1; 0 picks a free one."),
-    workdir: Path = typer.Option(Path("."), "--workdir", help="Directory where `nerplat run` keeps its local store."),
+    port: int = typer.Option(0, "--port", min=0, max=65535, help="Port of the MLflow UI on 127.0.0.1; 0 picks a free one."),
+    optuna_storage: Optional[str] = typer.Option(
+        None,
+        "--optuna-storage",
+        help="Optuna storage of the arms' studies (sqlite:///..., postgresql://user@host/db; the password from $PGPASSWORD). "
+        "Default: $NERPLAT_OPTUNA_STORAGE, else optuna.db beside a SQLite MLflow store, else <workdir>/optuna.db.",
+    ),
+    workdir: Path = typer.Option(Path("."), "--workdir", help="Directory where `nerplat run` keeps its local stores."),
 ) -> None:
-    """Start the MLflow UI for an experiment's store and print the URL of its runs table."""
+    """Start the MLflow UI and optuna-dashboard for an experiment's stores and print their URLs.
+
+    First the MLflow runs table of each experiment, then optuna-dashboard's page of each tuned arm's Optuna study (trials with their MLflow runs, hyper-parameter importances, parallel coordinates; live while `nerplat run` goes). Both listen on 127.0.0.1 on free ports; Ctrl-C stops both.
+
+    An MLflow server (--tracking-uri http://...) is not started again, only its URLs are printed. When optuna-dashboard cannot start (not installed, no study yet), the command that serves the studies is printed instead.
+    """
     uri = tracking_uri or resolve_tracking_uri(None, workdir)
     database = sqlite_path(uri)
     if database is not None and not database.exists():
@@ -38,27 +60,48 @@ def ui(
         )
     check_store(uri)
     experiments = experiments_to_show(uri, experiment)
-    if is_server_uri(uri):  # already served: nothing to start
+    studies = optuna_storage_url(optuna_storage, workdir) if optuna_storage else resolve_optuna_storage(None, uri, workdir)
+    dashboard = _optuna_dashboard(studies)
+    mlflow = None if is_server_uri(uri) else LocalMlflowServer(uri, local_artifact_root(uri) or workdir.resolve() / "mlartifacts", port)
+    servers = [server for server in (mlflow, dashboard) if server is not None]
+    if not servers:  # an MLflow server already serves the runs, and there are no studies to serve
         _print_urls(uri, experiments)
         return
-    server = LocalMlflowServer(uri, local_artifact_root(uri) or workdir.resolve() / "mlartifacts", port)
-    typer.echo(f"starting the MLflow UI for {uri} ...", err=True)
-    # Ctrl-C and SIGTERM both stop the server; SIGINT is set explicitly because a process started
+    typer.echo(f"starting {' and '.join(server.name for server in servers)} ...", err=True)
+    # Ctrl-C and SIGTERM both stop the servers; SIGINT is set explicitly because a process started
     # in the background by a script inherits it ignored.
     previous = {signum: signal.signal(signum, _interrupt) for signum in (signal.SIGINT, signal.SIGTERM)}
     try:
-        url = server.start()
-        _print_urls(url, experiments)
+        for server in servers:
+            server.launch()
+        _print_urls(mlflow.wait_until_healthy() if mlflow else uri, experiments)
+        if dashboard is not None and not _print_studies(dashboard, studies, experiments):
+            servers.remove(dashboard)
+            if not servers:
+                raise typer.Exit(1)
         typer.echo("Press Ctrl-C to stop.", err=True)
-        code = server.wait()
-        typer.echo(f"the MLflow server stopped by itself (exit code {code})", err=True)
+        stopped, code = _first_to_exit(servers)
+        typer.echo(f"{stopped.name} stopped by itself (exit code {code})", err=True)
         raise typer.Exit(1)
     except KeyboardInterrupt:
-        typer.echo("stopping the MLflow UI", err=True)
+        typer.echo(f"stopping {' and '.join(server.name for server in servers)}", err=True)
     finally:
-        server.stop()
+        for server in servers:
+            server.stop()
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+
+
+def _optuna_dashboard(storage: str) -> LocalOptunaDashboard | None:
+    """optuna-dashboard for `storage`, or None when it cannot serve it (the command is printed then)."""
+    if optuna_dashboard_executable() is None:
+        reason = "optuna-dashboard is not installed (pip install optuna-dashboard)"
+    elif not storage_exists(storage):
+        reason = f"no Optuna study at {storage} yet (`nerplat run` creates one per tuned arm)"
+    else:
+        return LocalOptunaDashboard(storage)
+    typer.echo(f"{reason}; serve the studies with: {optuna_dashboard_hint(storage)}")
+    return None
 
 
 def _print_urls(server_url: str, experiments: list[tuple[str, str]]) -> None:
@@ -67,6 +110,35 @@ def _print_urls(server_url: str, experiments: list[tuple[str, str]]) -> None:
     for name, experiment_id in experiments:
         typer.echo(f"{runs_table_url(server_url, experiment_id)}  ({name})")
     sys.stdout.flush()
+
+
+def _print_studies(dashboard: LocalOptunaDashboard, storage: str, experiments: list[tuple[str, str]]) -> bool:
+    """The page of each study of `experiments` (named `<experiment>/<arm>`); False when the dashboard failed."""
+    try:
+        url = dashboard.wait_until_healthy(timeout=60)
+        studies = dashboard.studies()
+    except (RuntimeError, OSError) as error:
+        typer.echo(f"optuna-dashboard did not start: {error}", err=True)
+        typer.echo(f"serve the studies with: {optuna_dashboard_hint(storage)}")
+        return False
+    prefixes = tuple(f"{name}/" for name, _ in experiments)
+    shown = [(name, study_id) for name, study_id in studies if name.startswith(prefixes)]
+    if not shown:
+        typer.echo(f"{url}/dashboard  (optuna-dashboard of {storage}: no study of these experiments yet)")
+    for name, study_id in shown:
+        typer.echo(f"{study_url(url, study_id)}  ({name}: Optuna study)")
+    sys.stdout.flush()
+    return True
+
+
+def _first_to_exit(servers: list[LocalServer]) -> tuple[LocalServer, int]:
+    """Blocks until one of the servers exits (Ctrl-C raises KeyboardInterrupt here)."""
+    while True:
+        for server in servers:
+            code = server.exit_code()
+            if code is not None:
+                return server, code
+        time.sleep(0.5)
 
 
 def _interrupt(signum, frame) -> None:

@@ -93,6 +93,7 @@ def build_plan(validated: ValidatedSpec) -> Plan:
         resolved_spec=validated.recorded_data(),
         unrecorded=validated.unrecorded_values(),
         tracking_uri=spec.tracking.uri,
+        optuna_storage=spec.tracking.optuna_storage,
         tune=validated.tune,
         replicate_split=spec.replicate.split,
         replicate_models=spec.replicate.models,

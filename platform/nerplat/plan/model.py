@@ -111,6 +111,9 @@ class Plan(Frozen):
     spec_sha256: str = Field(description="sha256 of the resolved spec (interpolated, profile merged) as canonical JSON.")
     resolved_spec: dict[str, Any] = Field(description="The resolved spec this plan was compiled from.")
     tracking_uri: str | None = Field(description="MLflow tracking URI; none: MLFLOW_TRACKING_URI or a local SQLite store.")
+    optuna_storage: str | None = Field(
+        None, description="Optuna storage URL of the arms' studies; none: NERPLAT_OPTUNA_STORAGE or optuna.db beside the MLflow store."
+    )
     tune: Tune | None = Field(description="Tune-phase settings; none when no method has a search space.")
     replicate_split: Literal["test", "dev"] = Field(description="Split the replicate runs are evaluated on.")
     replicate_models: Literal["best", "all", "none"] = Field(

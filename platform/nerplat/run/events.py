@@ -1,8 +1,9 @@
 """Driver-side handling of Tune trial events: hands reports to the ledger, feeds progress, cleans checkpoints.
 
 Tune calls this callback in the driver only. It translates Tune's events into the ledger's calls
-(`run.ledger` holds the rule for what is written to MLflow and when) and keeps the progress board;
-it writes nothing itself. Tune delivers a checkpointed result first and registers its checkpoint in
+(`run.ledger` holds the rule for what is written to MLflow and when), tells a tuning search's Optuna
+study which MLflow run each trial logs to (`run.study`), and keeps the progress board; it writes
+nothing itself. Tune delivers a checkpointed result first and registers its checkpoint in
 a later step (`on_checkpoint`), which is when the ledger logs that evaluation.
 """
 
@@ -40,14 +41,15 @@ class TrialEvents(Callback):
     outcomes: dict[str, str] = field(default_factory=dict)  # Tune trial id -> status
     errors: dict[str, list[str]] = field(default_factory=dict)  # arm id -> full message of each failed trial
     store_lost: StoreLost | None = None
+    search: Any = None  # a tune phase's `run.study.StudySearch`, whose trials are matched to their runs
 
     def __post_init__(self) -> None:
         super().__init__()
 
     def __getstate__(self) -> dict:
         # Tune pickles its callbacks into the experiment state; the live console cannot be, and
-        # nerplat resumes from MLflow, so the pickled copy never needs it.
-        return {**self.__dict__, "board": None}
+        # nerplat resumes from MLflow, so the pickled copy never needs it (nor the searcher Tune saves itself).
+        return {**self.__dict__, "board": None, "search": None}
 
     def _progress(self, job: TrialJob) -> PhaseProgress:
         return self.board.phase(job.arm.id, job.phase, total=0)
@@ -56,7 +58,9 @@ class TrialEvents(Callback):
         if trial.trial_id in self.running:  # a retry after a failure: same run
             return
         job = TrialJob.model_validate(trial.config[PHASE_KEY])
-        self.ledger.start_trial(trial.trial_id, job, trial.config)
+        run = self.ledger.start_trial(trial.trial_id, job, trial.config)
+        if self.search is not None and run.name is not None:
+            self.search.record_run(trial.trial_id, run.run_id, run.name)
         self.running[trial.trial_id] = _Running(job)
         self._progress(job).running += 1
         self.board.refresh()

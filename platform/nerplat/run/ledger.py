@@ -53,12 +53,23 @@ def arm_tags(arm: Arm) -> dict[str, str]:
     }
 
 
+@dataclass(frozen=True)
+class FinishedTrial:
+    """A tuning trial that finished (completed or early-stopped), as MLflow recorded it."""
+
+    values: dict[str, Any]  # its searched values
+    value: float  # its tune metric (`dev_best_<metric>`), what the searcher was told
+    run_id: str
+    run_name: str
+
+
 @dataclass
 class OpenRun:
     """The MLflow run of a Tune trial between its start and its end."""
 
     run_id: str
     epochs: int
+    name: str | None = None  # a tuning trial's run name (replicates' runs are the runner's)
     last_epoch: int = 0
     has_result: bool = False
     node: str | None = None
@@ -137,12 +148,12 @@ class RunLedger:
             replicate_run_id, arm.id, replicate.seed, replicate.partition, tags=tags, params=config.model_dump(mode="json")
         )
 
-    def start_trial(self, trial_id: str, job: TrialJob, config: dict[str, Any]) -> None:
+    def start_trial(self, trial_id: str, job: TrialJob, config: dict[str, Any]) -> OpenRun:
         """Tune started `trial_id` with this Tune config: adopts the replicate run the runner opened,
         or opens the next tuning trial's run. A trial Tune starts again after a failure keeps its run."""
         if trial_id in self.open:
-            return
-        run_id = job.run_id
+            return self.open[trial_id]
+        run_id, name = job.run_id, None
         if run_id is None:
             number = self._trial_numbers.get(job.parent_run_id)
             if number is None:
@@ -151,8 +162,10 @@ class RunLedger:
             sampled = job.searched_values(config)
             tags = {**arm_tags(job.arm), schema.SEED: job.seed, schema.PARTITION: job.partition, schema.SAMPLED: json.dumps(sampled)}
             params = job.trial_config(config).model_dump(mode="json")
-            run_id = self.tracker.start_trial_run(job.parent_run_id, job.arm.id, f"t{number:04d}", tags=tags, params=params).run_id
-        self.open[trial_id] = OpenRun(run_id, epochs=int(job.arm.fixed["train"]["epochs"]))
+            run = self.tracker.start_trial_run(job.parent_run_id, job.arm.id, f"t{number:04d}", tags=tags, params=params)
+            run_id, name = run.run_id, run.name
+        self.open[trial_id] = OpenRun(run_id, epochs=int(job.arm.fixed["train"]["epochs"]), name=name)
+        return self.open[trial_id]
 
     def record_node(self, trial_id: str, node: str) -> None:
         """The Ray node the trial runs on (tagged again when a retry moves it)."""
@@ -248,8 +261,8 @@ class RunLedger:
             max_results=50_000,
         )
 
-    def finished_trials(self, parent_run_id: str, metric: str) -> list[tuple[dict[str, Any], float]]:
-        """(searched values, value of `metric`) of the finished tuning trials under a tune parent.
+    def finished_trials(self, parent_run_id: str, metric: str) -> list[FinishedTrial]:
+        """The finished tuning trials under a tune parent, with their value of `metric`.
 
         Children left RUNNING without a status belong to a driver that died; they are marked
         interrupted here, since nothing will finish them now. A child without a kind tag was created
@@ -266,7 +279,8 @@ class RunLedger:
                 self.tracker.finish(run.info.run_id, "interrupted")
                 continue
             if status in FINISHED_TRIAL_STATUSES and metric in run.data.metrics and schema.SAMPLED in run.data.tags:
-                found.append((json.loads(run.data.tags[schema.SAMPLED]), run.data.metrics[metric]))
+                values = json.loads(run.data.tags[schema.SAMPLED])
+                found.append(FinishedTrial(values, run.data.metrics[metric], run.info.run_id, run.info.run_name))
         return found
 
     def statuses(self, parent_run_id: str) -> dict[str, int]:

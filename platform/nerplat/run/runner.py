@@ -6,10 +6,10 @@ partition) and score it on the replicate split. Arms without a search space go s
 replicates. All replicates of all arms run in one Tuner, so small arms fill idle CPUs.
 
 Resume reads MLflow, not Ray's experiment state: finished trials and replicates are found by their
-deterministic names and skipped; a tuning search continues with the finished trials given to the
-searcher as already-evaluated points; trials that were running when the driver stopped are marked
-interrupted and replaced by new ones. This works the same after Ctrl-C, a killed driver, or on
-another cluster.
+deterministic names and skipped; a tuning search continues the arm's Optuna study (the live view
+optuna-dashboard shows, track/studies.py), brought in step with MLflow's finished trials first
+(run/study.py); trials that were running when the driver stopped are marked interrupted and
+replaced by new ones. This works the same after Ctrl-C, a killed driver, or on another cluster.
 """
 
 from __future__ import annotations
@@ -34,11 +34,12 @@ from nerplat.plan.compiler import TUNE_SEED
 from nerplat.plugins import files_record
 from nerplat.plan.model import Arm, Plan
 from nerplat.run.job import PHASE_KEY, TrialJob
-from nerplat.run.ledger import RunLedger
+from nerplat.run.ledger import FinishedTrial, RunLedger
 from nerplat.run.progress import DEFAULT_EVERY, ProgressBoard
 from nerplat.track import schema
 from nerplat.track.runs import ExperimentTracker, experiment_exists
 from nerplat.track.store import StoreLost, resolve_tracking_uri, sqlite_path
+from nerplat.track.studies import open_optuna_storage, resolve_optuna_storage, study_name
 
 # Ray's own console output would fight the progress view; its result loggers (CSV, JSON,
 # TensorBoard per trial) cost disk across thousands of trials and MLflow has it all. Set by
@@ -117,6 +118,7 @@ class RunSummary:
     analysis_error: str | None = None
     unconverged: tuple[str, ...] = ()  # one line per compared cell whose epoch budget did not converge
     status: str = "completed"  # of the summary run: completed | failed | interrupted (--tune-only)
+    optuna_storage: str | None = None  # where the tuned arms' Optuna studies are (None: no arm was tuned)
 
     def failed(self) -> list[ArmOutcome]:
         return [o for o in self.outcomes if o.errors or o.replicates.get("failed")]
@@ -227,9 +229,10 @@ def _amounts(resources: dict[str, float]) -> str:
     return ", ".join(f"{name} {amount:g}" for name, amount in resources.items())
 
 
-def choose_configuration(finished: list[tuple[dict[str, Any], float]], mode: str) -> tuple[dict[str, Any], float]:
+def choose_configuration(finished: list[FinishedTrial], mode: str) -> tuple[dict[str, Any], float]:
     """The searched values of the best finished trial by its dev value; the first one on ties."""
-    return (max if mode == "max" else min)(finished, key=lambda item: item[1])
+    best = (max if mode == "max" else min)(finished, key=lambda trial: trial.value)
+    return best.values, best.value
 
 
 def _select_key(plan: Plan) -> str:
@@ -245,6 +248,8 @@ class ExperimentRunner:
         self.options = options
         self.console = console
         self.tracking_uri = resolve_tracking_uri(plan.tracking_uri, options.workdir)
+        self.optuna_storage = resolve_optuna_storage(plan.optuna_storage, self.tracking_uri, options.workdir)
+        self.study_storage: Any = None  # the Optuna storage, opened before Ray starts when an arm is tuned
         self.storage = options.storage or str((options.workdir / ".nerplat" / "ray").resolve())
         self.select_metric = _select_key(plan)
         self.tracker: ExperimentTracker | None = None
@@ -269,6 +274,9 @@ class ExperimentRunner:
         self._refuse_changed_spec(self.tracker)
         self._refuse_held_lease()
         self._refuse_unreachable_store()
+        if any(arm.tune_trials for arm in self.plan.arms):
+            self.board.stage(f"opening the Optuna storage {self.optuna_storage} (optuna-dashboard shows the search)")
+            self.study_storage = open_optuna_storage(self.optuna_storage)
         if self.options.analyze and self.options.replicate:
             from nerplat.analysis.report_folder import owned_files
 
@@ -322,7 +330,10 @@ class ExperimentRunner:
                 outcomes[arm.id].chosen = {}
         if self.options.replicate:
             self._replicate([arm for arm in self.plan.arms if outcomes[arm.id].chosen is not None], outcomes)
-        return RunSummary(self.plan.experiment, self.tracking_uri, self.tracker.experiment_id, list(outcomes.values()))
+        return RunSummary(
+            self.plan.experiment, self.tracking_uri, self.tracker.experiment_id, list(outcomes.values()),
+            optuna_storage=self.optuna_storage if self.study_storage is not None else None,
+        )
 
     @property
     def report_dir(self) -> Path:
@@ -410,8 +421,8 @@ class ExperimentRunner:
         previous = ledger.finished_trials(parent.run_id, metric)
         progress = self.board.phase(arm.id, "tune", arm.tune_trials)
         progress.skipped = len(previous)
-        for _, value in previous:
-            progress.offer(value)
+        for trial in previous:
+            progress.offer(trial.value)
         remaining = arm.tune_trials - len(previous)
         budget_spent = False
         if not parent.finished and remaining > 0:
@@ -439,20 +450,27 @@ class ExperimentRunner:
         ledger.record_choice(parent.run_id, outcome.chosen, metric, outcome.chosen_value)
         ledger.finish(parent.run_id, "completed")
 
-    def _search(
-        self, arm: Arm, parent_run_id: str, previous: list[tuple[dict[str, Any], float]], remaining: int
-    ) -> tuple[list[str], bool]:
-        """One Tuner over `remaining` new trials; returns the arm's trial errors and whether
-        `tune.time_budget_s` ended it early."""
+    def _search(self, arm: Arm, parent_run_id: str, previous: list[FinishedTrial], remaining: int) -> tuple[list[str], bool]:
+        """One Tuner over `remaining` new trials, continuing the arm's Optuna study; returns the arm's
+        trial errors and whether `tune.time_budget_s` ended it early."""
         from ray import tune
 
         from nerplat.run.events import TrialEvents
-        from nerplat.run.search import SCHEDULERS, SEARCHERS, tune_domains
+        from nerplat.run.search import SCHEDULERS, SEARCHERS, optuna_distributions, tune_domains
+        from nerplat.run.study import ArmStudy, fail_running, prepare_study
         from nerplat.run.trainable import nerplat_trial, trial_resources
 
         settings = self.plan.tune
+        metric = f"dev_best_{self.select_metric}"
+        study = ArmStudy(self.study_storage, study_name(self.plan.experiment, arm.id), tuple(previous))
+        distributions = optuna_distributions(arm.search_space)
+        if prepare_study(study, owner=parent_run_id, metric=metric, mode=settings.mode, distributions=distributions):
+            self.console.print(
+                f"[yellow]replaced the Optuna study {escape(study.name)}[/] in {escape(self.optuna_storage)}: it held the "
+                "trials of another MLflow run of this arm (an experiment deleted and started anew)"
+            )
         searcher = SEARCHERS.build(
-            settings.searcher.name, settings.searcher.params, at="tune.search", space=arm.search_space, seed=0, evaluated=previous
+            settings.searcher.name, settings.searcher.params, at="tune.search", space=arm.search_space, seed=0, study=study
         )
         evaluations = max(1, arm.fixed["train"]["epochs"] // arm.fixed["train"]["eval_every"])
         scheduler = SCHEDULERS.build(settings.scheduler.name, settings.scheduler.params, at="tune.scheduler", max_t=evaluations)
@@ -460,12 +478,12 @@ class ExperimentRunner:
             arm=arm, phase="tune", seed=TUNE_SEED, partition=arm.partitions[0], eval_split=None,
             select_metric=self.select_metric, parent_run_id=parent_run_id,
         )
-        events = TrialEvents(self.ledger, self.board)
+        events = TrialEvents(self.ledger, self.board, search=searcher)
         tuner = tune.Tuner(
             tune.with_resources(nerplat_trial, trial_resources),
             param_space={PHASE_KEY: job.model_dump(mode="json"), **tune_domains(arm.search_space)},
             tune_config=tune.TuneConfig(
-                metric=f"dev_best_{self.select_metric}",
+                metric=metric,
                 mode=settings.mode,
                 search_alg=searcher,
                 scheduler=scheduler,
@@ -477,7 +495,10 @@ class ExperimentRunner:
             ),
             run_config=self._ray_run_config(f"{_safe(arm.id)}__tune", events, arm.resources.max_retries),
         )
-        budget_spent = self._fit(tuner, events, expected=remaining, time_budget_s=settings.time_budget_s)
+        try:
+            budget_spent = self._fit(tuner, events, expected=remaining, time_budget_s=settings.time_budget_s)
+        finally:
+            fail_running(study)
         return events.errors.get(arm.id, []), budget_spent
 
     # -- replicate phase ---------------------------------------------------------------------

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+import itertools
+import random
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -63,43 +65,56 @@ def grid_points(space: dict[str, Any], points_per_axis: int) -> dict[str, list[A
     return {key: list(dist.grid_values(points_per_axis)) for key, dist in space.items()}
 
 
-Evaluated = Sequence[tuple[dict[str, Any], float]]
-
-
-def _optuna_search(sampler: Any, evaluated: Evaluated) -> Any:
-    """Optuna behind Ray Tune, warm-started with trials finished before a resume."""
+def optuna_distributions(space: dict[str, Any]) -> dict[str, Any]:
+    """The Optuna distributions of a plan space, as Ray's OptunaSearch converts its Tune domains."""
     from ray.tune.search.optuna import OptunaSearch
 
-    points = [dict(values) for values, _ in evaluated] or None
-    rewards = [value for _, value in evaluated] or None
-    return OptunaSearch(sampler=sampler, points_to_evaluate=points, evaluated_rewards=rewards)
+    return OptunaSearch.convert_search_space(tune_domains(space))
+
+
+def grid_combinations(grid: dict[str, list[Any]], seed: int) -> list[dict[str, Any]]:
+    """Every combination of grid points, in an order shuffled by `seed`."""
+    keys = sorted(grid)
+    combinations = [dict(zip(keys, values)) for values in itertools.product(*(grid[key] for key in keys))]
+    random.Random(seed).shuffle(combinations)
+    return combinations
 
 
 @SEARCHERS.register("tpe", TpeConfig)
-def build_tpe(config: TpeConfig, space: dict[str, Any], seed: int, evaluated: Evaluated = ()) -> Any:
-    """Optuna TPE (constant liar under concurrency)."""
+def build_tpe(config: TpeConfig, space: dict[str, Any], seed: int, study: Any) -> Any:
+    """Optuna TPE (constant liar under concurrency) on the arm's study (`run.study.ArmStudy`)."""
     import optuna
+
+    from nerplat.run.study import StudySearch
 
     sampler = optuna.samplers.TPESampler(
         n_startup_trials=config.n_startup_trials, constant_liar=config.constant_liar, seed=seed
     )
-    return _optuna_search(sampler, evaluated)
+    return StudySearch(sampler, study)
 
 
 @SEARCHERS.register("random", RandomConfig)
-def build_random(config: RandomConfig, space: dict[str, Any], seed: int, evaluated: Evaluated = ()) -> Any:
+def build_random(config: RandomConfig, space: dict[str, Any], seed: int, study: Any) -> Any:
     """Uniform random sampling of the search space."""
     import optuna
 
-    return _optuna_search(optuna.samplers.RandomSampler(seed=seed), evaluated)
+    from nerplat.run.study import StudySearch
+
+    return StudySearch(optuna.samplers.RandomSampler(seed=seed), study)
 
 
 @SEARCHERS.register("grid", GridConfig)
-def build_grid(config: GridConfig, space: dict[str, Any], seed: int, evaluated: Evaluated = ()) -> Any:
-    """Every combination of grid points, in a seeded order."""
+def build_grid(config: GridConfig, space: dict[str, Any], seed: int, study: Any) -> Any:
+    """Every combination of grid points, in a seeded order: the ones MLflow has not seen finish are
+    queued in the study, so a resumed grid runs exactly those (Optuna's GridSampler alone would
+    count failed and interrupted points as visited)."""
     import optuna
 
-    return _optuna_search(optuna.samplers.GridSampler(grid_points(space, config.points_per_axis), seed=seed), evaluated)
+    from nerplat.run.study import StudySearch, enqueue_unfinished
+
+    grid = grid_points(space, config.points_per_axis)
+    enqueue_unfinished(study, grid_combinations(grid, seed))
+    return StudySearch(optuna.samplers.GridSampler(grid, seed=seed), study)
 
 
 @SCHEDULERS.register("asha", AshaConfig)

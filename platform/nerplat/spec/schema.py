@@ -227,6 +227,12 @@ class TrackingSection(Section):
     """Where runs are logged."""
 
     uri: str | None = Field(None, description="MLflow tracking URI; default: $MLFLOW_TRACKING_URI, else a local SQLite store.")
+    optuna_storage: str | None = Field(
+        None,
+        pattern=r"^[A-Za-z][A-Za-z0-9+.\-]*://",
+        description="Optuna storage URL of the arms' studies (optuna-dashboard's live view); default: "
+        "$NERPLAT_OPTUNA_STORAGE, else optuna.db beside a SQLite MLflow store (else in the workdir).",
+    )
     record_env: list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = Field(
         default_factory=list,
         description="Environment variables whose values may be recorded in clear; others are recorded as ${VAR}.",

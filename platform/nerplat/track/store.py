@@ -40,6 +40,7 @@ _CREDENTIAL_VARIABLES = {  # scheme -> (user, password) variables its client rea
     "http": ("MLFLOW_TRACKING_USERNAME", "MLFLOW_TRACKING_PASSWORD"),
     "https": ("MLFLOW_TRACKING_USERNAME", "MLFLOW_TRACKING_PASSWORD"),
     "postgresql": ("PGUSER", "PGPASSWORD"),
+    "postgresql+psycopg": ("PGUSER", "PGPASSWORD"),
     "postgresql+psycopg2": ("PGUSER", "PGPASSWORD"),
 }
 
@@ -53,8 +54,14 @@ def resolve_tracking_uri(spec_uri: str | None, workdir: Path) -> str:
         uri = adopt_uri_credentials(uri, os.environ)
     if not uri:
         return f"{_SQLITE_PREFIX}{workdir / DEFAULT_DB_NAME}"
+    return anchored_sqlite_uri(uri, workdir)
+
+
+def anchored_sqlite_uri(uri: str, workdir: Path) -> str:
+    """A relative `sqlite:///` path made absolute against `workdir` (Ray workers, and servers nerplat
+    starts, run in other directories); other URIs unchanged."""
     if uri.startswith(_SQLITE_PREFIX) and not uri[len(_SQLITE_PREFIX) :].startswith("/"):
-        return f"{_SQLITE_PREFIX}{(workdir / uri[len(_SQLITE_PREFIX) :]).resolve()}"
+        return f"{_SQLITE_PREFIX}{(Path(workdir).resolve() / uri[len(_SQLITE_PREFIX) :]).resolve()}"
     return uri
 
 

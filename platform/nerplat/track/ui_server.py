@@ -1,14 +1,19 @@
-"""A local `mlflow server` child process on 127.0.0.1, and the URLs people should open in it.
+"""The UI servers `nerplat ui` starts as child processes on 127.0.0.1, and the URLs to open in them.
 
+`mlflow server` for the runs; `optuna-dashboard` for the arms' Optuna studies (track/studies.py).
 The runs table of an experiment is `#/experiments/<id>/runs`; the plain experiment URL opens
-MLflow 3's GenAI overview instead. The server becomes healthy after 7-18 s here, so `start`
-waits on `/health`. It is started in its own process group and stopped with that group, because
-it forks uvicorn workers that would otherwise outlive it.
+MLflow 3's GenAI overview instead. A study is `/dashboard/studies/<id>` in optuna-dashboard. The
+MLflow server becomes healthy after 7-18 s here, optuna-dashboard in about 2 s, so both are
+launched first and then waited for. Each runs in its own process group and is stopped with that
+group, because servers fork workers that would otherwise outlive them.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -21,6 +26,8 @@ from pathlib import Path
 
 from nerplat.errors import UserInputError
 from nerplat.suggest import closest
+
+OPTUNA_DASHBOARD = "optuna-dashboard"
 
 
 def runs_table_url(server_url: str, experiment_id: str) -> str:
@@ -38,75 +45,74 @@ def port_in_use(port: int) -> bool:
         return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
-def is_healthy(server_url: str, timeout: float = 1.0) -> bool:
+def answers(url: str, timeout: float = 1.0) -> bool:
+    """`url` answers a GET with HTTP 200."""
     try:
-        with urllib.request.urlopen(f"{server_url}/health", timeout=timeout) as answer:
+        with urllib.request.urlopen(url, timeout=timeout) as answer:
             return answer.status == 200
     except (urllib.error.URLError, OSError):
         return False
 
 
-class LocalMlflowServer:
-    """`mlflow server` for one backend store, bound to 127.0.0.1; use as a context manager.
+class LocalServer:
+    """A server child process bound to 127.0.0.1, healthy once `health_path` answers; use as a
+    context manager, or `launch` several and then `wait_until_healthy` each.
 
-    Parameters
-    ----------
-    backend_store_uri : the store to serve, e.g. `sqlite:////abs/path/mlflow.db`.
-    artifacts_destination : where proxied artifact uploads go (`--artifacts-destination`); runs
-        of experiments created with a local artifact location are read from there directly.
-    port : 0 picks a free port.
+    Subclasses give `name`, `health_path` and `command()`.
     """
 
-    def __init__(self, backend_store_uri: str, artifacts_destination: Path, port: int = 0):
+    name = "server"
+    health_path = "/"
+
+    def __init__(self, port: int = 0):
         if port and port_in_use(port):
             raise UserInputError(f"port {port} on 127.0.0.1 is in use: pick another with --port, or omit it")
-        self.backend_store_uri = backend_store_uri
-        self.artifacts_destination = Path(artifacts_destination)
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self._process: subprocess.Popen | None = None
         self._log = None
 
-    def start(self, timeout: float = 90.0) -> str:
-        """Starts the server and returns its URL once `/health` answers."""
-        self.artifacts_destination.mkdir(parents=True, exist_ok=True)
-        self._log = tempfile.TemporaryFile(mode="w+", prefix="nerplat-mlflow-server-")
-        command = [
-            sys.executable, "-m", "mlflow", "server",
-            "--host", "127.0.0.1",
-            "--port", str(self.port),
-            "--workers", "1",  # 2 CPU cores are shared with training; one worker serves a UI fine
-            "--backend-store-uri", self.backend_store_uri,
-            "--artifacts-destination", str(self.artifacts_destination),
-        ]  # fmt: skip
-        # MLflow 3 also starts a job runner and 7 consumers for GenAI scorers by default; nerplat
-        # uses none, and on 2 busy cores they took the start from 7 s to 46 s.
-        environment = {**os.environ, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
+    def command(self) -> list[str]:
+        raise NotImplementedError
+
+    def environment(self) -> dict[str, str]:
+        return dict(os.environ)
+
+    def launch(self) -> None:
+        self._log = tempfile.TemporaryFile(mode="w+", prefix=f"nerplat-{self.name}-")
         self._process = subprocess.Popen(
-            command,
+            self.command(),
             stdout=self._log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
-            env=environment,
+            env=self.environment(),
             start_new_session=True,
         )
+
+    def wait_until_healthy(self, timeout: float = 90.0) -> str:
+        """Its URL once `health_path` answers; RuntimeError with its last output when it exits or times out."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self._process.poll() is not None:
-                problem = f"mlflow server exited with code {self._process.returncode}"
+                problem = f"{self.name} exited with code {self._process.returncode}"
                 break
-            if is_healthy(self.url):
+            if answers(f"{self.url}{self.health_path}"):
                 return self.url
             time.sleep(0.5)
         else:
-            problem = f"mlflow server was not healthy at {self.url} after {timeout:.0f} s"
+            problem = f"{self.name} was not healthy at {self.url} after {timeout:.0f} s"
         log = self._log_tail()
         self.stop()
         raise RuntimeError(f"{problem}; its last output:\n{log}")
 
-    def wait(self) -> int:
-        """Blocks until the server exits (Ctrl-C raises KeyboardInterrupt in the caller)."""
-        return self._process.wait()
+    def start(self, timeout: float = 90.0) -> str:
+        """Starts the server and returns its URL once it is healthy."""
+        self.launch()
+        return self.wait_until_healthy(timeout)
+
+    def exit_code(self) -> int | None:
+        """None while it runs."""
+        return self._process.poll()
 
     def stop(self, grace: float = 10.0) -> None:
         """Stops the server and its workers (its whole process group)."""
@@ -129,12 +135,92 @@ class LocalMlflowServer:
         self._log.seek(0)
         return "\n".join(self._log.read().splitlines()[-lines:])
 
-    def __enter__(self) -> LocalMlflowServer:
+    def __enter__(self) -> LocalServer:
         self.start()
         return self
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+class LocalMlflowServer(LocalServer):
+    """`mlflow server` for one backend store.
+
+    Parameters
+    ----------
+    backend_store_uri : the store to serve, e.g. `sqlite:////abs/path/mlflow.db`.
+    artifacts_destination : where proxied artifact uploads go (`--artifacts-destination`); runs
+        of experiments created with a local artifact location are read from there directly.
+    port : 0 picks a free port.
+    """
+
+    name = "mlflow server"
+    health_path = "/health"
+
+    def __init__(self, backend_store_uri: str, artifacts_destination: Path, port: int = 0):
+        super().__init__(port)
+        self.backend_store_uri = backend_store_uri
+        self.artifacts_destination = Path(artifacts_destination)
+
+    def command(self) -> list[str]:
+        return [
+            sys.executable, "-m", "mlflow", "server",
+            "--host", "127.0.0.1",
+            "--port", str(self.port),
+            "--workers", "1",  # 2 CPU cores are shared with training; one worker serves a UI fine
+            "--backend-store-uri", self.backend_store_uri,
+            "--artifacts-destination", str(self.artifacts_destination),
+        ]  # fmt: skip
+
+    def environment(self) -> dict[str, str]:
+        # MLflow 3 also starts a job runner and 7 consumers for GenAI scorers by default; nerplat
+        # uses none, and on 2 busy cores they took the start from 7 s to 46 s.
+        return {**os.environ, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
+
+    def launch(self) -> None:
+        self.artifacts_destination.mkdir(parents=True, exist_ok=True)
+        super().launch()
+
+
+class LocalOptunaDashboard(LocalServer):
+    """`optuna-dashboard` for one Optuna storage (its URL without credentials: libpq reads them
+    from the environment, track/studies.py)."""
+
+    name = OPTUNA_DASHBOARD
+    health_path = "/api/studies"
+
+    def __init__(self, storage_url: str, port: int = 0):
+        super().__init__(port)
+        self.storage_url = storage_url
+
+    def command(self) -> list[str]:
+        return optuna_dashboard_command(self.storage_url, self.port, executable=optuna_dashboard_executable() or OPTUNA_DASHBOARD)
+
+    def studies(self) -> list[tuple[str, int]]:
+        """(name, id) of every study it shows, through its own API."""
+        with urllib.request.urlopen(f"{self.url}/api/studies", timeout=10) as answer:
+            found = json.load(answer)["study_summaries"]
+        return sorted((study["study_name"], study["study_id"]) for study in found)
+
+
+def optuna_dashboard_command(storage_url: str, port: int, executable: str = OPTUNA_DASHBOARD) -> list[str]:
+    # wsgiref (threaded) rather than gunicorn's workers: one person looks at it, on shared cores.
+    return [executable, "--host", "127.0.0.1", "--port", str(port), "--server", "wsgiref", storage_url]
+
+
+def optuna_dashboard_hint(storage_url: str) -> str:
+    """The command that serves the studies, for a user to run when `nerplat ui` cannot."""
+    return shlex.join(optuna_dashboard_command(storage_url, 8080))
+
+
+def optuna_dashboard_executable() -> str | None:
+    """The `optuna-dashboard` script of this Python's environment (else on PATH), or None."""
+    beside = Path(sys.executable).parent / OPTUNA_DASHBOARD
+    return str(beside) if beside.is_file() else shutil.which(OPTUNA_DASHBOARD)
+
+
+def study_url(dashboard_url: str, study_id: int) -> str:
+    return f"{dashboard_url.rstrip('/')}/dashboard/studies/{study_id}"
 
 
 def _signal_group(pid: int, signum: int) -> None:

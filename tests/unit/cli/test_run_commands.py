@@ -74,3 +74,12 @@ def test_progress_every_reaches_the_runner_and_is_documented(monkeypatch, capsys
     capsys.readouterr()
     main(["run", "--help"])
     assert "--progress-every" in capsys.readouterr().out
+
+
+def test_the_summary_says_where_the_studies_are_and_how_to_browse_both_views():
+    buffer = io.StringIO()
+    summary = RunSummary("e", "sqlite:////w/mlflow.db", "1", [ArmOutcome("d/s/mom")], optuna_storage="sqlite:////w d/optuna.db")
+    print_summary(summary, Console(file=buffer, width=60))
+    text = buffer.getvalue()
+    assert "Optuna: sqlite:////w d/optuna.db (one study per tuned arm, named e/<arm>)" in text
+    assert "nerplat ui --tracking-uri sqlite:////w/mlflow.db --experiment e --optuna-storage 'sqlite:////w d/optuna.db'\n" in text

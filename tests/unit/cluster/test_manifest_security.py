@@ -6,6 +6,7 @@ from __future__ import annotations
 import configparser
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlparse
 
 import pytest
 from repo_paths import CLUSTER
@@ -106,15 +107,33 @@ def _policy_for(objects: dict, app: str) -> dict:
 
 
 @pytest.mark.parametrize(("app", "port", "allowed"), [
-    ("nerplat-mlflow", 5000, {"app.kubernetes.io/part-of": "nerplat"}),
-    ("nerplat-postgres", 5432, {"app.kubernetes.io/name": "nerplat-mlflow"}),
+    ("nerplat-mlflow", 5000, [{"app.kubernetes.io/part-of": "nerplat"}]),
+    ("nerplat-postgres", 5432, [{"app.kubernetes.io/name": "nerplat-mlflow"}, {"app.kubernetes.io/part-of": "nerplat", "ray.io/node-type": "head"}]),
 ])
 def test_network_policies_admit_only_nerplat_pods(objects, app, port, allowed):
     policy = _policy_for(objects, app)
     assert policy["policyTypes"] == ["Ingress"]
     (rule,) = policy["ingress"]
     assert [p["port"] for p in rule["ports"]] == [port]
-    assert rule["from"] == [{"podSelector": {"matchLabels": allowed}}]
+    assert rule["from"] == [{"podSelector": {"matchLabels": labels}} for labels in allowed]
+
+
+def test_the_optuna_studies_live_in_a_postgresql_database_of_their_own_with_a_password_from_a_secret(objects):
+    url = urlparse(objects["ConfigMap", "nerplat-settings"]["data"]["NERPLAT_OPTUNA_STORAGE"])
+    service = objects["Service", "nerplat-postgres"]
+    assert (url.scheme, url.hostname, url.port) == ("postgresql", service["metadata"]["name"], service["spec"]["ports"][0]["port"])
+    assert url.username == "optuna" and url.password is None and url.path == "/optuna"
+    # the database and role are created by PostgreSQL's init script, with the password the driver logs in with
+    postgres = _container(objects["StatefulSet", "nerplat-postgres"], "postgres")
+    assert _env(postgres)["OPTUNA_PASSWORD"]["valueFrom"]["secretKeyRef"] == {"name": "nerplat-optuna", "key": "PGPASSWORD"}
+    script = objects["ConfigMap", "nerplat-postgres-init"]["data"]["optuna.sh"]
+    assert "CREATE ROLE optuna LOGIN PASSWORD :'password'" in script and "CREATE DATABASE optuna OWNER optuna" in script
+    assert {m["mountPath"]: m["name"] for m in postgres["volumeMounts"]}["/docker-entrypoint-initdb.d"] == "init"
+    # only the Ray head, where the driver runs, has that password
+    ray = objects["RayCluster", "nerplat"]["spec"]
+    head, *workers = [ray["headGroupSpec"]["template"]["spec"], *(g["template"]["spec"] for g in ray["workerGroupSpecs"])]
+    secrets = [{s["secretRef"]["name"] for s in pod["containers"][0]["envFrom"] if "secretRef" in s} for pod in (head, *workers)]
+    assert "nerplat-optuna" in secrets[0] and all("nerplat-optuna" not in found for found in secrets[1:])
 
 
 def test_mlflow_listens_on_every_interface_only_behind_its_network_policy(objects):

@@ -141,3 +141,20 @@ def test_a_store_lost_as_a_trial_completes_is_raised_at_the_end_of_tunes_step(ev
     events.on_trial_complete(0, [], trial)  # nothing escapes into Tune's handler
     with pytest.raises(StoreLost, match="has not answered for 31 s"):
         events.on_step_end(1, [])
+
+
+def test_a_tuning_trial_tells_the_arms_study_which_mlflow_run_it_logs_to(ledger, tiny_plan, tmp_path: Path):
+    told = []
+    search = SimpleNamespace(record_run=lambda *args: told.append(args))  # stands for run.study.StudySearch
+    events = TrialEvents(ledger, ProgressBoard("events", Console(quiet=True)), search=search)
+    arm = next(arm for arm in tiny_plan.arms if arm.search_space)
+    parent = ledger.start_phase(arm, "tune", params={})
+    job = TrialJob(arm=arm, phase="tune", seed=0, partition=0, eval_split=None, select_metric="micro_f1", parent_run_id=parent.run_id)
+    trial = SimpleNamespace(trial_id="trial_1", config={PHASE_KEY: job.model_dump(mode="json"), "objective.lambda": 0.5}, local_path=str(tmp_path))
+    events.on_trial_start(0, [], trial)
+    assert told == [("trial_1", ledger.open["trial_1"].run_id, f"{arm.id}/tune/t0000")]
+
+
+def test_a_replicate_tells_no_study(events, trial):
+    events.search = SimpleNamespace(record_run=lambda *args: pytest.fail(f"told {args}"))
+    events.on_trial_start(0, [], trial)

@@ -8,7 +8,7 @@ import pytest
 
 from nerplat.data.corpus import Sentence
 from nerplat.run.job import TrialJob
-from nerplat.run.ledger import RunLedger
+from nerplat.run.ledger import FinishedTrial, RunLedger
 from nerplat.track import schema
 from nerplat.track.predictions import read_conll_predictions
 from nerplat.trial.report import Timings, TrialResult
@@ -82,7 +82,8 @@ def test_resume_marks_runs_a_dead_driver_left_running_and_returns_finished_trial
     orphan = start_tuning_trial(ledger, mom, tune_parent, "orphan")
 
     resumed = RunLedger(ledger.tracker)  # a new driver: it never opened "orphan"
-    assert resumed.finished_trials(tune_parent, "dev_best_micro_f1") == [({"objective.lambda": 0.25}, 0.7)]
+    name = f"{mom.id}/tune/t0000"
+    assert resumed.finished_trials(tune_parent, "dev_best_micro_f1") == [FinishedTrial({"objective.lambda": 0.25}, 0.7, done, name)]
     assert run_of(ledger, orphan).data.tags[schema.STATUS] == "interrupted"
     assert resumed.statuses(tune_parent) == {"completed": 1, "interrupted": 1}
     assert run_of(ledger, done).data.tags[schema.STATUS] == "completed"

@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+from nerplat.run.ledger import FinishedTrial
 from nerplat.run.runner import RAY_SETTINGS, choose_configuration, configure_ray_environment, trials_that_fit
 
 
@@ -38,7 +39,7 @@ def test_at_least_one_trial_runs_even_when_none_fits_yet(tiny_plan):
 
 
 def test_the_best_finished_trial_is_chosen_and_the_first_on_ties():
-    finished = [({"lambda": 0.1}, 0.4), ({"lambda": 0.2}, 0.6), ({"lambda": 0.3}, 0.6), ({"lambda": 0.4}, 0.5)]
+    finished = [FinishedTrial({"lambda": n / 10}, value, f"run-{n}", f"t000{n}") for n, value in enumerate((0.4, 0.6, 0.6, 0.5), start=1)]
     assert choose_configuration(finished, "max") == ({"lambda": 0.2}, 0.6)
     assert choose_configuration(finished, "min") == ({"lambda": 0.1}, 0.4)
 

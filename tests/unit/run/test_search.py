@@ -1,8 +1,10 @@
+import math
+
 import pytest
 
 from nerplat.config.search_space import Choice, IntRange, LogUniform, Uniform
 from nerplat.errors import UserInputError
-from nerplat.run.search import SCHEDULERS, SEARCHERS, grid_points, tune_domains
+from nerplat.run.search import SCHEDULERS, SEARCHERS, grid_combinations, grid_points, optuna_distributions, tune_domains
 
 SPACE = {
     "objective.lambda": Uniform(low=0.0, high=1.0),
@@ -28,12 +30,25 @@ def test_grid_points_match_the_compilers_trial_count():
     assert grid["objective.base"] == ["ce", "focal"]
 
 
+def test_grid_combinations_are_every_point_once_in_a_seeded_order():
+    grid = grid_points(SPACE, points_per_axis=2)
+    combinations = grid_combinations(grid, seed=0)
+    assert len(combinations) == math.prod(len(values) for values in grid.values())
+    assert len({tuple(sorted(point.items())) for point in combinations}) == len(combinations)
+    assert combinations == grid_combinations(grid, seed=0) != grid_combinations(grid, seed=1)
+
+
 @pytest.mark.parametrize("name", ["tpe", "random", "grid"])
-def test_every_searcher_builds_an_optuna_search_warm_started_with_finished_trials(name):
-    finished = [({"objective.lambda": 0.5, "train.lr": 1e-4, "objective.m": 2, "objective.base": "ce"}, 0.7)]
-    searcher = SEARCHERS.build(name, {}, at="tune.search", space=SPACE, seed=0, evaluated=finished)
-    assert type(searcher).__name__ == "OptunaSearch"
-    assert searcher._points_to_evaluate == [finished[0][0]] and searcher._evaluated_rewards == [0.7]
+def test_every_searcher_searches_the_arms_persistent_study(name, tmp_path):
+    from nerplat.run.study import ArmStudy, StudySearch, prepare_study
+    from nerplat.track.studies import open_optuna_storage
+
+    study = ArmStudy(open_optuna_storage(f"sqlite:///{tmp_path / 'optuna.db'}"), "e/arm")
+    prepare_study(study, owner="tune-run", metric="dev_best_micro_f1", mode="max", distributions=optuna_distributions(SPACE))
+    searcher = SEARCHERS.build(name, {}, at="tune.search", space=SPACE, seed=0, study=study)
+    assert isinstance(searcher, StudySearch)
+    assert (searcher._study_name, searcher._storage) == ("e/arm", study.storage)
+    assert not searcher._points_to_evaluate and searcher._evaluated_rewards is None  # Ray's warm start would add trials twice
 
 
 def test_asha_never_waits_longer_than_the_trial_lasts():
@@ -44,7 +59,7 @@ def test_asha_never_waits_longer_than_the_trial_lasts():
 
 def test_bad_searcher_and_scheduler_options_are_located_in_the_tune_section():
     with pytest.raises(UserInputError) as caught:
-        SEARCHERS.build("tpe", {"n_startup_trials": -1}, at="tune.search", space=SPACE, seed=0)
+        SEARCHERS.build("tpe", {"n_startup_trials": -1}, at="tune.search", space=SPACE, seed=0, study=None)
     assert [p.path for p in caught.value.problems] == ["tune.search.n_startup_trials"]
     with pytest.raises(UserInputError, match="did you mean 'asha'"):
         SCHEDULERS.build("ashaa", {}, at="tune.scheduler", max_t=2)

@@ -37,6 +37,14 @@ def test_interpolation_reaches_the_spec(catalog, write_spec):
     assert validated.spec.tracking.uri == "sqlite:///m.db"
 
 
+def test_the_optuna_storage_must_be_a_database_url(catalog, write_spec):
+    text = MINIMAL + "tracking:\n  optuna_storage: optuna.db\n"
+    [(path, line, message)] = problems(catalog, write_spec, text)
+    assert (path, line) == ("tracking.optuna_storage", 5) and "should match pattern" in message
+    ok = load_spec(write_spec(MINIMAL + "tracking: {optuna_storage: 'postgresql://optuna@db:5432/optuna'}\n"), catalog)
+    assert ok.spec.tracking.optuna_storage == "postgresql://optuna@db:5432/optuna"
+
+
 def test_quoted_references_in_flow_mappings_are_coerced_by_the_schema(catalog, write_spec):
     # `{epochs: ${EPOCHS}}` is not YAML (a plain scalar in a flow mapping cannot hold braces): quote it.
     text = MINIMAL + "train: {epochs: '${EPOCHS:-3}'}\n"

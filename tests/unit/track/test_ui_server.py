@@ -1,9 +1,19 @@
+import sys
+from pathlib import Path
+
 import pytest
 
 from nerplat.cli import main
 from nerplat.errors import UserInputError
 from nerplat.track.runs import ExperimentTracker
-from nerplat.track.ui_server import experiments_to_show, free_port, port_in_use, runs_table_url
+from nerplat.track.ui_server import (
+    LocalOptunaDashboard,
+    experiments_to_show,
+    free_port,
+    optuna_dashboard_hint,
+    port_in_use,
+    runs_table_url,
+)
 
 
 def test_runs_table_url_avoids_the_genai_overview():
@@ -33,3 +43,27 @@ def test_ui_with_an_unknown_experiment_fails_before_starting_a_server(tracking_u
     ExperimentTracker.open(tracking_uri, "alpha")
     assert main(["ui", "--tracking-uri", tracking_uri, "--experiment", "nope"]) == 2
     assert "no experiment 'nope'" in capsys.readouterr().err
+
+
+def test_the_optuna_dashboard_hint_is_a_command_to_copy():
+    assert optuna_dashboard_hint("sqlite:////w/optuna.db") == "optuna-dashboard --host 127.0.0.1 --port 8080 --server wsgiref sqlite:////w/optuna.db"
+
+
+def test_optuna_dashboard_runs_the_script_of_this_environment_on_loopback(tmp_path):
+    dashboard = LocalOptunaDashboard(f"sqlite:///{tmp_path / 'optuna.db'}")
+    command = dashboard.command()
+    assert command[0] == str(Path(sys.executable).parent / "optuna-dashboard")  # a dependency of nerplat
+    assert command[1:] == ["--host", "127.0.0.1", "--port", str(dashboard.port), "--server", "wsgiref", f"sqlite:///{tmp_path / 'optuna.db'}"]
+
+
+def test_without_studies_yet_ui_prints_the_command_that_serves_them(tmp_path, capsys):
+    from nerplat.cli.ui_commands import _optuna_dashboard
+
+    storage = f"sqlite:///{tmp_path / 'optuna.db'}"
+    assert _optuna_dashboard(storage) is None
+    assert capsys.readouterr().out == (
+        f"no Optuna study at {storage} yet (`nerplat run` creates one per tuned arm); "
+        f"serve the studies with: {optuna_dashboard_hint(storage)}\n"
+    )
+    (tmp_path / "optuna.db").touch()
+    assert isinstance(_optuna_dashboard(storage), LocalOptunaDashboard)
