@@ -74,3 +74,24 @@ def test_progress_every_reaches_the_runner_and_is_documented(monkeypatch, capsys
     capsys.readouterr()
     main(["run", "--help"])
     assert "--progress-every" in capsys.readouterr().out
+
+
+def test_the_metrics_port_reaches_the_runner_from_the_flag_or_the_environment(monkeypatch, capsys):
+    from nerplat.cli import main
+    from nerplat.run import runner
+
+    seen = []
+
+    def interrupted(self):
+        seen.append(self.options.metrics_port)
+        raise runner.Interrupted()
+
+    monkeypatch.setattr(runner.ExperimentRunner, "run", interrupted)
+    monkeypatch.delenv("NERPLAT_METRICS_PORT", raising=False)
+    spec = str(Path(__file__).parents[2] / "integration" / "specs" / "tiny_run.yaml")
+    assert main(["run", spec]) == 130
+    assert main(["run", spec, "--metrics-port", "18080"]) == 130
+    monkeypatch.setenv("NERPLAT_METRICS_PORT", "18081")
+    assert main(["run", spec]) == 130
+    assert seen == [None, 18080, 18081]
+    assert main(["run", spec, "--metrics-port", "70000"]) == 2
