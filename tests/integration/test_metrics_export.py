@@ -8,75 +8,34 @@ One tiny tune-only run serves every check. Ray reports metrics every second here
 
 from __future__ import annotations
 
-import json
-import shutil
-import socket
 import subprocess
 import time
 import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import yaml
 from grafana_dashboards import dashboard_files, load, metric_names, targets, with_variables
 from nerplat_processes import SPEC, finish, nerplat
+from prometheus_server import free_port, get, get_json, running_prometheus
 
 from nerplat.run.exported_metrics import DEFINITIONS, TRIAL_DEV_SCORE, TRIAL_EPOCH_SECONDS, TRIAL_TOKENS_PER_SECOND, TRIALS
 
 pytestmark = pytest.mark.slow
 
 ARM = "conll2003/low_resource-40/mom"  # the tiny spec's one arm with a search space
-INSTALL_HINT = (
-    "prometheus not found: install Debian's prometheus package "
-    "(`apt-get update && apt-get install -y --no-install-recommends prometheus`); `make test` installs it"
-)
 # Every dashboard variable set to "All", as Grafana sends it; $__range is the dashboard's time range.
 ALL = {"experiment": ".*", "arm": ".*", "phase": ".*", "node": ".*", "__range": "1h"}
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def get(url: str, timeout: float = 5.0) -> str:
-    with urllib.request.urlopen(url, timeout=timeout) as response:
-        return response.read().decode()
 
 
 @pytest.fixture
 def prometheus(tmp_path: Path) -> Iterator[tuple[str, int]]:
     """A Prometheus of our own scraping 127.0.0.1:<port> every second: (its URL, the port it scrapes)."""
-    binary = shutil.which("prometheus")
-    if binary is None:
-        pytest.fail(INSTALL_HINT)
-    scraped, port = free_port(), free_port()
-    config = tmp_path / "prometheus.yml"
-    scrape = {"job_name": "ray", "static_configs": [{"targets": [f"127.0.0.1:{scraped}"]}]}
-    config.write_text(yaml.safe_dump({"global": {"scrape_interval": "1s"}, "scrape_configs": [scrape]}))
-    with open(tmp_path / "prometheus.log", "w") as log:
-        process = subprocess.Popen(
-            [binary, f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'tsdb'}", f"--web.listen-address=127.0.0.1:{port}"],
-            stdout=log, stderr=subprocess.STDOUT,
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                get(f"{url}/-/ready")
-                break
-            except OSError:
-                assert process.poll() is None and time.monotonic() < deadline, (tmp_path / "prometheus.log").read_text()
-                time.sleep(0.5)
+    scraped = free_port()
+    config = {"global": {"scrape_interval": "1s"}, "scrape_configs": [{"job_name": "ray", "static_configs": [{"targets": [f"127.0.0.1:{scraped}"]}]}]}
+    with running_prometheus(config, tmp_path / "prometheus") as url:
         yield url, scraped
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 def scrape_while_running(driver: subprocess.Popen, port: int, timeout: float = 600) -> dict[str, list]:
@@ -100,7 +59,7 @@ def scrape_while_running(driver: subprocess.Popen, port: int, timeout: float = 6
 def prometheus_query(url: str, expr: str, start: float, end: float) -> list:
     query = urllib.parse.urlencode({"query": expr, "start": start, "end": end, "step": 2})
     try:
-        answer = json.loads(get(f"{url}/api/v1/query_range?{query}", timeout=30))
+        answer = get_json(f"{url}/api/v1/query_range?{query}")
     except urllib.error.HTTPError as error:  # 400 for a query Prometheus cannot parse or run
         pytest.fail(f"{expr}: {error.read().decode()}")
     assert answer["status"] == "success", answer
