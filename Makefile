@@ -7,7 +7,7 @@ export NERPLAT_DATA ?= $(abspath ../shared/data)
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: run test install postgres clean
+.PHONY: run test install postgres prometheus clean
 
 # torch: on machines without an NVIDIA GPU take the 2.13.0 CPU build (the unpinned wheel is a
 # multi-GB CUDA build); GPU machines let pip choose. LibAUC goes in with --no-deps because its
@@ -28,6 +28,12 @@ postgres:
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null)
 
+# Prometheus, for the test that lets a real Prometheus scrape a run's metrics (Debian package, 1-2 min;
+# its service is not started: the test runs its own on 127.0.0.1).
+prometheus:
+	@command -v prometheus >/dev/null 2>&1 || \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null)
+
 run: $(STAMP)
 	$(BIN)/nerplat run specs/quickstart.yaml --resume
 
@@ -35,7 +41,7 @@ run: $(STAMP)
 # 25 min 39 s with two workers; one worker took 23-25 min in earlier CI runs, so two gain little here.
 TEST_WORKERS ?= 2
 
-test: $(STAMP) postgres
+test: $(STAMP) postgres prometheus
 	$(BIN)/ruff check platform tests
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal --durations=25
 

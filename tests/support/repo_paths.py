@@ -4,3 +4,4 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 CLUSTER = REPO / "cluster"
+GRAFANA_DASHBOARDS = REPO / "dashboards" / "grafana"

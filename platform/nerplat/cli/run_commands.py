@@ -39,6 +39,11 @@ def run(
         DEFAULT_EVERY, "--progress-every", min=1, metavar="SECONDS",
         help="When the progress output is not a terminal (CI logs, nohup), print a plain timestamped progress line every SECONDS.",
     ),
+    metrics_port: Optional[int] = typer.Option(
+        None, "--metrics-port", envvar="NERPLAT_METRICS_PORT", min=1, max=65535, metavar="PORT",
+        help="Serve the embedded Ray's Prometheus metrics (Ray's and nerplat's) at http://127.0.0.1:PORT/metrics "
+        "(default: a free port Ray picks). Not with --address: a cluster's nodes have their own.",
+    ),
 ) -> None:
     """Run every arm of SPEC: tune on dev, replicate the best configuration, analyse.
 
@@ -54,7 +59,7 @@ def run(
     plan = compile_spec(spec, profile, overrides)
     options = RunOptions(
         workdir=workdir.resolve(), resume=resume, address=address, storage=storage, analyze=analyze, replicate=not tune_only,
-        verbose=verbose or Verbosity.verbose(), progress_every=progress_every,
+        verbose=verbose or Verbosity.verbose(), progress_every=progress_every, metrics_port=metrics_port,
     )
     runner = ExperimentRunner(plan, options, console)
     hint = escape(resume_command(spec, profile=profile, overrides=overrides, workdir=workdir, storage=storage, address=address))

@@ -2,8 +2,8 @@
 
 `kubectl kustomize` needs a kubectl, which neither tests nor `nerplat cluster render` can count on,
 and the overlays here only need: `resources` (files and folders), `namespace`, `images`,
-`configMapGenerator` with literals (create or merge, no name-suffix hash) and `patches` made of
-JSON 6902 operations (add, replace, remove) aimed at a kind and name. Anything else is refused with a
+`configMapGenerator` with literals or files (create or merge, no name-suffix hash) and `patches`
+made of JSON 6902 operations (add, replace, remove) aimed at a kind and name. Anything else is refused with a
 message, so the renderer never silently disagrees with kubectl; a test compares both where kubectl
 exists.
 """
@@ -58,13 +58,14 @@ def build(directory: Path) -> list[Manifest]:
     for entry in spec.get("resources", []):
         target = directory / entry
         manifests += build(target) if target.is_dir() else load_manifests(target)
-    manifests = _generate_config_maps(manifests, spec, source)
+    manifests = _generate_config_maps(manifests, spec, directory, source)
     for patch in spec.get("patches", []):
         manifests = _apply_patch(manifests, patch, directory, source)
     if "images" in spec:
         manifests = [_with_body(m, _set_images(copy.deepcopy(m.body), spec["images"])) for m in manifests]
     if "namespace" in spec:
-        manifests = [_with_namespace(m, spec["namespace"]) for m in manifests]
+        accounts = {m.name for m in manifests if m.kind == "ServiceAccount"}
+        manifests = [_with_namespace(m, spec["namespace"], accounts) for m in manifests]
     return manifests
 
 
@@ -72,13 +73,19 @@ def _with_body(manifest: Manifest, body: dict[str, Any]) -> Manifest:
     return Manifest(body, manifest.source, manifest.node)
 
 
-def _with_namespace(manifest: Manifest, namespace: str) -> Manifest:
+def _with_namespace(manifest: Manifest, namespace: str, accounts: set[str]) -> Manifest:
+    """The object moved to `namespace`, as Kustomize moves it: a role binding's ServiceAccount
+    subjects move too when they name one of the ServiceAccounts built with it (`accounts`)."""
     body = copy.deepcopy(manifest.body)
     body.setdefault("metadata", {})["namespace"] = namespace
+    if manifest.kind in ("RoleBinding", "ClusterRoleBinding"):
+        for subject in body.get("subjects", []):
+            if subject.get("kind") == "ServiceAccount" and subject.get("name") in accounts:
+                subject["namespace"] = namespace
     return _with_body(manifest, body)
 
 
-def _generate_config_maps(manifests: list[Manifest], spec: dict[str, Any], source: str) -> list[Manifest]:
+def _generate_config_maps(manifests: list[Manifest], spec: dict[str, Any], directory: Path, source: str) -> list[Manifest]:
     generators = spec.get("configMapGenerator", [])
     if generators and not spec.get("generatorOptions", {}).get("disableNameSuffixHash", False):
         if any(generator.get("behavior", "create") == "create" for generator in generators):
@@ -91,12 +98,15 @@ def _generate_config_maps(manifests: list[Manifest], spec: dict[str, Any], sourc
             )
     manifests = list(manifests)
     for generator in generators:
-        extra = sorted(set(generator) - {"name", "literals", "behavior"})
+        extra = sorted(set(generator) - {"name", "literals", "files", "behavior"})
         if extra:
             raise UserInputError(
                 Problem(f"configMapGenerator {generator.get('name')}: {', '.join(extra)} not supported offline", source=source)
             )
         data = dict(literal.split("=", 1) for literal in generator.get("literals", []))
+        for entry in generator.get("files", []):
+            key, text = _file_entry(entry, directory, source)
+            data[key] = text
         behavior = generator.get("behavior", "create")
         index = next(
             (i for i, m in enumerate(manifests) if m.kind == "ConfigMap" and m.name == generator["name"]), None
@@ -113,6 +123,18 @@ def _generate_config_maps(manifests: list[Manifest], spec: dict[str, Any], sourc
             body["data"] = {**body.get("data", {}), **data} if behavior == "merge" else data
             manifests[index] = Manifest(body, source)
     return manifests
+
+
+def _file_entry(entry: str, directory: Path, source: str) -> tuple[str, str]:
+    """A generator's `files` entry (`path` or `key=path`): its key and the file's text. Like kubectl,
+    only files inside the kustomization's folder are read."""
+    key, _, path = entry.rpartition("=")
+    file = (directory / path).resolve()
+    if not file.is_relative_to(directory.resolve()):
+        raise UserInputError(Problem(f"configMapGenerator file {path} is outside {directory}: Kustomize refuses it", source=source))
+    if not file.is_file():
+        raise UserInputError(Problem(f"configMapGenerator file {path}: no such file", source=source))
+    return key or file.name, file.read_text(encoding="utf-8")
 
 
 def _apply_patch(manifests: list[Manifest], patch: dict[str, Any], directory: Path, source: str) -> list[Manifest]:

@@ -1,10 +1,11 @@
-"""Driver-side handling of Tune trial events: hands reports to the ledger, feeds progress, cleans checkpoints.
+"""Driver-side handling of Tune trial events: hands reports to the ledger, feeds progress and metrics, cleans checkpoints.
 
 Tune calls this callback in the driver only. It translates Tune's events into the ledger's calls
 (`run.ledger` holds the rule for what is written to MLflow and when), tells a tuning search's Optuna
-study which MLflow run each trial logs to (`run.study`), and keeps the progress board; it writes
-nothing itself. Tune delivers a checkpointed result first and registers its checkpoint in
-a later step (`on_checkpoint`), which is when the ledger logs that evaluation.
+study which MLflow run each trial logs to (`run.study`), keeps the progress board and hands trial
+counts and evaluations to the exported metrics (`run.exported_metrics`); it writes nothing itself.
+Tune delivers a checkpointed result first and registers its checkpoint in a later step
+(`on_checkpoint`), which is when the ledger logs that evaluation.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 from ray.tune import Callback
 from ray.tune.result import SHOULD_CHECKPOINT
 
+from nerplat.run.exported_metrics import TrialMetrics
 from nerplat.run.job import EVALUATION_KEY, NODE_KEY, PHASE_KEY, RESULT_KEY, TrialJob
 from nerplat.run.ledger import RunLedger
 from nerplat.run.progress import PhaseProgress, ProgressBoard
@@ -33,10 +35,12 @@ class _Running:
 
 @dataclass
 class TrialEvents(Callback):
-    """Tune callback of one Tuner: each trial's reports go to the ledger, its progress to the board."""
+    """Tune callback of one Tuner: each trial's reports go to the ledger, its progress to the board
+    and the metrics. Without `metrics`, an unstarted `TrialMetrics` (which exports nothing) is used."""
 
     ledger: RunLedger
     board: ProgressBoard
+    metrics: TrialMetrics | None = None
     running: dict[str, _Running] = field(default_factory=dict)
     outcomes: dict[str, str] = field(default_factory=dict)  # Tune trial id -> status
     errors: dict[str, list[str]] = field(default_factory=dict)  # arm id -> full message of each failed trial
@@ -45,14 +49,20 @@ class TrialEvents(Callback):
 
     def __post_init__(self) -> None:
         super().__init__()
+        self.metrics = self.metrics or TrialMetrics(self.board.experiment)
 
     def __getstate__(self) -> dict:
-        # Tune pickles its callbacks into the experiment state; the live console cannot be, and
-        # nerplat resumes from MLflow, so the pickled copy never needs it (nor the searcher Tune saves itself).
-        return {**self.__dict__, "board": None, "search": None}
+        # Tune pickles its callbacks into the experiment state; the live console and the metrics'
+        # thread cannot be, and nerplat resumes from MLflow, so the pickled copy never needs them
+        # (nor the searcher Tune saves itself).
+        return {**self.__dict__, "board": None, "metrics": None, "search": None}
 
     def _progress(self, job: TrialJob) -> PhaseProgress:
         return self.board.phase(job.arm.id, job.phase, total=0)
+
+    def _counted(self, progress: PhaseProgress) -> None:
+        self.metrics.counted(progress)
+        self.board.refresh()
 
     def on_trial_start(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
         if trial.trial_id in self.running:  # a retry after a failure: same run
@@ -62,8 +72,9 @@ class TrialEvents(Callback):
         if self.search is not None and run.name is not None:
             self.search.record_run(trial.trial_id, run.run_id, run.name)
         self.running[trial.trial_id] = _Running(job)
-        self._progress(job).running += 1
-        self.board.refresh()
+        progress = self._progress(job)
+        progress.running += 1
+        self._counted(progress)
 
     def on_trial_result(self, iteration: int, trials: list, trial: Any, result: dict, **info: Any) -> None:
         state = self.running.get(trial.trial_id)
@@ -78,6 +89,8 @@ class TrialEvents(Callback):
             self.ledger.record_evaluation(trial.trial_id, evaluation, awaits_checkpoint=bool(result.get(SHOULD_CHECKPOINT)))
             if state.job.select_metric in evaluation.dev_best:
                 self._progress(state.job).offer(evaluation.dev_best[state.job.select_metric])
+            run_name = self.ledger.run_name(trial.trial_id)
+            self.metrics.evaluated(trial.trial_id, state.job, run_name, result.get(NODE_KEY, ""), evaluation)
         self.board.refresh()
 
     def on_checkpoint(self, iteration: int, trials: list, trial: Any, checkpoint: Any, **info: Any) -> None:
@@ -85,6 +98,7 @@ class TrialEvents(Callback):
 
     def on_trial_recover(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
         self.ledger.retrying(trial.trial_id)
+        self.metrics.retried(trial.trial_id)
 
     def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
         # Tune calls this hook inside a try that logs any exception with its traceback and fails
@@ -112,6 +126,7 @@ class TrialEvents(Callback):
         if state is None:
             return
         status = self.ledger.end(trial.trial_id, failed=failed)
+        self.metrics.ended(trial.trial_id)
         self.outcomes[trial.trial_id] = status
         progress = self._progress(state.job)
         progress.running = max(0, progress.running - 1)
@@ -123,10 +138,12 @@ class TrialEvents(Callback):
         elif status == "failed":
             progress.errored += 1
         _remove_checkpoints(trial)
-        self.board.refresh()
+        self._counted(progress)
 
     def mark_interrupted(self) -> int:
         """Closes the runs of trials that were still running when the Tuner stopped; returns how many."""
+        for trial_id in self.running:
+            self.metrics.ended(trial_id)
         self.running.clear()
         interrupted = self.ledger.interrupt_open()
         self.outcomes |= {trial_id: "interrupted" for trial_id in interrupted}

@@ -35,6 +35,7 @@ from nerplat.plan.model import Arm, Plan, Replicate
 from nerplat.run.job import TrialJob
 from nerplat.track import schema
 from nerplat.track.lease import ExperimentLease
+from nerplat.track.names import replicate_run_name
 from nerplat.track.runs import ExperimentTracker, TrackedRun
 from nerplat.trial.report import Evaluation, TrialResult
 
@@ -68,8 +69,8 @@ class OpenRun:
     """The MLflow run of a Tune trial between its start and its end."""
 
     run_id: str
+    name: str  # the run's MLflow name
     epochs: int
-    name: str | None = None  # a tuning trial's run name (replicates' runs are the runner's)
     last_epoch: int = 0
     has_result: bool = False
     node: str | None = None
@@ -153,8 +154,9 @@ class RunLedger:
         or opens the next tuning trial's run. A trial Tune starts again after a failure keeps its run."""
         if trial_id in self.open:
             return self.open[trial_id]
-        run_id, name = job.run_id, None
-        if run_id is None:
+        if job.run_id is not None:
+            run_id, name = job.run_id, replicate_run_name(job.arm.id, job.seed, job.partition)
+        else:
             number = self._trial_numbers.get(job.parent_run_id)
             if number is None:
                 number = len(self.children(job.parent_run_id))
@@ -164,8 +166,12 @@ class RunLedger:
             params = job.trial_config(config).model_dump(mode="json")
             run = self.tracker.start_trial_run(job.parent_run_id, job.arm.id, f"t{number:04d}", tags=tags, params=params)
             run_id, name = run.run_id, run.name
-        self.open[trial_id] = OpenRun(run_id, epochs=int(job.arm.fixed["train"]["epochs"]), name=name)
+        self.open[trial_id] = OpenRun(run_id, name, epochs=int(job.arm.fixed["train"]["epochs"]))
         return self.open[trial_id]
+
+    def run_name(self, trial_id: str) -> str:
+        """The MLflow run name of an open trial."""
+        return self.open[trial_id].name
 
     def record_node(self, trial_id: str, node: str) -> None:
         """The Ray node the trial runs on (tagged again when a retry moves it)."""

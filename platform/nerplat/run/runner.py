@@ -33,6 +33,7 @@ from nerplat.errors import Problem, StorageError, UserInputError
 from nerplat.plan.compiler import TUNE_SEED
 from nerplat.plugins import files_record
 from nerplat.plan.model import Arm, Plan
+from nerplat.run.exported_metrics import TrialMetrics
 from nerplat.run.job import PHASE_KEY, TrialJob
 from nerplat.run.ledger import FinishedTrial, RunLedger
 from nerplat.run.progress import DEFAULT_EVERY, ProgressBoard
@@ -96,6 +97,7 @@ class RunOptions:
     report_dir: Path | None = None  # default <workdir>/reports/<experiment>
     verbose: bool = False
     progress_every: float = DEFAULT_EVERY  # seconds between status lines when the console is not a terminal
+    metrics_port: int | None = None  # embedded Ray's Prometheus endpoint on 127.0.0.1 (default: a free port)
 
 
 @dataclass
@@ -136,9 +138,13 @@ def quiet_library_logs(verbose: bool) -> None:
     optuna.logging.set_verbosity(optuna.logging.INFO if verbose else optuna.logging.WARNING)
 
 
-def connect_ray(address: str | None, verbose: bool) -> str | None:
+def connect_ray(address: str | None, verbose: bool, metrics_port: int | None = None) -> str | None:
     """Embedded local Ray, reachable from this machine only, unless an address (or RAY_ADDRESS)
-    names a running cluster. Returns the Ray dashboard's URL (None when the cluster runs none)."""
+    names a running cluster. Returns the Ray dashboard's URL (None when the cluster runs none).
+
+    `metrics_port` is where the embedded Ray's metrics agent serves Prometheus (Ray's metrics and
+    nerplat's, `run.exported_metrics`); a running cluster's nodes set theirs with `ray start
+    --metrics-export-port`, so it is refused with an address."""
     import ray
 
     if ray.is_initialized():
@@ -154,7 +160,17 @@ def connect_ray(address: str | None, verbose: bool) -> str | None:
         "logging_level": logging.INFO if verbose else logging.ERROR,
     }
     if address:
+        if metrics_port is not None:
+            raise UserInputError(
+                Problem(
+                    f"--metrics-port sets the port of an embedded Ray; the nodes of the cluster at {address} "
+                    "serve their metrics on the port of their `ray start --metrics-export-port`",
+                    path="--metrics-port",
+                )
+            )
         return dashboard_url(ray.init(address=address, **kwargs))
+    if metrics_port is not None:
+        kwargs["_metrics_export_port"] = metrics_port
     # Every process of an embedded cluster (GCS, raylet, workers, agents) listens on loopback only:
     # Ray binds its servers to the node IP when that is loopback, and takes loopback as the node IP
     # while its multi-node switch is off (read by services.get_node_ip_address; the switch macOS and
@@ -255,6 +271,7 @@ class ExperimentRunner:
         self.tracker: ExperimentTracker | None = None
         self.ledger: RunLedger | None = None
         self.board = ProgressBoard(plan.experiment, console, every=options.progress_every)
+        self.metrics = TrialMetrics(plan.experiment)
 
     # -- entry --------------------------------------------------------------------------------
 
@@ -286,6 +303,7 @@ class ExperimentRunner:
         treat_sigterm_as_ctrl_c()
         self._refuse_unplaceable()
         summary_run = self.ledger.start_summary(self.plan, plugin_files=files_record())
+        self.metrics.start()
         try:
             with self.board:
                 summary = self._run_arms()
@@ -301,6 +319,8 @@ class ExperimentRunner:
             self.ledger.interrupt_phases()
             self.ledger.finish_summary(summary_run.run_id, "failed")
             raise
+        finally:
+            self.metrics.stop()
         summary.status = _summary_status(summary, self.options.replicate)
         self.ledger.finish_summary(summary_run.run_id, summary.status)
         return summary
@@ -309,9 +329,12 @@ class ExperimentRunner:
         """Connects to Ray (its start takes tens of seconds: said before, and its dashboard after)."""
         address = self.options.address or os.environ.get("RAY_ADDRESS")
         self.board.stage(f"connecting to Ray at {address}" if address else "starting Ray (embedded, on 127.0.0.1)")
-        url = connect_ray(self.options.address, self.options.verbose)
+        url = connect_ray(self.options.address, self.options.verbose, self.options.metrics_port)
         started = f"connected to Ray at {address}" if address else "Ray started"
-        self.board.stage(f"{started}, dashboard at {url}" if url else f"{started} (no dashboard URL)")
+        line = f"{started}, dashboard at {url}" if url else f"{started} (no dashboard URL)"
+        if self.options.metrics_port is not None:
+            line += f"; Prometheus metrics at http://127.0.0.1:{self.options.metrics_port}/metrics"
+        self.board.stage(line)
         limit = self.plan.tune.max_concurrent if self.plan.tune else None
         self.board.concurrency = concurrency(self.plan.arms[0], limit)
 
@@ -478,7 +501,7 @@ class ExperimentRunner:
             arm=arm, phase="tune", seed=TUNE_SEED, partition=arm.partitions[0], eval_split=None,
             select_metric=self.select_metric, parent_run_id=parent_run_id,
         )
-        events = TrialEvents(self.ledger, self.board, search=searcher)
+        events = TrialEvents(self.ledger, self.board, self.metrics, search=searcher)
         tuner = tune.Tuner(
             tune.with_resources(nerplat_trial, trial_resources),
             param_space={PHASE_KEY: job.model_dump(mode="json"), **tune_domains(arm.search_space)},
@@ -555,7 +578,7 @@ class ExperimentRunner:
         from nerplat.run.events import TrialEvents
         from nerplat.run.trainable import nerplat_trial, trial_resources
 
-        events = TrialEvents(self.ledger, self.board)
+        events = TrialEvents(self.ledger, self.board, self.metrics)
         limit = self.plan.tune.max_concurrent if self.plan.tune else None
         tuner = tune.Tuner(
             tune.with_resources(nerplat_trial, trial_resources),

@@ -83,3 +83,24 @@ def test_the_summary_says_where_the_studies_are_and_how_to_browse_both_views():
     text = buffer.getvalue()
     assert "Optuna: sqlite:////w d/optuna.db (one study per tuned arm, named e/<arm>)" in text
     assert "nerplat ui --tracking-uri sqlite:////w/mlflow.db --experiment e --optuna-storage 'sqlite:////w d/optuna.db'\n" in text
+
+
+def test_the_metrics_port_reaches_the_runner_from_the_flag_or_the_environment(monkeypatch, capsys):
+    from nerplat.cli import main
+    from nerplat.run import runner
+
+    seen = []
+
+    def interrupted(self):
+        seen.append(self.options.metrics_port)
+        raise runner.Interrupted()
+
+    monkeypatch.setattr(runner.ExperimentRunner, "run", interrupted)
+    monkeypatch.delenv("NERPLAT_METRICS_PORT", raising=False)
+    spec = str(Path(__file__).parents[2] / "integration" / "specs" / "tiny_run.yaml")
+    assert main(["run", spec]) == 130
+    assert main(["run", spec, "--metrics-port", "18080"]) == 130
+    monkeypatch.setenv("NERPLAT_METRICS_PORT", "18081")
+    assert main(["run", spec]) == 130
+    assert seen == [None, 18080, 18081]
+    assert main(["run", spec, "--metrics-port", "70000"]) == 2

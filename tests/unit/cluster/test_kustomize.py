@@ -87,6 +87,34 @@ patches:
     assert [group["groupName"] for group in spec["workerGroupSpecs"]] == ["gpu", "extra"]
 
 
+def test_config_map_files_are_read_from_the_kustomizations_folder_only(tmp_path: Path):
+    folder = tmp_path / "k"
+    write_kustomization(folder, "generatorOptions: {disableNameSuffixHash: true}\nconfigMapGenerator:\n"
+                        "  - {name: files, files: [a.json, renamed.txt=b.txt]}\n")
+    (folder / "a.json").write_text('{"a": 1}\n')
+    (folder / "b.txt").write_text("b\n")
+    (config_map,) = kustomize.build(folder)
+    assert config_map.body["data"] == {"a.json": '{"a": 1}\n', "renamed.txt": "b\n"}
+    (tmp_path / "secret.txt").write_text("outside")
+    for entry, refusal in (("../secret.txt", "outside"), ("nothere.json", "no such file")):
+        write_kustomization(folder, f"generatorOptions: {{disableNameSuffixHash: true}}\nconfigMapGenerator:\n  - {{name: x, files: [{entry}]}}\n")
+        with pytest.raises(UserInputError, match=refusal):
+            kustomize.build(folder)
+
+
+def test_a_namespace_reaches_a_role_bindings_subjects_that_are_service_accounts_built_with_it(tmp_path: Path):
+    """As `kubectl kustomize` (Kustomize 5.5) does."""
+    folder = write_kustomization(tmp_path / "o", "namespace: lab\nresources: [binding.yaml]\n")
+    (folder / "binding.yaml").write_text(
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: b}\n"
+        "roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: r}\n"
+        "subjects: [{kind: ServiceAccount, name: built}, {kind: ServiceAccount, name: elsewhere}]\n"
+        "---\napiVersion: v1\nkind: ServiceAccount\nmetadata: {name: built}\n"
+    )
+    binding = by_kind(kustomize.build(folder))[("RoleBinding", "b")]
+    assert [subject.get("namespace") for subject in binding["subjects"]] == ["lab", None]
+
+
 @pytest.mark.parametrize(("image", "expected"), [("nerplat", "r/n:2"), ("nerplat:1", "r/n:2"), ("other:1", "other:1")])
 def test_image_rules_match_name_with_or_without_tag(image: str, expected: str):
     assert kustomize._new_image(image, [{"name": "nerplat", "newName": "r/n", "newTag": 2}]) == expected

@@ -1,5 +1,6 @@
 """What cluster/ deploys is locked down (issue 11, item 15): MLflow behind basic auth and
-NetworkPolicies, every pod non-root without privilege escalation or capabilities."""
+NetworkPolicies, Prometheus reachable from Grafana only, every pod non-root without privilege
+escalation or capabilities."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from repo_paths import CLUSTER
 from nerplat.cluster.kustomize import build
 from nerplat.cluster.render import load_sizing, render_rayjob
 
-READ_ONLY_ROOT = {"mlflow", "postgres"}  # containers whose every write goes to a mounted volume
+READ_ONLY_ROOT = {"mlflow", "postgres", "prometheus", "grafana"}  # containers whose every write goes to a mounted volume
 
 
 @pytest.fixture(scope="module")
@@ -109,6 +110,7 @@ def _policy_for(objects: dict, app: str) -> dict:
 @pytest.mark.parametrize(("app", "port", "allowed"), [
     ("nerplat-mlflow", 5000, [{"app.kubernetes.io/part-of": "nerplat"}]),
     ("nerplat-postgres", 5432, [{"app.kubernetes.io/name": "nerplat-mlflow"}, {"app.kubernetes.io/part-of": "nerplat", "ray.io/node-type": "head"}]),
+    ("nerplat-prometheus", 9090, [{"app.kubernetes.io/name": "nerplat-grafana"}]),
 ])
 def test_network_policies_admit_only_nerplat_pods(objects, app, port, allowed):
     policy = _policy_for(objects, app)

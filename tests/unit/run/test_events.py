@@ -6,6 +6,7 @@ replay that order of callbacks (as Ray's `TuneController` makes them) with a pla
 
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -158,3 +159,24 @@ def test_a_tuning_trial_tells_the_arms_study_which_mlflow_run_it_logs_to(ledger,
 def test_a_replicate_tells_no_study(events, trial):
     events.search = SimpleNamespace(record_run=lambda *args: pytest.fail(f"told {args}"))
     events.on_trial_start(0, [], trial)
+
+
+def test_trial_counts_and_each_evaluation_reach_the_exported_metrics(ledger, trial, result):
+    from nerplat.run.exported_metrics import TRIAL_DEV_SCORE, TRIALS, TrialMetrics
+    from nerplat.run.job import NODE_KEY
+
+    metrics = TrialMetrics("events", linger_seconds=0)
+    events = TrialEvents(ledger, ProgressBoard("events", Console(quiet=True)), metrics)
+
+    def exported(name: str) -> dict[str, float]:
+        return {dict(tags).get("state") or dict(tags)["trial"]: value for (metric, tags), value in metrics.current().items() if metric == name}
+
+    events.on_trial_start(0, [], trial)
+    assert exported(TRIALS.name) == {"running": 1.0, "finished": 0.0, "stopped": 0.0, "failed": 0.0}
+    events.on_trial_result(0, [], trial, {**result(2, 0.3, checkpointed=False), NODE_KEY: "10.0.0.7"})
+    assert exported(TRIAL_DEV_SCORE.name) == {"seed0-partition0": 0.3}  # the last part of its MLflow run name
+    assert {dict(tags).get("node") for _, tags in metrics.current()} >= {"10.0.0.7"}
+    events.on_trial_complete(0, [], trial)
+    assert exported(TRIALS.name) == {"running": 0.0, "finished": 1.0, "stopped": 0.0, "failed": 0.0}
+    assert exported(TRIAL_DEV_SCORE.name) == {}
+    assert pickle.loads(pickle.dumps(events)).metrics is None  # Tune pickles its callbacks; the recorder's thread cannot be

@@ -144,7 +144,7 @@ def test_starting_ray_is_said_before_and_its_dashboard_after(tiny_plan, tmp_path
     runner = runner_for(tiny_plan, tmp_path, console)
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
 
-    def connect(address, verbose):
+    def connect(address, verbose, metrics_port):
         stream.write("<ray starts>\n")
         return "http://127.0.0.1:8265"
 
@@ -155,6 +155,22 @@ def test_starting_ray_is_said_before_and_its_dashboard_after(tiny_plan, tmp_path
     assert lines[0].endswith("starting Ray (embedded, on 127.0.0.1)") and lines[1] == "<ray starts>"
     assert lines[2].endswith("Ray started, dashboard at http://127.0.0.1:8265")
     assert runner.board.concurrency == 3
+    runner.options.metrics_port = 18080
+    runner._start_ray()
+    assert stream.getvalue().splitlines()[-1].endswith(
+        "Ray started, dashboard at http://127.0.0.1:8265; Prometheus metrics at http://127.0.0.1:18080/metrics"
+    )
+
+
+def test_a_metrics_port_is_refused_for_a_running_cluster(monkeypatch):
+    import ray
+
+    from nerplat.errors import UserInputError
+    from nerplat.run.runner import connect_ray
+
+    monkeypatch.setattr(ray, "init", lambda **kwargs: pytest.fail("refused before connecting"))
+    with pytest.raises(UserInputError, match="--metrics-port sets the port of an embedded Ray"):
+        connect_ray("ray-head:6379", verbose=False, metrics_port=18080)
 
 
 def test_a_tune_only_run_counts_no_replicates_in_its_progress(tiny_plan, tmp_path, monkeypatch):
