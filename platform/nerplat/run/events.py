@@ -69,7 +69,7 @@ class TrialEvents(Callback):
             return
         job = TrialJob.model_validate(trial.config[PHASE_KEY])
         run = self.ledger.start_trial(trial.trial_id, job, trial.config)
-        if self.search is not None and run.name is not None:
+        if self.search is not None and job.phase == "tune":
             self.search.record_run(trial.trial_id, run.run_id, run.name)
         self.running[trial.trial_id] = _Running(job)
         progress = self._progress(job)
