@@ -1,7 +1,7 @@
 """The README's tour, command by command, as a new user types it: each line in a fresh `bash -l`
 shell that first runs the tour's own `source .venv/bin/activate`.
 
-The shell starts in a temporary copy of the repository's `specs/` and `cluster/` whose `.venv` is
+The shell starts in a temporary copy of the repository's `specs/`, `cluster/` and `dashboards/` whose `.venv` is
 this interpreter's environment (what `make run` made). The Makefile's variables (NERPLAT_DATA,
 HF_HUB_OFFLINE, TOKENIZERS_PARALLELISM) are removed, so the corpora must be found without them.
 Only PYTHONPATH is kept, so the shell runs this tree's nerplat.
@@ -45,7 +45,7 @@ def tour_commands() -> list[str]:
 @pytest.fixture(scope="module")
 def checkout(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("tour")
-    for name in ("specs", "cluster"):
+    for name in ("specs", "cluster", "dashboards"):  # cluster/base takes its Grafana dashboards from dashboards/grafana
         shutil.copytree(ROOT / name, folder / name)
     (folder / ".venv").symlink_to(Path(sys.prefix))
     return folder
