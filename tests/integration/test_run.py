@@ -25,10 +25,14 @@ NUM_SAMPLES = 3  # tune.num_samples of the spec
 REPLICATES_PER_ARM = 2  # 1 seed x 2 partitions
 
 
+def key_of(run) -> str:
+    return run.data.tags[schema.RUN_KEY]
+
+
 def check_complete_experiment(workdir: Path, experiment: str) -> list:
     all_runs = runs(workdir, experiment)
-    names = Counter(run.info.run_name for run in all_runs)
-    assert [name for name, count in names.items() if count > 1] == [], "an MLflow run was duplicated"
+    keys = Counter(key_of(run) for run in all_runs)
+    assert [key for key, count in keys.items() if count > 1] == [], "an MLflow run was duplicated"
     kinds = Counter(run.data.tags[schema.KIND] for run in all_runs)
     assert kinds["summary"] == 1
     assert kinds["arm"] == 3  # ce/replicate, mom/tune, mom/replicate
@@ -106,14 +110,14 @@ def test_resume_after_killing_the_driver(tmp_path: Path):
         pytest.fail("no trial finished within 300 s")
     os.killpg(driver.pid, signal.SIGKILL)
     driver.wait()
-    before = {r.info.run_name: r.data.tags.get(schema.STATUS) for r in runs(tmp_path, "killed_driver")}
+    before = {key_of(r): r.data.tags.get(schema.STATUS) for r in runs(tmp_path, "killed_driver")}
 
     code, output = finish(nerplat("run", str(SPEC), "--workdir", str(tmp_path), "--no-analyze", "--resume", workdir=tmp_path, env=env))
     assert code == 0, output
-    after = {r.info.run_name: r for r in runs(tmp_path, "killed_driver")}
-    for name, status in before.items():
+    after = {key_of(r): r for r in runs(tmp_path, "killed_driver")}
+    for key, status in before.items():
         if status in ("completed", "early_stopped"):  # finished work was kept, not re-run
-            assert after[name].data.tags[schema.STATUS] == status
+            assert after[key].data.tags[schema.STATUS] == status
     check_complete_experiment(tmp_path, "killed_driver")
 
 
@@ -140,10 +144,10 @@ def test_a_killed_worker_is_retried_from_its_checkpoint(tmp_path: Path):
     code, output = finish(driver)
     assert code == 0, output
     all_runs = runs(tmp_path, "killed_worker")
-    assert Counter(r.info.run_name for r in all_runs).most_common(1)[0][1] == 1
+    assert Counter(key_of(r) for r in all_runs).most_common(1)[0][1] == 1
     trials = [r for r in all_runs if r.data.tags[schema.KIND] == "trial"]
     assert all(r.data.tags.get(schema.STATUS) in ("completed", "early_stopped") for r in trials), [
-        (r.info.run_name, r.data.tags.get(schema.STATUS)) for r in trials
+        (key_of(r), r.data.tags.get(schema.STATUS)) for r in trials
     ]
     # Resumed from the checkpoint of its last evaluation: no epoch was trained (and logged) twice.
     from mlflow import MlflowClient
@@ -151,7 +155,7 @@ def test_a_killed_worker_is_retried_from_its_checkpoint(tmp_path: Path):
     client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
     for run in trials:
         steps = [point.step for point in client.get_metric_history(run.info.run_id, "dev_micro_f1")]
-        assert len(steps) == len(set(steps)), f"{run.info.run_name} repeated epochs {steps}"
+        assert len(steps) == len(set(steps)), f"{key_of(run)} repeated epochs {steps}"
 
 
 def test_an_mlflow_server_that_is_down_fails_before_training(tmp_path: Path):
@@ -183,7 +187,7 @@ def test_a_spent_tune_time_budget_chooses_from_the_trials_that_finished(tmp_path
     assert code == 0, output
     assert f"tune.time_budget_s ({budget} s) spent after" in output
     all_runs = runs(tmp_path, "tiny_run")
-    mom_tune = next(r for r in all_runs if r.info.run_name.endswith("mom/tune"))
+    mom_tune = next(r for r in all_runs if key_of(r).endswith("mom/tune"))
     assert mom_tune.data.tags[schema.STATUS] == "completed" and schema.SAMPLED in mom_tune.data.tags
     finished = [r for r in all_runs if r.data.tags.get(schema.KIND) == "trial" and r.data.tags.get(schema.STATUS) in ("completed", "early_stopped")]
     assert 1 <= len(finished) < 200

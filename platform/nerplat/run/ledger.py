@@ -21,8 +21,8 @@ them to the ledger. One rule for tuning trials and replicates alike:
    a run a dying driver created but never claimed is deleted then.
 
 Arm parents and the summary run are written by the runner through the same ledger. The summary
-run carries the experiment's lease (`track/lease.py`): a second driver of the same experiment is
-refused before it writes anything.
+run's bookkeeping run carries the experiment's lease (`track/lease.py`): a second driver of the same
+experiment is refused before it writes anything.
 """
 
 from __future__ import annotations
@@ -88,7 +88,8 @@ class RunLedger:
     def start_summary(self, plan: Plan, plugin_files: dict[str, Any] | None = None) -> TrackedRun:
         """The summary run, leased to this driver (UserInputError while another holds it), then its artifacts."""
         run = self.tracker.summary_run()
-        self.lease = ExperimentLease(self.tracker.tracking_uri, self.tracker.client, run.run_id, plan.experiment)
+        bookkeeping = self.tracker.bookkeeping_run_id(run.run_id)
+        self.lease = ExperimentLease(self.tracker.tracking_uri, self.tracker.client, bookkeeping, plan.experiment)
         self.lease.acquire()
         if not run.finished:
             self.tracker.log_summary_artifacts(run.run_id, plan.model_dump(mode="json"), plan.resolved_spec)
@@ -109,7 +110,7 @@ class RunLedger:
 
     def start_phase(self, arm: Arm, phase: str, *, params: Any, tags: dict[str, str] | None = None) -> TrackedRun:
         """The parent run of an arm's tune or replicate phase."""
-        run = self.tracker.start_arm_run(arm.id, phase, tags={**arm_tags(arm), **(tags or {})}, params=params)
+        run = self.tracker.start_arm_run(arm.id, phase, tags={**arm_tags(arm), **(tags or {})}, params=params, label=arm.label)
         if not run.finished:
             self.open_phases.add(run.run_id)
         return run
@@ -134,7 +135,7 @@ class RunLedger:
         """A replicate's run, before its Tuner starts; `finished` tells the runner to skip it."""
         tags = {**arm_tags(arm), schema.SEED: replicate.seed, schema.PARTITION: replicate.partition}
         return self.tracker.start_replicate_run(
-            replicate_run_id, arm.id, replicate.seed, replicate.partition, tags=tags, params=config.model_dump(mode="json")
+            replicate_run_id, arm.id, replicate.seed, replicate.partition, tags=tags, params=config.model_dump(mode="json"), label=arm.label
         )
 
     def start_trial(self, trial_id: str, job: TrialJob, config: dict[str, Any]) -> None:
@@ -151,7 +152,9 @@ class RunLedger:
             sampled = job.searched_values(config)
             tags = {**arm_tags(job.arm), schema.SEED: job.seed, schema.PARTITION: job.partition, schema.SAMPLED: json.dumps(sampled)}
             params = job.trial_config(config).model_dump(mode="json")
-            run_id = self.tracker.start_trial_run(job.parent_run_id, job.arm.id, f"t{number:04d}", tags=tags, params=params).run_id
+            run_id = self.tracker.start_trial_run(
+                job.parent_run_id, job.arm.id, f"t{number:04d}", tags=tags, params=params, label=job.arm.label
+            ).run_id
         self.open[trial_id] = OpenRun(run_id, epochs=int(job.arm.fixed["train"]["epochs"]))
 
     def record_node(self, trial_id: str, node: str) -> None:

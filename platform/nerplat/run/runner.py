@@ -6,7 +6,7 @@ partition) and score it on the replicate split. Arms without a search space go s
 replicates. All replicates of all arms run in one Tuner, so small arms fill idle CPUs.
 
 Resume reads MLflow, not Ray's experiment state: finished trials and replicates are found by their
-deterministic names and skipped; a tuning search continues with the finished trials given to the
+deterministic keys and skipped; a tuning search continues with the finished trials given to the
 searcher as already-evaluated points; trials that were running when the driver stopped are marked
 interrupted and replaced by new ones. This works the same after Ctrl-C, a killed driver, or on
 another cluster.
@@ -371,7 +371,8 @@ class ExperimentRunner:
 
         summary = self.tracker.find_summary_run()
         if summary is not None:
-            ExperimentLease(self.tracking_uri, self.tracker.client, summary.info.run_id, self.plan.experiment).refuse_if_held()
+            bookkeeping = self.tracker.bookkeeping_run_id(summary.info.run_id)
+            ExperimentLease(self.tracking_uri, self.tracker.client, bookkeeping, self.plan.experiment).refuse_if_held()
 
     def _refuse_changed_spec(self, tracker: ExperimentTracker) -> None:
         """A resume with another spec or profile would mix two experiments: refused before Ray starts."""

@@ -13,6 +13,7 @@ TAG_PREFIX = "nerplat."
 
 # Tags on every nerplat run.
 EXPERIMENT = "nerplat.experiment"  # spec experiment name
+RUN_KEY = "nerplat.run_key"  # deterministic key, unique in the experiment, that resume looks up (track/names.py)
 SPEC_SHA = "nerplat.spec_sha256"
 ARM = "nerplat.arm"  # arm id, e.g. "conll2003/low_resource-100/mom"
 PHASE = "nerplat.phase"  # "tune" | "replicate" | "summary"
@@ -61,9 +62,15 @@ DATA_CHECKSUMS_ARTIFACT = "data_checksums.json"  # arm runs: {file or split: sha
 # Replicate runs: one token per line, `TOKEN<TAB>GOLD<TAB>PRED`, a blank line after each sentence.
 PREDICTIONS_ARTIFACT = "predictions.conll"
 
-# Parameters a parent run carries for each of its children: `nerplat.child.<generation>:<child name>`
-# = the child's run id. They make creating a child by name safe across processes (see track/runs.py).
+# Parameters that make creating a child by key safe across processes (see track/runs.py), one per
+# child: `nerplat.child.<generation>:<child key>` = the child's run id. They live on the parent's
+# bookkeeping run, out of the experiment people browse (`BOOKKEEPING_RUN`).
 CHILD_CLAIM_PREFIX = "nerplat.child."
+# Tag of arm and summary runs: the id of their bookkeeping run, in the experiment's companion
+# experiment `<experiment> · nerplat bookkeeping`, whose params hold the claims of their children
+# (arm runs) or the experiment's lease (summary run). Runs without it keep their own.
+BOOKKEEPING_RUN = "nerplat.bookkeeping_run"
+BOOKKEEPING_FOR = "nerplat.bookkeeping_for"  # tag of a companion experiment: the experiment it serves
 
 
 def metric_key(split: str, name: str) -> str:

@@ -34,16 +34,17 @@ def run_of(ledger: RunLedger, run_id: str):
     return ledger.tracker.client.get_run(run_id)
 
 
-def test_tuning_trials_are_named_in_start_order_and_continue_after_an_earlier_session(ledger, mom, tune_parent):
+def test_tuning_trials_are_keyed_in_start_order_and_continue_after_an_earlier_session(ledger, mom, tune_parent):
     first = start_tuning_trial(ledger, mom, tune_parent, "a")
     second = start_tuning_trial(ledger, mom, tune_parent, "b")
-    assert [run_of(ledger, r).info.run_name for r in (first, second)] == [f"{mom.id}/tune/t0000", f"{mom.id}/tune/t0001"]
+    assert [run_of(ledger, r).data.tags[schema.RUN_KEY] for r in (first, second)] == [f"{mom.id}/tune/t0000", f"{mom.id}/tune/t0001"]
+    assert [run_of(ledger, r).info.run_name for r in (first, second)] == ["mom · t0000", "mom · t0001"]
     tagged = run_of(ledger, first).data
     assert tagged.tags[schema.SAMPLED] == '{"objective.lambda": 0.5}' and tagged.params["objective.lambda"] == "0.5"
 
     after_restart = RunLedger(ledger.tracker)
     third = start_tuning_trial(after_restart, mom, tune_parent, "c")
-    assert run_of(ledger, third).info.run_name == f"{mom.id}/tune/t0002"
+    assert run_of(ledger, third).data.tags[schema.RUN_KEY] == f"{mom.id}/tune/t0002"
 
 
 def test_a_trial_started_again_after_a_failure_keeps_its_run(ledger, mom, tune_parent):
@@ -131,13 +132,29 @@ def test_a_replicate_result_is_logged_to_the_run_the_runner_opened(ledger, tiny_
 
 def test_resume_deletes_a_run_a_killed_driver_created_but_never_claimed(ledger, mom, tune_parent):
     start_tuning_trial(ledger, mom, tune_parent, "a")
-    name = f"{mom.id}/tune/t0001"
-    unclaimed = ledger.tracker._create_run(name, {schema.PARENT_RUN: tune_parent}, {})  # killed before the claim
+    key = f"{mom.id}/tune/t0001"
+    tracker = ledger.tracker
+    unclaimed = tracker.client.create_run(  # killed before the claim
+        tracker.experiment_id, run_name="mom · t0001", tags={schema.PARENT_RUN: tune_parent, schema.RUN_KEY: key}
+    )
     resumed = RunLedger(ledger.tracker)
     resumed.finished_trials(tune_parent, "dev_best_micro_f1")
     assert run_of(ledger, unclaimed.info.run_id).info.lifecycle_stage == "deleted"
     run_id = start_tuning_trial(resumed, mom, tune_parent, "b")
-    assert run_of(ledger, run_id).info.run_name == name and run_of(ledger, run_id).data.tags[schema.KIND] == "trial"
+    assert run_of(ledger, run_id).data.tags[schema.RUN_KEY] == key and run_of(ledger, run_id).data.tags[schema.KIND] == "trial"
+
+
+def test_the_summary_run_leases_its_bookkeeping_run(ledger, tiny_plan):
+    from nerplat.track.lease import read_lease
+
+    run = ledger.start_summary(tiny_plan)
+    try:
+        tracker = ledger.tracker
+
+        assert read_lease(tracker.client, tracker.bookkeeping_run_id(run.run_id)).holder == ledger.lease.holder
+        assert run_of(ledger, run.run_id).data.params == {}
+    finally:
+        ledger.release()
 
 
 def test_a_ledger_holding_the_lease_pickles_as_tune_pickles_its_callbacks(ledger, tiny_plan):
