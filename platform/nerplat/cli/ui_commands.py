@@ -11,7 +11,8 @@ import typer
 
 from nerplat.errors import UserInputError
 from nerplat.track.store import check_store, is_server_uri, local_artifact_root, resolve_tracking_uri, sqlite_path
-from nerplat.track.ui_server import LocalMlflowServer, experiments_to_show, runs_table_url
+from nerplat.track.ui_server import LocalMlflowServer, experiments_to_show
+from nerplat.track.view import runs_table_url
 
 
 def register(app: typer.Typer) -> None:

@@ -23,6 +23,8 @@ them to the ledger. One rule for tuning trials and replicates alike:
 Arm parents and the summary run are written by the runner through the same ledger. The summary
 run's bookkeeping run carries the experiment's lease (`track/lease.py`): a second driver of the same
 experiment is refused before it writes anything.
+
+What people see in MLflow's runs table is written here too: the experiment's view (`track/view.py`).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from nerplat.run.job import TrialJob
 from nerplat.track import schema
 from nerplat.track.lease import ExperimentLease
 from nerplat.track.runs import ExperimentTracker, TrackedRun
+from nerplat.track.view import runs_view_tag
 from nerplat.trial.report import Evaluation, TrialResult
 
 FINISHED_TRIAL_STATUSES = ("completed", "early_stopped")
@@ -51,6 +54,16 @@ def arm_tags(arm: Arm) -> dict[str, str]:
         schema.HEAD: arm.head,
         schema.ENCODER: arm.fixed["encoder"]["name"],
     }
+
+
+def runs_view_columns(plan: Plan) -> dict[str, list[str]]:
+    """The columns of the experiment's runs table (`track/view.py`): every searched hyper-parameter,
+    the tuning metric, the headline F1 of the replicates, and each run's status."""
+    headline = f"{plan.replicate_split}_{plan.analysis.average}_f1"
+    metrics = [schema.best_key("dev", plan.tune.metric.removeprefix("dev_"))] if plan.tune else []
+    metrics += [headline]
+    params = list(dict.fromkeys(key for arm in plan.arms for key in arm.search_space))
+    return {"params": params, "metrics": metrics, "tags": [schema.STATUS]}
 
 
 @dataclass
@@ -91,6 +104,7 @@ class RunLedger:
         bookkeeping = self.tracker.bookkeeping_run_id(run.run_id)
         self.lease = ExperimentLease(self.tracker.tracking_uri, self.tracker.client, bookkeeping, plan.experiment)
         self.lease.acquire()
+        self.tracker.client.set_experiment_tag(self.tracker.experiment_id, *runs_view_tag(**runs_view_columns(plan)))
         if not run.finished:
             self.tracker.log_summary_artifacts(run.run_id, plan.model_dump(mode="json"), plan.resolved_spec)
             if plugin_files:  # the plugin files the run imports, with their sha256

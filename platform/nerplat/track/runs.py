@@ -71,6 +71,7 @@ from nerplat.track.names import (
 from nerplat.track.params import flatten_params, param_key, to_plain
 from nerplat.track.predictions import write_conll_predictions
 from nerplat.track.store import PatientClient, check_store, is_server_uri, local_artifact_root
+from nerplat.track.view import EXPERIMENT_KIND_TAG, MODEL_TRAINING
 
 # nerplat status -> MLflow run status. Early-stopped trials ran correctly, so MLflow calls them
 # FINISHED; the nerplat.status tag is what tells them apart.
@@ -135,7 +136,9 @@ class ExperimentTracker:
         if spec_sha256:
             run_tags[schema.SPEC_SHA] = spec_sha256
         tracker = cls(tracking_uri, "", experiment_name, run_tags, environment)
-        tracker.experiment_id = tracker._get_or_create_experiment(experiment_name, {schema.EXPERIMENT: experiment_name})
+        tracker.experiment_id = tracker._get_or_create_experiment(
+            experiment_name, {schema.EXPERIMENT: experiment_name, EXPERIMENT_KIND_TAG: MODEL_TRAINING}
+        )
         return tracker
 
     @property
@@ -330,7 +333,8 @@ class ExperimentTracker:
     # -- internals --------------------------------------------------------------------------
 
     def _get_or_create_experiment(self, name: str, tags: Mapping[str, str]) -> str:
-        """The active experiment `name`, created with `tags`; refused when deleted."""
+        """The active experiment `name`, created with `tags`; refused when deleted. An experiment
+        created before nerplat set `mlflow.experimentKind` gets it (a kind a user chose is kept)."""
         from mlflow.exceptions import MlflowException
 
         experiment = self.client.get_experiment_by_name(name)
@@ -349,6 +353,8 @@ class ExperimentTracker:
                 f"`mlflow experiments restore --experiment-id {experiment.experiment_id}`, remove it for good with "
                 "`mlflow gc`, or rename the spec's experiment"
             )
+        if EXPERIMENT_KIND_TAG in tags and EXPERIMENT_KIND_TAG not in experiment.tags:
+            self.client.set_experiment_tag(experiment.experiment_id, EXPERIMENT_KIND_TAG, tags[EXPERIMENT_KIND_TAG])
         return experiment.experiment_id
 
     def _create_top_level_run(self, name: str, tags: Mapping[str, str], params: Mapping[str, str]):

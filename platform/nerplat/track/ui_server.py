@@ -1,8 +1,7 @@
-"""A local `mlflow server` child process on 127.0.0.1, and the URLs people should open in it.
+"""A local `mlflow server` child process on 127.0.0.1, and the experiments to show in it.
 
-The runs table of an experiment is `#/experiments/<id>/runs`; the plain experiment URL opens
-MLflow 3's GenAI overview instead. The server becomes healthy after 7-18 s here, so `start`
-waits on `/health`. It is started in its own process group and stopped with that group, because
+The URL to open is `track/view.py`'s `runs_table_url`. The server becomes healthy after 7-18 s
+here, so `start` waits on `/health`. It is started in its own process group and stopped with that group, because
 it forks uvicorn workers that would otherwise outlive it.
 """
 
@@ -21,10 +20,6 @@ from pathlib import Path
 
 from nerplat.errors import UserInputError
 from nerplat.suggest import closest
-
-
-def runs_table_url(server_url: str, experiment_id: str) -> str:
-    return f"{server_url.rstrip('/')}/#/experiments/{experiment_id}/runs"
 
 
 def free_port() -> int:

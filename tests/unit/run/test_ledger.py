@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -144,13 +145,17 @@ def test_resume_deletes_a_run_a_killed_driver_created_but_never_claimed(ledger, 
     assert run_of(ledger, run_id).data.tags[schema.RUN_KEY] == key and run_of(ledger, run_id).data.tags[schema.KIND] == "trial"
 
 
-def test_the_summary_run_leases_its_bookkeeping_run(ledger, tiny_plan):
+def test_the_summary_run_sets_the_experiments_runs_view_and_leases_its_bookkeeping_run(ledger, tiny_plan):
     from nerplat.track.lease import read_lease
 
     run = ledger.start_summary(tiny_plan)
     try:
         tracker = ledger.tracker
 
+        view = json.loads(tracker.client.get_experiment(tracker.experiment_id).tags["mlflow.sharedViewState.nerplat"])
+        assert view["selectedColumns"] == [
+            "params.`objective.lambda`", "metrics.`dev_best_micro_f1`", "metrics.`test_micro_f1`", "tags.`nerplat.status`",
+        ]
         assert read_lease(tracker.client, tracker.bookkeeping_run_id(run.run_id)).holder == ledger.lease.holder
         assert run_of(ledger, run.run_id).data.params == {}
     finally:

@@ -10,6 +10,7 @@ from nerplat.errors import UserInputError
 from nerplat.track import schema
 from nerplat.track.predictions import read_conll_predictions
 from nerplat.track.runs import BOOKKEEPING_EXPERIMENT_SUFFIX, ExperimentTracker, child_claim_key
+from nerplat.track.view import EXPERIMENT_KIND_TAG, MODEL_TRAINING
 
 ARM = "conll2003/low_resource-100/mom"
 CONFIG = TrialConfig(dataset=DatasetRef(name="conll2003"), objective=Component(name="mom", params={"lambda": 0.3}))
@@ -30,6 +31,16 @@ def test_open_gets_or_creates_one_experiment_with_local_artifacts(tracker, track
     assert experiment.name == "unit-experiment"
     assert experiment.tags[schema.EXPERIMENT] == "unit-experiment"
     assert experiment.artifact_location == str(tmp_path / "mlartifacts" / "unit-experiment")
+
+
+def test_the_experiment_opens_in_mlflows_model_training_view(tracker, tracking_uri):
+    assert tracker.client.get_experiment(tracker.experiment_id).tags[EXPERIMENT_KIND_TAG] == MODEL_TRAINING
+    older = tracker.client.create_experiment("made-before-the-kind-tag")
+    ExperimentTracker.open(tracking_uri, "made-before-the-kind-tag")
+    assert tracker.client.get_experiment(older).tags[EXPERIMENT_KIND_TAG] == MODEL_TRAINING
+    tracker.client.set_experiment_tag(older, EXPERIMENT_KIND_TAG, "genai_development")  # a user's choice stays
+    ExperimentTracker.open(tracking_uri, "made-before-the-kind-tag")
+    assert tracker.client.get_experiment(older).tags[EXPERIMENT_KIND_TAG] == "genai_development"
 
 
 def test_a_deleted_experiment_is_a_user_error_not_a_silent_new_one(tracker, tracking_uri):

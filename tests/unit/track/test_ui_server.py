@@ -3,11 +3,7 @@ import pytest
 from nerplat.cli import main
 from nerplat.errors import UserInputError
 from nerplat.track.runs import ExperimentTracker
-from nerplat.track.ui_server import experiments_to_show, free_port, port_in_use, runs_table_url
-
-
-def test_runs_table_url_avoids_the_genai_overview():
-    assert runs_table_url("http://127.0.0.1:5000/", "7") == "http://127.0.0.1:5000/#/experiments/7/runs"
+from nerplat.track.ui_server import experiments_to_show, free_port, port_in_use
 
 
 def test_experiments_to_show(tracking_uri):
