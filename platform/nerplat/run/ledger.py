@@ -24,12 +24,15 @@ Arm parents and the summary run are written by the runner through the same ledge
 run's bookkeeping run carries the experiment's lease (`track/lease.py`): a second driver of the same
 experiment is refused before it writes anything.
 
-What people see in MLflow's runs table is written here too: the experiment's view (`track/view.py`).
+What people see in MLflow's runs table is written here too: the experiment's view (`track/view.py`),
+the configuration each tune phase chose as params of its arm run, the best trial's tag, and the
+mean and sd over replicates of every test metric on the replicate phase's arm run.
 """
 
 from __future__ import annotations
 
 import json
+import statistics
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +40,7 @@ from nerplat.plan.model import Arm, Plan, Replicate
 from nerplat.run.job import TrialJob
 from nerplat.track import schema
 from nerplat.track.lease import ExperimentLease
+from nerplat.track.params import flatten_params
 from nerplat.track.runs import ExperimentTracker, TrackedRun
 from nerplat.track.view import runs_view_tag
 from nerplat.trial.report import Evaluation, TrialResult
@@ -58,12 +62,12 @@ def arm_tags(arm: Arm) -> dict[str, str]:
 
 def runs_view_columns(plan: Plan) -> dict[str, list[str]]:
     """The columns of the experiment's runs table (`track/view.py`): every searched hyper-parameter,
-    the tuning metric, the headline F1 of the replicates, and each run's status."""
+    the tuning metric, the headline F1 of the replicates with its mean and sd, status and best trial."""
     headline = f"{plan.replicate_split}_{plan.analysis.average}_f1"
     metrics = [schema.best_key("dev", plan.tune.metric.removeprefix("dev_"))] if plan.tune else []
-    metrics += [headline]
+    metrics += [headline, schema.mean_key(headline), schema.sd_key(headline)]
     params = list(dict.fromkeys(key for arm in plan.arms for key in arm.search_space))
-    return {"params": params, "metrics": metrics, "tags": [schema.STATUS]}
+    return {"params": params, "metrics": metrics, "tags": [schema.STATUS, schema.BEST_TRIAL]}
 
 
 @dataclass
@@ -130,9 +134,45 @@ class RunLedger:
         return run
 
     def record_choice(self, tune_run_id: str, chosen: dict[str, Any], metric: str, value: float) -> None:
-        """The configuration the tune phase chose, on its parent run."""
-        self.tracker.client.set_tag(tune_run_id, schema.SAMPLED, json.dumps(chosen))
+        """The configuration the tune phase chose, on its parent run (the values as params too, so the
+        runs table shows them), and the `nerplat.best_trial` tag on the first finished trial that has it."""
+        from mlflow.entities import Param
+
+        client = self.tracker.client
+        client.set_tag(tune_run_id, schema.SAMPLED, json.dumps(chosen))
+        existing = client.get_run(tune_run_id).data.params
+        params = [Param(key, text) for key, text in flatten_params(chosen).items() if key not in existing]
+        if params:
+            client.log_batch(tune_run_id, params=params)
         self.tracker.log_epoch(tune_run_id, {metric: value}, epoch=0)
+        best = next(
+            (
+                run
+                for run in self.children(tune_run_id)
+                if run.data.tags.get(schema.STATUS) in FINISHED_TRIAL_STATUSES
+                and run.data.metrics.get(metric) == value
+                and schema.SAMPLED in run.data.tags
+                and json.loads(run.data.tags[schema.SAMPLED]) == chosen
+            ),
+            None,
+        )
+        if best is not None:
+            client.set_tag(best.info.run_id, schema.BEST_TRIAL, "true")
+
+    def record_replicate_summary(self, replicate_run_id: str, split: str) -> None:
+        """Mean and sd (ddof 1, from two replicates on) of each scalar `split` metric over the completed
+        replicates, on the replicate phase's arm run: `<metric>_mean`, `<metric>_sd`."""
+        completed = [run for run in self.children(replicate_run_id) if run.data.tags.get(schema.STATUS) == "completed"]
+        summary = {}
+        for name in schema.METRIC_NAMES:
+            key = schema.metric_key(split, name)
+            values = [run.data.metrics[key] for run in completed if key in run.data.metrics]
+            if values:
+                summary[schema.mean_key(key)] = statistics.fmean(values)
+            if len(values) > 1:
+                summary[schema.sd_key(key)] = statistics.stdev(values)
+        if summary:
+            self.tracker.log_epoch(replicate_run_id, summary, epoch=0)
 
     def finish(self, run_id: str, status: str) -> None:
         self.tracker.finish(run_id, status)

@@ -495,6 +495,7 @@ class ExperimentRunner:
         for arm in arms:
             statuses = self.ledger.statuses(parents[arm.id])
             outcomes[arm.id].replicates = statuses
+            self.ledger.record_replicate_summary(parents[arm.id], self.plan.replicate_split)
             complete = statuses.get("completed", 0) == len(arm.replicates)
             if complete:
                 self._register_models(arm, parents[arm.id])

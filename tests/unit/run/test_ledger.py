@@ -145,6 +145,33 @@ def test_resume_deletes_a_run_a_killed_driver_created_but_never_claimed(ledger, 
     assert run_of(ledger, run_id).data.tags[schema.RUN_KEY] == key and run_of(ledger, run_id).data.tags[schema.KIND] == "trial"
 
 
+def test_the_choice_is_logged_as_params_of_the_tune_run_and_its_trial_is_tagged_best(ledger, mom, tune_parent, evaluation_at):
+    for trial_id, value, f1 in (("a", 0.25, 0.6), ("b", 0.75, 0.7)):
+        start_tuning_trial(ledger, mom, tune_parent, trial_id, value=value)
+        ledger.record_evaluation(trial_id, evaluation_at(2, f1), awaits_checkpoint=False)
+        ledger.end(trial_id, failed=False)
+    ledger.record_choice(tune_parent, {"objective.lambda": 0.75}, "dev_best_micro_f1", 0.7)
+    ledger.record_choice(tune_parent, {"objective.lambda": 0.75}, "dev_best_micro_f1", 0.7)  # a resume chooses again
+    run = run_of(ledger, tune_parent)
+    assert run.data.params["objective.lambda"] == "0.75" and run.data.metrics["dev_best_micro_f1"] == 0.7
+    best = {json.loads(r.data.tags[schema.SAMPLED])["objective.lambda"]: r.data.tags.get(schema.BEST_TRIAL) for r in ledger.children(tune_parent)}
+    assert best == {0.25: None, 0.75: "true"}
+
+
+def test_the_replicate_arm_run_carries_mean_and_sd_of_its_completed_replicates(ledger, tiny_plan):
+    arm = tiny_plan.arms[0]
+    parent = ledger.start_phase(arm, "replicate", params={})
+    for seed, f1, status in ((1, 0.5, "completed"), (2, 0.7, "completed"), (3, 0.1, "failed")):
+        run = ledger.tracker.start_replicate_run(parent.run_id, arm.id, seed=seed, partition=0)
+        ledger.tracker.log_epoch(run.run_id, {"test_micro_f1": f1, "test_macro_f1": f1 / 2}, epoch=1)
+        ledger.tracker.finish(run.run_id, status)
+    ledger.record_replicate_summary(parent.run_id, "test")
+    metrics = run_of(ledger, parent.run_id).data.metrics
+    assert metrics["test_micro_f1_mean"] == pytest.approx(0.6) and metrics["test_micro_f1_sd"] == pytest.approx(0.1414, abs=1e-4)
+    assert metrics["test_macro_f1_mean"] == pytest.approx(0.3)
+    assert "test_micro_precision_mean" not in metrics
+
+
 def test_the_summary_run_sets_the_experiments_runs_view_and_leases_its_bookkeeping_run(ledger, tiny_plan):
     from nerplat.track.lease import read_lease
 
@@ -154,7 +181,8 @@ def test_the_summary_run_sets_the_experiments_runs_view_and_leases_its_bookkeepi
 
         view = json.loads(tracker.client.get_experiment(tracker.experiment_id).tags["mlflow.sharedViewState.nerplat"])
         assert view["selectedColumns"] == [
-            "params.`objective.lambda`", "metrics.`dev_best_micro_f1`", "metrics.`test_micro_f1`", "tags.`nerplat.status`",
+            "params.`objective.lambda`", "metrics.`dev_best_micro_f1`", "metrics.`test_micro_f1`", "metrics.`test_micro_f1_mean`",
+            "metrics.`test_micro_f1_sd`", "tags.`nerplat.status`", "tags.`nerplat.best_trial`",
         ]
         assert read_lease(tracker.client, tracker.bookkeeping_run_id(run.run_id)).holder == ledger.lease.holder
         assert run_of(ledger, run.run_id).data.params == {}
