@@ -1,7 +1,8 @@
 """`nerplat run` end to end: real embedded Ray, real SQLite MLflow store, real CoNLL-2003, tiny encoder.
 
 Each test runs the CLI in a subprocess (its own Ray instance, stopped when the process ends) in a
-temporary working directory, then reads what the run left in MLflow.
+temporary working directory, then reads what the run left in MLflow. The complete run of the spec
+is `finished_tiny_run` (conftest.py), shared with the tests that only read it.
 """
 
 from __future__ import annotations
@@ -72,8 +73,8 @@ def check_one_registered_model_per_arm(workdir: Path, experiment: str, replicate
     assert all(f"{experiment}.{replicate_arm[v.run_id]}".replace("/", ".") == v.name for v in versions)
 
 
-def test_full_tiny_run_tracks_every_trial_and_replicate_once(tmp_path: Path):
-    code, output = finish(nerplat("run", str(SPEC), "--workdir", str(tmp_path), "--progress-every", "2", workdir=tmp_path))
+def test_full_tiny_run_tracks_every_trial_and_replicate_once(finished_tiny_run):
+    tmp_path, code, output = finished_tiny_run.workdir, finished_tiny_run.code, finished_tiny_run.output
     assert code == 0, output
     check_progress_lines(output)
     all_runs = check_complete_experiment(tmp_path, "tiny_run")
