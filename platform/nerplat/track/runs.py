@@ -79,9 +79,7 @@ MLFLOW_STATUS = {"completed": "FINISHED", "early_stopped": "FINISHED", "failed":
 _MAX_CLAIM_GENERATIONS = 100
 # How SQLite, MySQL and PostgreSQL word a unique-key violation in the errors MLflow passes on.
 _UNIQUE_KEY_ERRORS = ("UNIQUE constraint", "Duplicate entry", "duplicate key")
-
-
-BOOKKEEPING_EXPERIMENT_SUFFIX = " · nerplat bookkeeping"
+BOOKKEEPING_EXPERIMENT_SUFFIX = " · nerplat bookkeeping"  # the companion experiment of bookkeeping runs
 
 
 @dataclass(frozen=True)
