@@ -7,7 +7,7 @@ export NERPLAT_DATA ?= $(abspath ../shared/data)
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: run test install postgres prometheus clean
+.PHONY: run test install postgres prometheus chromium screenshots clean
 
 # torch: on machines without an NVIDIA GPU take the 2.13.0 CPU build (the unpinned wheel is a
 # multi-GB CUDA build); GPU machines let pip choose. LibAUC goes in with --no-deps because its
@@ -34,6 +34,16 @@ prometheus:
 	@command -v prometheus >/dev/null 2>&1 || \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null)
 
+# Chromium, for the tests that look at the MLflow UI in a real browser (Debian package; root on CI machines).
+chromium:
+	@command -v chromium >/dev/null 2>&1 || \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
+
+# The screenshots in docs/images, taken by the browser tests from a fresh tiny run (docs/tracking.md).
+screenshots: $(STAMP) chromium
+	mkdir -p docs/images
+	NERPLAT_SCREENSHOT_DIR=docs/images $(BIN)/python -m pytest -q tests/integration/test_mlflow_ui.py
+
 run: $(STAMP)
 	$(BIN)/nerplat run specs/quickstart.yaml --resume
 
@@ -41,7 +51,7 @@ run: $(STAMP)
 # 25 min 39 s with two workers; one worker took 23-25 min in earlier CI runs, so two gain little here.
 TEST_WORKERS ?= 2
 
-test: $(STAMP) postgres prometheus
+test: $(STAMP) postgres prometheus chromium
 	$(BIN)/ruff check platform tests
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal --durations=25
 

@@ -43,8 +43,12 @@ def status_of(run) -> str | None:
     return run.data.tags.get(schema.STATUS)
 
 
+def key_of(run) -> str:
+    return run.data.tags[schema.RUN_KEY]
+
+
 def no_duplicates(all_runs: list) -> None:
-    assert [name for name, count in Counter(r.info.run_name for r in all_runs).items() if count > 1] == []
+    assert [key for key, count in Counter(key_of(r) for r in all_runs).items() if count > 1] == []
 
 
 def tuning_trial_started(all_runs: list) -> bool:
@@ -64,10 +68,10 @@ def test_a_lost_tuning_trial_leaves_its_arm_incomplete_and_resume_replaces_it(tm
     all_runs = runs(tmp_path, "lost_trial")
     no_duplicates(all_runs)
     assert status_of(by_kind(all_runs, "summary")[0]) == "failed"
-    mom_tune = next(r for r in by_kind(all_runs, "arm") if r.info.run_name.endswith("mom/tune"))
+    mom_tune = next(r for r in by_kind(all_runs, "arm") if key_of(r).endswith("mom/tune"))
     assert status_of(mom_tune) == "failed" and schema.SAMPLED not in mom_tune.data.tags  # nothing chosen
     assert Counter(status_of(r) for r in by_kind(all_runs, "trial"))["failed"] == 1
-    assert not any(r.info.run_name.startswith(mom_tune.info.run_name.rsplit("/", 1)[0] + "/replicate") for r in all_runs)
+    assert not any(key_of(r).startswith(mom_tune.data.tags[schema.ARM] + "/replicate") for r in all_runs)
 
     code, output = finish(nerplat("run", str(spec), "--workdir", str(tmp_path), "--no-analyze", "--resume", workdir=tmp_path))
     assert code == 0, output

@@ -173,7 +173,8 @@ def test_concurrent_writers_lose_and_duplicate_nothing(mlflow_server: str, tmp_p
     from mlflow import MlflowClient
     from mlflow.entities import ViewType
 
-    from nerplat.track.names import trial_run_name
+    from nerplat.track import schema
+    from nerplat.track.names import trial_run_key
     from nerplat.track.runs import ExperimentTracker
 
     tracker = ExperimentTracker.open(mlflow_server, "pg-concurrency", timeout=30)
@@ -213,12 +214,12 @@ def test_concurrent_writers_lose_and_duplicate_nothing(mlflow_server: str, tmp_p
         [tracker.experiment_id], filter_string="tags.`nerplat.kind` = 'trial'", run_view_type=ViewType.ACTIVE_ONLY,
         max_results=1000,
     )  # fmt: skip
-    names = sorted(run.info.run_name for run in children)
+    keys = sorted(run.data.tags[schema.RUN_KEY] for run in children)
     expected = sorted(
-        [trial_run_name(ARM, f"shared-{s}") for s in range(SHARED_TRIALS)]
-        + [trial_run_name(ARM, f"w{w}-t{t}") for w in range(WRITERS) for t in range(OWN_TRIALS)]
+        [trial_run_key(ARM, f"shared-{s}") for s in range(SHARED_TRIALS)]
+        + [trial_run_key(ARM, f"w{w}-t{t}") for w in range(WRITERS) for t in range(OWN_TRIALS)]
     )
-    assert names == expected  # none lost, none twice
+    assert keys == expected  # none lost, none twice
     by_id = {run.info.run_id: run for run in children}
     assert {next(iter(ids)) for ids in shared_ids.values()} <= set(by_id)
 

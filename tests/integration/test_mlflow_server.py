@@ -78,17 +78,17 @@ def test_concurrent_processes_lose_and_duplicate_nothing(store, request, tmp_pat
     assert [error for *_, error in outcomes if error] == []
 
     runs = tracker.client.search_runs([tracker.experiment_id], max_results=1000)
-    by_name: dict[str, list] = {}
+    by_key: dict[str, list] = {}
     for run in runs:
-        by_name.setdefault(run.info.run_name, []).append(run)
-    assert {name: len(found) for name, found in by_name.items() if len(found) > 1} == {}
+        by_key.setdefault(run.data.tags[schema.RUN_KEY], []).append(run)
+    assert {key: len(found) for key, found in by_key.items() if len(found) > 1} == {}
 
     shared_ids = {shared for _, shared, _, _ in outcomes}
-    assert shared_ids == {by_name[f"{ARM}/tune/shared"][0].info.run_id}
+    assert shared_ids == {by_key[f"{ARM}/tune/shared"][0].info.run_id}
 
     for index, _, own, _ in outcomes:
         for number, run_id in enumerate(own):
-            run = by_name[f"{ARM}/tune/p{index}-t{number}"][0]
+            run = by_key[f"{ARM}/tune/p{index}-t{number}"][0]
             assert run.info.run_id == run_id
             assert run.info.status == "FINISHED"
             assert run.data.tags[schema.STATUS] == ("completed" if number else "early_stopped")
@@ -99,7 +99,7 @@ def test_concurrent_processes_lose_and_duplicate_nothing(store, request, tmp_pat
     expected = {f"{ARM}/tune", f"{ARM}/tune/shared"} | {
         f"{ARM}/tune/p{index}-t{number}" for index in range(PROCESSES) for number in range(TRIALS_PER_PROCESS)
     }
-    assert set(by_name) == expected
+    assert set(by_key) == expected
 
 
 def test_resume_through_the_server_skips_finished_work(server_uri):

@@ -60,7 +60,7 @@ def test_trials_run_on_worker_nodes_and_survive_a_node_stop(cluster: LocalRayClu
     assert code == 0, output
 
     all_runs = runs(tmp_path, "multinode")
-    assert max(Counter(r.info.run_name for r in all_runs).values()) == 1
+    assert max(Counter(r.data.tags[schema.RUN_KEY] for r in all_runs).values()) == 1
     replicates = [r for r in all_runs if r.data.tags[schema.KIND] == "replicate"]
     assert len(replicates) == 4
     assert all(r.data.tags[schema.STATUS] == "completed" for r in replicates)

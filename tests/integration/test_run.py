@@ -1,7 +1,8 @@
 """`nerplat run` end to end: real embedded Ray, real SQLite MLflow store, real CoNLL-2003, tiny encoder.
 
 Each test runs the CLI in a subprocess (its own Ray instance, stopped when the process ends) in a
-temporary working directory, then reads what the run left in MLflow.
+temporary working directory, then reads what the run left in MLflow. The complete run of the spec
+is `finished_tiny_run` (conftest.py), shared with the tests that only read it.
 """
 
 from __future__ import annotations
@@ -26,10 +27,14 @@ NUM_SAMPLES = 3  # tune.num_samples of the spec
 REPLICATES_PER_ARM = 2  # 1 seed x 2 partitions
 
 
+def key_of(run) -> str:
+    return run.data.tags[schema.RUN_KEY]
+
+
 def check_complete_experiment(workdir: Path, experiment: str) -> list:
     all_runs = runs(workdir, experiment)
-    names = Counter(run.info.run_name for run in all_runs)
-    assert [name for name, count in names.items() if count > 1] == [], "an MLflow run was duplicated"
+    keys = Counter(key_of(run) for run in all_runs)
+    assert [key for key, count in keys.items() if count > 1] == [], "an MLflow run was duplicated"
     kinds = Counter(run.data.tags[schema.KIND] for run in all_runs)
     assert kinds["summary"] == 1
     assert kinds["arm"] == 3  # ce/replicate, mom/tune, mom/replicate
@@ -57,7 +62,7 @@ def check_optuna_studies(workdir: Path, experiment: str, all_runs: list) -> dict
     from optuna.trial import TrialState
 
     storage = optuna.storages.RDBStorage(f"sqlite:///{workdir / 'optuna.db'}")
-    tune_parents = {run.info.run_id: run for run in all_runs if run.info.run_name.endswith("/tune")}
+    tune_parents = {run.info.run_id: run for run in all_runs if key_of(run).endswith("/tune")}
     names = sorted(f"{experiment}/{run.data.tags[schema.ARM]}" for run in tune_parents.values())
     assert sorted(optuna.get_all_study_names(storage)) == names
     trial_runs = {run.info.run_id: run for run in all_runs if run.data.tags[schema.KIND] == "trial"}
@@ -99,8 +104,8 @@ def check_one_registered_model_per_arm(workdir: Path, experiment: str, replicate
     assert all(f"{experiment}.{replicate_arm[v.run_id]}".replace("/", ".") == v.name for v in versions)
 
 
-def test_full_tiny_run_tracks_every_trial_and_replicate_once(tmp_path: Path):
-    code, output = finish(nerplat("run", str(SPEC), "--workdir", str(tmp_path), "--progress-every", "2", workdir=tmp_path))
+def test_full_tiny_run_tracks_every_trial_and_replicate_once(finished_tiny_run):
+    tmp_path, code, output = finished_tiny_run.workdir, finished_tiny_run.code, finished_tiny_run.output
     assert code == 0, output
     check_progress_lines(output)
     all_runs = check_complete_experiment(tmp_path, "tiny_run")
@@ -138,7 +143,7 @@ def test_resume_after_killing_the_driver(tmp_path: Path):
         pytest.fail("no trial finished within 300 s")
     os.killpg(driver.pid, signal.SIGKILL)
     driver.wait()
-    before = {r.info.run_name: r.data.tags.get(schema.STATUS) for r in runs(tmp_path, "killed_driver")}
+    before = {key_of(r): r.data.tags.get(schema.STATUS) for r in runs(tmp_path, "killed_driver")}
     import optuna
 
     storage = optuna.storages.RDBStorage(f"sqlite:///{tmp_path / 'optuna.db'}")
@@ -147,10 +152,10 @@ def test_resume_after_killing_the_driver(tmp_path: Path):
 
     code, output = finish(nerplat("run", str(SPEC), "--workdir", str(tmp_path), "--no-analyze", "--resume", workdir=tmp_path, env=env))
     assert code == 0, output
-    after = {r.info.run_name: r for r in runs(tmp_path, "killed_driver")}
-    for name, status in before.items():
+    after = {key_of(r): r for r in runs(tmp_path, "killed_driver")}
+    for key, status in before.items():
         if status in ("completed", "early_stopped"):  # finished work was kept, not re-run
-            assert after[name].data.tags[schema.STATUS] == status
+            assert after[key].data.tags[schema.STATUS] == status
     all_runs = check_complete_experiment(tmp_path, "killed_driver")
     assert check_optuna_studies(tmp_path, "killed_driver", all_runs) == studies_before  # the same study continued
 
@@ -169,10 +174,10 @@ def test_a_killed_worker_is_retried_from_its_checkpoint(tmp_path: Path):
     code, output = finish(driver)
     assert code == 0, output
     all_runs = runs(tmp_path, "killed_worker")
-    assert Counter(r.info.run_name for r in all_runs).most_common(1)[0][1] == 1
+    assert Counter(key_of(r) for r in all_runs).most_common(1)[0][1] == 1
     trials = [r for r in all_runs if r.data.tags[schema.KIND] == "trial"]
     assert all(r.data.tags.get(schema.STATUS) in ("completed", "early_stopped") for r in trials), [
-        (r.info.run_name, r.data.tags.get(schema.STATUS)) for r in trials
+        (key_of(r), r.data.tags.get(schema.STATUS)) for r in trials
     ]
     # Resumed from the checkpoint of its last evaluation: no epoch was trained (and logged) twice.
     from mlflow import MlflowClient
@@ -180,7 +185,7 @@ def test_a_killed_worker_is_retried_from_its_checkpoint(tmp_path: Path):
     client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
     for run in trials:
         steps = [point.step for point in client.get_metric_history(run.info.run_id, "dev_micro_f1")]
-        assert len(steps) == len(set(steps)), f"{run.info.run_name} repeated epochs {steps}"
+        assert len(steps) == len(set(steps)), f"{key_of(run)} repeated epochs {steps}"
 
 
 def test_an_mlflow_server_that_is_down_fails_before_training(tmp_path: Path):
@@ -212,7 +217,7 @@ def test_a_spent_tune_time_budget_chooses_from_the_trials_that_finished(tmp_path
     assert code == 0, output
     assert f"tune.time_budget_s ({budget} s) spent after" in output
     all_runs = runs(tmp_path, "tiny_run")
-    mom_tune = next(r for r in all_runs if r.info.run_name.endswith("mom/tune"))
+    mom_tune = next(r for r in all_runs if key_of(r).endswith("mom/tune"))
     assert mom_tune.data.tags[schema.STATUS] == "completed" and schema.SAMPLED in mom_tune.data.tags
     finished = [r for r in all_runs if r.data.tags.get(schema.KIND) == "trial" and r.data.tags.get(schema.STATUS) in ("completed", "early_stopped")]
     assert 1 <= len(finished) < 200

@@ -1,9 +1,13 @@
-"""The analysis stage end to end: MLflow experiment -> `reports/<experiment>/` -> summary run artifacts.
+"""The analysis stage end to end: MLflow experiment -> `reports/<experiment>/` -> summary run.
 
 `analyze_experiment` is what `nerplat run` calls when its trials are done and what
 `nerplat analyze` runs alone. The report is built in a temporary sibling folder, logged to MLflow
 from there, and only then moved into the report folder (`report_folder`: only files an earlier
 report wrote are replaced), so a failed analysis never leaves a half-written report behind.
+
+On the summary run, the report page is the first artifact (`REPORT.md`: upper case sorts before
+every other artifact), the whole report folder is `analysis/`, and the headline numbers (mean and
+bootstrap SE of precision, recall and F1 per arm) are metrics `<arm label>/<metric>_mean|_se`.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -45,10 +50,13 @@ from nerplat.analysis.runs import (
 from nerplat.analysis.report_folder import install, owned_files, refuse_clashes
 from nerplat.analysis.settings import AnalysisSettings, settings_from_mapping
 from nerplat.errors import Problem, StorageError, UserInputError
+from nerplat.plan.labels import arm_label_parts
 from nerplat.suggest import did_you_mean
 from nerplat.track import schema
+from nerplat.track.params import param_key
 
 ARTIFACT_PATH = "analysis"  # folder of the summary run's artifacts that holds the report
+REPORT_ARTIFACT = "REPORT.md"  # the report page at the top of the summary run's artifacts
 WARNING_LINES = 50  # missing partners listed in the report; the CSV has all of them
 UNUSABLE_STATUSES = ("failed", "interrupted")  # replicate runs whose metrics are not final
 
@@ -99,6 +107,8 @@ def analyze_experiment(
             summary_run_id = runs.summary_run_id or create_summary_run(client, runs.experiment_id, experiment)
             refuse_clashes(scratch, out_dir, previous)
             client.log_artifacts(summary_run_id, str(scratch), artifact_path=ARTIFACT_PATH)
+            client.log_text(summary_run_id, _report_markdown(experiment, settings, analysis, f"{ARTIFACT_PATH}/"), REPORT_ARTIFACT)
+            _log_headline_metrics(client, summary_run_id, analysis.summary, settings)
             files = install(scratch, out_dir, previous)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -382,7 +392,33 @@ def _settings_line(settings: AnalysisSettings) -> str:
     )
 
 
-def _report_markdown(experiment: str, settings: AnalysisSettings, analysis: Analysis) -> str:
+def headline_metrics(summary: pl.DataFrame, settings: AnalysisSettings) -> dict[str, float]:
+    """The headline table's numbers as MLflow metrics: `<arm label>/<metric>_mean` and `_se` for
+    precision, recall and F1, the label's parts joined by `/` (`mom/test_micro_f1_mean`)."""
+    headline = [settings.headline(m) for m, _ in layouts.HEADLINE]
+    rows = summary.filter(pl.col("metric").is_in(headline))
+    cells = sorted({(r["dataset"], r["sampler_label"], r["method"]) for r in rows.iter_rows(named=True)}, key=str)
+    paths = {cell: "/".join(param_key(part) for part in parts) for cell, parts in zip(cells, arm_label_parts(cells))}
+    metrics = {}
+    for row in rows.iter_rows(named=True):
+        path = paths[(row["dataset"], row["sampler_label"], row["method"])]
+        for stat, value in (("mean", row["mean"]), ("se", row["se"])):
+            if value is not None:
+                metrics[f"{path}/{row['metric']}_{stat}"] = value
+    return metrics
+
+
+def _log_headline_metrics(client, run_id: str, summary: pl.DataFrame, settings: AnalysisSettings) -> None:
+    from mlflow.entities import Metric
+
+    now = int(time.time() * 1000)
+    metrics = [Metric(key, float(value), now, 0) for key, value in headline_metrics(summary, settings).items()]
+    for start in range(0, len(metrics), 1000):  # MLflow takes at most 1000 metrics per batch
+        client.log_batch(run_id, metrics=metrics[start : start + 1000])
+
+
+def _report_markdown(experiment: str, settings: AnalysisSettings, analysis: Analysis, folder: str = "") -> str:
+    """The report page; `folder` is where its plots are, relative to the page."""
     lines = [f"# Analysis of experiment `{experiment}`", "", f"Settings: {_settings_line(settings)}.", ""]
     if analysis.warnings:
         lines += ["## Warnings", ""] + [f"- {w}" for w in analysis.warnings] + [""]
@@ -392,7 +428,7 @@ def _report_markdown(experiment: str, settings: AnalysisSettings, analysis: Anal
     if analysis.plots:
         lines += ["## Figures", ""]
         for plot in analysis.plots:
-            lines += [f"![{plot.name}](plots/{plot.name}.png)", "", f"_{plot.caption}_ ([SVG](plots/{plot.name}.svg))", ""]
+            lines += [f"![{plot.name}]({folder}plots/{plot.name}.png)", "", f"_{plot.caption}_ ([SVG]({folder}plots/{plot.name}.svg))", ""]
     lines += [
         "## Data",
         "",

@@ -20,7 +20,7 @@ import polars as pl
 
 from nerplat.errors import Problem, UserInputError
 from nerplat.track import schema
-from nerplat.track.names import SUMMARY_RUN_NAME
+from nerplat.track.names import SUMMARY_RUN_KEY, SUMMARY_RUN_NAME
 
 if TYPE_CHECKING:
     from mlflow import MlflowClient
@@ -293,7 +293,7 @@ def create_summary_run(client: MlflowClient, experiment_id: str, experiment_name
     run = client.create_run(
         experiment_id,
         run_name=SUMMARY_RUN_NAME,
-        tags={schema.KIND: "summary", schema.PHASE: "summary", schema.EXPERIMENT: experiment_name},
+        tags={schema.KIND: "summary", schema.PHASE: "summary", schema.EXPERIMENT: experiment_name, schema.RUN_KEY: SUMMARY_RUN_KEY},
     )
     client.set_terminated(run.info.run_id)
     return run.info.run_id

@@ -20,9 +20,9 @@ from nerplat.track.ui_server import (
     experiments_to_show,
     optuna_dashboard_executable,
     optuna_dashboard_hint,
-    runs_table_url,
     study_url,
 )
+from nerplat.track.view import runs_table_url
 
 
 def register(app: typer.Typer) -> None:

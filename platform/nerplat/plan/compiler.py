@@ -22,6 +22,7 @@ from pydantic import TypeAdapter
 from nerplat.config.experiment import Tune
 from nerplat.config.trial import EncoderSettings
 from nerplat.errors import UserInputError
+from nerplat.plan.labels import arm_labels
 from nerplat.plan.model import Arm, Plan, Replicate, sha256_of
 from nerplat.registry import Catalog
 from nerplat.spec.datasets import DatasetCheck
@@ -50,7 +51,7 @@ def build_plan(validated: ValidatedSpec) -> Plan:
     if TUNE_SEED in validated.seeds:
         message = f"seed {TUNE_SEED} is the tuning trials' seed; a replicate with it would repeat a tuning trial: choose another"
         raise UserInputError(validated.document.problem(message, ("replicate", "seeds")))
-    arms = []
+    fields = []
     shared: dict[tuple[int, ...], tuple[Replicate, ...]] = {}  # sampler settings with the same partitions share replicates
     for dataset in validated.datasets:
         for setting in validated.samplers:
@@ -61,8 +62,8 @@ def build_plan(validated: ValidatedSpec) -> Plan:
             for method in validated.methods:
                 if method.samplers is not None and setting.label not in method.samplers:
                     continue
-                arms.append(
-                    Arm(
+                fields.append(
+                    dict(
                         id=f"{dataset.label}/{setting.label}/{method.name}",
                         dataset=dataset.label,
                         sampler=setting.label,
@@ -85,6 +86,8 @@ def build_plan(validated: ValidatedSpec) -> Plan:
                         resources=spec.resources,
                     )
                 )
+    labels = arm_labels([(f["dataset"], f["sampler"], f["method"]) for f in fields])
+    arms = [Arm(**f, label=label) for f, label in zip(fields, labels)]
     return Plan(
         experiment=spec.experiment,
         description=spec.description,

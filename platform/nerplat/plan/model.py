@@ -47,6 +47,7 @@ class Arm(Frozen):
     """One dataset x sampler setting x method: its fixed trial settings, search space and replicates."""
 
     id: str = Field(description="Readable, deterministic id: <dataset>/<sampler>/<method>.")
+    label: str = Field(description="Short label for people (MLflow run names): what tells the arm from the plan's others.")
     dataset: str = Field(description="Dataset label used in the id.")
     sampler: str = Field(description="Sampler setting label used in the id ('full' for no sampler).")
     sampler_description: str = Field(description="The sampler chain with its spec parameters, for tags.")

@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from nerplat.plan.labels import SEPARATOR
 from nerplat.run.job import TrialJob
 from nerplat.run.progress import PhaseProgress
 from nerplat.trial.report import Evaluation
@@ -135,7 +136,7 @@ class TrialMetrics:
             self._counts.update(trial_counts(self.experiment, progress))
 
     def evaluated(self, trial_id: str, job: TrialJob, run_name: str, node: str, evaluation: Evaluation) -> None:
-        trial = run_name.rsplit("/", 1)[-1]
+        trial = run_name.removeprefix(f"{job.arm.label}{SEPARATOR}")  # `t0003`, `p0 · s1`: distinct within arm and phase
         with self._lock:
             previous = self._last_evaluation.get(trial_id, (0, 0.0))
             self._trials[trial_id] = evaluation_values(self.experiment, job, trial, node, evaluation, previous)

@@ -21,13 +21,18 @@ them to the ledger. One rule for tuning trials and replicates alike:
    a run a dying driver created but never claimed is deleted then.
 
 Arm parents and the summary run are written by the runner through the same ledger. The summary
-run carries the experiment's lease (`track/lease.py`): a second driver of the same experiment is
-refused before it writes anything.
+run's bookkeeping run carries the experiment's lease (`track/lease.py`): a second driver of the same
+experiment is refused before it writes anything.
+
+What people see in MLflow's runs table is written here too: the experiment's view (`track/view.py`),
+the configuration each tune phase chose as params of its arm run, the best trial's tag, and the
+mean and sd over replicates of every test metric on the replicate phase's arm run.
 """
 
 from __future__ import annotations
 
 import json
+import statistics
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,7 +41,9 @@ from nerplat.run.job import TrialJob
 from nerplat.track import schema
 from nerplat.track.lease import ExperimentLease
 from nerplat.track.names import replicate_run_name
+from nerplat.track.params import flatten_params
 from nerplat.track.runs import ExperimentTracker, TrackedRun
+from nerplat.track.view import runs_view_tag
 from nerplat.trial.report import Evaluation, TrialResult
 
 FINISHED_TRIAL_STATUSES = ("completed", "early_stopped")
@@ -62,6 +69,16 @@ class FinishedTrial:
     value: float  # its tune metric (`dev_best_<metric>`), what the searcher was told
     run_id: str
     run_name: str
+
+
+def runs_view_columns(plan: Plan) -> dict[str, list[str]]:
+    """The columns of the experiment's runs table (`track/view.py`): every searched hyper-parameter,
+    the tuning metric, the headline F1 of the replicates with its mean and sd, status and best trial."""
+    headline = f"{plan.replicate_split}_{plan.analysis.average}_f1"
+    metrics = [schema.best_key("dev", plan.tune.metric.removeprefix("dev_"))] if plan.tune else []
+    metrics += [headline, schema.mean_key(headline), schema.sd_key(headline)]
+    params = list(dict.fromkeys(key for arm in plan.arms for key in arm.search_space))
+    return {"params": params, "metrics": metrics, "tags": [schema.STATUS, schema.BEST_TRIAL]}
 
 
 @dataclass
@@ -100,8 +117,10 @@ class RunLedger:
     def start_summary(self, plan: Plan, plugin_files: dict[str, Any] | None = None) -> TrackedRun:
         """The summary run, leased to this driver (UserInputError while another holds it), then its artifacts."""
         run = self.tracker.summary_run()
-        self.lease = ExperimentLease(self.tracker.tracking_uri, self.tracker.client, run.run_id, plan.experiment)
+        bookkeeping = self.tracker.bookkeeping_run_id(run.run_id)
+        self.lease = ExperimentLease(self.tracker.tracking_uri, self.tracker.client, bookkeeping, plan.experiment)
         self.lease.acquire()
+        self.tracker.client.set_experiment_tag(self.tracker.experiment_id, *runs_view_tag(**runs_view_columns(plan)))
         if not run.finished:
             self.tracker.log_summary_artifacts(run.run_id, plan.model_dump(mode="json"), plan.resolved_spec)
             if plugin_files:  # the plugin files the run imports, with their sha256
@@ -121,15 +140,51 @@ class RunLedger:
 
     def start_phase(self, arm: Arm, phase: str, *, params: Any, tags: dict[str, str] | None = None) -> TrackedRun:
         """The parent run of an arm's tune or replicate phase."""
-        run = self.tracker.start_arm_run(arm.id, phase, tags={**arm_tags(arm), **(tags or {})}, params=params)
+        run = self.tracker.start_arm_run(arm.id, phase, tags={**arm_tags(arm), **(tags or {})}, params=params, label=arm.label)
         if not run.finished:
             self.open_phases.add(run.run_id)
         return run
 
     def record_choice(self, tune_run_id: str, chosen: dict[str, Any], metric: str, value: float) -> None:
-        """The configuration the tune phase chose, on its parent run."""
-        self.tracker.client.set_tag(tune_run_id, schema.SAMPLED, json.dumps(chosen))
+        """The configuration the tune phase chose, on its parent run (the values as params too, so the
+        runs table shows them), and the `nerplat.best_trial` tag on the first finished trial that has it."""
+        from mlflow.entities import Param
+
+        client = self.tracker.client
+        client.set_tag(tune_run_id, schema.SAMPLED, json.dumps(chosen))
+        existing = client.get_run(tune_run_id).data.params
+        params = [Param(key, text) for key, text in flatten_params(chosen).items() if key not in existing]
+        if params:
+            client.log_batch(tune_run_id, params=params)
         self.tracker.log_epoch(tune_run_id, {metric: value}, epoch=0)
+        best = next(
+            (
+                run
+                for run in self.children(tune_run_id)
+                if run.data.tags.get(schema.STATUS) in FINISHED_TRIAL_STATUSES
+                and run.data.metrics.get(metric) == value
+                and schema.SAMPLED in run.data.tags
+                and json.loads(run.data.tags[schema.SAMPLED]) == chosen
+            ),
+            None,
+        )
+        if best is not None:
+            client.set_tag(best.info.run_id, schema.BEST_TRIAL, "true")
+
+    def record_replicate_summary(self, replicate_run_id: str, split: str) -> None:
+        """Mean and sd (ddof 1, from two replicates on) of each scalar `split` metric over the completed
+        replicates, on the replicate phase's arm run: `<metric>_mean`, `<metric>_sd`."""
+        completed = [run for run in self.children(replicate_run_id) if run.data.tags.get(schema.STATUS) == "completed"]
+        summary = {}
+        for name in schema.METRIC_NAMES:
+            key = schema.metric_key(split, name)
+            values = [run.data.metrics[key] for run in completed if key in run.data.metrics]
+            if values:
+                summary[schema.mean_key(key)] = statistics.fmean(values)
+            if len(values) > 1:
+                summary[schema.sd_key(key)] = statistics.stdev(values)
+        if summary:
+            self.tracker.log_epoch(replicate_run_id, summary, epoch=0)
 
     def finish(self, run_id: str, status: str) -> None:
         self.tracker.finish(run_id, status)
@@ -146,7 +201,7 @@ class RunLedger:
         """A replicate's run, before its Tuner starts; `finished` tells the runner to skip it."""
         tags = {**arm_tags(arm), schema.SEED: replicate.seed, schema.PARTITION: replicate.partition}
         return self.tracker.start_replicate_run(
-            replicate_run_id, arm.id, replicate.seed, replicate.partition, tags=tags, params=config.model_dump(mode="json")
+            replicate_run_id, arm.id, replicate.seed, replicate.partition, tags=tags, params=config.model_dump(mode="json"), label=arm.label
         )
 
     def start_trial(self, trial_id: str, job: TrialJob, config: dict[str, Any]) -> OpenRun:
@@ -155,7 +210,7 @@ class RunLedger:
         if trial_id in self.open:
             return self.open[trial_id]
         if job.run_id is not None:
-            run_id, name = job.run_id, replicate_run_name(job.arm.id, job.seed, job.partition)
+            run_id, name = job.run_id, replicate_run_name(job.arm.label, job.seed, job.partition)
         else:
             number = self._trial_numbers.get(job.parent_run_id)
             if number is None:
@@ -164,7 +219,9 @@ class RunLedger:
             sampled = job.searched_values(config)
             tags = {**arm_tags(job.arm), schema.SEED: job.seed, schema.PARTITION: job.partition, schema.SAMPLED: json.dumps(sampled)}
             params = job.trial_config(config).model_dump(mode="json")
-            run = self.tracker.start_trial_run(job.parent_run_id, job.arm.id, f"t{number:04d}", tags=tags, params=params)
+            run = self.tracker.start_trial_run(
+                job.parent_run_id, job.arm.id, f"t{number:04d}", tags=tags, params=params, label=job.arm.label
+            )
             run_id, name = run.run_id, run.name
         self.open[trial_id] = OpenRun(run_id, name, epochs=int(job.arm.fixed["train"]["epochs"]))
         return self.open[trial_id]

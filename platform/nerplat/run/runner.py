@@ -6,7 +6,7 @@ partition) and score it on the replicate split. Arms without a search space go s
 replicates. All replicates of all arms run in one Tuner, so small arms fill idle CPUs.
 
 Resume reads MLflow, not Ray's experiment state: finished trials and replicates are found by their
-deterministic names and skipped; a tuning search continues the arm's Optuna study (the live view
+deterministic keys (run tags) and skipped; a tuning search continues the arm's Optuna study (the live view
 optuna-dashboard shows, track/studies.py), brought in step with MLflow's finished trials first
 (run/study.py); trials that were running when the driver stopped are marked interrupted and
 replaced by new ones. This works the same after Ctrl-C, a killed driver, or on another cluster.
@@ -405,7 +405,8 @@ class ExperimentRunner:
 
         summary = self.tracker.find_summary_run()
         if summary is not None:
-            ExperimentLease(self.tracking_uri, self.tracker.client, summary.info.run_id, self.plan.experiment).refuse_if_held()
+            bookkeeping = self.tracker.bookkeeping_run_id(summary.info.run_id)
+            ExperimentLease(self.tracking_uri, self.tracker.client, bookkeeping, self.plan.experiment).refuse_if_held()
 
     def _refuse_changed_spec(self, tracker: ExperimentTracker) -> None:
         """A resume with another spec or profile would mix two experiments: refused before Ray starts."""
@@ -538,6 +539,7 @@ class ExperimentRunner:
         for arm in arms:
             statuses = self.ledger.statuses(parents[arm.id])
             outcomes[arm.id].replicates = statuses
+            self.ledger.record_replicate_summary(parents[arm.id], self.plan.replicate_split)
             complete = statuses.get("completed", 0) == len(arm.replicates)
             if complete:
                 self._register_models(arm, parents[arm.id])

@@ -1,11 +1,12 @@
-"""One driver per experiment: a lease on the summary run, held with a heartbeat.
+"""One driver per experiment: a lease on the summary run's bookkeeping run, held with a heartbeat.
 
 Two drivers of one experiment (two `--resume` at once) would both train every trial. The lease is
 kept in the store, so it holds across machines, with the one first-writer-wins operation MLflow
 offers (see `track/runs.py`): logging a param. A driver claims generation `n` of the lease by
-logging `nerplat.lease.<n> = <holder>` on the summary run; a second driver claiming the same
-generation is refused by the store. The holder then writes the tag `nerplat.lease.<n>.heartbeat`
-(unix time) every `HEARTBEAT_SECONDS` from a thread, and `released` when it ends.
+logging `nerplat.lease.<n> = <holder>` on the run it is given (the summary run's bookkeeping run);
+a second driver claiming the same generation is refused by the store. The holder then writes the
+tag `nerplat.lease.<n>.heartbeat` (unix time) every `HEARTBEAT_SECONDS` from a thread, and
+`released` when it ends.
 
 A driver may claim generation `n + 1` when generation `n` is released, or its heartbeat is older
 than `STALE_SECONDS` (a driver killed on another machine), or its holder was a process on this

@@ -1,26 +1,33 @@
-"""One spec experiment in MLflow: named runs that resume instead of duplicating, logged by run id.
+"""One spec experiment in MLflow: keyed runs that resume instead of duplicating, logged by run id.
 
 Layout: one MLflow experiment per spec experiment; a parent run per (arm, phase); a child run per
-tuning trial and per replicate; one summary run (names in `track/names.py`, tags and metric names
-in `track/schema.py`). Every call goes through `MlflowClient` with an explicit run id; nothing
-uses MLflow's global active run, because trials log from several Ray worker processes at once.
+tuning trial and per replicate; one summary run (keys and names in `track/names.py`, tags and
+metric names in `track/schema.py`). Every call goes through `MlflowClient` with an explicit run id;
+nothing uses MLflow's global active run, because trials log from several Ray worker processes at once.
 
-Creating a run by name without duplicates
------------------------------------------
-MLflow has no unique run names and no compare-and-set, and a lock inside one process cannot
+Creating a run by key without duplicates
+----------------------------------------
+MLflow has no unique run keys and no compare-and-set, and a lock inside one process cannot
 serialise several processes (or machines). The one atomic, first-writer-wins operation a store
 offers is logging a param: the key is a primary key, so a second, different value is refused
-(SQL stores and the REST server alike). Child runs are therefore *claimed* on their parent: the
-creator makes a run, then logs `nerplat.child.<generation>:<child name> = <its run id>` on the
-parent. A process that loses the race deletes its own run and adopts the winner's, so racing
+(SQL stores and the REST server alike). Child runs are therefore *claimed*: the creator makes a
+run, then logs `nerplat.child.<generation>:<child key> = <its run id>` on the parent's bookkeeping
+run. A process that loses the race deletes its own run and adopts the winner's, so racing
 creators all end up with the same run. A child gets its `nerplat.kind` tag only once claimed, so
 a creator killed between creating and claiming leaves a run that no nerplat search (analysis
-searches by kind) ever returns. Lookups read the parent's claims (one `get_run` of the parent,
+searches by kind) ever returns. Lookups read the claims (one `get_run` of the bookkeeping run,
 whose params grow by one per child). If a claimed run is deleted (a user removed it to re-run
 it), the next creation claims the next generation.
 
+The claims are params, but not the parent's: params are what MLflow's runs table offers as
+columns and what a run's page lists first, and people look there for hyper-parameters. Each top-level
+run is born with a bookkeeping run in a companion experiment (`<experiment> · nerplat
+bookkeeping`), named by its `nerplat.bookkeeping_run` tag; the claims of an arm run's children
+and the lease of the summary run (`track/lease.py`) are params of that run. A run without the tag
+(written before it existed, or by `nerplat analyze` alone) is its own bookkeeping run.
+
 Top-level runs (arm parents and the summary) have no parent to claim on. They are created by the
-single driver of an experiment (`nerplat run`), found by a search on name and kind, and
+single driver of an experiment (`nerplat run`), found by a search on key and kind, and
 never created from workers. So the runner's contract is:
 
 - driver: `ExperimentTracker.open`, `start_summary_run`, `start_arm_run`, and (for replicates it
@@ -30,7 +37,7 @@ never created from workers. So the runner's contract is:
   its client, so it can travel in a Ray config. (`nerplat run` itself writes only from its driver,
   through `run/ledger.py`; the claims keep concurrent creators safe all the same.)
 
-Resume: `start_*` return a `TrackedRun`; `finished=True` means a run with that name already
+Resume: `start_*` return a `TrackedRun`; `finished=True` means a run with that key already
 completed (status in `status`) and the work can be skipped; otherwise the same run is reopened
 (status RUNNING, old `nerplat.status` cleared) and epochs logged again add points at the same steps.
 Params are immutable in MLflow: resuming with different params (the spec changed) is refused.
@@ -51,10 +58,20 @@ from typing import Any
 from nerplat.errors import UserInputError
 from nerplat.track import schema
 from nerplat.track.environment import environment_report
-from nerplat.track.names import SUMMARY_RUN_NAME, arm_run_name, replicate_run_name, trial_run_name
+from nerplat.track.names import (
+    SUMMARY_RUN_KEY,
+    SUMMARY_RUN_NAME,
+    arm_run_key,
+    arm_run_name,
+    replicate_run_key,
+    replicate_run_name,
+    trial_run_key,
+    trial_run_name,
+)
 from nerplat.track.params import flatten_params, param_key, to_plain
 from nerplat.track.predictions import write_conll_predictions
 from nerplat.track.store import PatientClient, check_store, is_server_uri, local_artifact_root
+from nerplat.track.view import EXPERIMENT_KIND_TAG, MODEL_TRAINING
 
 # nerplat status -> MLflow run status. Early-stopped trials ran correctly, so MLflow calls them
 # FINISHED; the nerplat.status tag is what tells them apart.
@@ -62,11 +79,13 @@ MLFLOW_STATUS = {"completed": "FINISHED", "early_stopped": "FINISHED", "failed":
 _MAX_CLAIM_GENERATIONS = 100
 # How SQLite, MySQL and PostgreSQL word a unique-key violation in the errors MLflow passes on.
 _UNIQUE_KEY_ERRORS = ("UNIQUE constraint", "Duplicate entry", "duplicate key")
+BOOKKEEPING_EXPERIMENT_SUFFIX = " · nerplat bookkeeping"  # the companion experiment of bookkeeping runs
 
 
 @dataclass(frozen=True)
 class TrackedRun:
     run_id: str
+    key: str
     name: str
     resumed: bool  # the run existed before this call
     finished: bool  # it had already completed (or was early-stopped): skip the work
@@ -93,6 +112,8 @@ class ExperimentTracker:
         self.run_tags = dict(run_tags or {})  # added to every run (git commit, spec hash)
         self.environment = dict(environment or {})
         self._client = None
+        self._bookkeeping_experiment_id: str | None = None
+        self._bookkeeping_runs: dict[str, str] = {}  # run id -> its bookkeeping run's id
 
     @classmethod
     def open(
@@ -113,7 +134,9 @@ class ExperimentTracker:
         if spec_sha256:
             run_tags[schema.SPEC_SHA] = spec_sha256
         tracker = cls(tracking_uri, "", experiment_name, run_tags, environment)
-        tracker.experiment_id = tracker._get_or_create_experiment()
+        tracker.experiment_id = tracker._get_or_create_experiment(
+            experiment_name, {schema.EXPERIMENT: experiment_name, EXPERIMENT_KIND_TAG: MODEL_TRAINING}
+        )
         return tracker
 
     @property
@@ -149,18 +172,21 @@ class ExperimentTracker:
     def summary_run(self, tags: Mapping[str, Any] | None = None) -> TrackedRun:
         """Finds or creates the summary run. Two drivers creating it at once each keep the older of
         the two (by start time, then id) and delete their own if it is the younger."""
-        run = self.start_or_resume_run(SUMMARY_RUN_NAME, kind="summary", phase="summary", tags=tags)
+        def start() -> TrackedRun:
+            return self.start_or_resume_run(SUMMARY_RUN_KEY, name=SUMMARY_RUN_NAME, kind="summary", phase="summary", tags=tags)
+
+        run = start()
         if run.resumed:
             return run
         oldest = self.find_summary_run()
         if oldest is not None and oldest.info.run_id != run.run_id:
             self.client.delete_run(run.run_id)
-            return self.start_or_resume_run(SUMMARY_RUN_NAME, kind="summary", phase="summary", tags=tags)
+            return start()
         return run
 
     def find_summary_run(self):
         """The experiment's summary run (an MLflow `Run`), or None before the first `nerplat run`."""
-        return self._find_top_level_run(SUMMARY_RUN_NAME, "summary")
+        return self._find_top_level_run(SUMMARY_RUN_KEY, "summary")
 
     def log_summary_artifacts(self, run_id: str, plan: Any, resolved_spec: Any) -> None:
         self.client.log_dict(run_id, to_plain(plan), schema.PLAN_ARTIFACT)
@@ -171,19 +197,33 @@ class ExperimentTracker:
         self.client.log_dict(run_id, self.environment, schema.ENVIRONMENT_ARTIFACT)
 
     def start_arm_run(
-        self, arm: str, phase: str, tags: Mapping[str, Any] | None = None, params: Any = None
+        self, arm: str, phase: str, tags: Mapping[str, Any] | None = None, params: Any = None, *, label: str | None = None
     ) -> TrackedRun:
-        """The parent run of one arm's tune or replicate phase (driver only)."""
+        """The parent run of one arm's tune or replicate phase (driver only). `label` is the arm's
+        short label (`Arm.label`) that names its runs; the arm id when not given."""
         return self.start_or_resume_run(
-            arm_run_name(arm, phase), kind="arm", phase=phase, tags={schema.ARM: arm, **(tags or {})}, params=params
+            arm_run_key(arm, phase),
+            name=arm_run_name(label or arm, phase),
+            kind="arm",
+            phase=phase,
+            tags={schema.ARM: arm, **(tags or {})},
+            params=params,
         )
 
     def start_trial_run(
-        self, arm_run_id: str, arm: str, trial_id: str, tags: Mapping[str, Any] | None = None, params: Any = None
+        self,
+        arm_run_id: str,
+        arm: str,
+        trial_id: str,
+        tags: Mapping[str, Any] | None = None,
+        params: Any = None,
+        *,
+        label: str | None = None,
     ) -> TrackedRun:
         """One tuning trial under its arm's tune run; safe to call from any process."""
         return self.start_or_resume_run(
-            trial_run_name(arm, trial_id),
+            trial_run_key(arm, trial_id),
+            name=trial_run_name(label or arm, trial_id),
             kind="trial",
             phase="tune",
             parent_run_id=arm_run_id,
@@ -199,10 +239,13 @@ class ExperimentTracker:
         partition: int,
         tags: Mapping[str, Any] | None = None,
         params: Any = None,
+        *,
+        label: str | None = None,
     ) -> TrackedRun:
         """One replicate (seed, partition) under its arm's replicate run; safe from any process."""
         return self.start_or_resume_run(
-            replicate_run_name(arm, seed, partition),
+            replicate_run_key(arm, seed, partition),
+            name=replicate_run_name(label or arm, seed, partition),
             kind="replicate",
             phase="replicate",
             parent_run_id=arm_run_id,
@@ -212,15 +255,17 @@ class ExperimentTracker:
 
     def start_or_resume_run(
         self,
-        name: str,
+        key: str,
         *,
+        name: str | None = None,
         kind: str,
         phase: str,
         parent_run_id: str | None = None,
         tags: Mapping[str, Any] | None = None,
         params: Any = None,
     ) -> TrackedRun:
-        """Finds the run called `name` (under `parent_run_id`) or creates it; never duplicates it."""
+        """Finds the run keyed `key` (under `parent_run_id`) or creates it, called `name` (default:
+        the key); never duplicates it."""
         if kind not in schema.KINDS or phase not in schema.PHASES:
             raise ValueError(f"kind must be one of {schema.KINDS} and phase one of {schema.PHASES}")
         if (parent_run_id is None) != (kind in ("arm", "summary")):
@@ -228,21 +273,30 @@ class ExperimentTracker:
         run_tags = {
             **self.run_tags,
             schema.EXPERIMENT: self.experiment_name,
+            schema.RUN_KEY: key,
             schema.KIND: kind,
             schema.PHASE: phase,
             **{key: str(value) for key, value in (tags or {}).items()},
         }
         flat_params = flatten_params(params) if params is not None else {}
+        name = name or key
         if parent_run_id is None:
-            run = self._find_top_level_run(name, kind)
+            run = self._find_top_level_run(key, kind)
             if run is None:
-                return _new(self._create_run(name, run_tags, flat_params))
+                return _new(key, self._create_top_level_run(name, run_tags, flat_params))
         else:
             run_tags[schema.PARENT_RUN] = parent_run_id
-            run, created = self._claim_child_run(parent_run_id, name, run_tags, flat_params)
+            run, created = self._claim_child_run(parent_run_id, key, name, run_tags, flat_params)
             if created:
-                return _new(run)
-        return self._reopen(run, run_tags, flat_params)
+                return _new(key, run)
+        return self._reopen(key, run, run_tags, flat_params)
+
+    def bookkeeping_run_id(self, run_id: str) -> str:
+        """The run whose params hold the claims of `run_id`'s children, or its lease: the one its
+        `nerplat.bookkeeping_run` tag names, else the run itself."""
+        if run_id not in self._bookkeeping_runs:
+            self._bookkeeping_runs[run_id] = self.client.get_run(run_id).data.tags.get(schema.BOOKKEEPING_RUN, run_id)
+        return self._bookkeeping_runs[run_id]
 
     def log_epoch(self, run_id: str, metrics: Mapping[str, float], epoch: int) -> None:
         """Logs metrics with step = epoch (names: `track/schema.py`)."""
@@ -276,33 +330,52 @@ class ExperimentTracker:
 
     # -- internals --------------------------------------------------------------------------
 
-    def _get_or_create_experiment(self) -> str:
+    def _get_or_create_experiment(self, name: str, tags: Mapping[str, str]) -> str:
+        """The active experiment `name`, created with `tags`; refused when deleted. An experiment
+        created before nerplat set `mlflow.experimentKind` gets it (a kind a user chose is kept)."""
         from mlflow.exceptions import MlflowException
 
-        experiment = self.client.get_experiment_by_name(self.experiment_name)
+        experiment = self.client.get_experiment_by_name(name)
         if experiment is None:
             root = local_artifact_root(self.tracking_uri)
-            location = None if root is None else str(root / _folder_name(self.experiment_name))
+            location = None if root is None else str(root / _folder_name(name))
             try:
-                return self.client.create_experiment(
-                    self.experiment_name, artifact_location=location, tags={schema.EXPERIMENT: self.experiment_name}
-                )
+                return self.client.create_experiment(name, artifact_location=location, tags=dict(tags))
             except MlflowException as error:  # another driver created it a moment ago
                 if error.error_code != "RESOURCE_ALREADY_EXISTS":
                     raise
-                experiment = self.client.get_experiment_by_name(self.experiment_name)
+                experiment = self.client.get_experiment_by_name(name)
         if experiment.lifecycle_stage != "active":
             raise UserInputError(
-                f"MLflow experiment {self.experiment_name!r} is deleted in {self.tracking_uri}: restore it with "
+                f"MLflow experiment {name!r} is deleted in {self.tracking_uri}: restore it with "
                 f"`mlflow experiments restore --experiment-id {experiment.experiment_id}`, remove it for good with "
                 "`mlflow gc`, or rename the spec's experiment"
             )
+        if EXPERIMENT_KIND_TAG in tags and EXPERIMENT_KIND_TAG not in experiment.tags:
+            self.client.set_experiment_tag(experiment.experiment_id, EXPERIMENT_KIND_TAG, tags[EXPERIMENT_KIND_TAG])
         return experiment.experiment_id
 
-    def _create_run(self, name: str, tags: Mapping[str, str], params: Mapping[str, str]):
-        run = self.client.create_run(self.experiment_id, run_name=name, tags=dict(tags))
+    def _create_top_level_run(self, name: str, tags: Mapping[str, str], params: Mapping[str, str]):
+        """A new arm or summary run, born with its bookkeeping run (a run killed between the two
+        leaves only an unused bookkeeping run behind)."""
+        bookkeeping = self._create_bookkeeping_run(tags[schema.RUN_KEY])
+        run = self.client.create_run(self.experiment_id, run_name=name, tags={**tags, schema.BOOKKEEPING_RUN: bookkeeping})
         self._log_params(run.info.run_id, params)
+        self._bookkeeping_runs[run.info.run_id] = bookkeeping
         return run
+
+    def _create_bookkeeping_run(self, key: str) -> str:
+        if self._bookkeeping_experiment_id is None:
+            name = f"{self.experiment_name}{BOOKKEEPING_EXPERIMENT_SUFFIX}"
+            note = f"What nerplat keeps for experiment '{self.experiment_name}': child run claims and the driver lease."
+            self._bookkeeping_experiment_id = self._get_or_create_experiment(
+                name, {schema.BOOKKEEPING_FOR: self.experiment_name, "mlflow.note.content": note}
+            )
+        run = self.client.create_run(
+            self._bookkeeping_experiment_id, run_name=key, tags={schema.EXPERIMENT: self.experiment_name, schema.RUN_KEY: key}
+        )
+        self.client.set_terminated(run.info.run_id)  # params and tags are still written to it; it never "runs"
+        return run.info.run_id
 
     def _log_params(self, run_id: str, params: Mapping[str, str]) -> None:
         from mlflow.entities import Param
@@ -310,52 +383,57 @@ class ExperimentTracker:
         if params:
             self.client.log_batch(run_id, params=[Param(key, value) for key, value in params.items()])
 
-    def _find_top_level_run(self, name: str, kind: str):
+    def _find_top_level_run(self, key: str, kind: str):
+        """The oldest active top-level run with this key and kind; experiments written before keys
+        became tags have the key as the run's name."""
         from mlflow.entities import ViewType
 
-        runs = self.client.search_runs(
-            [self.experiment_id],
-            filter_string=f"attributes.run_name = '{name}' and tags.`{schema.KIND}` = '{kind}'",
-            run_view_type=ViewType.ACTIVE_ONLY,
-            order_by=["attributes.start_time ASC"],
-        )
-        runs = sorted((run for run in runs if schema.PARENT_RUN not in run.data.tags), key=lambda r: (r.info.start_time, r.info.run_id))
-        return runs[0] if runs else None
+        for selector in (f"tags.`{schema.RUN_KEY}` = '{key}'", f"attributes.run_name = '{key}'"):
+            runs = self.client.search_runs(
+                [self.experiment_id],
+                filter_string=f"{selector} and tags.`{schema.KIND}` = '{kind}'",
+                run_view_type=ViewType.ACTIVE_ONLY,
+                order_by=["attributes.start_time ASC"],
+            )
+            runs = sorted((run for run in runs if schema.PARENT_RUN not in run.data.tags), key=lambda r: (r.info.start_time, r.info.run_id))
+            if runs:
+                return runs[0]
+        return None
 
-    def _claim_child_run(self, parent_run_id: str, name: str, tags: Mapping[str, str], params: Mapping[str, str]):
-        """(run, created): the claimed active child called `name`, or a new run that won the claim.
+    def _claim_child_run(self, parent_run_id: str, key: str, name: str, tags: Mapping[str, str], params: Mapping[str, str]):
+        """(run, created): the claimed active child keyed `key`, or a new run called `name` that won the claim.
 
         Params are logged before the claim, so a claimed run always has all of them; the kind
         tag after it, so an unclaimed run never shows up in searches by kind.
         """
         from mlflow.exceptions import MlflowException
 
+        bookkeeping = self.bookkeeping_run_id(parent_run_id)
         for _ in range(_MAX_CLAIM_GENERATIONS):
-            claims = self._child_claims(parent_run_id, name)
+            claims = self._child_claims(bookkeeping, key)
             if claims and (current := self._active_run(claims[-1])) is not None:
                 return current, False
             run = self._create_unclaimed_run(name, {k: v for k, v in tags.items() if k != schema.KIND}, params)
             if run is None:  # a racing creator that claimed first cleaned it up: adopt its run
                 continue
-            key = child_claim_key(len(claims) + 1, name)
             try:
-                self.client.log_param(parent_run_id, key, run.info.run_id)
+                self.client.log_param(bookkeeping, child_claim_key(len(claims) + 1, key), run.info.run_id)
             except MlflowException:
-                winner = self._child_claims(parent_run_id, name)[len(claims) : len(claims) + 1]
+                winner = self._child_claims(bookkeeping, key)[len(claims) : len(claims) + 1]
                 if not winner:
-                    raise  # not a lost race: the parent is gone or deleted
+                    raise  # not a lost race: the bookkeeping run is gone or deleted
                 if winner[0] != run.info.run_id:  # else the claim landed and only its answer was lost
                     self.client.delete_run(run.info.run_id)
                     continue
             _rewrite_on_race(self.client.set_tag, run.info.run_id, schema.KIND, tags[schema.KIND])
-            self._delete_unclaimed(parent_run_id, name, run, claimed=[*claims, run.info.run_id])
+            self._delete_unclaimed(parent_run_id, key, run, claimed=[*claims, run.info.run_id])
             return run, True
-        raise RuntimeError(f"run {name!r} was deleted and re-created {_MAX_CLAIM_GENERATIONS} times")
+        raise RuntimeError(f"run {key!r} was deleted and re-created {_MAX_CLAIM_GENERATIONS} times")
 
     def _create_unclaimed_run(self, name: str, tags: Mapping[str, str], params: Mapping[str, str]):
         """A new child run before its claim, or None if a racing creator deleted it meanwhile.
 
-        A creator that wins a claim deletes the older unclaimed runs of that name (`_delete_unclaimed`),
+        A creator that wins a claim deletes the older unclaimed runs of that key (`_delete_unclaimed`),
         which includes the run of a creator that made its run first but has not yet logged its params.
         """
         from mlflow.exceptions import MlflowException
@@ -369,8 +447,8 @@ class ExperimentTracker:
             raise
         return run
 
-    def _delete_unclaimed(self, parent_run_id: str, name: str, winner, claimed: list[str]) -> None:
-        """Deletes older runs called `name` that no claim names: left by a creator killed before it claimed.
+    def _delete_unclaimed(self, parent_run_id: str, key: str, winner, claimed: list[str]) -> None:
+        """Deletes older runs keyed `key` that no claim names: left by a creator killed before it claimed.
 
         Only runs no younger than the winner: a younger run belongs to a creator still racing, which
         loses its claim and deletes its run itself. An older one may too (created first, claiming
@@ -378,17 +456,17 @@ class ExperimentTracker:
         """
         for run in self.client.search_runs(
             [self.experiment_id],
-            filter_string=f"attributes.run_name = '{name}' and tags.`{schema.PARENT_RUN}` = '{parent_run_id}'",
+            filter_string=f"tags.`{schema.RUN_KEY}` = '{key}' and tags.`{schema.PARENT_RUN}` = '{parent_run_id}'",
         ):
             if run.info.run_id not in claimed and run.info.start_time <= winner.info.start_time:
                 self.client.delete_run(run.info.run_id)
 
-    def _child_claims(self, parent_run_id: str, name: str) -> list[str]:
-        """Run ids claimed for `name` on the parent, oldest generation first."""
-        params = self.client.get_run(parent_run_id).data.params
+    def _child_claims(self, bookkeeping_run_id: str, key: str) -> list[str]:
+        """Run ids claimed for `key` on a bookkeeping run, oldest generation first."""
+        params = self.client.get_run(bookkeeping_run_id).data.params
         claims = []
-        while (key := child_claim_key(len(claims) + 1, name)) in params:
-            claims.append(params[key])
+        while (claim := child_claim_key(len(claims) + 1, key)) in params:
+            claims.append(params[claim])
         return claims
 
     def _active_run(self, run_id: str):
@@ -402,7 +480,7 @@ class ExperimentTracker:
             raise
         return run if run.info.lifecycle_stage == "active" else None
 
-    def _reopen(self, run, tags: Mapping[str, str], params: Mapping[str, str]) -> TrackedRun:
+    def _reopen(self, key: str, run, tags: Mapping[str, str], params: Mapping[str, str]) -> TrackedRun:
         """An existing run: refused if its params differ; marked RUNNING again unless it finished."""
         from mlflow.entities import Param, RunTag
 
@@ -416,14 +494,14 @@ class ExperimentTracker:
             )
         run_id = run.info.run_id
         if run.info.status == "FINISHED":
-            return TrackedRun(run_id, run.info.run_name, resumed=True, finished=True, status=run.data.tags.get(schema.STATUS))
+            return TrackedRun(run_id, key, run.info.run_name, resumed=True, finished=True, status=run.data.tags.get(schema.STATUS))
         missing = [Param(key, value) for key, value in params.items() if key not in existing]
         _rewrite_on_race(self.client.log_batch, run_id, [], missing, [RunTag(key, value) for key, value in tags.items()])
         if run.info.status != "RUNNING":
             self.client.update_run(run_id, status="RUNNING")
         if schema.STATUS in run.data.tags:
             self.client.delete_tag(run_id, schema.STATUS)
-        return TrackedRun(run_id, run.info.run_name, resumed=True, finished=False, status=None)
+        return TrackedRun(run_id, key, run.info.run_name, resumed=True, finished=False, status=None)
 
 
 def experiment_exists(tracking_uri: str, name: str) -> bool:
@@ -450,16 +528,16 @@ def _rewrite_on_race(write: Callable[..., None], *args: Any, attempts: int = 3) 
                 raise
 
 
-def _new(run) -> TrackedRun:
-    return TrackedRun(run.info.run_id, run.info.run_name, resumed=False, finished=False, status=None)
+def _new(key: str, run) -> TrackedRun:
+    return TrackedRun(run.info.run_id, key, run.info.run_name, resumed=False, finished=False, status=None)
 
 
-def child_claim_key(generation: int, name: str) -> str:
-    """The parent-run param that claims `name` for one child run (a digest if `name` cannot be a key)."""
-    key = f"{schema.CHILD_CLAIM_PREFIX}{generation}:{name}"
-    if param_key(key) == key:
-        return key
-    return f"{schema.CHILD_CLAIM_PREFIX}{generation}:sha256-{hashlib.sha256(name.encode()).hexdigest()[:32]}"
+def child_claim_key(generation: int, key: str) -> str:
+    """The bookkeeping-run param that claims `key` for one child run (a digest if `key` cannot be a param key)."""
+    claim = f"{schema.CHILD_CLAIM_PREFIX}{generation}:{key}"
+    if param_key(claim) == claim:
+        return claim
+    return f"{schema.CHILD_CLAIM_PREFIX}{generation}:sha256-{hashlib.sha256(key.encode()).hexdigest()[:32]}"
 
 
 def _folder_name(experiment_name: str) -> str:

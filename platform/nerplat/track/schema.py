@@ -6,13 +6,16 @@ Metric keys are `<split>_<name>` with split in {dev, test}; names from `nerplat.
   micro_precision, micro_recall, micro_f1, macro_precision, macro_recall, macro_f1,
   token_macro_f1, sentence_accuracy, word_accuracy, type_<TYPE>_precision|recall|f1|support
 Per-epoch dev metrics are logged with step = epoch; `dev_best_<metric>` is the best so far
-(what ASHA and the searcher see). Replicate runs log final test metrics once.
+(what ASHA and the searcher see). Replicate runs log final test metrics once; the replicate
+phase's arm run logs their mean and sd (`<split>_<name>_mean`, `<split>_<name>_sd`), and the summary
+run the headline table's numbers (`analysis/report.py`).
 """
 
 TAG_PREFIX = "nerplat."
 
 # Tags on every nerplat run.
 EXPERIMENT = "nerplat.experiment"  # spec experiment name
+RUN_KEY = "nerplat.run_key"  # deterministic key, unique in the experiment, that resume looks up (track/names.py)
 SPEC_SHA = "nerplat.spec_sha256"
 ARM = "nerplat.arm"  # arm id, e.g. "conll2003/low_resource-100/mom"
 PHASE = "nerplat.phase"  # "tune" | "replicate" | "summary"
@@ -28,6 +31,7 @@ SEED = "nerplat.seed"
 PARTITION = "nerplat.partition"
 TRIAL = "nerplat.trial"  # trial id within its arm's tune phase
 SAMPLED = "nerplat.sampled"  # JSON of a tuning trial's searched values (exact types); on tune parents: the chosen ones
+BEST_TRIAL = "nerplat.best_trial"  # "true" on the tuning trial whose configuration its arm chose
 RAY_NODE = "nerplat.ray_node"  # the Ray node a trial ran on (its last one, after retries)
 STATUS = "nerplat.status"  # "completed" | "early_stopped" | "failed" | "interrupted"
 GIT_DIRTY = "nerplat.git_dirty"  # "true" when the nerplat source tree had uncommitted changes
@@ -61,9 +65,15 @@ DATA_CHECKSUMS_ARTIFACT = "data_checksums.json"  # arm runs: {file or split: sha
 # Replicate runs: one token per line, `TOKEN<TAB>GOLD<TAB>PRED`, a blank line after each sentence.
 PREDICTIONS_ARTIFACT = "predictions.conll"
 
-# Parameters a parent run carries for each of its children: `nerplat.child.<generation>:<child name>`
-# = the child's run id. They make creating a child by name safe across processes (see track/runs.py).
+# Parameters that make creating a child by key safe across processes (see track/runs.py), one per
+# child: `nerplat.child.<generation>:<child key>` = the child's run id. They live on the parent's
+# bookkeeping run, out of the experiment people browse (`BOOKKEEPING_RUN`).
 CHILD_CLAIM_PREFIX = "nerplat.child."
+# Tag of arm and summary runs: the id of their bookkeeping run, in the experiment's companion
+# experiment `<experiment> · nerplat bookkeeping`, whose params hold the claims of their children
+# (arm runs) or the experiment's lease (summary run). Runs without it keep their own.
+BOOKKEEPING_RUN = "nerplat.bookkeeping_run"
+BOOKKEEPING_FOR = "nerplat.bookkeeping_for"  # tag of a companion experiment: the experiment it serves
 
 
 def metric_key(split: str, name: str) -> str:
@@ -72,3 +82,13 @@ def metric_key(split: str, name: str) -> str:
 
 def best_key(split: str, name: str) -> str:
     return f"{split}_best_{name}"
+
+
+def mean_key(metric: str) -> str:
+    """An arm run's mean of a replicate metric (`test_micro_f1` -> `test_micro_f1_mean`)."""
+    return f"{metric}_mean"
+
+
+def sd_key(metric: str) -> str:
+    """An arm run's sample sd of a replicate metric (`test_micro_f1` -> `test_micro_f1_sd`)."""
+    return f"{metric}_sd"

@@ -1,11 +1,10 @@
-"""The UI servers `nerplat ui` starts as child processes on 127.0.0.1, and the URLs to open in them.
+"""The UI servers `nerplat ui` starts as child processes on 127.0.0.1, and the experiments to show.
 
-`mlflow server` for the runs; `optuna-dashboard` for the arms' Optuna studies (track/studies.py).
-The runs table of an experiment is `#/experiments/<id>/runs`; the plain experiment URL opens
-MLflow 3's GenAI overview instead. A study is `/dashboard/studies/<id>` in optuna-dashboard. The
-MLflow server becomes healthy after 7-18 s here, optuna-dashboard in about 2 s, so both are
-launched first and then waited for. Each runs in its own process group and is stopped with that
-group, because servers fork workers that would otherwise outlive them.
+`mlflow server` for the runs (the URL to open is `track/view.py`'s `runs_table_url`);
+`optuna-dashboard` for the arms' Optuna studies (track/studies.py), a study being
+`/dashboard/studies/<id>`. The MLflow server becomes healthy after 7-18 s here, optuna-dashboard in
+about 2 s, so both are launched first and then waited for. Each runs in its own process group and
+is stopped with that group, because servers fork workers that would otherwise outlive them.
 """
 
 from __future__ import annotations
@@ -28,10 +27,6 @@ from nerplat.errors import UserInputError
 from nerplat.suggest import closest
 
 OPTUNA_DASHBOARD = "optuna-dashboard"
-
-
-def runs_table_url(server_url: str, experiment_id: str) -> str:
-    return f"{server_url.rstrip('/')}/#/experiments/{experiment_id}/runs"
 
 
 def free_port() -> int:

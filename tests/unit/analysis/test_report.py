@@ -73,7 +73,20 @@ def test_report_folder_and_summary_run_artifacts(store, tmp_path):
     # everything is also an artifact of the (runner-created) summary run
     artifacts = {a.path for a in store.client.list_artifacts(report.summary_run_id, "analysis")}
     assert {"analysis/report.md", "analysis/tables", "analysis/plots"} <= artifacts
-    assert store.client.get_run(report.summary_run_id).data.tags[schema.KIND] == "summary"
+    summary = store.client.get_run(report.summary_run_id)
+    assert summary.data.tags[schema.KIND] == "summary"
+    # ... with the report page first among its artifacts, its plots linked in the report folder
+    top = [a.path for a in store.client.list_artifacts(report.summary_run_id)]
+    assert top[0] == "REPORT.md"
+    page = store.client.download_artifacts(report.summary_run_id, "REPORT.md", str(tmp_path))
+    assert "](analysis/plots/learning-curve-toy-low_resource.png)" in open(page).read()
+    # ... and the headline numbers as metrics, one per arm (its short label) and measure
+    expected = pl.read_parquet(out / "summary.parquet").filter(
+        (pl.col("method") == "mom") & (pl.col("size") == 20) & (pl.col("metric") == "test_micro_f1")
+    )
+    assert summary.data.metrics["mom/low_resource-20/test_micro_f1_mean"] == pytest.approx(expected["mean"][0])
+    assert summary.data.metrics["mom/low_resource-20/test_micro_f1_se"] == pytest.approx(expected["se"][0])
+    assert len([key for key in summary.data.metrics if key.endswith("_mean")]) == 3 * 2 * 3  # methods x sizes x (P, R, F1)
 
 
 @pytest.mark.slow

@@ -153,7 +153,7 @@ def test_a_tuning_trial_tells_the_arms_study_which_mlflow_run_it_logs_to(ledger,
     job = TrialJob(arm=arm, phase="tune", seed=0, partition=0, eval_split=None, select_metric="micro_f1", parent_run_id=parent.run_id)
     trial = SimpleNamespace(trial_id="trial_1", config={PHASE_KEY: job.model_dump(mode="json"), "objective.lambda": 0.5}, local_path=str(tmp_path))
     events.on_trial_start(0, [], trial)
-    assert told == [("trial_1", ledger.open["trial_1"].run_id, f"{arm.id}/tune/t0000")]
+    assert told == [("trial_1", ledger.open["trial_1"].run_id, f"{arm.label} · t0000")]
 
 
 def test_a_replicate_tells_no_study(events, trial):
@@ -174,7 +174,7 @@ def test_trial_counts_and_each_evaluation_reach_the_exported_metrics(ledger, tri
     events.on_trial_start(0, [], trial)
     assert exported(TRIALS.name) == {"running": 1.0, "finished": 0.0, "stopped": 0.0, "failed": 0.0}
     events.on_trial_result(0, [], trial, {**result(2, 0.3, checkpointed=False), NODE_KEY: "10.0.0.7"})
-    assert exported(TRIAL_DEV_SCORE.name) == {"seed0-partition0": 0.3}  # the last part of its MLflow run name
+    assert exported(TRIAL_DEV_SCORE.name) == {"p0 · s0": 0.3}  # its MLflow run name without the arm label
     assert {dict(tags).get("node") for _, tags in metrics.current()} >= {"10.0.0.7"}
     events.on_trial_complete(0, [], trial)
     assert exported(TRIALS.name) == {"running": 0.0, "finished": 1.0, "stopped": 0.0, "failed": 0.0}

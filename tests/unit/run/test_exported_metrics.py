@@ -67,18 +67,18 @@ def test_a_multi_worker_trial_counts_every_workers_tokens(job):
 
 def test_after_a_retry_the_epoch_time_waits_for_the_next_evaluation(job):
     metrics = TrialMetrics("e")
-    metrics.evaluated("id1", job, "a/tune/t0001", "n", evaluation(1, 0.3, train=9.0, evaluate=1.0, tokens=100))
+    metrics.evaluated("id1", job, f"{job.arm.label} · t0001", "n", evaluation(1, 0.3, train=9.0, evaluate=1.0, tokens=100))
     metrics.retried("id1")  # restarted from the epoch-1 checkpoint: its timings start again from 0
-    metrics.evaluated("id1", job, "a/tune/t0001", "n", evaluation(2, 0.4, train=10.5, evaluate=0.5, tokens=100))
+    metrics.evaluated("id1", job, f"{job.arm.label} · t0001", "n", evaluation(2, 0.4, train=10.5, evaluate=0.5, tokens=100))
     assert TRIAL_EPOCH_SECONDS.name not in values_by_metric(metrics.current())
-    metrics.evaluated("id1", job, "a/tune/t0001", "n", evaluation(3, 0.5, train=19.0, evaluate=1.0, tokens=100))
+    metrics.evaluated("id1", job, f"{job.arm.label} · t0001", "n", evaluation(3, 0.5, train=19.0, evaluate=1.0, tokens=100))
     assert values_by_metric(metrics.current())[TRIAL_EPOCH_SECONDS.name] == 9.0
 
 
 def test_counts_stay_and_a_trials_series_go_once_it_has_ended_and_lingered(job):
     metrics = TrialMetrics("e", linger_seconds=0.2)
     metrics.counted(PhaseProgress(job.arm.id, "tune", total=3, running=1, finished=2))
-    metrics.evaluated("id1", job, f"{job.arm.id}/tune/t0002", "n", evaluation(1, 0.3, train=9.0, evaluate=1.0, tokens=100))
+    metrics.evaluated("id1", job, f"{job.arm.label} · t0002", "n", evaluation(1, 0.3, train=9.0, evaluate=1.0, tokens=100))
     current = metrics.current()
     trials = {dict(tags)["state"]: value for (name, tags), value in current.items() if name == TRIALS.name}
     assert trials == {"running": 1.0, "finished": 2.0, "stopped": 0.0, "failed": 0.0}
@@ -147,7 +147,7 @@ def test_a_failing_ray_metrics_api_is_logged_once_and_never_raised(job, monkeypa
     metrics = TrialMetrics("e")
     with caplog.at_level(logging.WARNING, logger=exported_metrics.__name__):
         metrics.start()
-        metrics.evaluated("id1", job, "a/tune/t0001", "n", evaluation(1, 0.3, train=9.0, evaluate=1.0, tokens=100))
+        metrics.evaluated("id1", job, f"{job.arm.label} · t0001", "n", evaluation(1, 0.3, train=9.0, evaluate=1.0, tokens=100))
         metrics.stop()
     assert [record.getMessage() for record in caplog.records] == [
         "nerplat's metrics are not exported: Ray's metrics API failed (no metrics agent)"

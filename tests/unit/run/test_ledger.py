@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -34,16 +35,17 @@ def run_of(ledger: RunLedger, run_id: str):
     return ledger.tracker.client.get_run(run_id)
 
 
-def test_tuning_trials_are_named_in_start_order_and_continue_after_an_earlier_session(ledger, mom, tune_parent):
+def test_tuning_trials_are_keyed_in_start_order_and_continue_after_an_earlier_session(ledger, mom, tune_parent):
     first = start_tuning_trial(ledger, mom, tune_parent, "a")
     second = start_tuning_trial(ledger, mom, tune_parent, "b")
-    assert [run_of(ledger, r).info.run_name for r in (first, second)] == [f"{mom.id}/tune/t0000", f"{mom.id}/tune/t0001"]
+    assert [run_of(ledger, r).data.tags[schema.RUN_KEY] for r in (first, second)] == [f"{mom.id}/tune/t0000", f"{mom.id}/tune/t0001"]
+    assert [run_of(ledger, r).info.run_name for r in (first, second)] == ["mom · t0000", "mom · t0001"]
     tagged = run_of(ledger, first).data
     assert tagged.tags[schema.SAMPLED] == '{"objective.lambda": 0.5}' and tagged.params["objective.lambda"] == "0.5"
 
     after_restart = RunLedger(ledger.tracker)
     third = start_tuning_trial(after_restart, mom, tune_parent, "c")
-    assert run_of(ledger, third).info.run_name == f"{mom.id}/tune/t0002"
+    assert run_of(ledger, third).data.tags[schema.RUN_KEY] == f"{mom.id}/tune/t0002"
 
 
 def test_a_trial_started_again_after_a_failure_keeps_its_run(ledger, mom, tune_parent):
@@ -132,13 +134,61 @@ def test_a_replicate_result_is_logged_to_the_run_the_runner_opened(ledger, tiny_
 
 def test_resume_deletes_a_run_a_killed_driver_created_but_never_claimed(ledger, mom, tune_parent):
     start_tuning_trial(ledger, mom, tune_parent, "a")
-    name = f"{mom.id}/tune/t0001"
-    unclaimed = ledger.tracker._create_run(name, {schema.PARENT_RUN: tune_parent}, {})  # killed before the claim
+    key = f"{mom.id}/tune/t0001"
+    tracker = ledger.tracker
+    unclaimed = tracker.client.create_run(  # killed before the claim
+        tracker.experiment_id, run_name="mom · t0001", tags={schema.PARENT_RUN: tune_parent, schema.RUN_KEY: key}
+    )
     resumed = RunLedger(ledger.tracker)
     resumed.finished_trials(tune_parent, "dev_best_micro_f1")
     assert run_of(ledger, unclaimed.info.run_id).info.lifecycle_stage == "deleted"
     run_id = start_tuning_trial(resumed, mom, tune_parent, "b")
-    assert run_of(ledger, run_id).info.run_name == name and run_of(ledger, run_id).data.tags[schema.KIND] == "trial"
+    assert run_of(ledger, run_id).data.tags[schema.RUN_KEY] == key and run_of(ledger, run_id).data.tags[schema.KIND] == "trial"
+
+
+def test_the_choice_is_logged_as_params_of_the_tune_run_and_its_trial_is_tagged_best(ledger, mom, tune_parent, evaluation_at):
+    for trial_id, value, f1 in (("a", 0.25, 0.6), ("b", 0.75, 0.7)):
+        start_tuning_trial(ledger, mom, tune_parent, trial_id, value=value)
+        ledger.record_evaluation(trial_id, evaluation_at(2, f1), awaits_checkpoint=False)
+        ledger.end(trial_id, failed=False)
+    ledger.record_choice(tune_parent, {"objective.lambda": 0.75}, "dev_best_micro_f1", 0.7)
+    ledger.record_choice(tune_parent, {"objective.lambda": 0.75}, "dev_best_micro_f1", 0.7)  # a resume chooses again
+    run = run_of(ledger, tune_parent)
+    assert run.data.params["objective.lambda"] == "0.75" and run.data.metrics["dev_best_micro_f1"] == 0.7
+    best = {json.loads(r.data.tags[schema.SAMPLED])["objective.lambda"]: r.data.tags.get(schema.BEST_TRIAL) for r in ledger.children(tune_parent)}
+    assert best == {0.25: None, 0.75: "true"}
+
+
+def test_the_replicate_arm_run_carries_mean_and_sd_of_its_completed_replicates(ledger, tiny_plan):
+    arm = tiny_plan.arms[0]
+    parent = ledger.start_phase(arm, "replicate", params={})
+    for seed, f1, status in ((1, 0.5, "completed"), (2, 0.7, "completed"), (3, 0.1, "failed")):
+        run = ledger.tracker.start_replicate_run(parent.run_id, arm.id, seed=seed, partition=0)
+        ledger.tracker.log_epoch(run.run_id, {"test_micro_f1": f1, "test_macro_f1": f1 / 2}, epoch=1)
+        ledger.tracker.finish(run.run_id, status)
+    ledger.record_replicate_summary(parent.run_id, "test")
+    metrics = run_of(ledger, parent.run_id).data.metrics
+    assert metrics["test_micro_f1_mean"] == pytest.approx(0.6) and metrics["test_micro_f1_sd"] == pytest.approx(0.1414, abs=1e-4)
+    assert metrics["test_macro_f1_mean"] == pytest.approx(0.3)
+    assert "test_micro_precision_mean" not in metrics
+
+
+def test_the_summary_run_sets_the_experiments_runs_view_and_leases_its_bookkeeping_run(ledger, tiny_plan):
+    from nerplat.track.lease import read_lease
+
+    run = ledger.start_summary(tiny_plan)
+    try:
+        tracker = ledger.tracker
+
+        view = json.loads(tracker.client.get_experiment(tracker.experiment_id).tags["mlflow.sharedViewState.nerplat"])
+        assert view["selectedColumns"] == [
+            "params.`objective.lambda`", "metrics.`dev_best_micro_f1`", "metrics.`test_micro_f1`", "metrics.`test_micro_f1_mean`",
+            "metrics.`test_micro_f1_sd`", "tags.`nerplat.status`", "tags.`nerplat.best_trial`",
+        ]
+        assert read_lease(tracker.client, tracker.bookkeeping_run_id(run.run_id)).holder == ledger.lease.holder
+        assert run_of(ledger, run.run_id).data.params == {}
+    finally:
+        ledger.release()
 
 
 def test_a_ledger_holding_the_lease_pickles_as_tune_pickles_its_callbacks(ledger, tiny_plan):

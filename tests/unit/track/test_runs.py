@@ -9,17 +9,18 @@ from nerplat.config.trial import Component, DatasetRef, TrialConfig
 from nerplat.errors import UserInputError
 from nerplat.track import schema
 from nerplat.track.predictions import read_conll_predictions
-from nerplat.track.runs import ExperimentTracker, child_claim_key
+from nerplat.track.runs import BOOKKEEPING_EXPERIMENT_SUFFIX, ExperimentTracker, child_claim_key
+from nerplat.track.view import EXPERIMENT_KIND_TAG, MODEL_TRAINING
 
 ARM = "conll2003/low_resource-100/mom"
 CONFIG = TrialConfig(dataset=DatasetRef(name="conll2003"), objective=Component(name="mom", params={"lambda": 0.3}))
 
 
-def runs_named(tracker, name, view=ViewType.ACTIVE_ONLY):
+def runs_keyed(tracker, key, view=ViewType.ACTIVE_ONLY):
     return [
         run
         for run in tracker.client.search_runs([tracker.experiment_id], run_view_type=view, max_results=1000)
-        if run.info.run_name == name
+        if run.data.tags.get(schema.RUN_KEY) == key
     ]
 
 
@@ -32,25 +33,35 @@ def test_open_gets_or_creates_one_experiment_with_local_artifacts(tracker, track
     assert experiment.artifact_location == str(tmp_path / "mlartifacts" / "unit-experiment")
 
 
+def test_the_experiment_opens_in_mlflows_model_training_view(tracker, tracking_uri):
+    assert tracker.client.get_experiment(tracker.experiment_id).tags[EXPERIMENT_KIND_TAG] == MODEL_TRAINING
+    older = tracker.client.create_experiment("made-before-the-kind-tag")
+    ExperimentTracker.open(tracking_uri, "made-before-the-kind-tag")
+    assert tracker.client.get_experiment(older).tags[EXPERIMENT_KIND_TAG] == MODEL_TRAINING
+    tracker.client.set_experiment_tag(older, EXPERIMENT_KIND_TAG, "genai_development")  # a user's choice stays
+    ExperimentTracker.open(tracking_uri, "made-before-the-kind-tag")
+    assert tracker.client.get_experiment(older).tags[EXPERIMENT_KIND_TAG] == "genai_development"
+
+
 def test_a_deleted_experiment_is_a_user_error_not_a_silent_new_one(tracker, tracking_uri):
     tracker.client.delete_experiment(tracker.experiment_id)
     with pytest.raises(UserInputError, match="is deleted"):
         ExperimentTracker.open(tracking_uri, "unit-experiment")
 
 
-def test_runs_get_deterministic_names_tags_and_nesting(tracker):
-    arm = tracker.start_arm_run(ARM, "tune", tags={schema.METHOD: "mom"})
-    trial = tracker.start_trial_run(arm.run_id, ARM, "t0003")
-    replicate_arm = tracker.start_arm_run(ARM, "replicate")
-    replicate = tracker.start_replicate_run(replicate_arm.run_id, ARM, seed=2, partition=5)
+def test_runs_get_deterministic_keys_short_names_tags_and_nesting(tracker):
+    arm = tracker.start_arm_run(ARM, "tune", tags={schema.METHOD: "mom"}, label="mom")
+    trial = tracker.start_trial_run(arm.run_id, ARM, "t0003", label="mom")
+    replicate_arm = tracker.start_arm_run(ARM, "replicate", label="mom")
+    replicate = tracker.start_replicate_run(replicate_arm.run_id, ARM, seed=2, partition=5, label="mom")
     summary = tracker.start_summary_run(plan={"arms": [ARM]}, resolved_spec="experiment: unit\n")
 
-    assert (arm.name, trial.name, replicate.name, summary.name) == (
-        f"{ARM}/tune",
-        f"{ARM}/tune/t0003",
-        f"{ARM}/replicate/seed2-partition5",
-        "summary",
-    )
+    runs = (arm, trial, replicate, summary)
+    assert [run.key for run in runs] == [f"{ARM}/tune", f"{ARM}/tune/t0003", f"{ARM}/replicate/seed2-partition5", "summary"]
+    assert [run.name for run in runs] == ["mom · tune", "mom · t0003", "mom · p5 · s2", "summary"]
+    assert [tracker.client.get_run(run.run_id).info.run_name for run in runs] == [run.name for run in runs]
+    assert [tracker.client.get_run(run.run_id).data.tags[schema.RUN_KEY] for run in runs] == [run.key for run in runs]
+    assert tracker.start_trial_run(arm.run_id, ARM, "t0004").name == f"{ARM} · t0004"  # no label: the arm id
     tags = tracker.client.get_run(replicate.run_id).data.tags
     assert tags[schema.KIND] == "replicate" and tags[schema.PHASE] == "replicate"
     assert (tags[schema.SEED], tags[schema.PARTITION], tags[schema.ARM]) == ("2", "5", ARM)
@@ -75,8 +86,8 @@ def test_resume_finds_runs_and_never_duplicates(tracker, tracking_uri):
     trial_again = driver_after_restart.start_trial_run(arm_again.run_id, ARM, "t1", params=CONFIG)
     assert (arm_again.run_id, trial_again.run_id) == (arm.run_id, trial.run_id)
     assert arm_again.resumed and trial_again.resumed and not trial_again.finished
-    assert len(runs_named(tracker, f"{ARM}/tune")) == 1
-    assert len(runs_named(tracker, f"{ARM}/tune/t1", ViewType.ALL)) == 1
+    assert len(runs_keyed(tracker, f"{ARM}/tune")) == 1
+    assert len(runs_keyed(tracker, f"{ARM}/tune/t1", ViewType.ALL)) == 1
 
 
 def test_the_same_trial_id_in_another_arm_is_another_run(tracker):
@@ -144,7 +155,7 @@ def test_racing_creators_of_one_name_end_up_with_one_run(tracker):
     for thread in threads:
         thread.join()
     assert not errors
-    active = runs_named(tracker, f"{ARM}/tune/raced")
+    active = runs_keyed(tracker, f"{ARM}/tune/raced")
     assert len(active) == 1
     assert set(results) == {active[0].info.run_id}
 
@@ -166,7 +177,7 @@ def test_a_creator_whose_unclaimed_run_a_faster_racer_deleted_adopts_the_racers_
     racer_b.client.create_run = create_then_lose_the_race
     adopted = racer_b.start_trial_run(arm.run_id, ARM, "raced", params=CONFIG)
     assert adopted.run_id == won[0] and adopted.resumed
-    assert [run.info.run_id for run in runs_named(tracker, f"{ARM}/tune/raced")] == won
+    assert [run.info.run_id for run in runs_keyed(tracker, f"{ARM}/tune/raced")] == won
 
 
 def test_a_deleted_child_is_created_again_under_a_new_claim(tracker):
@@ -177,9 +188,44 @@ def test_a_deleted_child_is_created_again_under_a_new_claim(tracker):
     second = tracker.start_trial_run(arm.run_id, ARM, "t1")
     assert second.run_id != first.run_id and not second.resumed
     assert tracker.start_trial_run(arm.run_id, ARM, "t1").run_id == second.run_id
-    params = tracker.client.get_run(arm.run_id).data.params
+    params = tracker.client.get_run(tracker.bookkeeping_run_id(arm.run_id)).data.params
     assert params[child_claim_key(1, f"{ARM}/tune/t1")] == first.run_id
     assert params[child_claim_key(2, f"{ARM}/tune/t1")] == second.run_id
+
+
+def test_claims_and_the_lease_live_on_bookkeeping_runs_out_of_the_experiment(tracker, tracking_uri):
+    """Arm and summary runs keep their params for people: the claims of their children are params
+    of a bookkeeping run in a companion experiment, which `nerplat ui` does not list."""
+    from nerplat.track.ui_server import experiments_to_show
+
+    arm = tracker.start_arm_run(ARM, "tune", params={"search_space": {"objective.lambda": "uniform(0, 1)"}})
+    tracker.start_trial_run(arm.run_id, ARM, "t1")
+    summary = tracker.summary_run()
+    run = tracker.client.get_run(arm.run_id)
+    assert run.data.params == {"search_space.objective.lambda": "uniform(0, 1)"}
+    bookkeeping = tracker.client.get_run(run.data.tags[schema.BOOKKEEPING_RUN])
+    assert bookkeeping.info.run_id == tracker.bookkeeping_run_id(arm.run_id) != arm.run_id
+    assert list(bookkeeping.data.params) == [child_claim_key(1, f"{ARM}/tune/t1")]
+    companion = tracker.client.get_experiment(bookkeeping.info.experiment_id)
+    assert companion.name == f"unit-experiment{BOOKKEEPING_EXPERIMENT_SUFFIX}"
+    assert companion.tags[schema.BOOKKEEPING_FOR] == "unit-experiment" and schema.EXPERIMENT not in companion.tags
+    assert tracker.bookkeeping_run_id(summary.run_id) not in (summary.run_id, bookkeeping.info.run_id)
+    assert experiments_to_show(tracking_uri, None) == [("unit-experiment", tracker.experiment_id)]
+
+
+def test_an_experiment_written_when_keys_were_run_names_resumes_in_place(tracker):
+    """Before keys became tags, a run's name was its key and a parent held its children's claims."""
+    key = f"{ARM}/tune"
+    old_arm = tracker.client.create_run(tracker.experiment_id, run_name=key, tags={schema.KIND: "arm", schema.PHASE: "tune"})
+    old_trial = tracker.client.create_run(
+        tracker.experiment_id, run_name=f"{key}/t1", tags={schema.KIND: "trial", schema.PARENT_RUN: old_arm.info.run_id}
+    )
+    tracker.client.log_param(old_arm.info.run_id, child_claim_key(1, f"{key}/t1"), old_trial.info.run_id)
+
+    arm = tracker.start_arm_run(ARM, "tune", label="mom")
+    assert arm.run_id == old_arm.info.run_id and arm.resumed
+    assert tracker.start_trial_run(arm.run_id, ARM, "t1", label="mom").run_id == old_trial.info.run_id
+    assert tracker.bookkeeping_run_id(arm.run_id) == arm.run_id
 
 
 def test_params_are_flattened_and_a_changed_config_is_refused_on_resume(tracker):
@@ -228,7 +274,7 @@ def test_the_summary_run_is_one_per_experiment(tracker):
     first = tracker.start_summary_run(plan={"v": 1}, resolved_spec="a: 1\n")
     second = tracker.start_summary_run(plan={"v": 1}, resolved_spec="a: 1\n")
     assert first.run_id == second.run_id
-    assert len(runs_named(tracker, "summary")) == 1
+    assert len(runs_keyed(tracker, "summary")) == 1
 
 
 def test_a_pickled_tracker_logs_to_the_same_store(tracker):
@@ -251,23 +297,23 @@ def test_kind_and_parent_must_agree(tracker):
 
 def test_a_run_left_unclaimed_by_a_killed_creator_is_replaced_and_deleted(tracker):
     arm = tracker.start_arm_run(ARM, "tune")
-    name = f"{ARM}/tune/t1"
+    key = f"{ARM}/tune/t1"
     # What a worker killed between creating its run and claiming it leaves behind.
-    orphan = tracker.client.create_run(tracker.experiment_id, run_name=name, tags={schema.PARENT_RUN: arm.run_id})
+    orphan = tracker.client.create_run(tracker.experiment_id, run_name="t1", tags={schema.PARENT_RUN: arm.run_id, schema.RUN_KEY: key})
 
     trial = tracker.start_trial_run(arm.run_id, ARM, "t1")
     assert trial.run_id != orphan.info.run_id and not trial.resumed
     trials = tracker.client.search_runs([tracker.experiment_id], filter_string=f"tags.`{schema.KIND}` = 'trial'")
     assert [run.info.run_id for run in trials] == [trial.run_id]
-    # ... and the claimed run replaces it: the UI shows one run of that name, not two.
-    assert [run.info.run_id for run in runs_named(tracker, name)] == [trial.run_id]
+    # ... and the claimed run replaces it: the UI shows one run of that key, not two.
+    assert [run.info.run_id for run in runs_keyed(tracker, key)] == [trial.run_id]
 
 
 def test_two_drivers_creating_the_summary_run_at_once_keep_the_older_one(tracker, monkeypatch):
     first = tracker.summary_run()
     finds = iter([None])  # the second driver searched before the first had created its run
     real_find = tracker._find_top_level_run
-    monkeypatch.setattr(tracker, "_find_top_level_run", lambda name, kind: next(finds, None) or real_find(name, kind))
+    monkeypatch.setattr(tracker, "_find_top_level_run", lambda key, kind: next(finds, None) or real_find(key, kind))
     second = tracker.summary_run()
     assert second.run_id == first.run_id
     from mlflow.entities import ViewType

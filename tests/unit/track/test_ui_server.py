@@ -12,12 +12,7 @@ from nerplat.track.ui_server import (
     free_port,
     optuna_dashboard_hint,
     port_in_use,
-    runs_table_url,
 )
-
-
-def test_runs_table_url_avoids_the_genai_overview():
-    assert runs_table_url("http://127.0.0.1:5000/", "7") == "http://127.0.0.1:5000/#/experiments/7/runs"
 
 
 def test_experiments_to_show(tracking_uri):

@@ -1,0 +1,64 @@
+"""MLflow's runs table of a finished tiny run, as a real browser shows it (issue 15, item 1).
+
+The store of `finished_tiny_run` is served by a real `mlflow server` on 127.0.0.1 and opened at the
+URL `nerplat ui` prints, in Debian's headless Chromium. The screenshot is kept in the test's
+folder; `NERPLAT_SCREENSHOT_DIR=docs/images` also copies it there (docs/tracking.md).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from chromium import rendered_page
+from nerplat_processes import runs
+
+from nerplat.track import schema
+from nerplat.track.ui_server import LocalMlflowServer
+from nerplat.track.view import runs_table_url
+
+pytestmark = pytest.mark.slow
+
+SCREENSHOT = "mlflow-runs.png"
+
+
+def by_key(all_runs: list) -> dict:
+    return {run.data.tags[schema.RUN_KEY]: run for run in all_runs}
+
+
+def test_the_runs_table_shows_short_names_and_the_chosen_values(finished_tiny_run, tmp_path: Path):
+    assert finished_tiny_run.code == 0, finished_tiny_run.output
+    workdir = finished_tiny_run.workdir
+    keyed = by_key(runs(workdir, "tiny_run"))
+    arm = "conll2003/low_resource-40"
+    mom_tune, mom_replicate = keyed[f"{arm}/mom/tune"], keyed[f"{arm}/mom/replicate"]
+    chosen = mom_tune.data.params["objective.lambda"]
+    assert mom_replicate.data.params["objective.lambda"] == chosen
+    assert {"test_micro_f1_mean", "test_micro_f1_sd"} <= set(mom_replicate.data.metrics)
+    assert not any(key.startswith(schema.CHILD_CLAIM_PREFIX) for key in mom_tune.data.params)
+    best = [run for key, run in keyed.items() if key.startswith(f"{arm}/mom/tune/") and run.data.tags.get(schema.BEST_TRIAL)]
+    assert [run.data.params["objective.lambda"] for run in best] == [chosen]
+    summary = keyed["summary"]
+    assert {"mom/test_micro_f1_mean", "ce/test_micro_f1_se"} <= set(summary.data.metrics)
+
+    with LocalMlflowServer(f"sqlite:///{workdir / 'mlflow.db'}", workdir / "mlartifacts") as server:
+        screenshot = tmp_path / SCREENSHOT
+        table = rendered_page(runs_table_url(server.url, mom_tune.info.experiment_id), screenshot)
+        replicate = keyed[f"{arm}/mom/replicate/seed0-partition0"]
+        run_page = rendered_page(
+            f"{server.url}/#/experiments/{replicate.info.experiment_id}/runs/{replicate.info.run_id}?workflowType=machine_learning",
+            tmp_path / "mlflow-replicate.png",
+        )
+
+    # Top-level runs only: MLflow keeps which runs are expanded out of shared views.
+    for name in ("summary", "mom · tune", "mom · replicate", "ce · replicate"):
+        assert f">{name}<" in table, name
+    for column in ("objective.lambda", "dev_best_micro_f1", "test_micro_f1_mean", "test_micro_f1_sd", "nerplat.best_trial"):
+        assert f">{column}<" in table, column
+    assert table.count(f">{chosen}<") == 2  # the objective.lambda cells of mom's tune and replicate runs
+    for text in ("mom · p0 · s0", "mom · replicate", "objective.lambda", chosen):  # a replicate's page: name, parent, value
+        assert f">{text}<" in run_page, text
+    if os.environ.get("NERPLAT_SCREENSHOT_DIR"):
+        shutil.copy(screenshot, Path(os.environ["NERPLAT_SCREENSHOT_DIR"]) / SCREENSHOT)

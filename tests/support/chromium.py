@@ -1,0 +1,49 @@
+"""Headless Chromium (Debian's `chromium` package): a page's DOM after its JavaScript ran, and a screenshot.
+
+MLflow's UI is a React app: `--virtual-time-budget` lets its scripts and requests finish before the
+DOM is dumped and the screenshot taken (../shared/ENVIRONMENT.md, item 11). Each call gets a fresh
+profile, so nothing a page kept in local storage (MLflow keeps the view a browser chose there)
+carries over to the next. Tables render only the columns in the window (ag-grid), and MLflow's
+assistant panel takes a quarter of it on a first visit, hence the wide default window.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+INSTALL_HINT = "chromium not found: install Debian's chromium package (`make chromium`, as root)"
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+)
+
+
+def rendered_page(url: str, screenshot: Path, *, width: int = 2400, height: int = 1000, budget_ms: int = 20000) -> str:
+    """The DOM of `url` once its scripts ran for `budget_ms` of virtual time; a PNG of the window goes to `screenshot`."""
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        pytest.fail(INSTALL_HINT)
+    with tempfile.TemporaryDirectory(prefix="nerplat-chromium-") as profile:
+        done = subprocess.run(
+            [
+                chromium, *FLAGS, f"--user-data-dir={profile}", f"--window-size={width},{height}",
+                f"--virtual-time-budget={budget_ms}", "--dump-dom", f"--screenshot={screenshot}", url,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert screenshot.is_file(), done.stderr[-3000:]
+    return done.stdout
