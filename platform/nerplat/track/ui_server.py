@@ -55,15 +55,18 @@ class LocalMlflowServer:
     artifacts_destination : where proxied artifact uploads go (`--artifacts-destination`); runs
         of experiments created with a local artifact location are read from there directly.
     port : 0 picks a free port.
+    workers : uvicorn workers; one serves a UI fine while training shares 2 CPU cores, a store
+        under many writers wants one per core (`nerplat bench tracking`).
     """
 
-    def __init__(self, backend_store_uri: str, artifacts_destination: Path, port: int = 0):
+    def __init__(self, backend_store_uri: str, artifacts_destination: Path, port: int = 0, workers: int = 1):
         if port and port_in_use(port):
             raise UserInputError(f"port {port} on 127.0.0.1 is in use: pick another with --port, or omit it")
         self.backend_store_uri = backend_store_uri
         self.artifacts_destination = Path(artifacts_destination)
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
+        self.workers = workers
         self._process: subprocess.Popen | None = None
         self._log = None
 
@@ -75,7 +78,7 @@ class LocalMlflowServer:
             sys.executable, "-m", "mlflow", "server",
             "--host", "127.0.0.1",
             "--port", str(self.port),
-            "--workers", "1",  # 2 CPU cores are shared with training; one worker serves a UI fine
+            "--workers", str(self.workers),
             "--backend-store-uri", self.backend_store_uri,
             "--artifacts-destination", str(self.artifacts_destination),
         ]  # fmt: skip
