@@ -116,8 +116,7 @@ class RunLedger:
 
     def record_choice(self, tune_run_id: str, chosen: dict[str, Any], metric: str, value: float) -> None:
         """The configuration the tune phase chose, on its parent run."""
-        self.tracker.client.set_tag(tune_run_id, schema.SAMPLED, json.dumps(chosen))
-        self.tracker.log_epoch(tune_run_id, {metric: value}, epoch=0)
+        self.tracker.log_epoch(tune_run_id, {metric: value}, epoch=0, tags={schema.SAMPLED: json.dumps(chosen)})
 
     def finish(self, run_id: str, status: str) -> None:
         self.tracker.finish(run_id, status)
@@ -196,8 +195,7 @@ class RunLedger:
             "trial_seconds": result.timings.total,
         }
         client = self.tracker.client
-        self.tracker.log_epoch(run.run_id, final, epoch=result.selected_epoch)
-        client.set_tag(run.run_id, schema.SIZE, str(result.train_sentences))
+        self.tracker.log_epoch(run.run_id, final, epoch=result.selected_epoch, tags={schema.SIZE: result.train_sentences})
         if result.predictions:
             tokens = [list(sentence.tokens) for sentence, _ in result.predictions]
             gold = [list(sentence.tags) for sentence, _ in result.predictions]
