@@ -155,6 +155,39 @@ def bench_run_command(
     print_figures(f"nerplat bench run ({result.trials} trials, {result.slots} at a time)", rows, console)
 
 
+@bench_app.command("peer")
+def bench_peer_command(
+    trials: Optional[int] = typer.Option(None, "--trials", min=1, help="Trials of each sweep (default: the sweep's 20)."),
+    epochs: Optional[int] = typer.Option(None, "--epochs", min=1, help="Epochs of each trial (default: the sweep's 4)."),
+    sentences: Optional[int] = typer.Option(None, "--sentences", min=1, help="CoNLL-2003 training sentences (default: the sweep's 100)."),
+    encoder: Optional[str] = typer.Option(None, "--encoder", help="Encoder (default: the sweep's minilm-l6; tiny for a quick check)."),
+    threads: Optional[int] = typer.Option(None, "--threads", min=1, help="torch threads of each side's one running trial (default: all CPUs)."),
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON object instead of a table."),
+) -> None:
+    """The bench sweep run by nerplat and by Hugging Face Trainer + Optuna: wall time, per-trial time, best dev F1, ratio."""
+    from rich.table import Table
+
+    from nerplat.bench.peer import bench_peer
+
+    console = Console(stderr=as_json)
+    result = bench_peer(console, trials=trials, epochs=epochs, sentences=sentences, encoder=encoder, threads=threads)
+    if as_json:
+        typer.echo(json.dumps(result.as_dict(), indent=2))
+        return
+    title = (
+        f"nerplat bench peer ({result.trials} trials x {result.epochs} epochs, {result.sentences} sentences, "
+        f"{result.encoder}; each side one trial at a time on {result.threads} threads)"
+    )
+    table = Table(title=title)
+    table.add_column("")
+    for side in (result.nerplat, result.peer):
+        table.add_column(side.name, justify="right")
+    table.add_row("wall time, s", f"{result.nerplat.wall_s:.1f}", f"{result.peer.wall_s:.1f}")
+    table.add_row("per trial, s", f"{result.nerplat.per_trial_s:.1f}", f"{result.peer.per_trial_s:.1f}")
+    table.add_row("best dev micro F1", f"{result.nerplat.best_dev_micro_f1:.3f}", f"{result.peer.best_dev_micro_f1:.3f}")
+    console.print(table)
+    console.print(f"ratio (peer wall / nerplat wall): {result.ratio:.2f}")
+
 @bench_app.command("tracking")
 def bench_tracking_command(
     writers: list[int] = typer.Option([1, 8, 32], "--writers", min=1, help="Concurrent reporting trials (repeatable: --writers 1 --writers 8)."),
