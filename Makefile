@@ -12,13 +12,14 @@ export TOKENIZERS_PARALLELISM ?= false
 # torch: on machines without an NVIDIA GPU take the 2.13.0 CPU build (the unpinned wheel is a
 # multi-GB CUDA build); GPU machines let pip choose. LibAUC goes in with --no-deps because its
 # declared dependencies pull a CUDA torch and torch_geometric (../shared/ENVIRONMENT.md, item 9).
+# The bench extra is installed too: tests run `nerplat bench peer`, whose Trainer needs accelerate.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then \
 	  $(BIN)/pip install --quiet torch; else $(BIN)/pip install --quiet torch==2.13.0; fi
 	$(BIN)/pip install --quiet --no-deps libauc==2.0.1
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[test,bench]'
 	touch $(STAMP)
 
 install: $(STAMP)

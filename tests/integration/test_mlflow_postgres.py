@@ -1,7 +1,7 @@
 """MLflow's production layout (cluster/base: `mlflow server` on PostgreSQL) under concurrent writers.
 
-A throwaway PostgreSQL cluster (Debian's server binaries, `initdb`/`pg_ctl`, 127.0.0.1, a free port)
-backs a real `mlflow server` (SQLAlchemy 2.1 reaches `postgresql://` through psycopg 3). Several processes log at once through nerplat's `ExperimentTracker`,
+A throwaway PostgreSQL cluster (`nerplat.track.local_postgres`) backs a real `mlflow server`
+(SQLAlchemy 2.1 reaches `postgresql://` through psycopg 3). Several processes log at once through nerplat's `ExperimentTracker`,
 as Ray trials do on the cluster: each logs its own trial runs (params, per-epoch metrics, status),
 and all of them race to create the same shared trial runs. Afterwards every run exists exactly once,
 with every param and every epoch's metrics exactly once.
@@ -10,21 +10,19 @@ with every param and every epoch's metrics exactly once.
 from __future__ import annotations
 
 import contextlib
-import glob
 import json
 import os
 import pickle
 import secrets
-import shutil
 import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import pytest
+
+from nerplat.track.ui_server import free_port
 
 pytestmark = pytest.mark.slow
 
@@ -33,66 +31,18 @@ OWN_TRIALS = 3
 EPOCHS = 3
 SHARED_TRIALS = 3
 ARM = "a/full/ce"
-INSTALL_HINT = (
-    "PostgreSQL server binaries (initdb, pg_ctl) not found: install Debian's postgresql package "
-    "(`apt-get update && apt-get install -y postgresql`); `make test` installs it"
-)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def postgres_bin() -> Path:
-    """Folder of initdb and pg_ctl: Debian keeps them off PATH, under /usr/lib/postgresql/<major>/bin."""
-    on_path = shutil.which("initdb")
-    candidates = ([Path(on_path).resolve().parent] if on_path else []) + [
-        Path(p) for p in sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=lambda p: int(Path(p).parent.name))[::-1]
-    ]
-    for folder in candidates:
-        if (folder / "initdb").is_file() and (folder / "pg_ctl").is_file():
-            return folder
-    pytest.fail(INSTALL_HINT)
 
 
 @pytest.fixture
 def postgres_uri():
-    """A PostgreSQL server of our own; as root, run as the `postgres` user (postgres refuses root).
+    """A PostgreSQL server of our own, from the newest installed server binaries."""
+    from nerplat.track.local_postgres import INSTALL_HINT, LocalPostgres, installed_postgres_bins
 
-    Its folder is a fresh /tmp directory rather than tmp_path, whose parents are private to root and
-    so unreachable for the `postgres` user.
-    """
-    import psycopg
-
-    bin_dir = postgres_bin()
-    as_root = os.geteuid() == 0
-    prefix = ["runuser", "-u", "postgres", "--"] if as_root else []
-    root = Path(tempfile.mkdtemp(prefix="nerplat-pg-"))
-    data, password, port = root / "data", secrets.token_hex(16), free_port()
-    (root / "pwfile").write_text(password + "\n")
-    if as_root:
-        shutil.chown(root, "postgres")
-        shutil.chown(root / "pwfile", "postgres")
-
-    def pg(*args: str) -> None:
-        result = subprocess.run([*prefix, *args], capture_output=True, text=True, timeout=120)
-        assert result.returncode == 0, f"{' '.join(args)}:\n{result.stdout}\n{result.stderr}"
-
-    try:
-        pg(str(bin_dir / "initdb"), "-D", str(data), "-U", "mlflow", "--auth=scram-sha-256", f"--pwfile={root / 'pwfile'}")
-        options = f"-h 127.0.0.1 -p {port} -k '' -c max_connections=200"
-        pg(str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(root / "server.log"), "-o", options, "-w", "start")
-        with psycopg.connect(
-            host="127.0.0.1", port=port, user="mlflow", password=password, dbname="postgres", autocommit=True
-        ) as admin:
-            admin.execute("CREATE DATABASE mlflow")
-        yield f"postgresql://mlflow:{password}@127.0.0.1:{port}/mlflow"
-    finally:
-        if (data / "postmaster.pid").exists():
-            subprocess.run([*prefix, str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"], capture_output=True, timeout=60)
-        shutil.rmtree(root, ignore_errors=True)
+    found = installed_postgres_bins()
+    if not found:
+        pytest.fail(f"PostgreSQL server binaries (initdb, pg_ctl) not found: {INSTALL_HINT}")
+    with LocalPostgres(found[0]) as uri:
+        yield uri
 
 
 @contextlib.contextmanager

@@ -1,13 +1,16 @@
-"""MLflow's runs table of a finished tiny run, as a real browser shows it (issue 15, item 1).
+"""MLflow's runs table and optuna-dashboard of a finished tiny run, as a real browser shows them
+(issue 15, items 1 and 2).
 
-The store of `finished_tiny_run` is served by a real `mlflow server` on 127.0.0.1 and opened at the
-URL `nerplat ui` prints, in Debian's headless Chromium. The screenshot is kept in the test's
-folder; `NERPLAT_SCREENSHOT_DIR=docs/images` also copies it there (docs/tracking.md).
+The stores of `finished_tiny_run` are served by a real `mlflow server` and `optuna-dashboard` on
+127.0.0.1 and opened at the URLs `nerplat ui` prints, in Debian's headless Chromium. Screenshots
+are kept in the test's folder; `NERPLAT_SCREENSHOT_DIR=docs/images` also copies them there
+(docs/tracking.md).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -16,16 +19,22 @@ from chromium import rendered_page
 from nerplat_processes import runs
 
 from nerplat.track import schema
-from nerplat.track.ui_server import LocalMlflowServer
+from nerplat.track.ui_server import LocalMlflowServer, LocalOptunaDashboard, study_url
 from nerplat.track.view import runs_table_url
 
 pytestmark = pytest.mark.slow
 
 SCREENSHOT = "mlflow-runs.png"
+STUDY_SCREENSHOT = "optuna-dashboard.png"
 
 
 def by_key(all_runs: list) -> dict:
     return {run.data.tags[schema.RUN_KEY]: run for run in all_runs}
+
+
+def keep(screenshot: Path) -> None:
+    if os.environ.get("NERPLAT_SCREENSHOT_DIR"):
+        shutil.copy(screenshot, Path(os.environ["NERPLAT_SCREENSHOT_DIR"]) / screenshot.name)
 
 
 def test_the_runs_table_shows_short_names_and_the_chosen_values(finished_tiny_run, tmp_path: Path):
@@ -60,5 +69,28 @@ def test_the_runs_table_shows_short_names_and_the_chosen_values(finished_tiny_ru
     assert table.count(f">{chosen}<") == 2  # the objective.lambda cells of mom's tune and replicate runs
     for text in ("mom · p0 · s0", "mom · replicate", "objective.lambda", chosen):  # a replicate's page: name, parent, value
         assert f">{text}<" in run_page, text
-    if os.environ.get("NERPLAT_SCREENSHOT_DIR"):
-        shutil.copy(screenshot, Path(os.environ["NERPLAT_SCREENSHOT_DIR"]) / SCREENSHOT)
+    keep(screenshot)
+
+
+def test_optuna_dashboard_shows_the_tuned_arms_trials_with_their_mlflow_runs(finished_tiny_run, tmp_path: Path):
+    assert finished_tiny_run.code == 0, finished_tiny_run.output
+    workdir = finished_tiny_run.workdir
+    trials = {
+        run.info.run_name: run.data.params["objective.lambda"]
+        for run in runs(workdir, "tiny_run")
+        if run.data.tags[schema.KIND] == "trial" and run.data.tags.get(schema.STATUS) in ("completed", "early_stopped")
+    }
+    with LocalOptunaDashboard(f"sqlite:///{workdir / 'optuna.db'}") as dashboard:
+        (name, study_id), = dashboard.studies()
+        assert name == "tiny_run/conll2003/low_resource-40/mom"  # only mom is tuned
+        screenshot = tmp_path / STUDY_SCREENSHOT
+        history = rendered_page(study_url(dashboard.url, study_id), screenshot, width=1600)
+        listed = rendered_page(f"{study_url(dashboard.url, study_id)}/trials", tmp_path / "optuna-trials.png", width=1600)
+
+    for text in (f"{name} (id={study_id})", "History", "Hyperparameter Importance", "objective.lambda", "dev_best_micro_f1"):
+        assert f">{text}<" in history, text
+    assert f">{len(trials)} Trials<" in listed
+    shown = re.search(r">mlflow_run_name (.+?)<", listed)  # the trial the list opens with, and its MLflow run
+    assert shown and shown[1] in trials, listed[-3000:]
+    assert f">objective.lambda {trials[shown[1]]}<" in listed
+    keep(screenshot)

@@ -16,6 +16,7 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
@@ -38,32 +39,48 @@ class RunBenchResult:
         return asdict(self)
 
 
-def bench_run(console: Console, profile: str | None = None) -> RunBenchResult:
-    from nerplat.catalog import default_catalog
-    from nerplat.plan.compiler import compile_plan
+@dataclass
+class SweepRuns:
+    """The MLflow runs of a sweep's tuning trials, and the wall time of the whole run (Ray start included)."""
+
+    trials: list[Any]
+    command_s: float
+
+
+def run_sweep(plan: Any, console: Console) -> SweepRuns:
+    """The tune phase of `plan` with the same `ExperimentRunner` as `nerplat run --tune-only`, in a scratch directory."""
     from nerplat.run.runner import ExperimentRunner, RunOptions
     from nerplat.track import schema
-    from nerplat.trial.loop import run_trial
 
-    plan = compile_plan(SWEEP_SPEC, default_catalog(), profile)
-    arm = plan.arms[0]
     with tempfile.TemporaryDirectory(prefix="nerplat-bench-") as scratch:
         runner = ExperimentRunner(plan, RunOptions(workdir=Path(scratch), analyze=False, replicate=False), console)
         started = time.time()
         runner.run()
-        client = runner.tracker.client
+        command_s = time.time() - started
         trials = [
             run
-            for run in client.search_runs([runner.tracker.experiment_id], max_results=1000)
+            for run in runner.tracker.client.search_runs([runner.tracker.experiment_id], max_results=1000)
             if run.data.tags.get(schema.KIND) == "trial"
         ]
-        ended = max(run.info.end_time for run in trials) / 1000
-        wall = ended - min(run.info.start_time for run in trials) / 1000
-        startups = sorted(run.data.metrics["time_first_step_unix"] - run.info.start_time / 1000 for run in trials)
-        train_seconds = sum(run.data.metrics["time_train_s"] for run in trials)
-        tokens = sum(run.data.metrics["train_tokens"] for run in trials)
-        slots = plan.tune.max_concurrent or 1
-        console.print(f"sweep of {len(trials)} trials: {ended - started:.1f}s including Ray start")
+    return SweepRuns(trials, command_s)
+
+
+def bench_run(console: Console, profile: str | None = None) -> RunBenchResult:
+    from nerplat.catalog import default_catalog
+    from nerplat.plan.compiler import compile_plan
+    from nerplat.trial.loop import run_trial
+
+    plan = compile_plan(SWEEP_SPEC, default_catalog(), profile)
+    arm = plan.arms[0]
+    sweep = run_sweep(plan, console)
+    trials = sweep.trials
+    ended = max(run.info.end_time for run in trials) / 1000
+    wall = ended - min(run.info.start_time for run in trials) / 1000
+    startups = sorted(run.data.metrics["time_first_step_unix"] - run.info.start_time / 1000 for run in trials)
+    train_seconds = sum(run.data.metrics["time_train_s"] for run in trials)
+    tokens = sum(run.data.metrics["train_tokens"] for run in trials)
+    slots = plan.tune.max_concurrent or 1
+    console.print(f"sweep of {len(trials)} trials: {sweep.command_s:.1f}s including Ray start")
 
     sampled = {key: (space.low * space.high) ** 0.5 for key, space in arm.search_space.items()}
     inprocess = run_trial(arm.trial_config(sampled, eval_split=None)).timings.tokens_per_second()

@@ -14,7 +14,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from nerplat.cli.options import PROFILE_OPTION, SET_OPTION, Verbosity, compile_spec, format_values, print_figures
+from nerplat.cli.options import PROFILE_OPTION, SET_OPTION, Verbosity, compile_spec, format_values, message_console, print_figures
 from nerplat.cli.train_commands import bench_app
 from nerplat.run.progress import DEFAULT_EVERY
 
@@ -163,3 +163,92 @@ def bench_run_command(
         ("ratio (trial / in-process)", f"{result.ratio:.3f}"),
     ]
     print_figures(f"nerplat bench run ({result.trials} trials, {result.slots} at a time)", rows, console)
+
+
+@bench_app.command("peer")
+def bench_peer_command(
+    trials: Optional[int] = typer.Option(None, "--trials", min=1, help="Trials of each sweep (default: the sweep's 20)."),
+    epochs: Optional[int] = typer.Option(None, "--epochs", min=1, help="Epochs of each trial (default: the sweep's 4)."),
+    sentences: Optional[int] = typer.Option(None, "--sentences", min=1, help="CoNLL-2003 training sentences (default: the sweep's 100)."),
+    encoder: Optional[str] = typer.Option(None, "--encoder", help="Encoder (default: the sweep's minilm-l6; tiny for a quick check)."),
+    threads: Optional[int] = typer.Option(None, "--threads", min=1, help="torch threads of each side's one running trial (default: all CPUs)."),
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON object instead of a table."),
+) -> None:
+    """The bench sweep run by nerplat and by Hugging Face Trainer + Optuna: wall time, per-trial time, best dev F1, ratio."""
+    from rich.table import Table
+
+    from nerplat.bench.peer import bench_peer
+
+    console = Console(stderr=as_json)
+    result = bench_peer(console, trials=trials, epochs=epochs, sentences=sentences, encoder=encoder, threads=threads)
+    if as_json:
+        typer.echo(json.dumps(result.as_dict(), indent=2))
+        return
+    title = (
+        f"nerplat bench peer ({result.trials} trials x {result.epochs} epochs, {result.sentences} sentences, "
+        f"{result.encoder}; each side one trial at a time on {result.threads} threads)"
+    )
+    table = Table(title=title)
+    table.add_column("")
+    for side in (result.nerplat, result.peer):
+        table.add_column(side.name, justify="right")
+    table.add_row("wall time, s", f"{result.nerplat.wall_s:.1f}", f"{result.peer.wall_s:.1f}")
+    table.add_row("per trial, s", f"{result.nerplat.per_trial_s:.1f}", f"{result.peer.per_trial_s:.1f}")
+    table.add_row("best dev micro F1", f"{result.nerplat.best_dev_micro_f1:.3f}", f"{result.peer.best_dev_micro_f1:.3f}")
+    console.print(table)
+    console.print(f"ratio (peer wall / nerplat wall): {result.ratio:.2f}")
+
+@bench_app.command("tracking")
+def bench_tracking_command(
+    writers: list[int] = typer.Option([1, 8, 32], "--writers", min=1, help="Concurrent reporting trials (repeatable: --writers 1 --writers 8)."),
+    trials: int = typer.Option(2, "--trials", min=1, help="Trials each writer runs, one after another."),
+    epochs: int = typer.Option(10, "--epochs", min=1, help="Per-epoch reports of each trial."),
+    postgres: Optional[str] = typer.Option(
+        None, "--postgres", help="Also measure an `mlflow server` on this PostgreSQL database (postgresql://USER:PASSWORD@HOST:PORT/DB)."
+    ),
+    postgres_bin: Optional[Path] = typer.Option(
+        None, "--postgres-bin", help="Also measure an `mlflow server` on a throwaway PostgreSQL started from this folder's initdb and pg_ctl (Debian: /usr/lib/postgresql/<major>/bin)."
+    ),
+    server_workers: int = typer.Option(2, "--server-workers", min=1, help="uvicorn workers of that mlflow server."),
+    plan_trials: int = typer.Option(100_000, "--plan-trials", min=0, help="Trials of the spec `nerplat plan` is timed on (0 skips it)."),
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON object instead of tables."),
+) -> None:
+    """Events/s of the tracking path (the run ledger) with N concurrent reporting trials, on SQLite and
+    on an `mlflow server` on PostgreSQL; where each saturates; time and memory of `nerplat plan` at 100,000 trials."""
+    from rich.table import Table
+
+    from nerplat.bench.tracking import bench_tracking
+
+    notes = message_console(stderr=True)
+    result = bench_tracking(
+        writers, trials, epochs, postgres=postgres, postgres_bin=postgres_bin, server_workers=server_workers,
+        plan_trials=plan_trials, log=lambda line: notes.print(line, markup=False),
+    )  # fmt: skip
+    if as_json:
+        typer.echo(json.dumps(result.as_dict(), indent=2))
+        return
+    console = Console(highlight=False, soft_wrap=True)  # a figure's line stays one line
+    table = Table(title=f"nerplat bench tracking ({trials} trials x {epochs} epochs per writer)")
+    for column in ("store", "writers", "events", "seconds", "events/s", "epoch write, ms (median)"):
+        table.add_column(column, justify="left" if column == "store" else "right")
+    for figure in result.stores:
+        table.add_row(figure.store, str(figure.writers), str(figure.events), f"{figure.seconds:.1f}", f"{figure.events_per_s:.1f}", f"{figure.epoch_write_ms:.1f}")
+    console.print(table)
+    for figure in result.stores:
+        if figure.failed_writers:
+            console.print(f"{figure.store}, {figure.writers} writers: {figure.failed_writers} had a write refused ({figure.failure})", markup=False)
+    for store in result.store_names():
+        best, top = result.best(store), result.saturation(store)
+        server = f" (mlflow server, {server_workers} workers)" if store == "postgresql" else ""
+        if best is None:
+            console.print(f"{store}{server}: writes were refused at every writer count")
+        elif top is None:
+            console.print(f"{store}{server}: best {best.events_per_s:.1f} events/s at {best.writers} writer(s), not saturated within the counts measured")
+        else:
+            console.print(f"{store}{server} saturates at {top.writers} writer(s): {top.events_per_s:.1f} events/s")
+    if result.plan is not None:
+        plan = result.plan
+        console.print(
+            f"nerplat plan, {plan.trials:,} trials: {plan.seconds:.1f} s, peak RSS {plan.peak_rss_mb:.0f} MB "
+            f"(one-run spec: {plan.one_run_seconds:.1f} s, {plan.one_run_peak_rss_mb:.0f} MB; {plan.bytes_per_trial:.0f} bytes per trial)"
+        )

@@ -151,12 +151,11 @@ class RunLedger:
         from mlflow.entities import Param
 
         client = self.tracker.client
-        client.set_tag(tune_run_id, schema.SAMPLED, json.dumps(chosen))
         existing = client.get_run(tune_run_id).data.params
         params = [Param(key, text) for key, text in flatten_params(chosen).items() if key not in existing]
         if params:
             client.log_batch(tune_run_id, params=params)
-        self.tracker.log_epoch(tune_run_id, {metric: value}, epoch=0)
+        self.tracker.log_epoch(tune_run_id, {metric: value}, epoch=0, tags={schema.SAMPLED: json.dumps(chosen)})
         best = next(
             (
                 run
@@ -272,8 +271,7 @@ class RunLedger:
             "trial_seconds": result.timings.total,
         }
         client = self.tracker.client
-        self.tracker.log_epoch(run.run_id, final, epoch=result.selected_epoch)
-        client.set_tag(run.run_id, schema.SIZE, str(result.train_sentences))
+        self.tracker.log_epoch(run.run_id, final, epoch=result.selected_epoch, tags={schema.SIZE: result.train_sentences})
         if result.predictions:
             tokens = [list(sentence.tokens) for sentence, _ in result.predictions]
             gold = [list(sentence.tags) for sentence, _ in result.predictions]

@@ -147,13 +147,16 @@ class LocalMlflowServer(LocalServer):
     artifacts_destination : where proxied artifact uploads go (`--artifacts-destination`); runs
         of experiments created with a local artifact location are read from there directly.
     port : 0 picks a free port.
+    workers : uvicorn workers; one serves a UI fine while training shares 2 CPU cores, a store
+        under many writers wants one per core (`nerplat bench tracking`).
     """
 
     name = "mlflow server"
     health_path = "/health"
 
-    def __init__(self, backend_store_uri: str, artifacts_destination: Path, port: int = 0):
+    def __init__(self, backend_store_uri: str, artifacts_destination: Path, port: int = 0, workers: int = 1):
         super().__init__(port)
+        self.workers = workers
         self.backend_store_uri = backend_store_uri
         self.artifacts_destination = Path(artifacts_destination)
 
@@ -162,7 +165,7 @@ class LocalMlflowServer(LocalServer):
             sys.executable, "-m", "mlflow", "server",
             "--host", "127.0.0.1",
             "--port", str(self.port),
-            "--workers", "1",  # 2 CPU cores are shared with training; one worker serves a UI fine
+            "--workers", str(self.workers),
             "--backend-store-uri", self.backend_store_uri,
             "--artifacts-destination", str(self.artifacts_destination),
         ]  # fmt: skip

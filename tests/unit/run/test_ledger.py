@@ -54,6 +54,50 @@ def test_a_trial_started_again_after_a_failure_keeps_its_run(ledger, mom, tune_p
     assert len(ledger.children(tune_parent)) == 1
 
 
+@pytest.fixture
+def client_calls(ledger: RunLedger) -> list[str]:
+    """Names of the MLflow client calls the ledger makes from now on (each call is one request to the store)."""
+    client, calls = ledger.tracker.client, []
+
+    class Recording:
+        def __getattr__(self, name: str):
+            method = getattr(client, name)
+
+            def recorded(*args, **kwargs):
+                calls.append(name)
+                return method(*args, **kwargs)
+
+            return recorded
+
+    ledger.tracker._client = Recording()
+    return calls
+
+
+def test_an_evaluation_is_one_log_batch_request_with_every_metric_at_its_epoch(ledger, mom, tune_parent, evaluation_at, client_calls):
+    run_id = start_tuning_trial(ledger, mom, tune_parent, "a")
+    client_calls.clear()
+    evaluation = evaluation_at(2, 0.4)
+    ledger.record_evaluation("a", evaluation, awaits_checkpoint=False)
+    assert client_calls == ["log_batch"]
+    client = ledger.tracker.client
+    for key, value in evaluation.metrics().items():
+        assert [(point.step, point.value) for point in client.get_metric_history(run_id, key)] == [(2, value)]
+
+
+def test_a_result_logs_its_metrics_and_size_tag_in_one_request(ledger, mom, tune_parent, client_calls):
+    run_id = start_tuning_trial(ledger, mom, tune_parent, "a")
+    client_calls.clear()
+    result = TrialResult(
+        metrics={"test_micro_f1": 0.5}, evaluations=[], predictions=[], train_sentences=40, size_factor=0.01, selected_epoch=1,
+        timings=Timings(total=3.0), data_checksums={"train": "abc"},
+    )  # fmt: skip
+    ledger.record_result("a", result)
+    assert client_calls == ["log_batch", "log_dict"]  # the checksums are an artifact
+    logged = run_of(ledger, run_id).data
+    assert logged.metrics["test_micro_f1"] == 0.5 and logged.metrics["selected_epoch"] == 1.0
+    assert logged.tags[schema.SIZE] == "40"
+
+
 @pytest.mark.parametrize(
     "last_epoch, failed, status, mlflow_status",
     [(2, False, "completed", "FINISHED"), (1, False, "early_stopped", "FINISHED"), (1, True, "failed", "FAILED")],
@@ -84,7 +128,7 @@ def test_resume_marks_runs_a_dead_driver_left_running_and_returns_finished_trial
     orphan = start_tuning_trial(ledger, mom, tune_parent, "orphan")
 
     resumed = RunLedger(ledger.tracker)  # a new driver: it never opened "orphan"
-    name = f"{mom.id}/tune/t0000"
+    name = f"{mom.label} · t0000"
     assert resumed.finished_trials(tune_parent, "dev_best_micro_f1") == [FinishedTrial({"objective.lambda": 0.25}, 0.7, done, name)]
     assert run_of(ledger, orphan).data.tags[schema.STATUS] == "interrupted"
     assert resumed.statuses(tune_parent) == {"completed": 1, "interrupted": 1}

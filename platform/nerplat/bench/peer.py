@@ -1,0 +1,276 @@
+"""`nerplat bench peer`: the bench sweep (`bench/sweep.yaml`) run both ways in one invocation, by
+nerplat and by the peer a Hugging Face user would pick: `Trainer.hyperparameter_search` with the
+Optuna backend, in-process.
+
+Both sides get the same problem. The training sentences are the sweep's low-resource sample and the
+dev sentences its fixed dev subset, both made by nerplat's data layer; the inputs are nerplat's
+sub-token windows (tokenizer, `max_length`, a word's label on its first sub-token); the network is
+the same encoder (the same weights, read by nerplat's encoder loader) under a linear token
+classifier with dropout 0.1; dev is scored every `eval_every` epochs and after the last, with
+seqeval's strict micro F1 through `nerplat.metrics`. Both search the learning rate log-uniformly
+at random over the sweep's range, with its batch size, epochs, AdamW weight decay, warm-up share,
+linear decay and gradient clipping.
+
+Each side runs in its best configuration for the machine: one trial at a time on every core
+(`threads`, default all CPUs). On CPU one trial already keeps every core busy and fp32 is the
+fastest arithmetic (../shared/ENVIRONMENT.md, item 7). nerplat runs its sweep with `train.threads`
+and `resources.cpus_per_worker` set to the threads; the peer sets torch's threads, batches by
+length (`group_by_length`, as nerplat's batches are grouped), loads data in the main process, and
+saves no checkpoints and logs to nothing.
+
+Figures per side: wall time of the whole sweep (nerplat's with Ray's start, the peer's with its data
+and Trainer set-up), per-trial time (wall / trials), the best dev micro F1 of any evaluation of any
+trial; and the ratio peer wall / nerplat wall (above 1: nerplat is faster).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from rich.console import Console
+
+from nerplat.bench.run import SWEEP_SPEC, run_sweep
+from nerplat.errors import UserInputError
+
+PEER_SEARCH_SEED = 0  # Optuna's random sampler
+BEST_DEV = "dev_best_micro_f1"  # a nerplat trial's best dev evaluation by the sweep's metric
+
+
+@dataclass
+class SweepFigures:
+    """One side of the comparison."""
+
+    name: str
+    trials: int
+    wall_s: float
+    best_dev_micro_f1: float
+
+    @property
+    def per_trial_s(self) -> float:
+        return self.wall_s / self.trials
+
+
+@dataclass
+class PeerBenchResult:
+    trials: int
+    epochs: int
+    sentences: int
+    encoder: str
+    threads: int
+    nerplat: SweepFigures
+    peer: SweepFigures
+
+    @property
+    def ratio(self) -> float:
+        """Peer wall time over nerplat's: above 1, nerplat is faster."""
+        return self.peer.wall_s / self.nerplat.wall_s
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        for side in ("nerplat", "peer"):
+            data[side]["per_trial_s"] = getattr(self, side).per_trial_s
+        return data | {"ratio": self.ratio}
+
+
+def bench_peer(
+    console: Console,
+    trials: int | None = None,
+    epochs: int | None = None,
+    sentences: int | None = None,
+    encoder: str | None = None,
+    threads: int | None = None,
+) -> PeerBenchResult:
+    """The sweep, shrunk by whichever of trials, epochs, training sentences and encoder are given."""
+    from nerplat.catalog import default_catalog
+    from nerplat.plan.compiler import compile_plan
+
+    _require_accelerate()
+    threads = threads or os.cpu_count() or 1
+    overrides = [f"train.threads={threads}", f"resources.cpus_per_worker={threads}"]
+    if trials is not None:
+        overrides.append(f"tune.num_samples={trials}")
+    if epochs is not None:
+        overrides.append(f"train.epochs={epochs}")
+    if sentences is not None:
+        overrides.append(f"samplers=[{{low_resource: {{size: {sentences}, partitions: 1}}}}]")
+    if encoder is not None:
+        overrides.append(f"model.encoder={encoder}")
+    plan = compile_plan(SWEEP_SPEC, default_catalog(), overrides=overrides)
+    arm = plan.arms[0]
+    console.print(f"nerplat: {arm.tune_trials} trials, one at a time on {threads} threads ...")
+    sweep = run_sweep(plan, console)
+    _stop_ray()
+    scores = [run.data.metrics[BEST_DEV] for run in sweep.trials if BEST_DEV in run.data.metrics]
+    if len(scores) < arm.tune_trials:
+        raise RuntimeError(f"nerplat's sweep scored {len(scores)} of {arm.tune_trials} trials (its messages are above)")
+    nerplat = SweepFigures("nerplat", arm.tune_trials, sweep.command_s, max(scores))
+    console.print(f"Hugging Face Trainer + Optuna: {arm.tune_trials} trials, in-process on {threads} threads ...")
+    peer = hf_optuna_sweep(arm, threads)
+    return PeerBenchResult(
+        trials=arm.tune_trials,
+        epochs=arm.fixed["train"]["epochs"],
+        sentences=arm.fixed["samplers"][0]["params"]["size"],
+        encoder=arm.fixed["encoder"]["name"],
+        threads=threads,
+        nerplat=nerplat,
+        peer=peer,
+    )
+
+
+def hf_optuna_sweep(arm: Any, threads: int) -> SweepFigures:
+    """`Trainer.hyperparameter_search(backend="optuna")` over the arm's learning rate, on the data and
+    encoder of the arm's tuning trials; the wall time counts from data preparation to the last trial."""
+    import optuna
+    import torch
+    from transformers import AutoModelForTokenClassification, DataCollatorForTokenClassification, Trainer, TrainingArguments
+    from transformers.trainer_callback import PrinterCallback
+
+    from nerplat.metrics import evaluate_tags
+    from nerplat.models.encoders import load_encoder, quiet_transformers
+    from nerplat.plan.compiler import TUNE_SEED
+    from nerplat.trial.batching import ids_to_tags, join_windows
+    from nerplat.trial.data import prepare_trial_data
+
+    (key, space), = arm.search_space.items()
+    config = arm.trial_config({key: space.low}, seed=TUNE_SEED, eval_split=None)
+    train = config.train
+    started = time.perf_counter()
+    torch.set_num_threads(threads)
+    encoder = load_encoder(config.encoder)
+    data = prepare_trial_data(config, encoder.tokenizer)
+    gold = [list(sentence.tags) for sentence in data.dev_sentences]
+    scores: list[float] = []
+
+    def model_init() -> Any:
+        """The encoder a nerplat trial starts from, under transformers' token-classification head."""
+        model_config = encoder.model.config
+        model_config.num_labels = len(data.labels)
+        with quiet_transformers():
+            model = AutoModelForTokenClassification.from_config(model_config)
+        model.base_model.load_state_dict(load_encoder(config.encoder).model.state_dict())
+        return model
+
+    window_of = WindowLookup(data.dev)
+
+    def compute_metrics(prediction: Any) -> dict[str, float]:
+        windows = window_of.rows(prediction.inputs)  # length grouping reorders the dev windows
+        words = [logits[labels != -100].argmax(-1).tolist() for logits, labels in zip(prediction.predictions, prediction.label_ids)]
+        predicted = ids_to_tags(join_windows(data.dev, windows, words), data.labels)
+        micro_f1 = evaluate_tags(gold, predicted)["micro_f1"]
+        scores.append(micro_f1)
+        return {"micro_f1": micro_f1}
+
+    with tempfile.TemporaryDirectory(prefix="nerplat-bench-peer-") as scratch:
+        arguments = TrainingArguments(
+            output_dir=scratch,
+            per_device_train_batch_size=train.batch_size,
+            per_device_eval_batch_size=max(32, 2 * train.batch_size),  # nerplat's evaluation batch
+            num_train_epochs=train.epochs,
+            weight_decay=train.weight_decay,
+            warmup_steps=train.warmup_ratio,  # a float below 1 is a share of the steps
+            lr_scheduler_type="linear",
+            max_grad_norm=train.max_grad_norm,
+            train_sampling_strategy="group_by_length",
+            eval_strategy="no",  # `EvaluateEvery` asks for the sweep's evaluations
+            include_for_metrics=["inputs"],  # to find each evaluated window (`WindowLookup`)
+            save_strategy="no",
+            logging_strategy="no",
+            report_to="none",
+            disable_tqdm=True,
+            dataloader_num_workers=0,
+            dataloader_pin_memory=torch.cuda.is_available(),  # pinning is for copies to a GPU
+            seed=TUNE_SEED,
+        )
+        trainer = Trainer(
+            model_init=model_init,
+            args=arguments,
+            train_dataset=window_dataset(data.train),
+            eval_dataset=window_dataset(data.dev),
+            data_collator=DataCollatorForTokenClassification(encoder.tokenizer),
+            compute_metrics=compute_metrics,
+            callbacks=[evaluate_every(train.eval_every, train.epochs)],
+        )
+        trainer.remove_callback(PrinterCallback)  # it prints every log line when progress bars are off
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        with quiet_transformers():
+            trainer.hyperparameter_search(
+                hp_space=lambda trial: {"learning_rate": trial.suggest_float("learning_rate", space.low, space.high, log=True)},
+                compute_objective=lambda metrics: metrics["eval_micro_f1"],
+                n_trials=arm.tune_trials,
+                direction="maximize",
+                backend="optuna",
+                sampler=optuna.samplers.RandomSampler(seed=PEER_SEARCH_SEED),
+                pruner=optuna.pruners.NopPruner(),  # the sweep's scheduler is FIFO: no trial is stopped early
+            )
+    return SweepFigures("Hugging Face Trainer + Optuna", arm.tune_trials, time.perf_counter() - started, max(scores))
+
+
+def window_dataset(features: Any) -> list[dict[str, Any]]:
+    """nerplat's windows as token-classification examples: a word's label on its first sub-token,
+    -100 (ignored) on the other sub-tokens and on context words another window owns."""
+    examples = []
+    for index in range(len(features)):
+        window = features.window(index)
+        labels = [-100] * len(window.input_ids)
+        for start, label in zip(window.word_starts.tolist(), window.labels.tolist()):
+            labels[start] = label
+        examples.append({"input_ids": window.input_ids.tolist(), "labels": labels})
+    return examples
+
+
+class WindowLookup:
+    """Which window of `features` each evaluated row is, from its input ids.
+
+    `group_by_length` orders evaluation batches by length too, and the Trainer hands
+    `compute_metrics` rows in that order. Rows come padded: with the pad id inside a batch, with
+    -100 where batches were joined; a window never ends with the pad id (it ends with [SEP]).
+    Identical windows are told apart by order, which is harmless: their predictions are the same.
+    """
+
+    def __init__(self, features: Any):
+        self.pad_id = int(features.pad_id)
+        self.indices: dict[tuple[int, ...], list[int]] = {}
+        for index in range(len(features)):
+            self.indices.setdefault(tuple(features.window(index).input_ids.tolist()), []).append(index)
+
+    def rows(self, inputs: Any) -> list[int]:
+        unclaimed = {ids: list(indices) for ids, indices in self.indices.items()}
+        windows = []
+        for row in inputs:
+            ids = [int(i) for i in row]
+            while ids and ids[-1] in (-100, self.pad_id):
+                ids.pop()
+            windows.append(unclaimed[tuple(ids)].pop(0))
+        return windows
+
+
+def evaluate_every(every: int, epochs: int) -> Any:
+    """A Trainer callback that evaluates when a nerplat trial does: every `every` epochs and after the last."""
+    from transformers import TrainerCallback
+
+    class EvaluateEvery(TrainerCallback):
+        def on_epoch_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+            epoch = round(state.epoch)
+            control.should_evaluate = epoch % every == 0 or epoch == epochs
+            return control
+
+    return EvaluateEvery()
+
+
+def _require_accelerate() -> None:
+    """The Trainer needs accelerate (the bench extra): refused before nerplat's half runs."""
+    import importlib.util
+
+    if importlib.util.find_spec("accelerate") is None:
+        raise UserInputError("nerplat bench peer needs accelerate for the Hugging Face Trainer: pip install 'nerplat[bench]'")
+
+
+def _stop_ray() -> None:
+    """The embedded Ray nerplat started would otherwise keep its processes beside the peer's sweep."""
+    import ray
+
+    ray.shutdown()

@@ -1,0 +1,50 @@
+"""The peer side's data plumbing: nerplat's windows as Trainer examples, and evaluated rows back to windows."""
+
+import random
+
+import numpy as np
+import pytest
+
+from nerplat.bench.peer import WindowLookup, window_dataset
+from nerplat.config.trial import EncoderSettings
+from nerplat.data.corpus import Sentence
+from nerplat.models.encoders import load_encoder
+from nerplat.trial.features import featurize
+
+LABELS = ["O", "B-PER", "I-PER", "B-LOC"]
+
+
+@pytest.fixture(scope="module")
+def features():
+    """Windows of 16 sub-tokens: the long sentence takes several, two sentences are the same."""
+    long = Sentence(tuple(f"Peter{i} Blackburn" if i % 3 == 0 else "visited" for i in range(24)), tuple("B-PER" if i % 3 == 0 else "O" for i in range(24)))
+    short = Sentence(("EU", "rejects", "Paris"), ("O", "O", "B-LOC"))
+    tokenizer = load_encoder(EncoderSettings(name="tiny")).tokenizer
+    return featurize([long, short, short], tokenizer, EncoderSettings(name="tiny", max_length=16, window_stride=4), LABELS)
+
+
+def test_a_window_is_labelled_on_the_first_sub_token_of_each_word_it_owns(features):
+    examples = window_dataset(features)
+    assert len(examples) == len(features) > 3
+    for index, example in enumerate(examples):
+        window = features.window(index)
+        labelled = [i for i, label in enumerate(example["labels"]) if label != -100]
+        assert labelled == window.word_starts.tolist() and [example["labels"][i] for i in labelled] == window.labels.tolist()
+        assert example["input_ids"] == window.input_ids.tolist()
+
+
+def test_evaluated_rows_in_any_order_and_padding_find_their_windows(features):
+    order = list(range(len(features)))
+    random.Random(0).shuffle(order)
+    pad = int(features.pad_id)
+    batches = [order[:3], order[3:]]  # padded with the pad id within a batch, with -100 where batches are joined
+    width = max(len(features.window(i).input_ids) for i in order)
+    rows = []
+    for batch in batches:
+        longest = max(len(features.window(i).input_ids) for i in batch)
+        for i in batch:
+            ids = features.window(i).input_ids.tolist()
+            rows.append(ids + [pad] * (longest - len(ids)) + [-100] * (width - longest))
+    found = WindowLookup(features).rows(np.array(rows))
+    assert sorted(found) == list(range(len(features)))  # the two identical windows are told apart
+    assert [features.window(i).input_ids.tolist() for i in found] == [features.window(i).input_ids.tolist() for i in order]

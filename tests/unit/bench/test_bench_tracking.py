@@ -1,0 +1,77 @@
+"""`nerplat bench tracking` on tiny settings: real writer processes on SQLite; figures printed, never timed."""
+
+import re
+
+import pytest
+
+from nerplat.bench.tracking import StoreFigure, TrackingBenchResult, measure_writers
+from nerplat.catalog import default_catalog
+from nerplat.cli import main
+from nerplat.plan.compiler import compile_plan
+from nerplat.track.runs import BOOKKEEPING_EXPERIMENT_SUFFIX
+
+
+def test_every_writer_logs_its_own_trials_and_every_epoch_once(tracking_uri):
+    from mlflow import MlflowClient
+
+    from nerplat.bench.run import SWEEP_SPEC
+    from nerplat.track import schema
+
+    arm = compile_plan(SWEEP_SPEC, default_catalog()).arms[0]
+    figure = measure_writers("sqlite", tracking_uri, arm, writers=2, trials=1, epochs=2)
+    assert (figure.writers, figure.events) == (2, 2 * (2 + 3))  # start, node, 2 evaluations, end
+    assert figure.events_per_s > 0 and figure.epoch_write_ms > 0
+
+    client = MlflowClient(tracking_uri)
+    (experiment,) = [
+        e for e in client.search_experiments() if e.name.startswith("nerplat-bench-tracking-2w-") and not e.name.endswith(BOOKKEEPING_EXPERIMENT_SUFFIX)
+    ]
+    trials = client.search_runs([experiment.experiment_id], filter_string=f"tags.`{schema.KIND}` = 'trial'")
+    assert sorted(run.data.tags[schema.ARM] for run in trials) == [f"{arm.id}-w0", f"{arm.id}-w1"]
+    for run in trials:
+        assert run.data.tags[schema.STATUS] == "completed"
+        assert [point.step for point in client.get_metric_history(run.info.run_id, "dev_micro_f1")] == [1, 2]
+
+
+@pytest.mark.parametrize(
+    "rates, saturation",
+    [((40.0, 95.0, 100.0), 8), ((100.0, 60.0, 50.0), 1), ((10.0, 20.0, 40.0), None)],
+)
+def test_a_store_saturates_at_the_fewest_writers_within_ten_percent_of_its_best(rates, saturation):
+    result = TrackingBenchResult(trials_per_writer=1, epochs=1, server_workers=2)
+    for writers, rate in zip((1, 8, 32), rates):
+        result.stores.append(StoreFigure("sqlite", writers, 10, 1.0, rate, 1.0))
+    figure = result.saturation("sqlite")
+    assert (None if figure is None else figure.writers) == saturation  # None: still rising at the most writers
+    assert result.as_dict()["saturation"] == {"sqlite": saturation}
+
+
+def test_counts_with_refused_writes_are_left_out_of_the_saturation():
+    result = TrackingBenchResult(trials_per_writer=1, epochs=1, server_workers=2)
+    result.stores += [StoreFigure("sqlite", 1, 10, 1.0, 7.0, 1.0), StoreFigure("sqlite", 8, 10, 1.0, 5.0, 1.0),
+                      StoreFigure("sqlite", 32, 10, 1.0, 9.0, 1.0, failed_writers=3, failure="database is locked")]  # fmt: skip
+    assert result.best("sqlite").writers == 1 and result.saturation("sqlite").writers == 1
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--postgres", "postgresql://u@h/db", "--postgres-bin", "/usr/bin"], "not both"),
+        (["--postgres", "mysql://u@h/db"], "--postgres takes a postgresql://"),
+        (["--postgres-bin", "/nonexistent"], "/nonexistent has no initdb"),
+    ],
+)
+def test_postgres_options_are_refused_before_any_work(flags, message, capsys):
+    assert main(["bench", "tracking", *flags]) == 2
+    assert message in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_bench_tracking_prints_events_per_second_by_writers_and_the_plan_figures(capsys):
+    flags = ["--writers", "1", "--writers", "2", "--trials", "1", "--epochs", "2", "--plan-trials", "200"]
+    assert main(["bench", "tracking", *flags]) == 0
+    out = capsys.readouterr().out
+    rows = re.findall(r"sqlite\s*│\s*(\d+)\s*│\s*(\d+)\s*│\s*[\d.]+\s*│\s*([\d.]+)", out)
+    assert [(int(writers), int(events)) for writers, events, _ in rows] == [(1, 5), (2, 10)], out
+    assert "events/s" in out and re.search(r"sqlite( saturates at 1 writer\(s\)|: best [\d.]+ events/s at 2 writer\(s\))", out)
+    assert re.search(r"nerplat plan, 200 trials: [\d.]+ s, peak RSS \d+ MB", out)
