@@ -14,7 +14,7 @@ def test_bench_peer_prints_wall_per_trial_best_dev_and_ratio_for_both_sides(tmp_
     code, out = finish(nerplat("bench", "peer", *flags, workdir=tmp_path, env={"COLUMNS": "200"}), timeout=600)
     assert code == 0, out
     assert "2 trials x 1 epochs, 20 sentences, tiny" in out
-    assert re.search(r"nerplat\s*│\s*Hugging Face Trainer \+ Optuna", out), out
+    assert re.search(r"nerplat\s*[┃│]\s*Hugging Face Trainer \+ Optuna", out), out
     number = r"\s*│\s*([\d.]+)"
     wall, per_trial, best = (re.search(rf"{name}{number}{number}", out) for name in ("wall time, s", "per trial, s", "best dev micro F1"))
     assert wall and per_trial and best, out
