@@ -27,9 +27,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from nerplat.plan.labels import SEPARATOR
 from nerplat.run.job import TrialJob
 from nerplat.run.progress import PhaseProgress
+from nerplat.track.names import SEPARATOR
 from nerplat.trial.report import Evaluation
 
 RAY_PREFIX = "ray_"  # what Ray's metrics agent puts before every application metric's name

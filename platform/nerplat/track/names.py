@@ -22,8 +22,7 @@ with the arm's label (`plan/labels.py`), so a name cut short still tells the arm
 
 from __future__ import annotations
 
-from nerplat.plan.labels import SEPARATOR
-
+SEPARATOR = " · "  # between the parts of a name, and of an arm label (`plan/labels.py`)
 SUMMARY_RUN_KEY = "summary"
 SUMMARY_RUN_NAME = "summary"
 _FORBIDDEN = set("'\"\\\n\r\t")
