@@ -136,7 +136,8 @@ class TrialMetrics:
             self._counts.update(trial_counts(self.experiment, progress))
 
     def evaluated(self, trial_id: str, job: TrialJob, run_name: str, node: str, evaluation: Evaluation) -> None:
-        trial = run_name.removeprefix(f"{job.arm.label}{SEPARATOR}")  # `t0003`, `p0 · s1`: distinct within arm and phase
+        # `t0003`, `p0-s1`: the run name within arm and phase, in ASCII (Ray's metrics API encodes tags as ASCII)
+        trial = run_name.removeprefix(f"{job.arm.label}{SEPARATOR}").replace(SEPARATOR, "-")
         with self._lock:
             previous = self._last_evaluation.get(trial_id, (0, 0.0))
             self._trials[trial_id] = evaluation_values(self.experiment, job, trial, node, evaluation, previous)
