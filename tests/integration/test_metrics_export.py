@@ -78,6 +78,7 @@ def test_a_run_exports_nerplat_metrics_beside_rays_and_prometheus_answers_the_da
     code, output = finish(driver)
     assert code == 0, output
     assert f"Prometheus metrics at http://127.0.0.1:{port}/metrics" in output
+    assert "no longer exported" not in output  # Ray's metrics API took every series nerplat recorded
 
     # The endpoint: nerplat's metrics with their arm tags, next to Ray's own.
     assert {d.exported_name for d in DEFINITIONS} <= set(scraped), sorted(scraped)
