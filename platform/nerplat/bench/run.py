@@ -5,6 +5,9 @@ Runs the tune phase of `bench/sweep.yaml` (20 trials) with the same `ExperimentR
 
 - start-up: trial start (its MLflow run is created when Tune starts it) to its first optimiser step;
 - train share: training-step seconds summed over trials / (sweep wall time x trial slots);
+- where the slot time goes: start-up, training steps and dev evaluation as each trial timed them,
+  the rest of each trial's run (worker start before set-up, reports, checkpoints, MLflow), and the time
+  between trials (Tune scheduling the next one), as shares of wall time x slots;
 - ratio: tokens/s inside a trial / tokens/s of the same configuration run in-process
   (`nerplat train`'s path), both with the sweep's one torch thread.
 """
@@ -23,6 +26,36 @@ from rich.console import Console
 SWEEP_SPEC = Path(__file__).with_name("sweep.yaml")
 
 
+@dataclass(frozen=True)
+class TrialTime:
+    """One trial's run (MLflow start to end, unix seconds) and the parts its loop timed."""
+
+    start: float
+    end: float
+    setup: float
+    train: float
+    evaluate: float
+
+
+@dataclass
+class SlotTime:
+    """Shares of a sweep's slot time (wall time x concurrent trials); they sum to 1."""
+
+    setup: float
+    train: float
+    evaluate: float
+    trial_other: float  # inside a trial's run, outside its timed parts
+    between_trials: float
+
+    @classmethod
+    def of(cls, trials: list[TrialTime], slots: int) -> SlotTime:
+        wall = max(t.end for t in trials) - min(t.start for t in trials)
+        total = wall * slots
+        setup, train, evaluate = (sum(getattr(t, part) for t in trials) / total for part in ("setup", "train", "evaluate"))
+        in_runs = sum(t.end - t.start for t in trials) / total
+        return cls(setup, train, evaluate, in_runs - setup - train - evaluate, 1 - in_runs)
+
+
 @dataclass
 class RunBenchResult:
     trials: int
@@ -34,6 +67,7 @@ class RunBenchResult:
     trial_tokens_per_s: float
     inprocess_tokens_per_s: float
     ratio: float
+    slot_time: SlotTime
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -74,10 +108,10 @@ def bench_run(console: Console, profile: str | None = None) -> RunBenchResult:
     arm = plan.arms[0]
     sweep = run_sweep(plan, console)
     trials = sweep.trials
-    ended = max(run.info.end_time for run in trials) / 1000
-    wall = ended - min(run.info.start_time for run in trials) / 1000
+    times = [trial_time(run) for run in trials]
+    wall = max(t.end for t in times) - min(t.start for t in times)
     startups = sorted(run.data.metrics["time_first_step_unix"] - run.info.start_time / 1000 for run in trials)
-    train_seconds = sum(run.data.metrics["time_train_s"] for run in trials)
+    train_seconds = sum(t.train for t in times)
     tokens = sum(run.data.metrics["train_tokens"] for run in trials)
     slots = plan.tune.max_concurrent or 1
     console.print(f"sweep of {len(trials)} trials: {sweep.command_s:.1f}s including Ray start")
@@ -95,4 +129,16 @@ def bench_run(console: Console, profile: str | None = None) -> RunBenchResult:
         trial_tokens_per_s=inside,
         inprocess_tokens_per_s=inprocess,
         ratio=inside / inprocess,
+        slot_time=SlotTime.of(times, slots),
+    )
+
+
+def trial_time(run: Any) -> TrialTime:
+    metrics = run.data.metrics
+    return TrialTime(
+        start=run.info.start_time / 1000,
+        end=run.info.end_time / 1000,
+        setup=metrics["time_setup_s"],
+        train=metrics["time_train_s"],
+        evaluate=metrics["time_eval_s"],
     )

@@ -10,6 +10,10 @@ device synchronised before every clock reading).
 FLOPs per real token of a training step (forward + backward = 3 x forward):
     6 * (non-embedding parameters) + 6 * layers * hidden * (mean attended length) * 2
 i.e. the standard 6N rule plus the attention score and value products.
+
+Where a step's time goes: one more epoch of the trial loop under torch.profiler (apart from the
+timed one, so the profiler's overhead does not touch the figures above), its self time per torch
+op. The matrix-product share bounds MFU: the rest of the time does few FLOPs whatever its speed.
 """
 
 from __future__ import annotations
@@ -28,6 +32,16 @@ from nerplat.errors import Problem, UserInputError
 DEVICES = ("cpu", "cuda")
 
 
+MATMUL_OPS = frozenset({"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm"})
+
+
+@dataclass
+class OpShare:
+    op: str
+    share: float  # of the self time of every torch op in the profiled epoch
+    calls: int
+
+
 @dataclass
 class TrainBenchResult:
     encoder: str
@@ -43,6 +57,8 @@ class TrainBenchResult:
     mfu: float
     plain_mfu: float
     peak_rss_mb: float
+    matmul_share: float  # of the profiled epoch's torch op self time, in matrix products
+    ops: list[OpShare]  # the ops taking the most self time, largest first
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -84,6 +100,25 @@ def training_flops_per_token(model: nn.Module, mean_length: float) -> float:
     dense = sum(p.numel() for p in model.parameters()) - embedding
     attention = 2 * config.num_hidden_layers * config.hidden_size * mean_length * 2  # QK^T and AV, forward
     return 6 * dense + 3 * attention
+
+
+def op_breakdown(config: TrialConfig, device: torch.device, top: int = 10) -> tuple[float, list[OpShare]]:
+    """One epoch of the trial loop's training steps under torch.profiler: matmul share and top ops by self time."""
+    from torch.profiler import ProfilerActivity, profile
+
+    from nerplat.trial.session import TrialSession
+
+    session = TrialSession(config, device=device)
+    session.setup()
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+    with profile(activities=activities) as profiled:
+        session.train_epoch(1)
+    field = "self_device_time_total" if device.type == "cuda" else "self_cpu_time_total"
+    events = [(e.key, getattr(e, field), e.count) for e in profiled.key_averages()]
+    total = sum(seconds for _, seconds, _ in events) or 1.0
+    matmul = sum(seconds for key, seconds, _ in events if key in MATMUL_OPS) / total
+    ranked = sorted(events, key=lambda event: -event[1])[:top]
+    return matmul, [OpShare(op=key, share=seconds / total, calls=count) for key, seconds, count in ranked]
 
 
 def _plain_loop(model: nn.Module, head: nn.Linear, batches: list, lr: float, device: torch.device) -> tuple[int, float]:
@@ -149,6 +184,7 @@ def bench_train(
 
     peak = matmul_gflops(device=on) * 1e9
     flops = training_flops_per_token(loaded.model, mean_length)
+    matmul, ops = op_breakdown(config, on)
     return TrainBenchResult(
         encoder=encoder,
         device=on.type,
@@ -163,4 +199,6 @@ def bench_train(
         mfu=ours * flops / peak,
         plain_mfu=plain * flops / peak,
         peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        matmul_share=matmul,
+        ops=ops,
     )

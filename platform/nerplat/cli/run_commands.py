@@ -144,7 +144,7 @@ def bench_run_command(
     profile: Optional[str] = typer.Option(None, "--profile", help="Profile of the bench sweep (smoke: tiny encoder, 4 trials)."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON object instead of a table."),
 ) -> None:
-    """Start-up overhead, training share of a 20-trial sweep, and in-trial vs in-process tokens/s."""
+    """Start-up overhead, where a 20-trial sweep's slot time goes, and in-trial vs in-process tokens/s."""
 
     from nerplat.bench.run import bench_run
 
@@ -163,6 +163,15 @@ def bench_run_command(
         ("ratio (trial / in-process)", f"{result.ratio:.3f}"),
     ]
     print_figures(f"nerplat bench run ({result.trials} trials, {result.slots} at a time)", rows, console)
+    shares = result.slot_time
+    rows = [
+        ("start-up (trial start to first step)", f"{shares.setup:.3f}"),
+        ("training steps", f"{shares.train:.3f}"),
+        ("dev evaluation", f"{shares.evaluate:.3f}"),
+        ("rest of each trial's run (worker start, reports, checkpoints, MLflow)", f"{shares.trial_other:.3f}"),
+        ("between trials (Tune starting the next)", f"{shares.between_trials:.3f}"),
+    ]
+    print_figures("where the slot time goes (wall time x trials at a time)", rows, console)
 
 
 @bench_app.command("peer")

@@ -162,7 +162,7 @@ def bench_train_command(
     device: str = typer.Option("cpu", "--device", help="cpu or cuda: where both loops train and the matmul peak is measured."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON object instead of a table."),
 ) -> None:
-    """Tokens/s of a plain PyTorch loop and of nerplat's trial loop on the same batches, ratio, MFU, memory."""
+    """Tokens/s of a plain PyTorch loop and of nerplat's trial loop on the same batches, ratio, MFU, memory, time per torch op."""
     from nerplat.bench.train import bench_train
 
     result = bench_train(encoder=encoder, sentences=sentences, batch_size=batch_size, threads=threads, device=device)
@@ -179,7 +179,11 @@ def bench_train_command(
         ("peak RSS, MB", f"{result.peak_rss_mb:.0f}"),
     ]
     title = f"nerplat bench train ({result.encoder} on {result.device}, {result.sentences} sentences, {result.threads} threads)"
-    print_figures(title, rows, Console())
+    console = Console()
+    print_figures(title, rows, console)
+    rows = [("matrix products (mm, addmm, bmm, baddbmm)", f"{result.matmul_share:.3f}")]
+    rows += [(f"{op.op} ({op.calls} calls)", f"{op.share:.3f}") for op in result.ops]
+    print_figures("share of one profiled training epoch's torch op self time", rows, console)
 
 
 @bench_app.command("mrc")

@@ -27,6 +27,11 @@ def test_bench_train_prints_the_promised_json(capsys):
     assert {"plain_tokens_per_s", "nerplat_tokens_per_s", "ratio", "mfu", "peak_rss_mb"} <= set(figures) and figures["device"] == "cpu"
     assert figures["plain_tokens_per_s"] > 0 and figures["nerplat_tokens_per_s"] > 0
     assert figures["ratio"] == pytest.approx(figures["nerplat_tokens_per_s"] / figures["plain_tokens_per_s"])
+    # The profiled epoch: the biggest ops first, matrix products a real share of a transformer's step.
+    shares = [op["share"] for op in figures["ops"]]
+    assert len(shares) == 10 and shares == sorted(shares, reverse=True) and 0 < sum(shares) <= 1
+    assert 0 < figures["matmul_share"] < 1
+    assert {"aten::mm", "aten::addmm"} & {op["op"] for op in figures["ops"]}
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message of a machine without CUDA")
