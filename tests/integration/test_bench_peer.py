@@ -22,3 +22,6 @@ def test_bench_peer_prints_wall_per_trial_best_dev_and_ratio_for_both_sides(tmp_
         assert float(per_trial[side]) == pytest.approx(float(wall[side]) / 2, abs=0.1)
         assert 0 <= float(best[side]) <= 1
     assert re.search(r"ratio \(peer wall / nerplat wall\): [\d.]+", out)
+    # The peer's study tried exactly the learning rates nerplat drew.
+    rates = re.search(r"learning rates tried by both: (\S+), (\S+)\n", out)
+    assert rates and 2e-5 <= float(rates[1]) < float(rates[2]) <= 2e-4, out

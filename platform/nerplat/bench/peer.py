@@ -7,9 +7,11 @@ dev sentences its fixed dev subset, both made by nerplat's data layer; the input
 sub-token windows (tokenizer, `max_length`, a word's label on its first sub-token); the network is
 the same encoder (the same weights, read by nerplat's encoder loader) under a linear token
 classifier with dropout 0.1; dev is scored every `eval_every` epochs and after the last, with
-seqeval's strict micro F1 through `nerplat.metrics`. Both search the learning rate log-uniformly
-at random over the sweep's range, with its batch size, epochs, AdamW weight decay, warm-up share,
-linear decay and gradient clipping.
+seqeval's strict micro F1 through `nerplat.metrics`. Both try the same learning rates: nerplat
+draws them log-uniformly at random over the sweep's range, and the peer's Optuna study tries
+exactly those (a grid sampler over nerplat's draws), so the best dev scores differ by how each side
+trains, not by the luck of two random searches. Both use the sweep's batch size, epochs, AdamW
+weight decay, warm-up share, linear decay and gradient clipping.
 
 Each side runs in its best configuration for the machine: one trial at a time on every core
 (`threads`, default all CPUs). On CPU one trial already keeps every core busy and fp32 is the
@@ -25,6 +27,7 @@ trial; and the ratio peer wall / nerplat wall (above 1: nerplat is faster).
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 import time
@@ -35,8 +38,9 @@ from rich.console import Console
 
 from nerplat.bench.run import SWEEP_SPEC, run_sweep
 from nerplat.errors import UserInputError
+from nerplat.track import schema
 
-PEER_SEARCH_SEED = 0  # Optuna's random sampler
+PEER_SEARCH_SEED = 0  # the order in which Optuna's grid sampler visits nerplat's learning rates
 BEST_DEV = "dev_best_micro_f1"  # a nerplat trial's best dev evaluation by the sweep's metric
 
 
@@ -48,6 +52,7 @@ class SweepFigures:
     trials: int
     wall_s: float
     best_dev_micro_f1: float
+    learning_rates: list[float]  # the values its trials tried, ascending
 
     @property
     def per_trial_s(self) -> float:
@@ -107,9 +112,11 @@ def bench_peer(
     scores = [run.data.metrics[BEST_DEV] for run in sweep.trials if BEST_DEV in run.data.metrics]
     if len(scores) < arm.tune_trials:
         raise RuntimeError(f"nerplat's sweep scored {len(scores)} of {arm.tune_trials} trials (its messages are above)")
-    nerplat = SweepFigures("nerplat", arm.tune_trials, sweep.command_s, max(scores))
+    (key,) = arm.search_space
+    drawn = sorted(json.loads(run.data.tags[schema.SAMPLED])[key] for run in sweep.trials)
+    nerplat = SweepFigures("nerplat", arm.tune_trials, sweep.command_s, max(scores), drawn)
     console.print(f"Hugging Face Trainer + Optuna: {arm.tune_trials} trials, in-process on {threads} threads ...")
-    peer = hf_optuna_sweep(arm, threads)
+    peer = hf_optuna_sweep(arm, threads, drawn)
     return PeerBenchResult(
         trials=arm.tune_trials,
         epochs=arm.fixed["train"]["epochs"],
@@ -121,9 +128,9 @@ def bench_peer(
     )
 
 
-def hf_optuna_sweep(arm: Any, threads: int) -> SweepFigures:
-    """`Trainer.hyperparameter_search(backend="optuna")` over the arm's learning rate, on the data and
-    encoder of the arm's tuning trials; the wall time counts from data preparation to the last trial."""
+def hf_optuna_sweep(arm: Any, threads: int, learning_rates: list[float]) -> SweepFigures:
+    """`Trainer.hyperparameter_search(backend="optuna")` trying each of `learning_rates` once, on the data
+    and encoder of the arm's tuning trials; the wall time counts from data preparation to the last trial."""
     import optuna
     import torch
     from transformers import AutoModelForTokenClassification, DataCollatorForTokenClassification, Trainer, TrainingArguments
@@ -144,6 +151,12 @@ def hf_optuna_sweep(arm: Any, threads: int) -> SweepFigures:
     data = prepare_trial_data(config, encoder.tokenizer)
     gold = [list(sentence.tags) for sentence in data.dev_sentences]
     scores: list[float] = []
+    tried: set[float] = set()
+
+    def hp_space(trial: Any) -> dict[str, float]:
+        learning_rate = trial.suggest_float("learning_rate", space.low, space.high, log=True)
+        tried.add(learning_rate)
+        return {"learning_rate": learning_rate}
 
     def model_init() -> Any:
         """The encoder a nerplat trial starts from, under transformers' token-classification head."""
@@ -198,15 +211,16 @@ def hf_optuna_sweep(arm: Any, threads: int) -> SweepFigures:
         optuna.logging.set_verbosity(optuna.logging.WARNING)
         with quiet_transformers():
             trainer.hyperparameter_search(
-                hp_space=lambda trial: {"learning_rate": trial.suggest_float("learning_rate", space.low, space.high, log=True)},
+                hp_space=hp_space,
                 compute_objective=lambda metrics: metrics["eval_micro_f1"],
-                n_trials=arm.tune_trials,
+                n_trials=len(learning_rates),
                 direction="maximize",
                 backend="optuna",
-                sampler=optuna.samplers.RandomSampler(seed=PEER_SEARCH_SEED),
+                sampler=optuna.samplers.GridSampler({"learning_rate": learning_rates}, seed=PEER_SEARCH_SEED),
                 pruner=optuna.pruners.NopPruner(),  # the sweep's scheduler is FIFO: no trial is stopped early
             )
-    return SweepFigures("Hugging Face Trainer + Optuna", arm.tune_trials, time.perf_counter() - started, max(scores))
+    wall = time.perf_counter() - started
+    return SweepFigures("Hugging Face Trainer + Optuna", len(learning_rates), wall, max(scores), sorted(tried))
 
 
 def window_dataset(features: Any) -> list[dict[str, Any]]:

@@ -206,6 +206,11 @@ def bench_peer_command(
     table.add_row("best dev micro F1", f"{result.nerplat.best_dev_micro_f1:.3f}", f"{result.peer.best_dev_micro_f1:.3f}")
     console.print(table)
     console.print(f"ratio (peer wall / nerplat wall): {result.ratio:.2f}")
+    rates = {side.name: ", ".join(f"{rate:.3g}" for rate in side.learning_rates) for side in (result.nerplat, result.peer)}
+    if result.peer.learning_rates == result.nerplat.learning_rates:
+        console.print(f"learning rates tried by both: {rates['nerplat']}")
+    else:
+        console.print("the two sides tried different learning rates: " + "; ".join(f"{k}: {v}" for k, v in rates.items()))
 
 @bench_app.command("tracking")
 def bench_tracking_command(
