@@ -112,8 +112,9 @@ def bench_run(console: Console, profile: str | None = None) -> RunBenchResult:
     wall = max(t.end for t in times) - min(t.start for t in times)
     startups = sorted(run.data.metrics["time_first_step_unix"] - run.info.start_time / 1000 for run in trials)
     train_seconds = sum(t.train for t in times)
-    tokens = sum(run.data.metrics["train_tokens"] for run in trials)
     slots = plan.tune.max_concurrent or 1
+    slot_time = SlotTime.of(times, slots)
+    tokens = sum(run.data.metrics["train_tokens"] for run in trials)
     console.print(f"sweep of {len(trials)} trials: {sweep.command_s:.1f}s including Ray start")
 
     sampled = {key: (space.low * space.high) ** 0.5 for key, space in arm.search_space.items()}
@@ -125,11 +126,11 @@ def bench_run(console: Console, profile: str | None = None) -> RunBenchResult:
         sweep_wall_s=wall,
         startup_s=statistics.median(startups),
         startup_max_s=max(startups),
-        train_share=train_seconds / (wall * slots),
+        train_share=slot_time.train,
         trial_tokens_per_s=inside,
         inprocess_tokens_per_s=inprocess,
         ratio=inside / inprocess,
-        slot_time=SlotTime.of(times, slots),
+        slot_time=slot_time,
     )
 
 

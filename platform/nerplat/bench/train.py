@@ -114,11 +114,11 @@ def op_breakdown(config: TrialConfig, device: torch.device, top: int = 10) -> tu
     with profile(activities=activities) as profiled:
         session.train_epoch(1)
     field = "self_device_time_total" if device.type == "cuda" else "self_cpu_time_total"
-    events = [(e.key, getattr(e, field), e.count) for e in profiled.key_averages()]
-    total = sum(seconds for _, seconds, _ in events) or 1.0
-    matmul = sum(seconds for key, seconds, _ in events if key in MATMUL_OPS) / total
+    events = [(e.key, getattr(e, field), e.count) for e in profiled.key_averages()]  # self time in microseconds
+    total = sum(self_time for _, self_time, _ in events) or 1.0
+    matmul = sum(self_time for key, self_time, _ in events if key in MATMUL_OPS) / total
     ranked = sorted(events, key=lambda event: -event[1])[:top]
-    return matmul, [OpShare(op=key, share=seconds / total, calls=count) for key, seconds, count in ranked]
+    return matmul, [OpShare(op=key, share=self_time / total, calls=count) for key, self_time, count in ranked]
 
 
 def _plain_loop(model: nn.Module, head: nn.Linear, batches: list, lr: float, device: torch.device) -> tuple[int, float]:
