@@ -166,16 +166,26 @@ def test_batch_without_labelled_words_gives_zero_loss_that_backpropagates(contex
         assert loss.item() == 0.0
 
 
-@pytest.mark.parametrize("p_outside", [0.6, 0.9, 0.99])
-def test_self_adjusting_dice_pushes_an_o_predicted_entity_word_further_to_o(p_outside):
-    # docs/results/README.md (mom_conll): the dice collapse is the loss's own attractor. One gradient
-    # step (size 1, on the scores) on a gold-entity word that the model gives to O, with CoNLL's 9
-    # labels and 004's eps 1, delta 0.01, raises p(O) and lowers p(gold).
+SELF_ADJUSTING_004 = {"eps": 1.0, "delta": 0.01}
+SQUARED_002 = {"form": "squared", "delta": 1e-5}
+
+
+@pytest.mark.parametrize(
+    ("dice", "p_outside"),
+    [(SELF_ADJUSTING_004, p) for p in (0.6, 0.9, 0.99)] + [(SQUARED_002, p) for p in (0.8, 0.9, 0.99)],
+)
+def test_dice_pushes_an_o_predicted_entity_word_further_to_o(dice, p_outside):
+    # docs/results/README.md (mom_conll, resampling): the dice collapses are the loss's own attractor.
+    # One gradient step (size 1, on the scores) on a gold-entity word that the model gives to O, with
+    # CoNLL's 9 labels, raises p(O) and lowers p(gold): with 004's self-adjusting form (eps 1, delta
+    # 0.01) from p(O) = 0.6, and with 002's squared form at its deep models' g = 1e-5 from p(O) = 0.8
+    # (its wrong-label terms 1 - g/(g + p_j^2) fall as the entity labels' probabilities fall, and O
+    # takes the mass; at p(O) = 0.6 the step still raises p(gold)).
     from nerplat.objectives import ObjectiveContext
 
     tags = ["O"] + [f"{b}-{t}" for t in ("PER", "LOC", "ORG", "MISC") for b in "BI"]
     context = ObjectiveContext(labels=tags, label_counts=[1] * len(tags), max_length=16, seed=0)
-    loss = make("dice", context, eps=1.0, delta=0.01)
+    loss = make("dice", context, **dice)
     rest = (1.0 - p_outside) / (len(tags) - 1)
     scores = torch.log(torch.tensor([[p_outside] + [rest] * (len(tags) - 1)])).requires_grad_(True)
     gold = torch.tensor([1])  # B-PER
