@@ -11,14 +11,14 @@ from nerplat.trial.loop import run_trial
 LOSSES = {"softmax": "ce", "crf": "crf", "two_task": "auc_2t"}
 
 
-def tiny_config(head: str, max_length: int = 48) -> TrialConfig:
+def tiny_config(head: str, max_length: int = 48, encoder: str = "tiny") -> TrialConfig:
     samplers = [Component(name="low_resource", params={"size": 24, "partitions": 1})]
     if head == "two_task":
         samplers.insert(0, Component(name="untyped"))
     return TrialConfig(
         dataset=DatasetRef(name="conll2003"),
         samplers=tuple(samplers),
-        encoder=EncoderSettings(name="tiny", max_length=max_length, window_stride=8),
+        encoder=EncoderSettings(name=encoder, max_length=max_length, window_stride=8),
         head=Component(name=head),
         objective=Component(name=LOSSES[head]),
         train=TrainSettings(epochs=1, batch_size=8, lr=1e-3, dev_subset=40, threads=1),

@@ -5,8 +5,9 @@ MiniLM trial checkpoint about 270 MB. The folder is the artifact of the MLflow m
 (`nerplat.serving.pyfunc`) and what `nerplat train --save` writes:
 
     tagger.json          labels (O first), head (name, params), encoder (name, max_length, window_stride)
-    encoder/config.json  the transformers config the encoder is rebuilt from (no weights downloaded)
-    tokenizer/           the encoder's fast tokenizer
+    encoder/config.json  the transformers config the encoder is rebuilt from (no weights downloaded),
+                         or encoder/word_embeddings.json: the table's shape, for a word-embedding encoder
+    tokenizer/           the encoder's fast tokenizer (a word-level one for word embeddings)
     weights.safetensors  encoder, head (CRF transitions, two-task thresholds included)
 """
 
@@ -23,11 +24,13 @@ from typing import Any
 from nerplat.errors import UserInputError
 from nerplat.models.encoders import Encoder, quiet_transformers, tagging_encoder
 from nerplat.models.tagger import Tagger, build_tagger
+from nerplat.models.word_embeddings import WordEmbeddings
 from nerplat.config.trial import Component, EncoderSettings
 
 FORMAT_VERSION = 1
 SETTINGS_FILE = "tagger.json"
 WEIGHTS_FILE = "weights.safetensors"
+WORD_EMBEDDINGS_FILE = "word_embeddings.json"
 
 
 @dataclass(frozen=True)
@@ -57,7 +60,7 @@ def save_bundle(directory: Path, tagger: Tagger, tokenizer: Any, labels: list[st
             "encoder": encoder.model_dump(mode="json"),
         }
         (temporary / SETTINGS_FILE).write_text(json.dumps(settings, indent=2) + "\n")
-        tagger.encoder.config.save_pretrained(temporary / "encoder")
+        _save_encoder_shape(tagger.encoder, temporary / "encoder")
         tokenizer.save_pretrained(temporary / "tokenizer")
         save_model(tagger, str(temporary / WEIGHTS_FILE))
         if directory.exists():
@@ -83,11 +86,35 @@ def load_bundle(directory: Path) -> TaggerBundle:
         raise UserInputError(f"{settings_file}: format {settings.get('format')!r}, this nerplat reads format {FORMAT_VERSION}")
     with quiet_transformers():
         tokenizer = transformers.AutoTokenizer.from_pretrained(directory / "tokenizer")
-        config = transformers.AutoConfig.from_pretrained(directory / "encoder")
-        model = tagging_encoder(transformers.AutoModel.from_config(config))
+    model, hidden_size = _empty_encoder(directory / "encoder")
     labels, head = settings["labels"], Component.model_validate(settings["head"])
-    encoder = Encoder(name=settings["encoder"]["name"], tokenizer=tokenizer, model=model, hidden_size=config.hidden_size)
+    encoder = Encoder(name=settings["encoder"]["name"], tokenizer=tokenizer, model=model, hidden_size=hidden_size)
     tagger = build_tagger(encoder, head, labels)
     load_model(tagger, str(directory / WEIGHTS_FILE))
     tagger.eval()
     return TaggerBundle(tagger, tokenizer, labels, head, EncoderSettings.model_validate(settings["encoder"]))
+
+
+def _save_encoder_shape(model: Any, directory: Path) -> None:
+    """What `_empty_encoder` rebuilds the encoder from before the weights are loaded into it."""
+    if isinstance(model, WordEmbeddings):
+        directory.mkdir()
+        rows, dimensions = model.embedding.weight.shape
+        shape = {"rows": rows, "dimensions": dimensions, "trainable": model.embedding.weight.requires_grad}
+        (directory / WORD_EMBEDDINGS_FILE).write_text(json.dumps(shape) + "\n")
+    else:
+        model.config.save_pretrained(directory)
+
+
+def _empty_encoder(directory: Path) -> tuple[Any, int]:
+    """(encoder module with placeholder weights, hidden size) from what `_save_encoder_shape` wrote."""
+    import torch
+    import transformers
+
+    shape_file = directory / WORD_EMBEDDINGS_FILE
+    if shape_file.is_file():
+        shape = json.loads(shape_file.read_text())
+        return WordEmbeddings(torch.zeros(shape["rows"], shape["dimensions"]), shape["trainable"]), shape["dimensions"]
+    with quiet_transformers():
+        config = transformers.AutoConfig.from_pretrained(directory)
+        return tagging_encoder(transformers.AutoModel.from_config(config)), config.hidden_size

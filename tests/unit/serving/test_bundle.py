@@ -8,10 +8,11 @@ import pytest
 import torch
 
 from nerplat.errors import UserInputError
-from nerplat.serving.bundle import load_bundle, save_bundle
+from nerplat.serving.bundle import WORD_EMBEDDINGS_FILE, TaggerBundle, load_bundle, save_bundle
 from nerplat.serving.predictor import tag_sentences
+from nerplat.trial.loop import run_trial
 
-from tiny_taggers import SENTENCES
+from tiny_taggers import SENTENCES, tiny_config
 
 
 def test_bundle_holds_weights_tokenizer_and_decoding_settings_only(softmax_dir):
@@ -34,6 +35,29 @@ def test_loaded_bundle_has_the_saved_weights_and_saves_again_identically(softmax
     for (name, a), (_, b) in zip(bundle.tagger.state_dict().items(), again.tagger.state_dict().items()):
         assert torch.equal(a, b), name
     assert [s.tags for s in tag_sentences(bundle, SENTENCES)] == [s.tags for s in tag_sentences(again, SENTENCES)]
+
+
+@pytest.mark.parametrize("encoder", ["word2vec-50", "random-50"])
+def test_a_word_embedding_tagger_is_saved_and_loads_back_to_the_same_predictions(encoder, tmp_path):
+    # 002's shallow and Bi-LSTM models: the encoder is an embedding table with a word-level tokenizer
+    # made from the training split, not a transformers model (the resampling report kept their models).
+    config = tiny_config("softmax", encoder=encoder)
+    kept = []
+    run_trial(config, keep_model=kept.append)
+    trained = kept[0]
+    saved = save_bundle(tmp_path / encoder, trained.tagger, trained.tokenizer, trained.labels, config.head, config.encoder)
+    shape = json.loads((saved / "encoder" / WORD_EMBEDDINGS_FILE).read_text())
+    assert shape == {"rows": len(trained.tokenizer.get_vocab()), "dimensions": 50, "trainable": encoder == "random-50"}
+    bundle = load_bundle(saved)
+    assert bundle.tagger.encoder.embedding.weight.requires_grad == (encoder == "random-50")
+    for (name, a), (_, b) in zip(trained.tagger.state_dict().items(), bundle.tagger.state_dict().items()):
+        assert torch.equal(a, b), name
+    assert bundle.tokenizer("Brussels EU xyzzy".split(), is_split_into_words=True)["input_ids"] == trained.tokenizer(
+        "Brussels EU xyzzy".split(), is_split_into_words=True
+    )["input_ids"]
+    trained.tagger.eval()
+    before = TaggerBundle(trained.tagger, trained.tokenizer, trained.labels, config.head, config.encoder)
+    assert [s.tags for s in tag_sentences(bundle, SENTENCES)] == [s.tags for s in tag_sentences(before, SENTENCES)]
 
 
 def test_two_task_thresholds_are_saved_with_the_weights(two_task_dir, tmp_path):
