@@ -7,6 +7,7 @@ from pathlib import Path
 from nerplat.config.trial import Component, DatasetRef, EncoderSettings, TrainSettings, TrialConfig
 from nerplat.serving.bundle import save_bundle
 from nerplat.trial.loop import run_trial
+from nerplat.trial.report import TrainedTagger
 
 LOSSES = {"softmax": "ce", "crf": "crf", "two_task": "auc_2t"}
 
@@ -26,13 +27,18 @@ def tiny_config(head: str, max_length: int = 48, encoder: str = "tiny") -> Trial
     )
 
 
-def train_bundle(head: str, directory: Path) -> Path:
-    """Trains a tiny tagger with `run_trial` and saves what its `keep_model` hook hands over."""
-    config = tiny_config(head)
+def train_tagger(config: TrialConfig) -> TrainedTagger:
+    """Trains a tagger with `run_trial` and returns what its `keep_model` hook hands over."""
     kept = []
     run_trial(config, keep_model=kept.append)
     assert len(kept) == 1
-    trained = kept[0]
+    return kept[0]
+
+
+def train_bundle(head: str, directory: Path) -> Path:
+    """Trains a tiny tagger and saves it as a bundle in `directory / head`."""
+    config = tiny_config(head)
+    trained = train_tagger(config)
     return save_bundle(directory / head, trained.tagger, trained.tokenizer, trained.labels, config.head, config.encoder)
 
 

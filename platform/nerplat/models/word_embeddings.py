@@ -84,6 +84,15 @@ class WordEmbeddings(nn.Module):
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None) -> WordStates:
         return WordStates(self.embedding(input_ids))
 
+    def shape(self) -> dict[str, Any]:
+        """What `empty` needs to rebuild the table before its weights are loaded (a saved bundle)."""
+        rows, dimensions = self.embedding.weight.shape
+        return {"rows": rows, "dimensions": dimensions, "trainable": self.embedding.weight.requires_grad}
+
+    @classmethod
+    def empty(cls, shape: dict[str, Any]) -> "WordEmbeddings":
+        return cls(torch.zeros(shape["rows"], shape["dimensions"]), shape["trainable"])
+
 
 @dataclass(frozen=True)
 class WordEmbeddingRecipe:

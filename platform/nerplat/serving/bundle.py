@@ -99,22 +99,19 @@ def _save_encoder_shape(model: Any, directory: Path) -> None:
     """What `_empty_encoder` rebuilds the encoder from before the weights are loaded into it."""
     if isinstance(model, WordEmbeddings):
         directory.mkdir()
-        rows, dimensions = model.embedding.weight.shape
-        shape = {"rows": rows, "dimensions": dimensions, "trainable": model.embedding.weight.requires_grad}
-        (directory / WORD_EMBEDDINGS_FILE).write_text(json.dumps(shape) + "\n")
+        (directory / WORD_EMBEDDINGS_FILE).write_text(json.dumps(model.shape()) + "\n")
     else:
         model.config.save_pretrained(directory)
 
 
 def _empty_encoder(directory: Path) -> tuple[Any, int]:
     """(encoder module with placeholder weights, hidden size) from what `_save_encoder_shape` wrote."""
-    import torch
     import transformers
 
     shape_file = directory / WORD_EMBEDDINGS_FILE
     if shape_file.is_file():
         shape = json.loads(shape_file.read_text())
-        return WordEmbeddings(torch.zeros(shape["rows"], shape["dimensions"]), shape["trainable"]), shape["dimensions"]
+        return WordEmbeddings.empty(shape), shape["dimensions"]
     with quiet_transformers():
         config = transformers.AutoConfig.from_pretrained(directory)
         return tagging_encoder(transformers.AutoModel.from_config(config)), config.hidden_size

@@ -10,9 +10,8 @@ import torch
 from nerplat.errors import UserInputError
 from nerplat.serving.bundle import WORD_EMBEDDINGS_FILE, TaggerBundle, load_bundle, save_bundle
 from nerplat.serving.predictor import tag_sentences
-from nerplat.trial.loop import run_trial
 
-from tiny_taggers import SENTENCES, tiny_config
+from tiny_taggers import SENTENCES, tiny_config, train_tagger
 
 
 def test_bundle_holds_weights_tokenizer_and_decoding_settings_only(softmax_dir):
@@ -42,9 +41,7 @@ def test_a_word_embedding_tagger_is_saved_and_loads_back_to_the_same_predictions
     # 002's shallow and Bi-LSTM models: the encoder is an embedding table with a word-level tokenizer
     # made from the training split, not a transformers model (the resampling report kept their models).
     config = tiny_config("softmax", encoder=encoder)
-    kept = []
-    run_trial(config, keep_model=kept.append)
-    trained = kept[0]
+    trained = train_tagger(config)
     saved = save_bundle(tmp_path / encoder, trained.tagger, trained.tokenizer, trained.labels, config.head, config.encoder)
     shape = json.loads((saved / "encoder" / WORD_EMBEDDINGS_FILE).read_text())
     assert shape == {"rows": len(trained.tokenizer.get_vocab()), "dimensions": 50, "trainable": encoder == "random-50"}
