@@ -78,10 +78,13 @@ def train(
         raise UserInputError(f"--split must be test or dev, not {split!r}")
     overrides, searched = split_assignments(assignments)
     plan = compile_spec(spec, profile, overrides)
-    arms = [arm for arm in plan.arms if arm.method == method and (arm_id is None or arm.id == arm_id)]
-    if not arms:
+    of_method = [arm for arm in plan.arms if arm.method == method]
+    if not of_method:
         known = sorted({arm.method for arm in plan.arms})
-        raise UserInputError(f"no arm of method {method!r}{' with id ' + repr(arm_id) if arm_id else ''} in {spec} (methods: {', '.join(known)})")
+        raise UserInputError(f"no method {method!r} in {spec} (methods: {', '.join(known)})")
+    arms = [arm for arm in of_method if arm_id is None or arm.id == arm_id]
+    if not arms:
+        raise UserInputError(f"method {method!r} has no arm {arm_id!r} in {spec}; its arms: {', '.join(a.id for a in of_method)}")
     if len(arms) > 1:
         raise UserInputError(f"method {method!r} has {len(arms)} arms; choose one with --arm: {', '.join(a.id for a in arms)}")
     arm = arms[0]

@@ -86,6 +86,17 @@ def test_train_set_routes_spec_keys_and_searched_values():
     )
 
 
+def test_train_names_the_arms_of_a_method_when_the_arm_id_is_wrong(capsys):
+    code, _, err = run(capsys, "train", str(ROOT / "specs" / "resampling.yaml"), "-m", "bilstm_softmax", "-p", "cpu", "--arm", "wnut17/fraction-0.1")
+    assert code == 2 and "has no arm 'wnut17/fraction-0.1'" in err
+    assert "wnut17/fraction-0.1/bilstm_softmax, wnut17/fraction-0.1+sc/bilstm_softmax" in err
+
+
+def test_train_names_the_methods_when_the_method_is_unknown(capsys):
+    code, _, err = run(capsys, "train", QUICKSTART, "-m", "nope")
+    assert code == 2 and "no method 'nope'" in err and "methods: " in err
+
+
 def summary() -> RunSummary:
     outcomes = [
         ArmOutcome("a/full/mom", {"objective.lambda": 0.123456789}, 0.87654321, {"completed": 3, "stopped": 1}, {"completed": 2}),
