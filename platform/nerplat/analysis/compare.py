@@ -125,9 +125,18 @@ def _side(frame: pl.DataFrame, design: _Design, value: str, prefix: str, metrics
 
 
 def _join_pair(frame, design: _Design, subject, partner, metrics) -> pl.DataFrame:
+    """Both sides' runs, matched by the design's keys, in the settings where both sides have runs.
+
+    A setting with runs on one side only is a cell the spec did not plan for the other (002's grid
+    runs some samplers for some models only), not a missing partner; a planned cell whose runs all
+    failed still has (failed) runs, so its runs stay and are listed as unpaired.
+    """
     left = _side(frame, design, subject, "a:", metrics)
     right = _side(frame, design, partner, "b:", metrics)
-    return left.join(right, on=design.keys, how="full", coalesce=True, nulls_equal=True)
+    joined = left.join(right, on=design.keys, how="full", coalesce=True, nulls_equal=True)
+    within = list(design.within)
+    both = pl.col("a:run_id").is_not_null().any().over(within) & pl.col("b:run_id").is_not_null().any().over(within)
+    return joined.filter(both)
 
 
 def _present(column: str) -> pl.Expr:

@@ -143,6 +143,25 @@ def test_a_sampler_run_without_its_reference_run_is_reported(frame):
     assert row["detail"] == "no full run with the same dataset, method, seed and partition"
 
 
+def test_a_cell_one_side_never_ran_is_not_compared_nor_reported():
+    """As in 002's cpu grid, where some models run some samplers only: here `ce` has no `sc` cell."""
+    both = _resampled(synthetic_replicates(methods=("ce", "mom"), sizes=(20,), seeds=4, partitions=2, types=()))
+    grid = both.filter(~((pl.col("method") == "ce") & (pl.col("sampler") == "sc")))
+    pairs = compare_pairs(grid, [("mom", "ce")], METRICS, "paired_t")
+    assert pairs.tests["sampler"].unique().to_list() == ["full"] and pairs.missing.is_empty()
+    samplers = compare_samplers(grid, "full", METRICS, "paired_t")
+    assert samplers.tests["method"].unique().to_list() == ["mom"] and samplers.missing.is_empty()
+
+
+def test_a_cell_whose_runs_all_failed_is_still_reported(frame):
+    failed = frame.with_columns(
+        pl.when(pl.col("method") == "ce").then(None).otherwise(pl.col(m)).alias(m) for m in METRICS
+    ).with_columns(pl.when(pl.col("method") == "ce").then(pl.lit("failed")).otherwise(pl.lit("completed")).alias("status"))
+    result = compare_pairs(failed, [("mom", "ce")], METRICS, "paired_t")
+    assert result.tests["n_pairs"].to_list() == [0, 0]
+    assert result.missing.height == 8 and set(result.missing["detail"]) == {"ce run lacks test_micro_f1, test_micro_precision"}
+
+
 def test_the_best_other_partner_is_the_highest_mean_dev_score():
     frame = synthetic_replicates(methods=("ce", "focal", "wce2", "mom"), sizes=(20,), seeds=3, types=())
     dev = {"ce": 0.50, "focal": 0.55, "wce2": 0.60, "mom": 0.90}  # mom's own dev score never counts
