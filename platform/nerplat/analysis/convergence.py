@@ -15,6 +15,10 @@ all do. With 3 replicates the share alone is coarse (0, 1/3, 2/3, 1), so the mea
 have flattened: one F1 point over the last quarter is below the seed-to-seed spread the papers report.
 A cell with a single evaluation cannot show a plateau and is not converged; a cell without a dev
 curve or without selected epochs (old runs, corpora without a dev split) is null: unknown.
+
+Heads fitted outside the epoch loop (crfsuite) have no budget in epochs: their runs log
+`fit_converged` (whether the optimiser met its own stopping test), and such a cell is converged when
+every fit did; its last_epoch_share and late_gain are null.
 """
 
 from __future__ import annotations
@@ -67,7 +71,23 @@ def convergence(replicates: pl.DataFrame, epochs: pl.DataFrame, metric: str) -> 
     verdicts = shares.join(gains, on=keys, how="left", nulls_equal=True).with_columns(
         pl.when(pl.col("last_epoch_share").is_not_null()).then(plateau).alias("converged")
     )
-    return verdicts.select(list(schema)).cast(schema).sort(keys, nulls_last=True)
+    return _with_fit_verdicts(verdicts, replicates).select(list(schema)).cast(schema).sort(keys, nulls_last=True)
+
+
+def _with_fit_verdicts(verdicts: pl.DataFrame, replicates: pl.DataFrame) -> pl.DataFrame:
+    """Cells whose runs logged `fit_converged` take it as their verdict instead of the curve's."""
+    if "fit_converged" not in replicates.columns:
+        return verdicts
+    keys = list(GROUP_KEYS)
+    fits = replicates.filter(pl.col("fit_converged").is_not_null()).group_by(keys).agg(
+        (pl.col("fit_converged") == 1).all().alias("fit")
+    )
+    fitted = pl.col("fit").is_not_null()
+    return verdicts.join(fits, on=keys, how="left", nulls_equal=True).with_columns(
+        pl.when(fitted).then(None).otherwise(pl.col("last_epoch_share")).alias("last_epoch_share"),
+        pl.when(fitted).then(None).otherwise(pl.col("late_gain")).alias("late_gain"),
+        pl.when(fitted).then(pl.col("fit")).otherwise(pl.col("converged")).alias("converged"),
+    )
 
 
 def with_convergence(summary: pl.DataFrame, verdicts: pl.DataFrame) -> pl.DataFrame:
@@ -98,6 +118,12 @@ def unconverged_cells(summary: pl.DataFrame, methods: Sequence[str] | None = Non
         cells = cells.filter(pl.col("method").is_in(list(methods)))
     lines = []
     for row in cells.sort(list(GROUP_KEYS), nulls_last=True).iter_rows(named=True):
+        if row["last_epoch_share"] is None:
+            lines.append(
+                f"not converged: {row['method']} on {row['dataset']} ({row['sampler']}): its fit stopped at its "
+                "iteration limit in some replicates; raise the head's max_iterations"
+            )
+            continue
         gain = "n/a" if row["late_gain"] is None else f"{row['late_gain']:+.4f}"
         lines.append(
             f"not converged: {row['method']} on {row['dataset']} ({row['sampler']}): "

@@ -270,6 +270,8 @@ class RunLedger:
             "selected_epoch": float(result.selected_epoch),
             "trial_seconds": result.timings.total,
         }
+        if result.fit_converged is not None:
+            final["fit_converged"] = float(result.fit_converged)
         client = self.tracker.client
         self.tracker.log_epoch(run.run_id, final, epoch=result.selected_epoch, tags={schema.SIZE: result.train_sentences})
         if result.predictions:

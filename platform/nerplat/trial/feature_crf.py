@@ -4,11 +4,14 @@ features -> one crfsuite fit -> dev evaluation -> evaluation split.
 The trial loop hands such trials here (`fitted_outside_loop(config.head)`), so samplers, tuning,
 MLflow and analysis see the same `Evaluation` and `TrialResult` as for any torch head. The fit is the
 trial's single "epoch" (`selected_epoch` 1); `train_loss` is crfsuite's final penalised negative
-log-likelihood. A checkpoint is the crfsuite model file, so a resumed trial skips the fit.
+log-likelihood, and `fit_converged` whether L-BFGS met its stopping test (the analysis judges the
+budget by it, as there is no dev curve). A checkpoint is the crfsuite model file with those two
+figures beside it, so a resumed trial skips the fit.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -30,6 +33,7 @@ from nerplat.trial.dev_subset import dev_subset
 from nerplat.trial.report import Evaluation, Reporter, Timings, TrialResult
 
 MODEL_FILE = "crfsuite.model"
+FIT_FILE = "crfsuite_fit.json"  # final loss and convergence of the fit, kept with the checkpoint
 
 
 def fitted_outside_loop(head: Component) -> bool:
@@ -55,6 +59,9 @@ def run_feature_trial(
     fit_started = time.perf_counter()
     if resume_from is not None and (resume_from / MODEL_FILE).is_file():
         crf.model_bytes = (resume_from / MODEL_FILE).read_bytes()
+        if (resume_from / FIT_FILE).is_file():
+            fit = json.loads((resume_from / FIT_FILE).read_text())
+            crf.final_loss, crf.converged = fit["loss"], fit["converged"]
     else:
         crf.fit([(s.tokens, s.tags) for s in corpus.train], vectors)
         timings.train_tokens = sum(len(s) for s in corpus.train)
@@ -87,6 +94,7 @@ def run_feature_trial(
         train_sentences=len(corpus.train),
         size_factor=prepared.size_factor,
         selected_epoch=1,
+        fit_converged=crf.converged,
         timings=timings,
         notes=corpus.notes,
         data_checksums=dict(corpus.checksums),
@@ -126,3 +134,4 @@ def _save_model(crf: FeatureCRF, directory: Path) -> None:
     temporary = directory / f".{MODEL_FILE}.tmp"
     temporary.write_bytes(crf.model_bytes or b"")
     os.replace(temporary, directory / MODEL_FILE)
+    (directory / FIT_FILE).write_text(json.dumps({"loss": crf.final_loss, "converged": crf.converged}))

@@ -97,6 +97,9 @@ class TrialResult:
     timings: Timings = field(default_factory=Timings)
     notes: tuple[str, ...] = ()  # what the corpus layer and samplers did (IOB1 conversion, carving, ...)
     data_checksums: dict[str, str] = field(default_factory=dict)  # split -> sha256 of what was used
+    # A head fitted outside the epoch loop (crfsuite) has no dev curve to judge its budget by: it says
+    # whether its own optimiser met its stopping test. None for epoch-trained heads and unknown fits.
+    fit_converged: bool | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -106,6 +109,7 @@ class TrialResult:
             "timings": asdict(self.timings),
             "notes": list(self.notes),
             "data_checksums": dict(self.data_checksums),
+            "fit_converged": self.fit_converged,
         }
 
     @classmethod
@@ -116,6 +120,7 @@ class TrialResult:
             predictions=[(Sentence(tuple(tokens), tuple(gold)), tuple(pred)) for tokens, gold, pred in data["predictions"]],
             timings=Timings(**data["timings"]),
             notes=tuple(data["notes"]),
+            fit_converged=data.get("fit_converged"),
         )
 
 @dataclass(frozen=True)

@@ -63,6 +63,19 @@ def test_one_evaluation_cannot_show_a_plateau_and_no_curve_is_unknown():
     assert unconverged_cells(summary) == []
 
 
+def test_a_fit_outside_the_epoch_loop_is_judged_by_its_own_stopping_test():
+    """crfsuite: one evaluation, but `fit_converged` says whether L-BFGS met its test (mom: one seed cut)."""
+    frame = _runs({"ce": [1, 1, 1], "mom": [1, 1, 1]}).with_columns(
+        pl.when((pl.col("method") == "mom") & (pl.col("seed") == 2)).then(0.0).otherwise(1.0).alias("fit_converged")
+    )
+    verdicts = convergence(frame, _curves(frame, {"ce": [0.5], "mom": [0.5]}), METRIC)
+    assert dict(zip(verdicts["method"], verdicts["converged"])) == {"ce": True, "mom": False}
+    assert verdicts["last_epoch_share"].null_count() == verdicts["late_gain"].null_count() == 2
+    summary = with_convergence(summarise(frame, ["test_micro_f1"], AnalysisSettings(bootstrap_resamples=100)), verdicts)
+    (line,) = unconverged_cells(summary)
+    assert line.startswith("not converged: mom") and "raise the head's max_iterations" in line
+
+
 def test_the_summary_carries_the_verdict_and_the_runner_gets_one_line_per_unconverged_cell():
     frame = _runs({"ce": [8, 8, 8], "mom": [5, 7, 3]})
     verdicts = convergence(frame, _curves(frame, {"ce": RISING, "mom": PLATEAU}), METRIC)

@@ -89,12 +89,13 @@ def test_a_result_logs_its_metrics_and_size_tag_in_one_request(ledger, mom, tune
     client_calls.clear()
     result = TrialResult(
         metrics={"test_micro_f1": 0.5}, evaluations=[], predictions=[], train_sentences=40, size_factor=0.01, selected_epoch=1,
-        timings=Timings(total=3.0), data_checksums={"train": "abc"},
+        timings=Timings(total=3.0), data_checksums={"train": "abc"}, fit_converged=False,
     )  # fmt: skip
     ledger.record_result("a", result)
     assert client_calls == ["log_batch", "log_dict"]  # the checksums are an artifact
     logged = run_of(ledger, run_id).data
     assert logged.metrics["test_micro_f1"] == 0.5 and logged.metrics["selected_epoch"] == 1.0
+    assert logged.metrics["fit_converged"] == 0.0
     assert logged.tags[schema.SIZE] == "40"
 
 

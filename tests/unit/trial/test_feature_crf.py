@@ -37,12 +37,19 @@ def test_the_crfsuite_fit_is_one_reported_epoch(crfsuite_result):
     assert all(len(gold.tags) == len(predicted) for gold, predicted in crfsuite_result.predictions)
 
 
+def test_the_fit_says_whether_lbfgs_met_its_stopping_test(crfsuite_result):
+    assert crfsuite_result.fit_converged is False  # 30 iterations cut it
+    assert run_trial(config(Component(name="crfsuite"))).fit_converged is True
+
+
 def test_a_checkpointed_crfsuite_model_is_resumed_without_fitting(tmp_path: Path, crfsuite_result):
     saved = tmp_path / "fit"
     run_trial(config(Component(name="crfsuite", params={"max_iterations": 30})), report=lambda e, save: save(saved))
     assert (saved / MODEL_FILE).is_file()
     resumed = run_trial(config(Component(name="crfsuite", params={"max_iterations": 30})), resume_from=saved)
     assert resumed.metrics == crfsuite_result.metrics and resumed.timings.train_tokens == 0
+    assert resumed.fit_converged is crfsuite_result.fit_converged is False
+    assert resumed.evaluations[0].train_loss == crfsuite_result.evaluations[0].train_loss
 
 
 def test_crfsuite_embeddings_need_a_word_embedding_encoder():
@@ -58,3 +65,4 @@ def test_word_embedding_taggers_train_in_the_loop(head):
     assert [e.epoch for e in result.evaluations] == [1, 2]
     assert set(result.metrics) >= {"dev_micro_f1", "dev_macro_f1"}
     assert result.evaluations[-1].train_loss > 0
+    assert result.fit_converged is None  # judged by its dev curve instead

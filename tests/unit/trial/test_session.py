@@ -158,5 +158,6 @@ def test_trial_result_round_trips_through_plain_data():
         timings=Timings(total=9.0),
         notes=("carved dev",),
         data_checksums={"train": "abc"},
+        fit_converged=True,
     )
     assert TrialResult.from_dict(result.to_dict()) == result

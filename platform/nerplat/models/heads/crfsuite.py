@@ -101,6 +101,7 @@ class FeatureCRF:
         self.labels = list(labels)
         self.model_bytes: bytes | None = None
         self.final_loss: float | None = None
+        self.converged: bool | None = None  # whether L-BFGS met its stopping test (False: max_iterations cut it)
 
     def _items(self, tokens: Sequence[str], vectors: WordVectors | None) -> list[WordFeatures]:
         return sentence_features(tokens, self.config.context, None if vectors is None else vectors(tokens))
@@ -125,6 +126,10 @@ class FeatureCRF:
             os.unlink(path)
         last = trainer.logparser.last_iteration
         self.final_loss = float(last["loss"]) if last and "loss" in last else None
+        log = "".join(trainer.logparser.log)
+        # crfsuite's train_lbfgs.c: the gradient test ("resulted in convergence") or the delta test over
+        # `period` iterations ("the stopping criteria") ended it, not max_iterations nor an error
+        self.converged = "L-BFGS resulted in convergence" in log or "L-BFGS terminated with the stopping criteria" in log
 
     def predict(self, sentences: Sequence[Sequence[str]], vectors: WordVectors | None) -> list[list[str]]:
         if self.model_bytes is None:
