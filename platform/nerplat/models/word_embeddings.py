@@ -1,8 +1,15 @@
 """Word-embedding encoders (paper 002's shallow and Bi-LSTM models): one vector per word, no context.
 
-002 used 50-d GloVe/biomedical vectors, which cannot be fetched here; these entries make 50-d
-vectors from the run's own training split instead (after its samplers, so augmentation's new words
-are in it), with the trial's seed:
+002 used 50-d pretrained GloVe/biomedical vectors, which cannot be fetched here. These entries make
+50-d vectors offline, from a pretrained table that ships with the default encoder or from the run's
+own training split (after its samplers, so augmentation's new words are in it), with the trial's seed:
+
+- ``minilm-static-50``: pretrained static vectors, the nearest offline stand-in for GloVe: each word's
+  vector is the mean of MiniLM-L6's input (word-piece) embeddings over the word's pieces, reduced to
+  50 dimensions by PCA over the vocabulary; frozen, as 002 keeps GloVe fixed. Like GloVe's, its
+  vocabulary reaches beyond the training split: every whole-word entry of MiniLM's vocabulary (about
+  20,000 lowercase words) plus every training word, so most dev and test words have a vector.
+  Cached like word2vec's vectors, keyed by the training words.
 
 - ``word2vec-50``: gensim Word2Vec (skip-gram, window 5, 20 epochs, one worker so a seed gives the
   same vectors), frozen during tagging, as 002 keeps its pretrained vectors fixed. Training is cached
@@ -14,7 +21,8 @@ Vocabulary and out-of-vocabulary words: words are lowercased (GloVe's vocabulari
 the vocabulary is every lowercased training word seen at least ``min_count`` times, plus ``[PAD]``
 (id 0) and ``[UNK]`` (id 1). Every other word, in training or at test time, is ``[UNK]``. For
 ``word2vec-50`` min_count is 1 and ``[UNK]`` is the zero vector (frozen: an unseen word carries no
-evidence). For ``random-50`` min_count is 2, so training singletons are ``[UNK]`` and its vector is
+evidence); ``minilm-static-50`` adds MiniLM's whole words to that vocabulary and its ``[UNK]`` is
+zero too. For ``random-50`` min_count is 2, so training singletons are ``[UNK]`` and its vector is
 learned for the unseen words of dev and test. The tokenizer is a fast (Rust) word-level tokenizer,
 one sub-token per word, so windowing, batching and every head work unchanged.
 """
@@ -47,7 +55,7 @@ class WordEmbeddingConfig(BaseModel):
     """Settings of a word-embedding encoder (fixed per registered name)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    method: ClassVar[Literal["word2vec", "random"]]
+    method: ClassVar[Literal["word2vec", "random", "pretrained"]]
 
     dimensions: int = Field(50, ge=1, description="Vector size (002: 50).")
     min_count: int = Field(1, ge=1, description="Training occurrences a word needs to get its own vector.")
@@ -55,7 +63,7 @@ class WordEmbeddingConfig(BaseModel):
 
 
 class Word2VecConfig(WordEmbeddingConfig):
-    method: ClassVar[Literal["word2vec", "random"]] = "word2vec"
+    method: ClassVar[Literal["word2vec", "random", "pretrained"]] = "word2vec"
 
     window: int = Field(5, ge=1, description="Context words on each side.")
     epochs: int = Field(20, ge=1, description="Passes of Word2Vec over the training split.")
@@ -63,10 +71,14 @@ class Word2VecConfig(WordEmbeddingConfig):
 
 
 class RandomEmbeddingConfig(WordEmbeddingConfig):
-    method: ClassVar[Literal["word2vec", "random"]] = "random"
+    method: ClassVar[Literal["word2vec", "random", "pretrained"]] = "random"
 
     min_count: int = Field(2, ge=1, description="Training singletons are [UNK], so its vector is learned.")
     trainable: bool = Field(True, description="Random vectors are only useful when trained.")
+
+
+class StaticMiniLMConfig(WordEmbeddingConfig):
+    method: ClassVar[Literal["word2vec", "random", "pretrained"]] = "pretrained"
 
 
 @dataclass(frozen=True)
@@ -110,7 +122,10 @@ class WordEmbeddingRecipe:
             raise UserInputError(
                 f"encoder '{name}' found no training word seen {self.config.min_count} times or more: the training split is too small"
             )
-        if self.config.method == "word2vec":
+        if self.config.method == "pretrained":
+            vocabulary += [w for w in _minilm_whole_words() if w not in set(vocabulary)]
+            vectors = _cached_static_minilm(vocabulary, self.config, cache_dir)
+        elif self.config.method == "word2vec":
             vectors = _cached_word2vec(sentences, vocabulary, self.config, seed, cache_dir)
         else:
             vectors = _random_vectors(len(vocabulary), self.config.dimensions, seed)
@@ -176,6 +191,45 @@ def _train_word2vec(sentences: list[list[str]], vocabulary: list[str], config: W
         workers=1,  # more workers make the result depend on thread scheduling
     )
     return np.stack([model.wv[word] for word in vocabulary]).astype(np.float32)
+
+
+def _minilm_whole_words() -> list[str]:
+    """MiniLM's vocabulary entries that are whole lowercase words (no ## continuation, no [special])."""
+    from nerplat.models.encoders import minilm_l6_directory, read_tokenizer
+
+    vocabulary = read_tokenizer(str(minilm_l6_directory())).get_vocab()
+    return sorted(w for w in vocabulary if w.isalpha() and not w.startswith("[") and not w.startswith("##"))
+
+
+def _cached_static_minilm(vocabulary: list[str], config: StaticMiniLMConfig, cache_dir: Path | None) -> np.ndarray:
+    digest = hashlib.sha256(json.dumps(vocabulary, ensure_ascii=False).encode()).hexdigest()
+    key_text = json.dumps({"version": CACHE_VERSION, "config": config.model_dump(), "method": "minilm-static", "vocabulary": digest}, sort_keys=True)
+    path = entry_path(cache_dir, "embeddings", key_text)
+    cached = read_arrays(path, key_text, ["vectors"])
+    if cached is not None:
+        return cached["vectors"]
+    vectors = _static_minilm(vocabulary, config.dimensions)
+    write_arrays(path, key_text, {"vectors": vectors})
+    return vectors
+
+
+def _static_minilm(vocabulary: list[str], dimensions: int) -> np.ndarray:
+    """Vectors of `vocabulary`, in its order: mean input embedding of each word's pieces, then PCA."""
+    from nerplat.models.encoders import minilm_l6_directory, read_model, read_tokenizer
+
+    directory = str(minilm_l6_directory())
+    table = read_model(directory).embeddings.word_embeddings.weight.detach().numpy()
+    pieces = read_tokenizer(directory)(vocabulary, add_special_tokens=False)["input_ids"]
+    words = np.stack([table[ids].mean(axis=0) if ids else np.zeros(table.shape[1], dtype=table.dtype) for ids in pieces])
+    centred = words - words.mean(axis=0)
+    _, _, components = np.linalg.svd(centred, full_matrices=False)
+    return (centred @ components[:dimensions].T).astype(np.float32)
+
+
+@ENCODERS.register("minilm-static-50", StaticMiniLMConfig)
+def minilm_static_50(config: StaticMiniLMConfig) -> WordEmbeddingRecipe:
+    """50-d pretrained static vectors from MiniLM-L6's input embeddings (PCA), frozen; MiniLM's whole words plus the training words."""
+    return WordEmbeddingRecipe(config)
 
 
 @ENCODERS.register("word2vec-50", Word2VecConfig)

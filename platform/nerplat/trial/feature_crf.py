@@ -114,7 +114,7 @@ def _word_vectors(config: TrialConfig, train: Sequence[Sentence]) -> WordVectors
     if not isinstance(encoder.model, WordEmbeddings):
         raise UserInputError(
             Problem(
-                f"head '{config.head.name}' with embeddings: true needs a word-embedding encoder (word2vec-50, "
+                f"head '{config.head.name}' with embeddings: true needs a word-embedding encoder (minilm-static-50, word2vec-50, "
                 f"random-50), not '{config.encoder.name}'; give the method one, or set head_params.embeddings: false",
                 path="head.embeddings",
             )

@@ -40,13 +40,13 @@ def test_tokenizer_fingerprint_ignores_call_settings_but_not_the_vocabulary():
 
 def test_each_load_is_a_fresh_copy_but_weights_are_read_once_per_process():
     load_encoder(EncoderSettings(name="tiny"))
-    reads = encoders._read_tokenizer.cache_info().misses, encoders._tiny_model.cache_info().misses
+    reads = encoders.read_tokenizer.cache_info().misses, encoders._tiny_model.cache_info().misses
     trained = load_encoder(EncoderSettings(name="tiny"))
     with torch.no_grad():
         next(trained.model.parameters()).add_(1.0)
     fresh = load_encoder(EncoderSettings(name="tiny"))
     assert not torch.equal(next(trained.model.parameters()), next(fresh.model.parameters()))
-    assert (encoders._read_tokenizer.cache_info().misses, encoders._tiny_model.cache_info().misses) == reads
+    assert (encoders.read_tokenizer.cache_info().misses, encoders._tiny_model.cache_info().misses) == reads
 
 
 def test_byte_level_bpe_tokenizers_mark_every_word_as_a_word_start(tmp_path):
@@ -58,7 +58,7 @@ def test_byte_level_bpe_tokenizers_mark_every_word_as_a_word_start(tmp_path):
     bpe.train_from_iterator(text, vocab_size=280, min_frequency=1, special_tokens=["<s>", "<pad>", "</s>", "<unk>"])
     bpe.save_model(str(tmp_path))
     RobertaTokenizer(vocab=str(tmp_path / "vocab.json"), merges=str(tmp_path / "merges.txt")).save_pretrained(tmp_path)
-    tokenizer = encoders._read_tokenizer(str(tmp_path))
+    tokenizer = encoders.read_tokenizer(str(tmp_path))
     pieces = tokenizer([["world", "world"]], is_split_into_words=True, add_special_tokens=False)["input_ids"][0]
     assert tokenizer.convert_ids_to_tokens(pieces) == ["Ġworld", "Ġworld"]
 
@@ -81,9 +81,9 @@ def test_minilm_l6_loads_offline_and_gives_384_dimensional_states(monkeypatch):
 
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
     encoder = load_encoder(EncoderSettings(name="minilm-l6"))
-    reads = encoders._read_model.cache_info().misses
+    reads = encoders.read_model.cache_info().misses
     assert load_encoder(EncoderSettings(name="minilm-l6")).model is not encoder.model
-    assert encoders._read_model.cache_info().misses == reads
+    assert encoders.read_model.cache_info().misses == reads
     assert encoder.hidden_size == 384
     assert encoder.model.pooler is None  # unused by tagging; DDP would reject its missing gradients
     inputs = encoder.tokenizer([["EU", "rejects", "German", "call"]], is_split_into_words=True, return_tensors="pt")

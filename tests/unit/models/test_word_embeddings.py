@@ -6,7 +6,7 @@ import torch
 
 from nerplat.data.corpus import Sentence
 from nerplat.models.encoders import ENCODERS, load_encoder
-from nerplat.models.word_embeddings import Word2VecConfig, WordEmbeddingRecipe
+from nerplat.models.word_embeddings import StaticMiniLMConfig, Word2VecConfig, WordEmbeddingRecipe
 from nerplat.config.trial import EncoderSettings
 from nerplat.trial.batching import iterate_batches
 from nerplat.trial.features import featurize
@@ -28,8 +28,8 @@ def vector(enc, word):
     return enc.model.embedding.weight[ids[0]].detach().numpy()
 
 
-def test_both_entries_are_registered():
-    assert {"word2vec-50", "random-50"} <= set(ENCODERS.names())
+def test_the_entries_are_registered():
+    assert {"minilm-static-50", "word2vec-50", "random-50"} <= set(ENCODERS.names())
 
 
 def test_one_lowercased_id_per_word_and_unseen_words_are_unk():
@@ -51,6 +51,37 @@ def test_word2vec_is_seeded_and_frozen_random_is_trainable():
     # min_count 2: a training singleton is [UNK], whose vector is random and learned like any other
     assert vector(random, "once").tolist() == vector(random, "zebra").tolist() != vector(random, "cat").tolist()
     assert not np.all(vector(random, "zebra") == 0)
+
+
+@pytest.fixture(scope="module")
+def static(tmp_path_factory):
+    recipe = WordEmbeddingRecipe(StaticMiniLMConfig())
+    return recipe.fit("minilm-static-50", TRAIN + [Sentence(("Zyxwvut", "London"), ("B-LOC", "B-LOC"))], 0, cache_dir=tmp_path_factory.mktemp("cache"))
+
+
+def cosine(a, b):
+    return float(a @ b / np.linalg.norm(a) / np.linalg.norm(b))
+
+
+def test_static_minilm_vectors_reach_words_the_training_split_never_had(static):
+    assert [p.requires_grad for p in static.model.parameters()] == [False] and static.hidden_size == 50
+    assert not np.all(vector(static, "berlin") == 0)  # a MiniLM whole word, not a training word
+    assert not np.all(vector(static, "zyxwvut") == 0)  # a training word MiniLM splits into pieces
+    assert np.all(vector(static, "qqxjvbz") == 0)  # in neither: [UNK], zero
+    assert len(static.tokenizer) > 20_000
+
+
+def test_static_minilm_vectors_keep_the_pretrained_neighbourhoods(static):
+    paris, london, banana = (vector(static, w) for w in ("paris", "london", "banana"))
+    assert cosine(paris, london) > 0.4 > cosine(paris, banana)
+
+
+def test_static_minilm_vectors_are_cached_on_disk(tmp_path, monkeypatch):
+    recipe = WordEmbeddingRecipe(StaticMiniLMConfig())
+    first = recipe.fit("minilm-static-50", TRAIN, 0, cache_dir=tmp_path)
+    monkeypatch.setattr("nerplat.models.word_embeddings._static_minilm", lambda *args: pytest.fail("computed again"))
+    again = recipe.fit("minilm-static-50", TRAIN, 5, cache_dir=tmp_path)  # no seed in it: the same entry
+    assert torch.equal(first.model.embedding.weight, again.model.embedding.weight)
 
 
 def test_word2vec_training_is_cached_on_disk(tmp_path, monkeypatch):
