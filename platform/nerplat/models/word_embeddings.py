@@ -6,7 +6,9 @@ own training split (after its samplers, so augmentation's new words are in it), 
 
 - ``minilm-static-50``: pretrained static vectors, the nearest offline stand-in for GloVe: each word's
   vector is the mean of MiniLM-L6's input (word-piece) embeddings over the word's pieces, reduced to
-  50 dimensions by PCA over the vocabulary; frozen, as 002 keeps GloVe fixed. Like GloVe's, its
+  50 dimensions by PCA over the vocabulary and scaled to RMS 1 per entry (GloVe's scale; MiniLM's
+  are ten times smaller, which left a frozen-input Bi-LSTM predicting only O); frozen, as 002 keeps
+  GloVe fixed. Like GloVe's, its
   vocabulary reaches beyond the training split: every whole-word entry of MiniLM's vocabulary (about
   20,000 lowercase words) plus every training word, so most dev and test words have a vector.
   Cached like word2vec's vectors, keyed by the training words.
@@ -48,7 +50,7 @@ from nerplat.models.encoders import ENCODERS, Encoder
 from nerplat.npz_cache import entry_path, read_arrays, write_arrays
 
 PAD, UNK = "[PAD]", "[UNK]"
-CACHE_VERSION = 1  # bump when the training or the stored arrays change
+CACHE_VERSION = 2  # bump when the training or the stored arrays change
 
 
 class WordEmbeddingConfig(BaseModel):
@@ -223,7 +225,10 @@ def _static_minilm(vocabulary: list[str], dimensions: int) -> np.ndarray:
     words = np.stack([table[ids].mean(axis=0) if ids else np.zeros(table.shape[1], dtype=table.dtype) for ids in pieces])
     centred = words - words.mean(axis=0)
     _, _, components = np.linalg.svd(centred, full_matrices=False)
-    return (centred @ components[:dimensions].T).astype(np.float32)
+    projected = centred @ components[:dimensions].T
+    # MiniLM's input embeddings are small (per-entry RMS about 0.1 after PCA): scaled to RMS 1, like
+    # GloVe's scale, so the frozen inputs do not shrink the first layer's gradients tenfold
+    return (projected / np.sqrt(np.mean(projected**2))).astype(np.float32)
 
 
 @ENCODERS.register("minilm-static-50", StaticMiniLMConfig)

@@ -69,6 +69,8 @@ def test_static_minilm_vectors_reach_words_the_training_split_never_had(static):
     assert not np.all(vector(static, "zyxwvut") == 0)  # a training word MiniLM splits into pieces
     assert np.all(vector(static, "qqxjvbz") == 0)  # in neither: [UNK], zero
     assert len(static.tokenizer) > 20_000
+    table = static.model.embedding.weight[2:]  # past [PAD] and [UNK]
+    assert float(table.pow(2).mean().sqrt()) == pytest.approx(1.0, rel=1e-3)  # GloVe's scale, not MiniLM's 0.1
 
 
 def test_static_minilm_vectors_keep_the_pretrained_neighbourhoods(static):
