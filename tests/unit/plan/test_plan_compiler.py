@@ -240,10 +240,10 @@ def test_the_resampling_spec_covers_002s_model_grid():
     assert {
         ("softmax", "google-bert/bert-base-cased", "softmax"),
         ("crf", "google-bert/bert-base-cased", "crf"),
-        ("shallow_softmax", "word2vec-50", "softmax"),
-        ("shallow_crf", "word2vec-50", "crfsuite"),
-        ("bilstm_softmax", "word2vec-50", "bilstm_softmax"),
-        ("bilstm_crf", "word2vec-50", "bilstm_crf"),
+        ("shallow_softmax", "minilm-static-50", "softmax"),
+        ("shallow_crf", "minilm-static-50", "crfsuite"),
+        ("bilstm_softmax", "minilm-static-50", "bilstm_softmax"),
+        ("bilstm_crf", "minilm-static-50", "bilstm_crf"),
     } <= models
     cpu = compile_plan(spec, default_catalog(), profile="cpu")
     word_models = {"shallow_softmax", "shallow_crf", "bilstm_softmax", "bilstm_crf"}
