@@ -8,10 +8,9 @@ own training split (after its samplers, so augmentation's new words are in it), 
   vector is the mean of MiniLM-L6's input (word-piece) embeddings over the word's pieces, reduced to
   50 dimensions by PCA over the vocabulary and scaled to RMS 1 per entry (GloVe's scale; MiniLM's
   are ten times smaller, which left a frozen-input Bi-LSTM predicting only O); frozen, as 002 keeps
-  GloVe fixed. Like GloVe's, its
-  vocabulary reaches beyond the training split: every whole-word entry of MiniLM's vocabulary (about
-  20,000 lowercase words) plus every training word, so most dev and test words have a vector.
-  Cached like word2vec's vectors, keyed by the training words.
+  GloVe fixed. Like GloVe's, its vocabulary reaches beyond the training split: every whole-word entry
+  of MiniLM's vocabulary (about 20,000 lowercase words) plus every training word, so most dev and
+  test words have a vector. Cached like word2vec's vectors, keyed by the vocabulary.
 
 - ``word2vec-50``: gensim Word2Vec (skip-gram, window 5, 20 epochs, one worker so a seed gives the
   same vectors), frozen during tagging, as 002 keeps its pretrained vectors fixed. Training is cached
@@ -50,6 +49,7 @@ from nerplat.models.encoders import ENCODERS, Encoder
 from nerplat.npz_cache import entry_path, read_arrays, write_arrays
 
 PAD, UNK = "[PAD]", "[UNK]"
+Method = Literal["word2vec", "random", "pretrained"]
 CACHE_VERSION = 2  # bump when the training or the stored arrays change
 
 
@@ -57,7 +57,7 @@ class WordEmbeddingConfig(BaseModel):
     """Settings of a word-embedding encoder (fixed per registered name)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    method: ClassVar[Literal["word2vec", "random", "pretrained"]]
+    method: ClassVar[Method]
 
     dimensions: int = Field(50, ge=1, description="Vector size (002: 50).")
     min_count: int = Field(1, ge=1, description="Training occurrences a word needs to get its own vector.")
@@ -65,7 +65,7 @@ class WordEmbeddingConfig(BaseModel):
 
 
 class Word2VecConfig(WordEmbeddingConfig):
-    method: ClassVar[Literal["word2vec", "random", "pretrained"]] = "word2vec"
+    method: ClassVar[Method] = "word2vec"
 
     window: int = Field(5, ge=1, description="Context words on each side.")
     epochs: int = Field(20, ge=1, description="Passes of Word2Vec over the training split.")
@@ -73,14 +73,14 @@ class Word2VecConfig(WordEmbeddingConfig):
 
 
 class RandomEmbeddingConfig(WordEmbeddingConfig):
-    method: ClassVar[Literal["word2vec", "random", "pretrained"]] = "random"
+    method: ClassVar[Method] = "random"
 
     min_count: int = Field(2, ge=1, description="Training singletons are [UNK], so its vector is learned.")
     trainable: bool = Field(True, description="Random vectors are only useful when trained.")
 
 
 class StaticMiniLMConfig(WordEmbeddingConfig):
-    method: ClassVar[Literal["word2vec", "random", "pretrained"]] = "pretrained"
+    method: ClassVar[Method] = "pretrained"
 
 
 @dataclass(frozen=True)
@@ -125,7 +125,8 @@ class WordEmbeddingRecipe:
                 f"encoder '{name}' found no training word seen {self.config.min_count} times or more: the training split is too small"
             )
         if self.config.method == "pretrained":
-            vocabulary += [w for w in _minilm_whole_words() if w not in set(vocabulary)]
+            seen = set(vocabulary)
+            vocabulary += [w for w in _minilm_whole_words() if w not in seen]
             vectors = _cached_static_minilm(vocabulary, self.config, cache_dir)
         elif self.config.method == "word2vec":
             vectors = _cached_word2vec(sentences, vocabulary, self.config, seed, cache_dir)
