@@ -10,7 +10,8 @@ own training split (after its samplers, so augmentation's new words are in it), 
   are ten times smaller, which left a frozen-input Bi-LSTM predicting only O); frozen, as 002 keeps
   GloVe fixed. Like GloVe's, its vocabulary reaches beyond the training split: every whole-word entry
   of MiniLM's vocabulary (about 20,000 lowercase words) plus every training word, so most dev and
-  test words have a vector. Cached like word2vec's vectors, keyed by the vocabulary.
+  test words have a vector. MiniLM's words are read once per process; a trial averages only its
+  other training words and fits the PCA (under a second).
 
 - ``word2vec-50``: gensim Word2Vec (skip-gram, window 5, 20 epochs, one worker so a seed gives the
   same vectors), frozen during tagging, as 002 keeps its pretrained vectors fixed. Training is cached
@@ -35,6 +36,7 @@ import json
 import math
 from collections import Counter
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Sequence
 
@@ -125,9 +127,7 @@ class WordEmbeddingRecipe:
                 f"encoder '{name}' found no training word seen {self.config.min_count} times or more: the training split is too small"
             )
         if self.config.method == "pretrained":
-            seen = set(vocabulary)
-            vocabulary += [w for w in _minilm_whole_words() if w not in seen]
-            vectors = _cached_static_minilm(vocabulary, self.config, cache_dir)
+            vocabulary, vectors = _static_minilm(vocabulary, self.config.dimensions)
         elif self.config.method == "word2vec":
             vectors = _cached_word2vec(sentences, vocabulary, self.config, seed, cache_dir)
         else:
@@ -196,40 +196,47 @@ def _train_word2vec(sentences: list[list[str]], vocabulary: list[str], config: W
     return np.stack([model.wv[word] for word in vocabulary]).astype(np.float32)
 
 
-def _minilm_whole_words() -> list[str]:
-    """MiniLM's vocabulary entries that are whole lowercase words (no ## continuation, no [special])."""
+@cache
+def _minilm_whole_words() -> tuple[list[str], np.ndarray]:
+    """MiniLM's whole lowercase words (no ## continuation, no [special]) and their input embeddings.
+
+    Read once per process: every trial of a worker shares them, and only its training split's other
+    words need their pieces averaged (`_piece_means`).
+    """
     from nerplat.models.encoders import minilm_l6_directory, read_tokenizer
 
     vocabulary = read_tokenizer(str(minilm_l6_directory())).get_vocab()
-    return sorted(w for w in vocabulary if w.isalpha() and not w.startswith("[") and not w.startswith("##"))
+    words = sorted(w for w in vocabulary if w.isalpha() and not w.startswith("[") and not w.startswith("##"))
+    return words, _piece_means(words)
 
 
-def _cached_static_minilm(vocabulary: list[str], config: StaticMiniLMConfig, cache_dir: Path | None) -> np.ndarray:
-    digest = hashlib.sha256(json.dumps(vocabulary, ensure_ascii=False).encode()).hexdigest()
-    key_text = json.dumps({"version": CACHE_VERSION, "config": config.model_dump(), "method": "minilm-static", "vocabulary": digest}, sort_keys=True)
-    path = entry_path(cache_dir, "embeddings", key_text)
-    cached = read_arrays(path, key_text, ["vectors"])
-    if cached is not None:
-        return cached["vectors"]
-    vectors = _static_minilm(vocabulary, config.dimensions)
-    write_arrays(path, key_text, {"vectors": vectors})
-    return vectors
-
-
-def _static_minilm(vocabulary: list[str], dimensions: int) -> np.ndarray:
-    """Vectors of `vocabulary`, in its order: mean input embedding of each word's pieces, then PCA."""
+def _piece_means(words: list[str]) -> np.ndarray:
+    """Each word's mean MiniLM input embedding over its word pieces ([words, 384])."""
     from nerplat.models.encoders import minilm_l6_directory, read_model, read_tokenizer
 
     directory = str(minilm_l6_directory())
     table = read_model(directory).embeddings.word_embeddings.weight.detach().numpy()
-    pieces = read_tokenizer(directory)(vocabulary, add_special_tokens=False)["input_ids"]
-    words = np.stack([table[ids].mean(axis=0) if ids else np.zeros(table.shape[1], dtype=table.dtype) for ids in pieces])
-    centred = words - words.mean(axis=0)
+    if not words:
+        return np.zeros((0, table.shape[1]), dtype=table.dtype)
+    pieces = read_tokenizer(directory)(words, add_special_tokens=False)["input_ids"]
+    return np.stack([table[ids].mean(axis=0) if ids else np.zeros(table.shape[1], dtype=table.dtype) for ids in pieces])
+
+
+def _static_minilm(vocabulary: list[str], dimensions: int) -> tuple[list[str], np.ndarray]:
+    """`vocabulary` followed by MiniLM's other whole words, and their vectors: piece means, PCA, RMS 1."""
+    whole_words, whole_means = _minilm_whole_words()
+    index = {word: i for i, word in enumerate(whole_words)}
+    extra = [w for w in vocabulary if w not in index]
+    extra_means = dict(zip(extra, _piece_means(extra)))
+    seen = set(vocabulary)
+    words = vocabulary + [w for w in whole_words if w not in seen]
+    means = np.stack([extra_means[w] if w in extra_means else whole_means[index[w]] for w in words])
+    centred = means - means.mean(axis=0)
     _, _, components = np.linalg.svd(centred, full_matrices=False)
     projected = centred @ components[:dimensions].T
     # MiniLM's input embeddings are small (per-entry RMS about 0.1 after PCA): scaled to RMS 1, like
     # GloVe's scale, so the frozen inputs do not shrink the first layer's gradients tenfold
-    return (projected / np.sqrt(np.mean(projected**2))).astype(np.float32)
+    return words, (projected / np.sqrt(np.mean(projected**2))).astype(np.float32)
 
 
 @ENCODERS.register("minilm-static-50", StaticMiniLMConfig)

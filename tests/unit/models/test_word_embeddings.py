@@ -6,6 +6,7 @@ import torch
 
 from nerplat.data.corpus import Sentence
 from nerplat.models.encoders import ENCODERS, load_encoder
+from nerplat.models import word_embeddings
 from nerplat.models.word_embeddings import StaticMiniLMConfig, Word2VecConfig, WordEmbeddingRecipe
 from nerplat.config.trial import EncoderSettings
 from nerplat.trial.batching import iterate_batches
@@ -54,9 +55,9 @@ def test_word2vec_is_seeded_and_frozen_random_is_trainable():
 
 
 @pytest.fixture(scope="module")
-def static(tmp_path_factory):
+def static():
     recipe = WordEmbeddingRecipe(StaticMiniLMConfig())
-    return recipe.fit("minilm-static-50", TRAIN + [Sentence(("Zyxwvut", "London"), ("B-LOC", "B-LOC"))], 0, cache_dir=tmp_path_factory.mktemp("cache"))
+    return recipe.fit("minilm-static-50", TRAIN + [Sentence(("Zyxwvut", "London"), ("B-LOC", "B-LOC"))], 0)
 
 
 def cosine(a, b):
@@ -78,12 +79,12 @@ def test_static_minilm_vectors_keep_the_pretrained_neighbourhoods(static):
     assert cosine(paris, london) > 0.4 > cosine(paris, banana)
 
 
-def test_static_minilm_vectors_are_cached_on_disk(tmp_path, monkeypatch):
-    recipe = WordEmbeddingRecipe(StaticMiniLMConfig())
-    first = recipe.fit("minilm-static-50", TRAIN, 0, cache_dir=tmp_path)
-    monkeypatch.setattr("nerplat.models.word_embeddings._static_minilm", lambda *args: pytest.fail("computed again"))
-    again = recipe.fit("minilm-static-50", TRAIN, 5, cache_dir=tmp_path)  # no seed in it: the same entry
-    assert torch.equal(first.model.embedding.weight, again.model.embedding.weight)
+def test_minilm_words_are_read_once_per_process_and_only_training_words_are_averaged(static, monkeypatch):
+    averaged = []
+    piece_means = word_embeddings._piece_means
+    monkeypatch.setattr(word_embeddings, "_piece_means", lambda words: averaged.append(list(words)) or piece_means(words))
+    WordEmbeddingRecipe(StaticMiniLMConfig()).fit("minilm-static-50", TRAIN + [Sentence(("Qqxjvbz",), ("O",))], 0)
+    assert averaged == [["qqxjvbz"]]  # the training word MiniLM lacks; its whole words come from the process cache
 
 
 def test_word2vec_training_is_cached_on_disk(tmp_path, monkeypatch):
