@@ -130,8 +130,10 @@ def _word_vectors(config: TrialConfig, train: Sequence[Sentence]) -> WordVectors
 
 
 def _save_model(crf: FeatureCRF, directory: Path) -> None:
+    """The fit's summary lands before the model, each through a rename: a model on disk always has its fit beside it."""
     directory.mkdir(parents=True, exist_ok=True)
-    temporary = directory / f".{MODEL_FILE}.tmp"
-    temporary.write_bytes(crf.model_bytes or b"")
-    os.replace(temporary, directory / MODEL_FILE)
-    (directory / FIT_FILE).write_text(json.dumps({"loss": crf.final_loss, "converged": crf.converged}))
+    fit = json.dumps({"loss": crf.final_loss, "converged": crf.converged}).encode()
+    for name, content in ((FIT_FILE, fit), (MODEL_FILE, crf.model_bytes or b"")):
+        temporary = directory / f".{name}.tmp"
+        temporary.write_bytes(content)
+        os.replace(temporary, directory / name)
