@@ -29,6 +29,7 @@ from torch import nn
 
 from nerplat.errors import UserInputError
 from nerplat.models.encoders import load_encoder
+from nerplat.models.packed_dropout import use_packed_dropout
 from nerplat.models.tagger import Tagger, build_tagger
 from nerplat.objectives.base import Objective, ObjectiveContext
 from nerplat.objectives.build import build_objective
@@ -115,6 +116,8 @@ class TrialSession:
         self.tokenizer = encoder.tokenizer
         self.data: TrialData = prepare_trial_data(config, encoder.tokenizer)
         self.tagger = build_tagger(encoder, config.head, self.data.labels)
+        if self.device.type == "cpu":  # CUDA draws dropout masks in parallel already
+            use_packed_dropout(self.tagger)
         if config.train.tune_threshold and not hasattr(self.tagger.head, "set_thresholds"):
             raise UserInputError(
                 f"train.tune_threshold needs a head with decision thresholds (two_task), not '{config.head.name}'"

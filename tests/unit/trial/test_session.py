@@ -10,6 +10,7 @@ import torch
 
 from nerplat.config.trial import Component, DatasetRef, EncoderSettings, TrainSettings, TrialConfig
 from nerplat.errors import UserInputError
+from nerplat.models.packed_dropout import ATTENTION, PackedDropout
 from nerplat.trial.report import Evaluation, Thresholds, Timings, TrialResult
 from nerplat.trial.session import CHECKPOINT_FILE, TrialSession, load_checkpoint
 
@@ -39,6 +40,13 @@ def test_train_epoch_advances_the_epoch_and_returns_a_finite_loss():
     assert math.isfinite(loss) and session.epoch == 1 and session.last_loss == loss
     assert list(session.remaining_epochs()) == [2]
     assert session.timings.first_step_unix > 0 and session.timings.train_tokens > 0
+
+
+def test_a_cpu_trial_trains_with_packed_dropout_masks():
+    tagger = started(tiny_config()).tagger
+    assert not any(type(module) is torch.nn.Dropout for module in tagger.modules())
+    assert any(isinstance(module, PackedDropout) for module in tagger.modules())
+    assert tagger.encoder.config._attn_implementation == ATTENTION
 
 
 def test_evaluate_records_the_best_evaluation_and_its_weights():
