@@ -22,6 +22,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from nerplat.models.encoders import quiet_transformers
+
 ATTENTION = "nerplat_packed_dropout"
 _RESOLUTION = 1 << 16  # 16-bit uniforms
 _DRAW_BITS = 48  # three of them per draw
@@ -104,7 +106,8 @@ def use_packed_dropout(model: nn.Module) -> nn.Module:
     """Swaps `model`'s dropout for packed dropout in place (module docstring); returns it.
 
     The attention implementation is a runtime setting, not saved with a model's config, so a saved
-    model loads with `sdpa` anywhere.
+    model loads with `sdpa` anywhere. Models that do not take attention functions (DeBERTa) keep
+    their own attention and its stock dropout.
     """
     for parent in list(model.modules()):
         for name, child in list(parent.named_children()):
@@ -114,5 +117,6 @@ def use_packed_dropout(model: nn.Module) -> nn.Module:
         config = getattr(module, "config", None)
         if hasattr(module, "set_attn_implementation") and getattr(config, "_attn_implementation", None) in ("sdpa", "eager"):
             _register_attention()
-            module.set_attn_implementation(ATTENTION)
+            with quiet_transformers():  # models off the AttentionInterface (DeBERTa) say so and keep theirs
+                module.set_attn_implementation(ATTENTION)
     return model
