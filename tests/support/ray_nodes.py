@@ -16,11 +16,11 @@ import subprocess
 import sys
 import tempfile
 import time
-
-import requests
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+import requests
 
 BIN = Path(sys.executable).parent
 

@@ -113,10 +113,13 @@ def use_packed_dropout(model: nn.Module) -> nn.Module:
         for name, child in list(parent.named_children()):
             if type(child) is nn.Dropout:
                 setattr(parent, name, PackedDropout(child.p))
-    for module in model.modules():
-        config = getattr(module, "config", None)
-        if hasattr(module, "set_attn_implementation") and getattr(config, "_attn_implementation", None) in ("sdpa", "eager"):
-            _register_attention()
-            with quiet_transformers():  # models off the AttentionInterface (DeBERTa) say so and keep theirs
-                module.set_attn_implementation(ATTENTION)
+    attending = [
+        module for module in model.modules()
+        if hasattr(module, "set_attn_implementation") and getattr(getattr(module, "config", None), "_attn_implementation", None) in ("sdpa", "eager")
+    ]  # fmt: skip
+    if attending:
+        _register_attention()
+    for module in attending:
+        with quiet_transformers():  # models off the AttentionInterface (DeBERTa) say so and keep theirs
+            module.set_attn_implementation(ATTENTION)
     return model

@@ -81,7 +81,7 @@ def _attention_only(model: nn.Module, p: float) -> nn.Module:
     return model
 
 
-def test_packed_attention_matches_eager_attention_without_dropout_and_drops_with_it():
+def test_packed_attention_is_sdpa_without_dropout_and_drops_and_backpropagates_with_it():
     stock = load_encoder(EncoderSettings(name="tiny")).model
     packed = _attention_only(use_packed_dropout(copy.deepcopy(stock)), 0.0).train()
     ids, mask = torch.randint(1000, 2000, (2, 8)), torch.ones(2, 8, dtype=torch.long)
