@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Regenerates one committed report: docs/results/reproduce.sh SPEC [PROFILE] [WORKDIR]
 #   runs `nerplat run specs/SPEC.yaml [--profile PROFILE]` in a scratch working directory and copies
-#   its report here (docs/results/SPEC/) with RUN.md: the exact command, commit and wall time.
+#   its report here with RUN.md: the exact command, commit and wall time. The report of a spec's
+#   `cpu` profile (or of no profile) goes to docs/results/SPEC/, any other profile's to
+#   docs/results/SPEC-PROFILE/, so a spec's profiles keep their reports side by side.
 #   With WORKDIR (the scratch directory of a run that stopped, printed when it does), the run
 #   resumes there with --resume: finished trials are kept, failed or missing ones run again.
 set -euo pipefail
@@ -9,7 +11,9 @@ spec=$1
 profile=${2:-}
 resume_from=${3:-}
 repo=$(cd "$(dirname "$0")/../.." && pwd)
-out="$repo/docs/results/$spec"
+folder=$spec
+case "$profile" in ""|cpu) ;; *) folder="$spec-$profile" ;; esac
+out="$repo/docs/results/$folder"
 work=${resume_from:-$(mktemp -d "${TMPDIR:-/tmp}/nerplat-results-XXXXXX")}
 command=(nerplat run "specs/$spec.yaml")
 [ -n "$profile" ] && command+=(--profile "$profile")
