@@ -11,7 +11,7 @@ FLOPs per real token of a training step (forward + backward = 3 x forward):
     6 * (non-embedding parameters) + 6 * layers * hidden * (mean attended length) * 2
 i.e. the standard 6N rule plus the attention score and value products.
 
-Where a step's time goes: one more epoch of the trial loop under torch.profiler (apart from the
+Where a step's time goes: a warm epoch of the trial loop under torch.profiler (apart from the
 timed one, so the profiler's overhead does not touch the figures above), its self time per torch
 op. The matrix-product share bounds MFU: the rest of the time does few FLOPs whatever its speed.
 """
@@ -103,16 +103,21 @@ def training_flops_per_token(model: nn.Module, mean_length: float) -> float:
 
 
 def op_breakdown(config: TrialConfig, device: torch.device, top: int = 10) -> tuple[float, list[OpShare]]:
-    """One epoch of the trial loop's training steps under torch.profiler: matmul share and top ops by self time."""
+    """A warm epoch of the trial loop's training steps under torch.profiler: matmul share and top ops by self time.
+
+    The first epoch is trained unprofiled: its first step creates the optimiser's state (zero-filled
+    moments for every weight) and touches fresh memory, one-off costs that took a tenth of a short
+    profiled epoch's op time and are not what a step costs."""
     from torch.profiler import ProfilerActivity, profile
 
     from nerplat.trial.session import TrialSession
 
     session = TrialSession(config, device=device)
     session.setup()
+    session.train_epoch(1)
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
     with profile(activities=activities) as profiled:
-        session.train_epoch(1)
+        session.train_epoch(2)
     field = "self_device_time_total" if device.type == "cuda" else "self_cpu_time_total"
     events = [(e.key, getattr(e, field), e.count) for e in profiled.key_averages()]  # self time in microseconds
     total = sum(self_time for _, self_time, _ in events) or 1.0

@@ -3,8 +3,9 @@ import json
 import pytest
 import torch
 
-from nerplat.bench.train import bench_device, matmul_gflops, training_flops_per_token
+from nerplat.bench.train import bench_device, matmul_gflops, op_breakdown, training_flops_per_token
 from nerplat.cli import main
+from nerplat.config.trial import Component, DatasetRef, EncoderSettings, TrainSettings, TrialConfig
 from nerplat.errors import UserInputError
 
 
@@ -32,6 +33,22 @@ def test_bench_train_prints_the_promised_json(capsys):
     assert len(shares) == 10 and shares == sorted(shares, reverse=True) and 0 < sum(shares) <= 1
     assert 0 < figures["matmul_share"] < 1
     assert {"aten::mm", "aten::addmm"} & {op["op"] for op in figures["ops"]}
+
+
+def test_the_op_breakdown_profiles_a_warm_epoch_not_the_optimisers_first_step():
+    config = TrialConfig(
+        dataset=DatasetRef(name="conll2003"),
+        samplers=(Component(name="low_resource", params={"size": 32, "partitions": 1}),),
+        encoder=EncoderSettings(name="tiny", max_length=64),
+        train=TrainSettings(epochs=2, batch_size=16, warmup_ratio=0.0, threads=1),
+        eval_split=None,
+    )
+    _, ops = op_breakdown(config, torch.device("cpu"), top=1000)
+    calls = {op.op: op.calls for op in ops}
+    # AdamW's first step makes two zero-filled moments per weight tensor (about 80 for the tiny
+    # encoder and its head); a warm epoch makes none of those.
+    assert calls["aten::_fused_adamw_"] > 0  # the profiled epoch did take optimiser steps
+    assert calls.get("aten::zeros_like", 0) < 20  # 78 when the first epoch is profiled
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message of a machine without CUDA")
