@@ -5,7 +5,9 @@ length-grouped batches of one epoch), one after the other in this process, so th
 meaningful on a noisy machine even when absolute figures are not. MFU counts only real
 (non-padding) tokens against this machine's fp32 matmul throughput measured in the same run, on
 the benchmarked device (`--device cuda`: both loops and the matmul peak on the GPU, with the
-device synchronised before every clock reading).
+device synchronised before every clock reading) and in the benchmarked arithmetic (`--precision
+bf16`: both loops under autocast, as `train.precision`, against a bf16 matmul peak; fp16 needs
+CUDA, as in trials).
 
 FLOPs per real token of a training step (forward + backward = 3 x forward):
     6 * (non-embedding parameters) + 6 * layers * hidden * (mean attended length) * 2
@@ -28,8 +30,10 @@ from torch import nn
 
 from nerplat.config.trial import Component, DatasetRef, EncoderSettings, TrainSettings, TrialConfig
 from nerplat.errors import Problem, UserInputError
+from nerplat.trial.device import AUTOCAST_DTYPES, autocast, grad_scaler
 
 DEVICES = ("cpu", "cuda")
+PRECISIONS = ("fp32", "bf16", "fp16")
 
 
 MATMUL_OPS = frozenset({"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm"})
@@ -46,13 +50,14 @@ class OpShare:
 class TrainBenchResult:
     encoder: str
     device: str
+    precision: str
     sentences: int
     batches: int
     threads: int
     plain_tokens_per_s: float
     nerplat_tokens_per_s: float
     ratio: float
-    matmul_gflops: float
+    matmul_gflops: float  # of the benchmarked precision's dtype
     flops_per_token: float
     mfu: float
     plain_mfu: float
@@ -75,6 +80,15 @@ def bench_device(name: str) -> torch.device:
     return torch.device(name)
 
 
+def bench_precision(name: str, device: torch.device) -> str:
+    """The arithmetic `--precision` names; fp16 only on CUDA (its gradient scaler and matrix units)."""
+    if name not in PRECISIONS:
+        raise UserInputError(Problem(f"--precision must be one of {', '.join(PRECISIONS)}, got {name!r}", path="--precision"))
+    if name == "fp16" and device.type != "cuda":
+        raise UserInputError(Problem(f"--precision fp16 needs --device cuda; on {device.type} use bf16 or fp32", path="--precision"))
+    return name
+
+
 def _clock(device: torch.device) -> float:
     """perf_counter once the device has finished its queued work (CUDA runs asynchronously)."""
     if device.type == "cuda":
@@ -82,9 +96,11 @@ def _clock(device: torch.device) -> float:
     return time.perf_counter()
 
 
-def matmul_gflops(size: int = 1024, seconds: float = 1.5, device: torch.device = torch.device("cpu")) -> float:
-    """Best fp32 matmul throughput over repeated square products (the device's practical peak)."""
-    a, b = torch.randn(size, size, device=device), torch.randn(size, size, device=device)
+def matmul_gflops(
+    size: int = 1024, seconds: float = 1.5, device: torch.device = torch.device("cpu"), dtype: torch.dtype = torch.float32
+) -> float:
+    """Best matmul throughput in `dtype` over repeated square products (the device's practical peak)."""
+    a, b = torch.randn(size, size, device=device, dtype=dtype), torch.randn(size, size, device=device, dtype=dtype)
     torch.mm(a, b)
     best, deadline = 0.0, _clock(device) + seconds
     while time.perf_counter() < deadline:
@@ -126,23 +142,29 @@ def op_breakdown(config: TrialConfig, device: torch.device, top: int = 10) -> tu
     return matmul, [OpShare(op=key, share=self_time / total, calls=count) for key, self_time, count in ranked]
 
 
-def _plain_loop(model: nn.Module, head: nn.Linear, batches: list, lr: float, device: torch.device) -> tuple[int, float]:
-    """The simplest correct loop: forward, first-sub-token gather, cross-entropy, backward, AdamW."""
+def _plain_loop(
+    model: nn.Module, head: nn.Linear, batches: list, lr: float, device: torch.device, precision: str
+) -> tuple[int, float]:
+    """The simplest correct loop: forward, first-sub-token gather, cross-entropy (under autocast below
+    fp32), backward (through a gradient scaler for fp16), AdamW."""
     model.to(device)
     head.to(device)
     optimizer = torch.optim.AdamW(list(model.parameters()) + list(head.parameters()), lr=lr)
+    scaler = grad_scaler(precision, device)
     model.train()
     tokens, started = 0, None
     for index, batch in enumerate(batches):
         if index == 1:  # the first step pays one-off allocation costs in both loops
             started, tokens = _clock(device), 0
         batch = batch.to(device)
-        states = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask).last_hidden_state
-        words = states.gather(1, batch.word_starts.unsqueeze(-1).expand(-1, -1, states.shape[-1]))
-        loss = nn.functional.cross_entropy(head(words).flatten(0, 1), batch.labels.flatten(), ignore_index=-100)
+        with autocast(precision, device):
+            states = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask).last_hidden_state
+            words = states.gather(1, batch.word_starts.unsqueeze(-1).expand(-1, -1, states.shape[-1]))
+            loss = nn.functional.cross_entropy(head(words).flatten(0, 1), batch.labels.flatten(), ignore_index=-100)
         optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
         tokens += batch.real_tokens()
     return tokens, _clock(device) - started
 
@@ -154,6 +176,7 @@ def bench_train(
     max_length: int = 128,
     threads: int | None = None,
     device: str = "cpu",
+    precision: str = "fp32",
 ) -> TrainBenchResult:
     from nerplat.models.encoders import load_encoder
     from nerplat.trial.batching import iterate_batches
@@ -162,13 +185,14 @@ def bench_train(
     from nerplat.trial.loop import run_trial
 
     on = bench_device(device)
+    precision = bench_precision(precision, on)
     if threads:
         torch.set_num_threads(threads)
     config = TrialConfig(
         dataset=DatasetRef(name="conll2003"),
         samplers=(Component(name="low_resource", params={"size": sentences, "partitions": 1}),),
         encoder=EncoderSettings(name=encoder, max_length=max_length),
-        train=TrainSettings(epochs=1, batch_size=batch_size, lr=5e-5, warmup_ratio=0.0),
+        train=TrainSettings(epochs=1, batch_size=batch_size, lr=5e-5, warmup_ratio=0.0, precision=precision),
         eval_split=None,
     )
     loaded = load_encoder(config.encoder)
@@ -179,7 +203,8 @@ def bench_train(
     mean_length = float(sum(b.real_tokens() for b in batches) / sum(len(b.input_ids) for b in batches))
 
     plain_model = copy.deepcopy(loaded.model)
-    tokens, seconds = _plain_loop(plain_model, nn.Linear(loaded.hidden_size, len(labels)), batches, lr=5e-5, device=on)
+    head = nn.Linear(loaded.hidden_size, len(labels))
+    tokens, seconds = _plain_loop(plain_model, head, batches, lr=5e-5, device=on, precision=precision)
     plain = tokens / seconds
     del plain_model
 
@@ -187,12 +212,13 @@ def bench_train(
     result = run_trial(config, device=on)
     ours = result.timings.tokens_per_second()
 
-    peak = matmul_gflops(device=on) * 1e9
+    peak = matmul_gflops(device=on, dtype=AUTOCAST_DTYPES.get(precision, torch.float32)) * 1e9
     flops = training_flops_per_token(loaded.model, mean_length)
     matmul, ops = op_breakdown(config, on)
     return TrainBenchResult(
         encoder=encoder,
         device=on.type,
+        precision=precision,
         sentences=sentences,
         batches=len(batches),
         threads=torch.get_num_threads(),

@@ -163,12 +163,17 @@ def bench_train_command(
     batch_size: int = typer.Option(32, "--batch-size"),
     threads: Optional[int] = typer.Option(None, "--threads", help="torch threads (default: torch's choice)."),
     device: str = typer.Option("cpu", "--device", help="cpu or cuda: where both loops train and the matmul peak is measured."),
+    precision: str = typer.Option(
+        "fp32", "--precision", help="fp32, bf16 or fp16 (CUDA only): both loops' arithmetic, as train.precision, and the peak's dtype."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON object instead of a table."),
 ) -> None:
     """Tokens/s of a plain PyTorch loop and of nerplat's trial loop on the same batches, ratio, MFU, memory, time per torch op."""
     from nerplat.bench.train import bench_train
 
-    result = bench_train(encoder=encoder, sentences=sentences, batch_size=batch_size, threads=threads, device=device)
+    result = bench_train(
+        encoder=encoder, sentences=sentences, batch_size=batch_size, threads=threads, device=device, precision=precision
+    )
     if as_json:
         typer.echo(json.dumps(result.as_dict(), indent=2))
         return
@@ -176,12 +181,15 @@ def bench_train_command(
         ("plain PyTorch loop, tokens/s", f"{result.plain_tokens_per_s:.0f}"),
         ("nerplat trial loop, tokens/s", f"{result.nerplat_tokens_per_s:.0f}"),
         ("ratio (nerplat / plain)", f"{result.ratio:.3f}"),
-        (f"fp32 matmul peak on {result.device}, GFLOP/s", f"{result.matmul_gflops:.1f}"),
+        (f"{result.precision} matmul peak on {result.device}, GFLOP/s", f"{result.matmul_gflops:.1f}"),
         ("MFU nerplat (real tokens)", f"{result.mfu:.3f}"),
         ("MFU plain loop", f"{result.plain_mfu:.3f}"),
         ("peak RSS, MB", f"{result.peak_rss_mb:.0f}"),
     ]
-    title = f"nerplat bench train ({result.encoder} on {result.device}, {result.sentences} sentences, {result.threads} threads)"
+    title = (
+        f"nerplat bench train ({result.encoder} on {result.device} in {result.precision}, "
+        f"{result.sentences} sentences, {result.threads} threads)"
+    )
     console = Console()
     print_figures(title, rows, console)
     rows = [("matrix products (mm, addmm, bmm, baddbmm)", f"{result.matmul_share:.3f}")]

@@ -3,7 +3,7 @@ import json
 import pytest
 import torch
 
-from nerplat.bench.train import bench_device, matmul_gflops, op_breakdown, training_flops_per_token
+from nerplat.bench.train import bench_device, bench_precision, matmul_gflops, op_breakdown, training_flops_per_token
 from nerplat.cli import main
 from nerplat.config.trial import Component, DatasetRef, EncoderSettings, TrainSettings, TrialConfig
 from nerplat.errors import UserInputError
@@ -11,6 +11,10 @@ from nerplat.errors import UserInputError
 
 def test_matmul_throughput_is_positive_and_finite():
     assert 0 < matmul_gflops(size=128, seconds=0.1) < 1e5
+
+
+def test_the_matmul_peak_is_measured_in_the_dtype_asked_for():
+    assert 0 < matmul_gflops(size=128, seconds=0.1, dtype=torch.bfloat16) < 1e5
 
 
 def test_training_flops_follow_the_6n_rule_for_a_bert():
@@ -61,6 +65,27 @@ def test_bench_train_on_cuda_without_a_gpu_fails_before_any_work(capsys):
 def test_bench_train_names_the_devices_it_knows():
     assert "--device must be one of cpu, cuda, got 'tpu'" in str(_refusal("tpu"))
     assert bench_device("cpu") == torch.device("cpu")
+
+
+@pytest.mark.slow
+def test_bench_train_in_bf16_runs_both_loops_under_autocast(capsys):
+    args = ["bench", "train", "--encoder", "tiny", "--sentences", "32", "--batch-size", "16", "--threads", "1"]
+    assert main([*args, "--precision", "bf16", "--json"]) == 0
+    figures = json.loads(capsys.readouterr().out)
+    assert figures["precision"] == "bf16"
+    assert figures["plain_tokens_per_s"] > 0 and figures["nerplat_tokens_per_s"] > 0 and 0 < figures["mfu"]
+    assert any(op["op"] in ("aten::mm", "aten::addmm") for op in figures["ops"])
+
+
+def test_bench_train_refuses_a_precision_it_cannot_run():
+    with pytest.raises(UserInputError) as raised:
+        bench_precision("fp16", torch.device("cpu"))
+    assert "--precision fp16 needs --device cuda; on cpu use bf16 or fp32" in str(raised.value)
+    with pytest.raises(UserInputError) as raised:
+        bench_precision("int8", torch.device("cpu"))
+    assert "--precision must be one of fp32, bf16, fp16, got 'int8'" in str(raised.value)
+    assert raised.value.problems[0].path == "--precision"
+    assert bench_precision("bf16", torch.device("cpu")) == "bf16"
 
 
 def _refusal(name: str) -> UserInputError:
