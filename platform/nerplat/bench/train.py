@@ -3,7 +3,7 @@
 Both loops train the same encoder architecture on the same batches (the trial loop's own
 length-grouped batches of one epoch), one after the other in this process, so their ratio is
 meaningful on a noisy machine even when absolute figures are not. MFU counts only real
-(non-padding) tokens against this machine's fp32 matmul throughput measured in the same run, on
+(non-padding) tokens against this machine's matmul throughput measured in the same run, on
 the benchmarked device (`--device cuda`: both loops and the matmul peak on the GPU, with the
 device synchronised before every clock reading) and in the benchmarked arithmetic (`--precision
 bf16`: both loops under autocast, as `train.precision`, against a bf16 matmul peak; fp16 needs
@@ -128,7 +128,8 @@ def op_breakdown(config: TrialConfig, device: torch.device, top: int = 10) -> tu
 
     from nerplat.trial.session import TrialSession
 
-    session = TrialSession(config, device=device)
+    two_epochs = config.model_copy(update={"train": config.train.model_copy(update={"epochs": 2})})
+    session = TrialSession(two_epochs, device=device)
     session.setup()
     session.train_epoch(1)
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
