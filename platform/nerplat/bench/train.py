@@ -33,7 +33,7 @@ from nerplat.errors import Problem, UserInputError
 from nerplat.trial.device import AUTOCAST_DTYPES, autocast, grad_scaler
 
 DEVICES = ("cpu", "cuda")
-PRECISIONS = ("fp32", "bf16", "fp16")
+PRECISIONS = ("fp32", *AUTOCAST_DTYPES)  # train.precision's values: fp32 or an autocast dtype
 
 
 MATMUL_OPS = frozenset({"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm"})

@@ -68,7 +68,7 @@ def test_bench_train_names_the_devices_it_knows():
 
 
 @pytest.mark.slow
-def test_bench_train_in_bf16_runs_both_loops_under_autocast(capsys):
+def test_bench_train_in_bf16_trains_both_loops_and_says_its_precision(capsys):
     args = ["bench", "train", "--encoder", "tiny", "--sentences", "32", "--batch-size", "16", "--threads", "1"]
     assert main([*args, "--precision", "bf16", "--json"]) == 0
     figures = json.loads(capsys.readouterr().out)
