@@ -71,7 +71,9 @@ def test_a_run_exports_nerplat_metrics_beside_rays_and_prometheus_answers_the_da
     started = time.time()
     driver = nerplat(
         "run", str(SPEC), "--workdir", str(tmp_path), "--tune-only", "--no-analyze", "--metrics-port", str(port),
-        "--set", "train.epochs=4", "--set", "tune.scheduler=fifo", "--progress-every", "60",
+        # A tiny epoch takes under 0.1 s here: 60 of them keep each trial's series up for several of
+        # Prometheus's 1 s scrapes (Ray stops, and its endpoint with it, as soon as the run ends).
+        "--set", "train.epochs=60", "--set", "tune.scheduler=fifo", "--progress-every", "60",
         workdir=tmp_path, env={"RAY_metrics_report_interval_ms": "1000"},
     )
     scraped = scrape_while_running(driver, port)
