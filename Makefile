@@ -7,7 +7,7 @@ export NERPLAT_DATA ?= $(abspath ../shared/data)
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: run test install postgres prometheus chromium screenshots clean
+.PHONY: run test install tcmalloc postgres prometheus chromium screenshots clean
 
 # torch: on machines without an NVIDIA GPU take the 2.13.0 CPU build (the unpinned wheel is a
 # multi-GB CUDA build); GPU machines let pip choose. LibAUC goes in with --no-deps because its
@@ -23,6 +23,12 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# tcmalloc, which an embedded Ray's trial workers preload (nerplat/run/allocator.py: on glibc's malloc an
+# MRC trial worker grew by 0.6 GB a minute; Debian package, a few seconds; root on CI machines).
+tcmalloc:
+	@ldconfig -p | grep -q libtcmalloc_minimal.so.4 || \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends libtcmalloc-minimal4 >/dev/null)
 
 # PostgreSQL server binaries, for the MLflow-on-PostgreSQL test (Debian package; root on CI machines).
 postgres:
@@ -45,14 +51,14 @@ screenshots: $(STAMP) chromium
 	mkdir -p docs/images
 	NERPLAT_SCREENSHOT_DIR=docs/images $(BIN)/python -m pytest -q tests/integration/test_mlflow_ui.py
 
-run: $(STAMP)
+run: $(STAMP) tcmalloc
 	$(BIN)/nerplat run specs/quickstart.yaml --resume
 
 # Two pytest workers (TEST_WORKERS=1 for one). Measured on the 2-core development machine, idle:
 # 25 min 39 s with two workers; one worker took 23-25 min in earlier CI runs, so two gain little here.
 TEST_WORKERS ?= 2
 
-test: $(STAMP) postgres prometheus chromium
+test: $(STAMP) tcmalloc postgres prometheus chromium
 	$(BIN)/ruff check platform tests
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal --durations=25
 

@@ -123,6 +123,10 @@ def test_full_tiny_run_tracks_every_trial_and_replicate_once(finished_tiny_run):
     assert seeds["trial"] == {str(TUNE_SEED)} and str(TUNE_SEED) not in seeds["replicate"]
     assert f"--optuna-storage sqlite:///{tmp_path.resolve() / 'optuna.db'}" in output  # in the `nerplat ui` command
     check_optuna_studies(tmp_path, "tiny_run", all_runs)
+    # The embedded Ray's workers preloaded tcmalloc (run.allocator), as the run said, and each trial knows it.
+    assert "trial workers allocate with tcmalloc (libtcmalloc_minimal.so.4)" in output
+    workers = {run.data.tags.get(schema.MALLOC) for run in all_runs if run.data.tags[schema.KIND] in ("trial", "replicate")}
+    assert workers == {"tcmalloc"}
 
     # A second run of the same experiment without --resume is refused before anything runs.
     code, output = finish(nerplat("run", str(SPEC), "--workdir", str(tmp_path), workdir=tmp_path))

@@ -33,6 +33,7 @@ from nerplat.errors import Problem, StorageError, UserInputError
 from nerplat.plan.compiler import TUNE_SEED
 from nerplat.plugins import files_record
 from nerplat.plan.model import Arm, Plan
+from nerplat.run.allocator import worker_malloc_line, worker_preload
 from nerplat.run.exported_metrics import TrialMetrics
 from nerplat.run.job import PHASE_KEY, TrialJob
 from nerplat.run.ledger import FinishedTrial, RunLedger
@@ -171,6 +172,7 @@ def connect_ray(address: str | None, verbose: bool, metrics_port: int | None = N
         return dashboard_url(ray.init(address=address, **kwargs))
     if metrics_port is not None:
         kwargs["_metrics_export_port"] = metrics_port
+    kwargs["runtime_env"]["env_vars"].update(worker_preload(os.environ))  # a cluster's nodes choose their own
     # Every process of an embedded cluster (GCS, raylet, workers, agents) listens on loopback only:
     # Ray binds its servers to the node IP when that is loopback, and takes loopback as the node IP
     # while its multi-node switch is off (read by services.get_node_ip_address; the switch macOS and
@@ -334,6 +336,8 @@ class ExperimentRunner:
         line = f"{started}, dashboard at {url}" if url else f"{started} (no dashboard URL)"
         if self.options.metrics_port is not None:
             line += f"; Prometheus metrics at http://127.0.0.1:{self.options.metrics_port}/metrics"
+        if not address:
+            line += f"; {worker_malloc_line(os.environ)}"
         self.board.stage(line)
         limit = self.plan.tune.max_concurrent if self.plan.tune else None
         self.board.concurrency = concurrency(self.plan.arms[0], limit)

@@ -23,7 +23,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
-from nerplat.run.job import EVALUATION_KEY, NODE_KEY, PHASE_KEY, RESULT_KEY, TrialJob
+from nerplat.run.allocator import process_malloc
+from nerplat.run.job import EVALUATION_KEY, MALLOC_KEY, NODE_KEY, PHASE_KEY, RESULT_KEY, TrialJob
 from nerplat.trial.report import Evaluation, TrainedTagger, TrialResult
 
 
@@ -55,7 +56,7 @@ def ray_node_name() -> str:
 
 def _evaluation_report(evaluation: Evaluation) -> dict[str, Any]:
     """Flat metrics for the scheduler and searcher, and the typed record for the driver's ledger."""
-    return {**evaluation.metrics(), "epoch": evaluation.epoch, NODE_KEY: ray_node_name(), EVALUATION_KEY: evaluation.to_dict()}
+    return {**evaluation.metrics(), "epoch": evaluation.epoch, NODE_KEY: ray_node_name(), MALLOC_KEY: process_malloc(), EVALUATION_KEY: evaluation.to_dict()}
 
 
 def _reporter(report: Callable[..., None], checkpoint_type: Any, checkpointing: bool) -> Callable[[Evaluation, Callable[[Path], None]], None]:
@@ -108,7 +109,7 @@ def _model_keeper(job: TrialJob) -> Callable[[TrainedTagger], None] | None:
 def _final_report(job: TrialJob, result: TrialResult) -> dict[str, Any]:
     """The last report; with an eval split it carries the trial's result to the driver's ledger."""
     last = result.evaluations[-1].metrics() if result.evaluations else {}
-    report = {**last, "epoch": job.arm.fixed["train"]["epochs"], NODE_KEY: ray_node_name()}
+    report = {**last, "epoch": job.arm.fixed["train"]["epochs"], NODE_KEY: ray_node_name(), MALLOC_KEY: process_malloc()}
     if job.eval_split is not None:
         report[RESULT_KEY] = result.to_dict()
     return report

@@ -33,6 +33,7 @@ TRIAL = "nerplat.trial"  # trial id within its arm's tune phase
 SAMPLED = "nerplat.sampled"  # JSON of a tuning trial's searched values (exact types); on tune parents: the chosen ones
 BEST_TRIAL = "nerplat.best_trial"  # "true" on the tuning trial whose configuration its arm chose
 RAY_NODE = "nerplat.ray_node"  # the Ray node a trial ran on (its last one, after retries)
+MALLOC = "nerplat.malloc"  # the allocator of the trial's worker: tcmalloc | jemalloc | system (run.allocator)
 STATUS = "nerplat.status"  # "completed" | "early_stopped" | "failed" | "interrupted"
 GIT_DIRTY = "nerplat.git_dirty"  # "true" when the nerplat source tree had uncommitted changes
 GIT_COMMIT = "mlflow.source.git.commit"  # MLflow's own tag, so the UI shows it

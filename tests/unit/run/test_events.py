@@ -181,3 +181,13 @@ def test_trial_counts_and_each_evaluation_reach_the_exported_metrics(ledger, tri
     assert exported(TRIALS.name) == {"running": 0.0, "finished": 1.0, "stopped": 0.0, "failed": 0.0}
     assert exported(TRIAL_DEV_SCORE.name) == {}
     assert pickle.loads(pickle.dumps(events)).metrics is None  # Tune pickles its callbacks; the recorder's thread cannot be
+
+
+def test_a_result_tags_the_trials_run_with_its_node_and_its_workers_malloc(events, trial, result):
+    from nerplat.run.job import MALLOC_KEY, NODE_KEY
+    from nerplat.track import schema
+
+    events.on_trial_start(0, [], trial)
+    events.on_trial_result(0, [], trial, {**result(1, 0.3, checkpointed=False), NODE_KEY: "worker-1", MALLOC_KEY: "tcmalloc"})
+    tags = events.ledger.tracker.client.get_run(trial.run_id).data.tags
+    assert (tags[schema.RAY_NODE], tags[schema.MALLOC]) == ("worker-1", "tcmalloc")

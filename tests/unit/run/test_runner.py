@@ -153,12 +153,13 @@ def test_starting_ray_is_said_before_and_its_dashboard_after(tiny_plan, tmp_path
     runner._start_ray()
     lines = stream.getvalue().splitlines()
     assert lines[0].endswith("starting Ray (embedded, on 127.0.0.1)") and lines[1] == "<ray starts>"
-    assert lines[2].endswith("Ray started, dashboard at http://127.0.0.1:8265")
+    malloc = "trial workers allocate with tcmalloc (libtcmalloc_minimal.so.4)"  # `make test` installs it
+    assert lines[2].endswith(f"Ray started, dashboard at http://127.0.0.1:8265; {malloc}")
     assert runner.board.concurrency == 3
     runner.options.metrics_port = 18080
     runner._start_ray()
     assert stream.getvalue().splitlines()[-1].endswith(
-        "Ray started, dashboard at http://127.0.0.1:8265; Prometheus metrics at http://127.0.0.1:18080/metrics"
+        f"Ray started, dashboard at http://127.0.0.1:8265; Prometheus metrics at http://127.0.0.1:18080/metrics; {malloc}"
     )
 
 
