@@ -30,7 +30,7 @@ from torch import nn
 
 from nerplat.config.trial import Component, DatasetRef, EncoderSettings, TrainSettings, TrialConfig
 from nerplat.errors import Problem, UserInputError
-from nerplat.trial.device import AUTOCAST_DTYPES, autocast, grad_scaler
+from nerplat.trial.device import AUTOCAST_DTYPES, autocast, grad_scaler, precision_runs_on
 
 DEVICES = ("cpu", "cuda")
 PRECISIONS = ("fp32", *AUTOCAST_DTYPES)  # train.precision's values: fp32 or an autocast dtype
@@ -84,7 +84,7 @@ def bench_precision(name: str, device: torch.device) -> str:
     """The arithmetic `--precision` names; fp16 only on CUDA (its gradient scaler and matrix units)."""
     if name not in PRECISIONS:
         raise UserInputError(Problem(f"--precision must be one of {', '.join(PRECISIONS)}, got {name!r}", path="--precision"))
-    if name == "fp16" and device.type != "cuda":
+    if not precision_runs_on(name, device):
         raise UserInputError(Problem(f"--precision fp16 needs --device cuda; on {device.type} use bf16 or fp32", path="--precision"))
     return name
 

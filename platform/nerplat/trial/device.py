@@ -44,9 +44,14 @@ def to_device(tensor: torch.Tensor, device: torch.device | str) -> torch.Tensor:
     return tensor.to(device)
 
 
+def precision_runs_on(precision: str, device: torch.device) -> bool:
+    """fp16 needs a CUDA device (see the module docstring); bf16 and fp32 run anywhere."""
+    return precision != "fp16" or device.type == "cuda"
+
+
 def refuse_fp16_off_cuda(precision: str, device: torch.device) -> None:
-    """Refuses `fp16` off CUDA (see the module docstring); bf16 and fp32 run anywhere."""
-    if precision == "fp16" and device.type != "cuda":
+    """A trial's `train.precision` that its device cannot run, refused with what to do instead."""
+    if not precision_runs_on(precision, device):
         message = (
             f"fp16 needs a CUDA device, but this trial runs on {device.type}: use bf16 (runs on CPUs) "
             "or fp32, or give the trial a GPU (resources.gpus_per_worker)"
