@@ -4,9 +4,9 @@ Under Ray, an MRC trial worker on glibc's malloc grew by about 0.6 GB a minute (
 four minutes; Ray's memory monitor killed two at 10 GB), while the same trial in `nerplat train`
 stayed near 2 GB: the large buffers of varying size that training frees stay on glibc's heaps
 (MALLOC_ARENA_MAX=1 or 2 grew the same). With tcmalloc the worker settled at 6.3 GB and stayed
-there through ten epochs, training 17% faster than on glibc; jemalloc stayed near 2 GB but trained
-16% slower, and tcmalloc's aggressive decommit twice as slow (docs/performance.md, "Trial
-workers' malloc").
+there through ten epochs, its training taking 18% less time than on glibc; jemalloc stayed near
+2 GB but took 16% more, and tcmalloc's aggressive decommit twice tcmalloc's time (docs/performance.md,
+"Trial workers' malloc").
 """
 
 from __future__ import annotations
