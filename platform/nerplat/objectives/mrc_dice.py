@@ -1,15 +1,18 @@
 """Self-adjusting dice loss on the start, end and span-match tasks, in the form ShannonAI use for MRC
 (Li et al. 2020b, "Dice Loss for Data-imbalanced NLP Tasks"; dice_loss_for_NLP loss/dice_loss.py,
-`DiceLoss._binary_class` with `square_denominator=False`, no OHEM): 004 Table 6's "BERT-MRC w/ DL"
-with eps = 1.0, delta = 0.01.
+`DiceLoss._binary_class`, no OHEM): 004 Table 6's "BERT-MRC w/ DL".
 
 Per task, over its scored positions of the whole batch (a set-level dice, not a per-position one):
 
     p~ = (1 - p)^eps p,   p = sigmoid(z);     L = 1 - (2 sum p~ y + delta) / (sum p~ + sum y + delta)
 
-eps is ShannonAI's `alpha`, delta their `smooth`. This differs from `dice` (sequence labelling),
-which evaluates the same ratio per word and label: for MRC the published numbers use the set form.
-Being set-level, it has no loss per position, so MoM cannot take it as base (`mrc_mom`).
+and with `square` (ShannonAI's `--dice_square`) the denominator sum p~^2 + sum y^2 + delta. eps is
+ShannonAI's `alpha`, delta their `smooth`. Their CoNLL-03 MRC recipe (scripts/ner_enconll03/
+bert_dice.sh) sets smooth 1, alpha 0.01 and the squared denominator, so 004's "eps 1.0, delta 0.01"
+names the smoothing first: here `eps: 0.01, delta: 1.0, square: true`. This differs from `dice`
+(sequence labelling), which evaluates the ratio per word and label: for MRC the published numbers
+use the set form. Being set-level, it has no loss per position, so MoM cannot take it as base
+(`mrc_mom`).
 """
 
 from __future__ import annotations
@@ -26,14 +29,16 @@ from nerplat.objectives.token_loss import floored_power
 class MRCDiceConfig(MRCObjectiveConfig):
     eps: float = Field(1.0, ge=0.0, le=10.0, description="Self-adjusting exponent on (1 - p) (ShannonAI alpha).")
     delta: float = Field(0.01, gt=0.0, le=10.0, description="Smoothing of numerator and denominator (ShannonAI smooth).")
+    square: bool = Field(False, description="Squared terms in the denominator (ShannonAI --dice_square, their CoNLL-03 MRC recipe).")
 
 
 class MRCDiceLoss(MRCObjective):
     def task_loss(self, logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         p = torch.sigmoid(logits)
         adjusted = floored_power(1.0 - p, self.config.eps) * p
-        delta = self.config.delta
-        return 1.0 - (2.0 * (adjusted * targets).sum() + delta) / (adjusted.sum() + targets.sum() + delta)
+        delta, power = self.config.delta, 2 if self.config.square else 1
+        denominator = adjusted.pow(power).sum() + targets.pow(power).sum() + delta
+        return 1.0 - (2.0 * (adjusted * targets).sum() + delta) / denominator
 
 
 @OBJECTIVES.register("mrc_dice", config=MRCDiceConfig)

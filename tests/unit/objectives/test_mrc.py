@@ -98,6 +98,20 @@ def test_dice_is_set_level_per_task(context, labels):
     torch.testing.assert_close(make("mrc_dice", context)(out, labels), expected)
 
 
+def test_squared_dice_is_shannonais_conll03_recipe(context, labels):
+    """smooth 1, alpha 0.01, --dice_square (dice_loss_for_NLP scripts/ner_enconll03/bert_dice.sh)."""
+    out = random_output(labels)
+    tasks = mrc_tasks(out, labels)
+
+    def dice(logits, y):
+        p = torch.sigmoid(logits)
+        q = (1 - p) ** 0.01 * p
+        return 1 - (2 * (q * y).sum() + 1.0) / ((q * q).sum() + (y * y).sum() + 1.0)
+
+    expected = sum(dice(*tasks[t]) for t in tasks) / 3
+    torch.testing.assert_close(make("mrc_dice", context, eps=0.01, delta=1.0, square=True)(out, labels), expected)
+
+
 @pytest.mark.parametrize("base", ["mrc_bce", {"name": "mrc_focal", "params": {"gamma": 3.0}}])
 def test_mom_with_lambda_one_is_exactly_the_base_loss(context, labels, base):
     out = random_output(labels)
