@@ -40,6 +40,7 @@ from typing import Any
 
 from nerplat.bench.run import SWEEP_SPEC
 from nerplat.errors import UserInputError
+from nerplat.run.allocator import process_malloc
 
 SATURATION_SHARE = 0.9  # a store saturates at the fewest writers reaching this share of its best events/s
 WRITER_START_TIMEOUT = 600.0  # seconds for every writer to import, connect and open its arm's run
@@ -306,7 +307,7 @@ def write_trials(tracker: Any, arm: Any, writer: int, trials: int, epochs: int, 
             trial_id = f"w{writer}-t{trial}"
             ledger.start_trial(trial_id, job, config)
             report.events += 1
-            ledger.record_node(trial_id, f"node-{writer}")
+            ledger.record_node(trial_id, f"node-{writer}", process_malloc())
             report.events += 1
             for evaluation in evaluations:
                 started = time.perf_counter()

@@ -48,10 +48,10 @@ def process_malloc() -> str:
 
 
 def worker_malloc_line(environ: Mapping[str, str]) -> str:
-    """What `nerplat run` says of the embedded Ray's workers' malloc when Ray has started."""
+    """What `nerplat run` says of the embedded Ray's workers' malloc (`worker_preload`'s choice)."""
+    preload = worker_preload(environ)
+    if preload:
+        return f"trial workers allocate with tcmalloc ({preload['LD_PRELOAD']})"
     if "LD_PRELOAD" in environ:
         return f"trial workers inherit LD_PRELOAD={environ['LD_PRELOAD']!r}"
-    library = installed_tcmalloc()
-    if library:
-        return f"trial workers allocate with tcmalloc ({library})"
     return "trial workers use the C library's malloc (tcmalloc keeps their memory flat: docs/performance.md)"

@@ -81,7 +81,7 @@ class TrialEvents(Callback):
         if state is None:
             return
         if result.get(NODE_KEY):
-            self.ledger.record_node(trial.trial_id, result[NODE_KEY], result.get(MALLOC_KEY, ""))
+            self.ledger.record_node(trial.trial_id, result[NODE_KEY], result[MALLOC_KEY])
         if RESULT_KEY in result:
             self.ledger.record_result(trial.trial_id, TrialResult.from_dict(result[RESULT_KEY]))
         elif EVALUATION_KEY in result:

@@ -229,15 +229,15 @@ class RunLedger:
         """The MLflow run name of an open trial."""
         return self.open[trial_id].name
 
-    def record_node(self, trial_id: str, node: str, malloc: str = "") -> None:
+    def record_node(self, trial_id: str, node: str, malloc: str) -> None:
         """The Ray node the trial runs on and its worker's allocator (tagged again when a retry moves it)."""
         from mlflow.entities import RunTag
 
         run = self.open.get(trial_id)
         if run is not None and node and node != run.node:
             run.node = node
-            tags = {schema.RAY_NODE: node, **({schema.MALLOC: malloc} if malloc else {})}
-            self.tracker.client.log_batch(run.run_id, tags=[RunTag(key, value) for key, value in tags.items()])
+            tags = [RunTag(schema.RAY_NODE, node), RunTag(schema.MALLOC, malloc)]
+            self.tracker.client.log_batch(run.run_id, tags=tags)
 
     def record_evaluation(self, trial_id: str, evaluation: Evaluation, *, awaits_checkpoint: bool) -> None:
         run = self.open.get(trial_id)

@@ -163,7 +163,7 @@ def test_a_replicate_tells_no_study(events, trial):
 
 def test_trial_counts_and_each_evaluation_reach_the_exported_metrics(ledger, trial, result):
     from nerplat.run.exported_metrics import TRIAL_DEV_SCORE, TRIALS, TrialMetrics
-    from nerplat.run.job import NODE_KEY
+    from nerplat.run.job import MALLOC_KEY, NODE_KEY
 
     metrics = TrialMetrics("events", linger_seconds=0)
     events = TrialEvents(ledger, ProgressBoard("events", Console(quiet=True)), metrics)
@@ -173,7 +173,7 @@ def test_trial_counts_and_each_evaluation_reach_the_exported_metrics(ledger, tri
 
     events.on_trial_start(0, [], trial)
     assert exported(TRIALS.name) == {"running": 1.0, "finished": 0.0, "stopped": 0.0, "failed": 0.0}
-    events.on_trial_result(0, [], trial, {**result(2, 0.3, checkpointed=False), NODE_KEY: "10.0.0.7"})
+    events.on_trial_result(0, [], trial, {**result(2, 0.3, checkpointed=False), NODE_KEY: "10.0.0.7", MALLOC_KEY: "system"})
     assert exported(TRIAL_DEV_SCORE.name) == {"p0-s0": 0.3}  # its MLflow run name `mom · p0 · s0` within the arm, in ASCII
     assert all(value.isascii() for _, tags in metrics.current() for _, value in tags)  # Ray refuses other tag values
     assert {dict(tags).get("node") for _, tags in metrics.current()} >= {"10.0.0.7"}
