@@ -36,9 +36,12 @@ class MRCDiceLoss(MRCObjective):
     def task_loss(self, logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         p = torch.sigmoid(logits)
         adjusted = floored_power(1.0 - p, self.config.eps) * p
-        delta, power = self.config.delta, 2 if self.config.square else 1
-        denominator = adjusted.pow(power).sum() + targets.pow(power).sum() + delta
-        return 1.0 - (2.0 * (adjusted * targets).sum() + delta) / denominator
+        delta = self.config.delta
+        if self.config.square:
+            adjusted_sum, targets_sum = adjusted.square().sum(), targets.square().sum()
+        else:
+            adjusted_sum, targets_sum = adjusted.sum(), targets.sum()
+        return 1.0 - (2.0 * (adjusted * targets).sum() + delta) / (adjusted_sum + targets_sum + delta)
 
 
 @OBJECTIVES.register("mrc_dice", config=MRCDiceConfig)
