@@ -5,6 +5,7 @@
 # (`nerplat run --tune-only`, one trial at a time); the trial worker's RSS is sampled every 10 s,
 # and its cumulative training and evaluation seconds are read back from MLflow. Run it alone:
 # the settings take turns, so their times are comparable with each other, not with a busy machine.
+# jemalloc needs Debian's libjemalloc2 (`apt-get install libjemalloc2`); without it that row runs on glibc.
 set -euo pipefail
 epochs=${1:-6}
 spec=$(realpath "${2:-specs/mom_mrc.yaml}")
@@ -17,7 +18,9 @@ settings=(
   "tcmalloc (nerplat's default)|"
   "glibc|LD_PRELOAD="
   "glibc, MALLOC_ARENA_MAX=1|LD_PRELOAD= MALLOC_ARENA_MAX=1"
+  "glibc, MALLOC_ARENA_MAX=2|LD_PRELOAD= MALLOC_ARENA_MAX=2"
   "jemalloc|LD_PRELOAD=libjemalloc.so.2"
+  "jemalloc, decay 60 s|LD_PRELOAD=libjemalloc.so.2 MALLOC_CONF=background_thread:true,dirty_decay_ms:60000,muzzy_decay_ms:60000"
   "tcmalloc, aggressive decommit|TCMALLOC_AGGRESSIVE_DECOMMIT=true"
 )
 # The trial's worker among the driver's descendants (its embedded Ray's raylet starts the workers).

@@ -85,3 +85,13 @@ def test_image_carries_what_the_pods_run():
     workdir = next(rest for keyword, rest in instructions() if keyword == "WORKDIR")
     copies_specs = next(rest for keyword, rest in instructions() if keyword == "COPY" and " specs " in f" {rest} ")
     assert copies_specs.split()[-1] in ("./specs", f"{workdir}/specs")  # entrypoints say specs/<name>.yaml
+
+
+def test_every_process_of_the_image_preloads_the_tcmalloc_it_installs():
+    """The cluster's nodes choose their own malloc (run.allocator preloads it for an embedded Ray only)."""
+    from nerplat.run.allocator import installed_tcmalloc
+
+    runs = " ".join(rest for keyword, rest in instructions() if keyword == "RUN")
+    assert "libtcmalloc-minimal4" in runs
+    env = dict(rest.split("=", 1) for keyword, rest in instructions() if keyword == "ENV")
+    assert env["LD_PRELOAD"] == installed_tcmalloc()  # the library Debian's package gives, as `make test` installs it
