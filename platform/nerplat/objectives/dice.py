@@ -4,7 +4,9 @@ Per word and label k, with p_k the softmax probability and y_k = 1 for the gold 
 
 - ``self_adjusting`` (Li et al. 2020, "Dice Loss for Data-imbalanced NLP Tasks"; 004 eq. 6), with
   p~_k = (1 - p_k)^eps p_k:  l_k = 1 - (2 p~_k y_k + delta) / (p~_k + y_k + delta).
-  eps = 1, delta = 0.01 are 004's MRC settings (from Li et al.).
+  eps = 1, delta = 0.01 are the values 004 prints for its MRC runs; the ShannonAI recipe 004 says
+  it follows has them the other way round (see `mrc_dice`). Per word, this form drives words to O
+  under either reading (docs/results/README.md, mom_conll section).
 - ``squared`` (002 App. B, eqs. 19-21): plain dice with a squared denominator,
   l_k = 1 - (2 p_k y_k + delta) / (p_k^2 + y_k^2 + delta), i.e. 1 - (g + 2 p_c)/(g + p_c^2 + 1) for
   the gold class c and 1 - g/(g + p_j^2) for the others, with g = delta. 002 uses g = 1e-5 for its
