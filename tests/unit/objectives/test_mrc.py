@@ -85,31 +85,26 @@ def test_focal_with_gamma_zero_is_bce(context, labels):
     torch.testing.assert_close(make("mrc_focal", context, gamma=0.0)(out, labels), make("mrc_bce", context)(out, labels))
 
 
-def test_dice_is_set_level_per_task(context, labels):
+@pytest.mark.parametrize(
+    "params, eps, delta, square",
+    [
+        ({}, 1.0, 0.01, False),  # the defaults: ShannonAI's DiceLoss._binary_class
+        # smooth 1, alpha 0.01, --dice_square: dice_loss_for_NLP scripts/ner_enconll03/bert_dice.sh
+        ({"eps": 0.01, "delta": 1.0, "square": True}, 0.01, 1.0, True),
+    ],
+)
+def test_dice_is_set_level_per_task(context, labels, params, eps, delta, square):
     out = random_output(labels)
     tasks = mrc_tasks(out, labels)
 
     def dice(logits, y):
         p = torch.sigmoid(logits)
-        q = (1 - p) * p
-        return 1 - (2 * (q * y).sum() + 0.01) / (q.sum() + y.sum() + 0.01)
+        q = (1 - p) ** eps * p
+        denominator = ((q * q).sum() + (y * y).sum()) if square else (q.sum() + y.sum())
+        return 1 - (2 * (q * y).sum() + delta) / (denominator + delta)
 
     expected = sum(dice(*tasks[t]) for t in tasks) / 3
-    torch.testing.assert_close(make("mrc_dice", context)(out, labels), expected)
-
-
-def test_squared_dice_is_shannonais_conll03_recipe(context, labels):
-    """smooth 1, alpha 0.01, --dice_square (dice_loss_for_NLP scripts/ner_enconll03/bert_dice.sh)."""
-    out = random_output(labels)
-    tasks = mrc_tasks(out, labels)
-
-    def dice(logits, y):
-        p = torch.sigmoid(logits)
-        q = (1 - p) ** 0.01 * p
-        return 1 - (2 * (q * y).sum() + 1.0) / ((q * q).sum() + (y * y).sum() + 1.0)
-
-    expected = sum(dice(*tasks[t]) for t in tasks) / 3
-    torch.testing.assert_close(make("mrc_dice", context, eps=0.01, delta=1.0, square=True)(out, labels), expected)
+    torch.testing.assert_close(make("mrc_dice", context, **params)(out, labels), expected)
 
 
 @pytest.mark.parametrize("base", ["mrc_bce", {"name": "mrc_focal", "params": {"gamma": 3.0}}])
