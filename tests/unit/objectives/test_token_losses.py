@@ -149,12 +149,29 @@ def test_dice_squared_is_not_the_self_adjusting_form(context, scored):
     assert abs(squared.item() - adjusting.item()) > 1e-3
 
 
-def test_dice_squared_refuses_eps_but_takes_its_own_filled_in_defaults(context):
-    with pytest.raises(UserInputError, match="eps applies to form self_adjusting only"):
-        make("dice", context, form="squared", eps=1.0)
+def test_dice_eps_defaults_by_form_and_a_filled_in_config_builds_the_same_loss(context):
+    assert make("dice", context).config.exponent == 1.0
+    assert make("dice", context, form="squared").config.exponent == 0.0
+    assert make("dice", context, form="squared", eps=0.01).config.exponent == 0.01
     filled = DiceConfig(form="squared", delta=1e-5).model_dump(mode="json")  # what a plan carries
     assert make("dice", context, **filled).config == DiceConfig(form="squared", delta=1e-5)
-    assert make("dice", context).config.exponent == 1.0
+
+
+def test_dice_squared_with_eps_is_shannonai_multi_class_dice(context, scored):
+    # dice_loss_for_NLP's DiceLoss on [N, K] scores with square_denominator: each label's column is
+    # viewed as [N, 1] and reduced over its last axis, so numerator and denominator are per word:
+    # sum_k 1 - (2 a_k y_k + smooth)/(a_k^2 + y_k^2 + smooth), a_k = (1 - p_k)^alpha p_k, mean over words.
+    scores, labels = scored
+    alpha, smooth = 0.01, 1.0
+    words = labels.reshape(-1) != IGNORE
+    p = torch.softmax(scores.reshape(-1, scores.shape[-1])[words].double(), -1)
+    y = F.one_hot(labels.reshape(-1)[words], p.shape[-1]).double()
+    a = (1 - p) ** alpha * p
+    expected = sum(1 - (2 * a[:, k] * y[:, k] + smooth) / (a[:, k] ** 2 + y[:, k] ** 2 + smooth) for k in range(p.shape[-1]))
+    dice = make("dice", context, form="squared", eps=alpha, delta=smooth)
+    assert dice(output_of(scores, labels), labels).item() == pytest.approx(expected.mean().item(), rel=1e-5)
+    plain = make("dice", context, form="squared", delta=smooth)(output_of(scores, labels), labels)
+    assert abs(plain.item() - expected.mean().item()) > 1e-5  # eps is not ignored
 
 
 def test_batch_without_labelled_words_gives_zero_loss_that_backpropagates(context):
