@@ -88,6 +88,10 @@ def test_a_run_exports_nerplat_metrics_beside_rays_and_prometheus_answers_the_da
     counts = [s for s in scraped[TRIALS.exported_name] if s.labels["arm"] == ARM and s.labels["phase"] == "tune"]
     assert {s.labels["experiment"] for s in counts} == {"tiny_run"}
     assert max(s.value for s in counts if s.labels["state"] == "running") >= 1
+    # The run held its last values before Ray stopped with it, so its end state was scraped too.
+    assert "keeping the final metrics exported" in output
+    final = {s.labels["state"]: s.value for s in counts}  # each state's last scraped value
+    assert (final["finished"], final["running"]) == (3, 0), final
     scores = scraped[TRIAL_DEV_SCORE.exported_name]
     assert scores and all(s.labels["arm"] == ARM and s.labels["metric"] == "micro_f1" and 0 <= s.value <= 1 for s in scores)
     assert {s.labels["trial"] for s in scores} <= {"t0000", "t0001", "t0002"}

@@ -15,8 +15,10 @@ Ray's metrics agent drops a gauge value that is not recorded again within two re
 series and records them all again every half report interval from a thread of its own. A trial's
 series are dropped `LINGER_SECONDS` after it ends (so the last values of a short trial still reach a
 Prometheus that scrapes every 15 s) and leave Prometheus about two intervals later; the trial
-counts stay while the driver runs. Telemetry never fails a run: if Ray's metrics API fails, that is
-logged once and nothing more is recorded.
+counts stay while the driver runs. Ray's metrics stop with the driver, so a run someone scrapes
+(`--metrics-port`, or a cluster) `hold`s its last values that long before it ends: the final counts
+and the last trials' series reach Prometheus too. Telemetry never fails a run: if Ray's metrics API
+fails, that is logged once and nothing more is recorded.
 """
 
 from __future__ import annotations
@@ -124,6 +126,7 @@ class TrialMetrics:
         self._trials: dict[str, dict[Series, float]] = {}  # Tune trial id -> its series
         self._ended: dict[str, float] = {}  # Tune trial id -> when (time.monotonic) its series are dropped
         self._last_evaluation: dict[str, tuple[int, float] | None] = {}  # Tune trial id -> `previous` of its next one
+        self._changed = time.monotonic()  # when a value last changed
         self._lock = threading.Lock()
         self._gauges: dict[str, Any] = {}
         self._stopped = threading.Event()
@@ -132,8 +135,11 @@ class TrialMetrics:
     # -- what the driver's Tune callback tells it -----------------------------------------------
 
     def counted(self, progress: PhaseProgress) -> None:
+        counts = trial_counts(self.experiment, progress)
         with self._lock:
-            self._counts.update(trial_counts(self.experiment, progress))
+            if any(self._counts.get(key) != value for key, value in counts.items()):
+                self._counts.update(counts)
+                self._changed = time.monotonic()
 
     def evaluated(self, trial_id: str, job: TrialJob, run_name: str, node: str, evaluation: Evaluation) -> None:
         # `t0003`, `p0-s1`: the run name within arm and phase, in ASCII (Ray's metrics API encodes tags as ASCII)
@@ -142,6 +148,7 @@ class TrialMetrics:
             previous = self._last_evaluation.get(trial_id, (0, 0.0))
             self._trials[trial_id] = evaluation_values(self.experiment, job, trial, node, evaluation, previous)
             self._last_evaluation[trial_id] = (evaluation.epoch, evaluation.timings.train + evaluation.timings.evaluate)
+            self._changed = time.monotonic()
 
     def retried(self, trial_id: str) -> None:
         """The trial restarts from a checkpoint with fresh timings: its next epoch time is unknown."""
@@ -153,6 +160,7 @@ class TrialMetrics:
             self._last_evaluation.pop(trial_id, None)
             if trial_id in self._trials:
                 self._ended[trial_id] = time.monotonic() + self.linger_seconds
+                self._changed = time.monotonic()
 
     def current(self) -> dict[Series, float]:
         """Every series to export now."""
@@ -179,6 +187,18 @@ class TrialMetrics:
             return
         self._thread = threading.Thread(target=self._record_every, args=(interval / 2,), name="nerplat-metrics", daemon=True)
         self._thread.start()
+
+    def hold_seconds(self) -> float:
+        """How long the latest change still has to be exported to have been for `linger_seconds`
+        (0 when nothing is exported)."""
+        if self._thread is None:
+            return 0.0
+        with self._lock:
+            return max(0.0, self._changed + self.linger_seconds - time.monotonic())
+
+    def hold(self) -> None:
+        """Keeps exporting until the latest change has been exported for `linger_seconds`."""
+        self._stopped.wait(self.hold_seconds())
 
     def stop(self) -> None:
         self._stopped.set()

@@ -310,6 +310,7 @@ class ExperimentRunner:
             with self.board:
                 summary = self._run_arms()
                 self._analyze_into(summary)
+                self._hold_final_metrics()
         except (Interrupted, KeyboardInterrupt):
             self.ledger.interrupt_phases()
             self.ledger.finish_summary(summary_run.run_id, "interrupted")
@@ -326,6 +327,15 @@ class ExperimentRunner:
         summary.status = _summary_status(summary, self.options.replicate)
         self.ledger.finish_summary(summary_run.run_id, summary.status)
         return summary
+
+    def _hold_final_metrics(self) -> None:
+        """A scraped run's last values (final counts, the last trials' series) would leave with Ray
+        when the driver exits: they stay exported `LINGER_SECONDS` after the last change first."""
+        scraped = self.options.metrics_port is not None or self.options.address or os.environ.get("RAY_ADDRESS")
+        seconds = self.metrics.hold_seconds()
+        if scraped and seconds > 0:
+            self.board.stage(f"keeping the final metrics exported {seconds:.0f} s more, for Prometheus to scrape")
+            self.metrics.hold()
 
     def _start_ray(self) -> None:
         """Connects to Ray (its start takes tens of seconds: said before, and its dashboard after)."""

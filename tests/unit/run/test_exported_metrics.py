@@ -137,6 +137,29 @@ def test_a_started_recorder_records_every_series_again_until_stopped(job, ray_ga
     assert not metrics._thread.is_alive()
 
 
+def test_hold_keeps_recording_the_last_change_for_the_linger_then_returns(job, ray_gauges):
+    metrics = TrialMetrics("e", linger_seconds=1.5)
+    assert metrics.hold_seconds() == 0.0  # not exporting: nothing to hold
+    metrics.start()
+    try:
+        gauges = {gauge.name: gauge for gauge in ray_gauges}
+        metrics.counted(PhaseProgress(job.arm.id, "tune", total=3, finished=3))  # the run's final counts
+        changed = time.monotonic()
+        assert 1.0 < metrics.hold_seconds() <= 1.5
+        time.sleep(0.6)
+        gauges[TRIALS.name].values.clear()
+        metrics.hold()
+        held = time.monotonic() - changed
+        assert gauges[TRIALS.name].values  # recorded again during the hold
+        assert metrics.hold_seconds() == 0.0
+    finally:
+        metrics.stop()
+    assert 1.4 <= held < 3.0
+    unchanged = time.monotonic()
+    metrics.counted(PhaseProgress(job.arm.id, "tune", total=3, finished=3))  # the same counts again are no change
+    assert metrics._changed < unchanged
+
+
 def test_a_failing_ray_metrics_api_is_logged_once_and_never_raised(job, monkeypatch, caplog):
     import ray.util.metrics
 
