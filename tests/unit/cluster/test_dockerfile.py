@@ -89,9 +89,10 @@ def test_image_carries_what_the_pods_run():
 
 def test_every_process_of_the_image_preloads_the_tcmalloc_it_installs():
     """The cluster's nodes choose their own malloc (run.allocator preloads it for an embedded Ray only)."""
-    from nerplat.run.allocator import installed_tcmalloc
+    from nerplat.run.allocator import TCMALLOC
 
     runs = " ".join(rest for keyword, rest in instructions() if keyword == "RUN")
     assert "libtcmalloc-minimal4" in runs
     env = dict(rest.split("=", 1) for keyword, rest in instructions() if keyword == "ENV")
-    assert env["LD_PRELOAD"] == installed_tcmalloc()  # the library Debian's package gives, as `make test` installs it
+    # the soname of Debian's libtcmalloc-minimal4, the library an embedded Ray preloads (run.allocator)
+    assert env["LD_PRELOAD"] == f"lib{TCMALLOC}.so.4"
