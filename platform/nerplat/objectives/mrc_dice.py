@@ -12,7 +12,8 @@ bert_dice.sh) sets smooth 1, alpha 0.01 and the squared denominator, so 004's "e
 names the smoothing first: here `eps: 0.01, delta: 1.0, square: true`. This differs from `dice`
 (sequence labelling), which evaluates the ratio per word and label: for MRC the published numbers
 use the set form. Being set-level, it has no loss per position, so MoM cannot take it as base
-(`mrc_mom`).
+(`mrc_mom`). The positions are those every MRC loss scores (`mrc.mrc_tasks`); ShannonAI's trainer
+passes no mask to the start and end dice, so query and padding positions count there as negatives.
 """
 
 from __future__ import annotations
