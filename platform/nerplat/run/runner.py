@@ -328,10 +328,15 @@ class ExperimentRunner:
         self.ledger.finish_summary(summary_run.run_id, summary.status)
         return summary
 
+    @property
+    def ray_address(self) -> str | None:
+        """The running cluster the run joins (--address, else RAY_ADDRESS); None for an embedded Ray."""
+        return self.options.address or os.environ.get("RAY_ADDRESS")
+
     def _hold_final_metrics(self) -> None:
         """A scraped run's last values (final counts, the last trials' series) would leave with Ray
         when the driver exits: they stay exported `LINGER_SECONDS` after the last change first."""
-        scraped = self.options.metrics_port is not None or self.options.address or os.environ.get("RAY_ADDRESS")
+        scraped = self.options.metrics_port is not None or self.ray_address
         seconds = self.metrics.hold_seconds()
         if scraped and seconds > 0:
             self.board.stage(f"keeping the final metrics exported {seconds:.0f} s more, for Prometheus to scrape")
@@ -339,7 +344,7 @@ class ExperimentRunner:
 
     def _start_ray(self) -> None:
         """Connects to Ray (its start takes tens of seconds: said before, and its dashboard after)."""
-        address = self.options.address or os.environ.get("RAY_ADDRESS")
+        address = self.ray_address
         self.board.stage(f"connecting to Ray at {address}" if address else "starting Ray (embedded, on 127.0.0.1)")
         url = connect_ray(self.options.address, self.options.verbose, self.options.metrics_port)
         started = f"connected to Ray at {address}" if address else "Ray started"
@@ -395,7 +400,7 @@ class ExperimentRunner:
         summary.report_dir, summary.unconverged = report.out_dir, report.unconverged
 
     def _refuse_unreachable_store(self) -> None:
-        address = self.options.address or os.environ.get("RAY_ADDRESS")
+        address = self.ray_address
         if address and sqlite_path(self.tracking_uri) is not None and not _is_local(address):
             raise UserInputError(
                 f"the MLflow store {self.tracking_uri} is a file on this machine, but Ray at {address} runs trials on "
@@ -442,7 +447,7 @@ class ExperimentRunner:
         problems = [problem for arm in self.plan.arms if (problem := placement_problem(arm, nodes))]
         if not problems:
             return
-        if not (self.options.address or os.environ.get("RAY_ADDRESS")):
+        if not self.ray_address:
             raise UserInputError(
                 [Problem(f"{problem}: lower resources.cpus_per_worker / workers, or pass --address of a larger Ray cluster", path="resources") for problem in problems]
             )
