@@ -64,7 +64,8 @@ class DiceLoss(TokenLoss):
         p = F.softmax(scores, dim=-1)
         y = F.one_hot(labels, scores.shape[-1]).to(p.dtype)
         delta = self.config.delta
-        adjusted = floored_power(1.0 - p, self.config.exponent) * p
+        exponent = self.config.exponent
+        adjusted = floored_power(1.0 - p, exponent) * p if exponent else p  # 002's plain dice needs no (1 - p)^0
         # y is one-hot, so y^2 = y
         scored = adjusted * adjusted if self.config.form == "squared" else adjusted
         per_label = 1.0 - (2.0 * adjusted * y + delta) / (scored + y + delta)
