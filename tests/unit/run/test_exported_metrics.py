@@ -155,9 +155,10 @@ def test_hold_keeps_recording_the_last_change_for_the_linger_then_returns(job, r
     finally:
         metrics.stop()
     assert 1.4 <= held < 3.0
-    unchanged = time.monotonic()
     metrics.counted(PhaseProgress(job.arm.id, "tune", total=3, finished=3))  # the same counts again are no change
-    assert metrics._changed < unchanged
+    assert metrics.hold_seconds() == 0.0
+    metrics.counted(PhaseProgress(job.arm.id, "tune", total=4, finished=3, running=1))
+    assert metrics.hold_seconds() > 1.0
 
 
 def test_a_failing_ray_metrics_api_is_logged_once_and_never_raised(job, monkeypatch, caplog):
