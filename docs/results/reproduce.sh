@@ -6,10 +6,13 @@
 #   docs/results/SPEC-PROFILE/, so a spec's profiles keep their reports side by side.
 #   With WORKDIR (the scratch directory of a run that stopped, printed when it does), the run
 #   resumes there with --resume: finished trials are kept, failed or missing ones run again.
+#   Arguments after WORKDIR go to `nerplat run`: `--rerun-changed` resumes after the spec changed,
+#   running anew only the arms whose runs the change alters.
 set -euo pipefail
 spec=$1
 profile=${2:-}
 resume_from=${3:-}
+shift $(( $# < 3 ? $# : 3 ))
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 folder=$spec
 case "$profile" in ""|cpu) ;; *) folder="$spec-$profile" ;; esac
@@ -18,6 +21,7 @@ work=${resume_from:-$(mktemp -d "${TMPDIR:-/tmp}/nerplat-results-XXXXXX")}
 command=(nerplat run "specs/$spec.yaml")
 [ -n "$profile" ] && command+=(--profile "$profile")
 [ -n "$resume_from" ] && command+=(--resume)
+command+=("$@")
 commit=$(git -C "$repo" rev-parse HEAD)
 dirty=$(git -C "$repo" status --porcelain -- platform specs | wc -l)
 started=$(date -u +%Y-%m-%dT%H:%M:%SZ)

@@ -16,6 +16,7 @@ from rich.markup import escape
 
 from nerplat.cli.options import PROFILE_OPTION, SET_OPTION, Verbosity, compile_spec, format_values, message_console, print_figures
 from nerplat.cli.train_commands import bench_app
+from nerplat.errors import Problem, UserInputError
 from nerplat.run.progress import DEFAULT_EVERY
 
 
@@ -24,6 +25,11 @@ def run(
     profile: Optional[str] = PROFILE_OPTION,
     overrides: list[str] = SET_OPTION,
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted experiment: finished trials are kept."),
+    rerun_changed: bool = typer.Option(
+        False, "--rerun-changed",
+        help="With --resume after the spec or profile changed: run anew the arms whose runs it changes (their runs are "
+        "deleted in MLflow); every other arm keeps its finished runs. Without it such a resume is refused.",
+    ),
     address: Optional[str] = typer.Option(
         None, "--address", help="Ray cluster to use (default: $RAY_ADDRESS, else an embedded local Ray)."
     ),
@@ -56,9 +62,11 @@ def run(
 
     # Logs and CI are not terminals: give the progress table room instead of rich's default 80 columns.
     console = Console(width=None if sys.stdout.isatty() else 150, stderr=as_json, quiet=Verbosity.quiet(), highlight=False)
+    if rerun_changed and not resume:
+        raise UserInputError(Problem("only with --resume: it says what a resumed experiment keeps", path="--rerun-changed"))
     plan = compile_spec(spec, profile, overrides)
     options = RunOptions(
-        workdir=workdir.resolve(), resume=resume, address=address, storage=storage, analyze=analyze, replicate=not tune_only,
+        workdir=workdir.resolve(), resume=resume, rerun_changed=rerun_changed, address=address, storage=storage, analyze=analyze, replicate=not tune_only,
         verbose=verbose or Verbosity.verbose(), progress_every=progress_every, metrics_port=metrics_port,
     )
     runner = ExperimentRunner(plan, options, console)

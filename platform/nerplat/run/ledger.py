@@ -38,6 +38,7 @@ from typing import Any
 
 from nerplat.plan.model import Arm, Plan, Replicate
 from nerplat.run.job import TrialJob
+from nerplat.run.spec_change import SpecChange
 from nerplat.track import schema
 from nerplat.track.lease import ExperimentLease
 from nerplat.track.names import replicate_run_name
@@ -126,6 +127,32 @@ class RunLedger:
             if plugin_files:  # the plugin files the run imports, with their sha256
                 self.tracker.client.log_dict(run.run_id, plugin_files, PLUGIN_FILES_ARTIFACT)
         return run
+
+    def adopt_spec(self, summary_run_id: str, plan: Plan, change: SpecChange) -> int:
+        """The summary run takes the resumed spec's plan (the earlier one kept under `superseded/<sha>/`)
+        and the runs of the arms it changes or drops are deleted, so they run anew and no analysis
+        mixes them in; returns how many runs were deleted."""
+        from mlflow.entities import ViewType
+
+        from nerplat.analysis.runs import read_plan
+
+        client = self.tracker.client
+        earlier = read_plan(client, client.get_run(summary_run_id))
+        if earlier is not None:
+            client.log_dict(summary_run_id, earlier, f"superseded/{change.started_with[:12]}/{schema.PLAN_ARTIFACT}")
+        self.tracker.log_summary_artifacts(summary_run_id, plan.model_dump(mode="json"), plan.resolved_spec)
+        client.set_tag(summary_run_id, schema.SPEC_SHA, plan.spec_sha256)
+        deleted = 0
+        for arm in change.rerun:
+            for run in client.search_runs(
+                [self.tracker.experiment_id],
+                filter_string=f"tags.`{schema.ARM}` = '{arm}'",
+                run_view_type=ViewType.ACTIVE_ONLY,
+                max_results=50_000,
+            ):
+                client.delete_run(run.info.run_id)
+                deleted += 1
+        return deleted
 
     def finish_summary(self, run_id: str, status: str) -> None:
         """Ends the summary run and frees the experiment for the next driver."""

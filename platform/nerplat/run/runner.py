@@ -38,6 +38,7 @@ from nerplat.run.exported_metrics import TrialMetrics
 from nerplat.run.job import PHASE_KEY, TrialJob
 from nerplat.run.ledger import FinishedTrial, RunLedger
 from nerplat.run.progress import DEFAULT_EVERY, ProgressBoard
+from nerplat.run.spec_change import SpecChange, spec_change
 from nerplat.track import schema
 from nerplat.track.runs import ExperimentTracker, experiment_exists
 from nerplat.track.store import StoreLost, resolve_tracking_uri, sqlite_path
@@ -91,6 +92,7 @@ def treat_sigterm_as_ctrl_c() -> None:
 class RunOptions:
     workdir: Path
     resume: bool = False
+    rerun_changed: bool = False  # with resume: run anew the arms a changed spec changes (run/spec_change.py)
     address: str | None = None
     storage: str | None = None  # Ray Tune storage_path; default <workdir>/.nerplat/ray
     analyze: bool = True
@@ -274,6 +276,7 @@ class ExperimentRunner:
         self.ledger: RunLedger | None = None
         self.board = ProgressBoard(plan.experiment, console, every=options.progress_every)
         self.metrics = TrialMetrics(plan.experiment)
+        self.spec_change: SpecChange | None = None  # set when a resume's spec differs from the experiment's
 
     # -- entry --------------------------------------------------------------------------------
 
@@ -305,6 +308,8 @@ class ExperimentRunner:
         treat_sigterm_as_ctrl_c()
         self._refuse_unplaceable()
         summary_run = self.ledger.start_summary(self.plan, plugin_files=files_record())
+        if self.spec_change is not None:
+            self._adopt_spec(summary_run.run_id, self.spec_change)
         self.metrics.start()
         try:
             with self.board:
@@ -428,15 +433,44 @@ class ExperimentRunner:
             ExperimentLease(self.tracking_uri, self.tracker.client, bookkeeping, self.plan.experiment).refuse_if_held()
 
     def _refuse_changed_spec(self, tracker: ExperimentTracker) -> None:
-        """A resume with another spec or profile would mix two experiments: refused before Ray starts."""
+        """A resume with another spec or profile is refused before Ray starts, unless it leaves every
+        arm's runs as they were, or --rerun-changed asks to run the arms it changes anew."""
+        from nerplat.analysis.runs import read_plan
+
         summary = tracker.find_summary_run() if self.options.resume else None
         started_with = summary.data.tags.get(schema.SPEC_SHA) if summary is not None else None
-        if started_with and started_with != self.plan.spec_sha256:
+        if not started_with or started_with == self.plan.spec_sha256:
+            return
+        shas = f"sha256 {started_with[:12]}, now {self.plan.spec_sha256[:12]}"
+        earlier = read_plan(tracker.client, summary)
+        if earlier is None:
             raise UserInputError(
-                f"--resume: experiment '{self.plan.experiment}' was started from another resolved spec (sha256 "
-                f"{started_with[:12]}, now {self.plan.spec_sha256[:12]}): the spec or --profile changed; nothing was "
-                "changed: resume with the spec and profile it was started with, or change `experiment:` to start anew"
+                f"--resume: experiment '{self.plan.experiment}' was started from another resolved spec ({shas}) and "
+                "its plan.json is missing, so what changed cannot be told; nothing was changed: resume with the spec and "
+                "profile it was started with, or change `experiment:` to start anew"
             )
+        change = spec_change(started_with, earlier, self.plan)
+        if change.rerun and not self.options.rerun_changed:
+            raise UserInputError(
+                f"--resume: experiment '{self.plan.experiment}' was started from another resolved spec ({shas}): the spec "
+                f"or --profile changed the runs of arms ({change.describe()}); nothing was changed: add --rerun-changed "
+                "to run those arms anew (their runs are deleted; the other arms keep their finished runs), resume with "
+                "the spec and profile it was started with, or change `experiment:` to start anew"
+            )
+        self.spec_change = change
+
+    def _adopt_spec(self, summary_run_id: str, change: SpecChange) -> None:
+        """The experiment takes the resumed spec (under the lease): runs of the arms it changes are deleted."""
+        deleted = self.ledger.adopt_spec(summary_run_id, self.plan, change)
+        shas = f"sha256 {change.started_with[:12]} -> {self.plan.spec_sha256[:12]}"
+        if change.rerun:
+            self.board.stage(
+                f"the spec changed ({shas}): running anew the arms it changes ({change.describe()}); their {deleted} "
+                "earlier runs were deleted in MLflow (`mlflow runs restore --run-id ID` restores one); the other arms "
+                "keep their finished runs"
+            )
+        else:
+            self.board.stage(f"the spec changed ({shas}) but no arm's runs: every finished run is kept")
 
     def _refuse_unplaceable(self) -> None:
         """Arms whose trials no node can place: refused on an embedded cluster; on a given cluster an

@@ -146,6 +146,7 @@ class ExperimentTracker:
 
             # Otherwise every finished run prints two "View run at" lines into the progress view.
             os.environ.setdefault("MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT", "true")
+            os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")  # a driver reads plan.json on resume
             self._client = MlflowClient(tracking_uri=self.tracking_uri)
             if is_server_uri(self.tracking_uri):
                 self._client = PatientClient(self._client, self.tracking_uri, self.notify)

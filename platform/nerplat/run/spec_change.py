@@ -1,0 +1,57 @@
+"""What a changed spec means for the experiment it resumes: which arms' recorded runs it changes.
+
+An arm's runs are decided by the arm as its plan compiles it (fixed trial settings, search space,
+tune trials, replicates, resources), by the plan's tune settings when the arm is tuned, and by
+the replicates' split and model logging. Nothing else in a spec (the analysis, the description,
+comments, the other arms) changes what an arm's trials compute, and its label only names its runs.
+So a resume with a changed spec can keep the finished runs of every arm whose part is unchanged.
+The arms it changes, and those it no longer has (their runs would still be analysed), are rerun:
+`nerplat run --resume --rerun-changed` deletes their runs and runs them anew.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from nerplat.plan.model import Plan, sha256_of
+
+
+@dataclass(frozen=True)
+class SpecChange:
+    started_with: str  # sha256 of the resolved spec the experiment was started from
+    changed: tuple[str, ...]  # arms of both plans whose runs would differ
+    removed: tuple[str, ...]  # arms only the earlier plan has
+
+    @property
+    def rerun(self) -> tuple[str, ...]:
+        """The arms whose recorded runs no longer belong to the experiment."""
+        return self.changed + self.removed
+
+    def describe(self) -> str:
+        """'changed: a, b; removed: c' for messages."""
+        parts = [f"{kind}: {', '.join(arms)}" for kind, arms in (("changed", self.changed), ("removed", self.removed)) if arms]
+        return "; ".join(parts)
+
+
+def arm_fingerprint(plan: Mapping[str, Any], arm: Mapping[str, Any]) -> str:
+    """sha256 of what decides an arm's runs, from the plan and arm as JSON (as plan.json records them)."""
+    return sha256_of(
+        {
+            "arm": {key: value for key, value in arm.items() if key != "label"},
+            "tune": plan.get("tune") if arm.get("tune_trials") else None,
+            "replicate_split": plan.get("replicate_split"),
+            "replicate_models": plan.get("replicate_models", "best"),
+        }
+    )
+
+
+def spec_change(started_with: str, earlier: Mapping[str, Any], plan: Plan) -> SpecChange:
+    """The arms of `earlier` (the plan.json the experiment was started with) that `plan` changes or drops."""
+    now = plan.model_dump(mode="json")
+    current = {arm["id"]: arm_fingerprint(now, arm) for arm in now["arms"]}
+    before = {arm["id"]: arm_fingerprint(earlier, arm) for arm in earlier.get("arms", [])}
+    changed = tuple(arm for arm, fingerprint in before.items() if arm in current and current[arm] != fingerprint)
+    removed = tuple(arm for arm in before if arm not in current)
+    return SpecChange(started_with, changed, removed)
