@@ -164,6 +164,26 @@ def test_resume_after_killing_the_driver(tmp_path: Path):
     assert check_optuna_studies(tmp_path, "killed_driver", all_runs) == studies_before  # the same study continued
 
 
+def test_a_resume_after_a_spec_change_reruns_only_the_arm_it_changes(tmp_path: Path):
+    env = {"NERPLAT_TEST_EXPERIMENT": "changed_arm"}
+    code, output = finish(nerplat("run", str(SPEC), "--workdir", str(tmp_path), "--no-analyze", workdir=tmp_path, env=env))
+    assert code == 0, output
+    before = {run.info.run_id: run.data.tags[schema.ARM] for run in runs(tmp_path, "changed_arm") if schema.ARM in run.data.tags}
+    resume = ("run", str(SPEC), "--workdir", str(tmp_path), "--no-analyze", "--resume", "--set", "methods.ce.train={epochs: 3}")
+    code, output = finish(nerplat(*resume, workdir=tmp_path, env=env))
+    assert code == 2 and "(changed: conll2003/low_resource-40/ce)" in output and "add --rerun-changed" in output
+
+    code, output = finish(nerplat(*resume, "--rerun-changed", workdir=tmp_path, env=env))
+    assert code == 0, output
+    assert "running anew the arms it changes (changed: conll2003/low_resource-40/ce)" in output
+    all_runs = check_complete_experiment(tmp_path, "changed_arm")  # one registered model per arm: the old ce version went
+    kept = {run.info.run_id for run in all_runs}
+    assert {run_id for run_id, arm in before.items() if arm.endswith("/mom")} <= kept  # the mom arm ran nothing again
+    assert not {run_id for run_id, arm in before.items() if arm.endswith("/ce")} & kept
+    ce_replicates = [run for run in all_runs if run.data.tags[schema.KIND] == "replicate" and run.data.tags[schema.ARM].endswith("/ce")]
+    assert [run.data.params["train.epochs"] for run in ce_replicates] == ["3", "3"]
+
+
 def test_a_killed_worker_is_retried_from_its_checkpoint(tmp_path: Path):
     spec = tmp_path / "retry.yaml"
     spec.write_text(

@@ -16,7 +16,7 @@ from rich.markup import escape
 
 from nerplat.cli.options import PROFILE_OPTION, SET_OPTION, Verbosity, compile_spec, format_values, message_console, print_figures
 from nerplat.cli.train_commands import bench_app
-from nerplat.errors import Problem, UserInputError
+from nerplat.errors import UserInputError
 from nerplat.run.progress import DEFAULT_EVERY
 
 
@@ -63,7 +63,7 @@ def run(
     # Logs and CI are not terminals: give the progress table room instead of rich's default 80 columns.
     console = Console(width=None if sys.stdout.isatty() else 150, stderr=as_json, quiet=Verbosity.quiet(), highlight=False)
     if rerun_changed and not resume:
-        raise UserInputError(Problem("only with --resume: it says what a resumed experiment keeps", path="--rerun-changed"))
+        raise UserInputError("--rerun-changed needs --resume: it chooses what a resumed experiment keeps")
     plan = compile_spec(spec, profile, overrides)
     options = RunOptions(
         workdir=workdir.resolve(), resume=resume, rerun_changed=rerun_changed, address=address, storage=storage, analyze=analyze, replicate=not tune_only,

@@ -128,13 +128,14 @@ class RunLedger:
                 self.tracker.client.log_dict(run.run_id, plugin_files, PLUGIN_FILES_ARTIFACT)
         return run
 
-    def adopt_spec(self, summary_run_id: str, plan: Plan, change: SpecChange) -> int:
-        """The summary run takes the resumed spec's plan (the earlier one kept under `superseded/<sha>/`)
-        and the runs of the arms it changes or drops are deleted, so they run anew and no analysis
-        mixes them in; returns how many runs were deleted."""
+    def adopt_spec(self, summary_run_id: str, plan: Plan, change: SpecChange) -> tuple[int, int]:
+        """The summary run takes the resumed spec's plan (the earlier one kept under `superseded/<sha>/`);
+        the runs of the arms it changes or drops are deleted (and their registered model versions), so
+        they run anew and no analysis mixes them in. Returns (runs, model versions) deleted."""
         from mlflow.entities import ViewType
 
         from nerplat.analysis.runs import read_plan
+        from nerplat.serving.mlflow_models import unregister_run
 
         client = self.tracker.client
         earlier = read_plan(client, client.get_run(summary_run_id))
@@ -142,7 +143,7 @@ class RunLedger:
             client.log_dict(summary_run_id, earlier, f"superseded/{change.started_with[:12]}/{schema.PLAN_ARTIFACT}")
         self.tracker.log_summary_artifacts(summary_run_id, plan.model_dump(mode="json"), plan.resolved_spec)
         client.set_tag(summary_run_id, schema.SPEC_SHA, plan.spec_sha256)
-        deleted = 0
+        runs = versions = 0
         for arm in change.rerun:
             for run in client.search_runs(
                 [self.tracker.experiment_id],
@@ -150,9 +151,11 @@ class RunLedger:
                 run_view_type=ViewType.ACTIVE_ONLY,
                 max_results=50_000,
             ):
+                if run.data.tags.get(schema.KIND) == "replicate":
+                    versions += unregister_run(self.tracker.tracking_uri, run.info.run_id)
                 client.delete_run(run.info.run_id)
-                deleted += 1
-        return deleted
+                runs += 1
+        return runs, versions
 
     def finish_summary(self, run_id: str, status: str) -> None:
         """Ends the summary run and frees the experiment for the next driver."""

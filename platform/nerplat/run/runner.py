@@ -443,10 +443,10 @@ class ExperimentRunner:
             return
         shas = f"sha256 {started_with[:12]}, now {self.plan.spec_sha256[:12]}"
         earlier = read_plan(tracker.client, summary)
-        if earlier is None:
+        if not earlier or "arms" not in earlier:
             raise UserInputError(
                 f"--resume: experiment '{self.plan.experiment}' was started from another resolved spec ({shas}) and "
-                "its plan.json is missing, so what changed cannot be told; nothing was changed: resume with the spec and "
+                "it has no plan.json with its arms, so what changed cannot be told; nothing was changed: resume with the spec and "
                 "profile it was started with, or change `experiment:` to start anew"
             )
         change = spec_change(started_with, earlier, self.plan)
@@ -461,16 +461,17 @@ class ExperimentRunner:
 
     def _adopt_spec(self, summary_run_id: str, change: SpecChange) -> None:
         """The experiment takes the resumed spec (under the lease): runs of the arms it changes are deleted."""
-        deleted = self.ledger.adopt_spec(summary_run_id, self.plan, change)
+        runs, versions = self.ledger.adopt_spec(summary_run_id, self.plan, change)
         shas = f"sha256 {change.started_with[:12]} -> {self.plan.spec_sha256[:12]}"
-        if change.rerun:
-            self.board.stage(
-                f"the spec changed ({shas}): running anew the arms it changes ({change.describe()}); their {deleted} "
-                "earlier runs were deleted in MLflow (`mlflow runs restore --run-id ID` restores one); the other arms "
-                "keep their finished runs"
-            )
-        else:
+        if not change.rerun:
             self.board.stage(f"the spec changed ({shas}) but no arm's runs: every finished run is kept")
+            return
+        models = f" and {versions} registered model version(s)" if versions else ""
+        self.board.stage(
+            f"the spec changed ({shas}): running anew the arms it changes ({change.describe()}); their {runs} earlier "
+            f"runs{models} were deleted in MLflow (`mlflow runs restore --run-id ID` restores a run); the other arms "
+            "keep their finished runs"
+        )
 
     def _refuse_unplaceable(self) -> None:
         """Arms whose trials no node can place: refused on an embedded cluster; on a given cluster an
@@ -544,7 +545,7 @@ class ExperimentRunner:
         if prepare_study(study, owner=parent_run_id, metric=metric, mode=settings.mode, distributions=distributions):
             self.console.print(
                 f"[yellow]replaced the Optuna study {escape(study.name)}[/] in {escape(self.optuna_storage)}: it held the "
-                "trials of another MLflow run of this arm (an experiment deleted and started anew)"
+                "trials of another MLflow run of this arm, since deleted (the experiment or the arm started anew)"
             )
         searcher = SEARCHERS.build(
             settings.searcher.name, settings.searcher.params, at="tune.search", space=arm.search_space, seed=0, study=study

@@ -11,6 +11,7 @@ spec's `replicate.models` rule:
     none   log and register nothing
 
 Both steps are idempotent by run id, so `nerplat run --resume` adds no second model or version.
+A resume that reruns an arm (`--rerun-changed`) deletes its runs' versions (`unregister_run`).
 Registered models are named `<experiment>.<dataset>.<sampler>.<method>` (`registered_model_name`);
 each version carries the run's final metrics as tags.
 """
@@ -228,3 +229,15 @@ def delete_run_model(tracking_uri: str, run_id: str) -> None:
         return
     MlflowClient(tracking_uri).delete_logged_model(model.model_id)
     get_artifact_repository(model.artifact_location).delete_artifacts()
+
+
+def unregister_run(tracking_uri: str, run_id: str) -> int:
+    """Deletes the model versions registered from `run_id` (a run deleted to run its arm anew, whose
+    model no longer belongs to the experiment); returns how many."""
+    from mlflow import MlflowClient
+
+    client = MlflowClient(tracking_uri)
+    versions = client.search_model_versions(f"run_id = '{run_id}'")
+    for version in versions:
+        client.delete_model_version(version.name, version.version)
+    return len(versions)

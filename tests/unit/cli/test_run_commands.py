@@ -104,3 +104,21 @@ def test_the_metrics_port_reaches_the_runner_from_the_flag_or_the_environment(mo
     assert main(["run", spec]) == 130
     assert seen == [None, 18080, 18081]
     assert main(["run", spec, "--metrics-port", "70000"]) == 2
+
+
+def test_rerun_changed_reaches_the_runner_with_resume_and_is_refused_without_it(monkeypatch, capsys):
+    from nerplat.cli import main
+    from nerplat.run import runner
+
+    seen = []
+
+    def interrupted(self):
+        seen.append((self.options.resume, self.options.rerun_changed))
+        raise runner.Interrupted()
+
+    monkeypatch.setattr(runner.ExperimentRunner, "run", interrupted)
+    spec = str(Path(__file__).parents[2] / "integration" / "specs" / "tiny_run.yaml")
+    assert main(["run", spec, "--resume", "--rerun-changed"]) == 130
+    assert main(["run", spec, "--rerun-changed"]) == 2
+    assert seen == [(True, True)]
+    assert "error: --rerun-changed needs --resume" in capsys.readouterr().err

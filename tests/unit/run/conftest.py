@@ -21,6 +21,12 @@ def tiny_plan() -> Plan:
     return compile_plan(TINY_RUN, default_catalog())
 
 
+@pytest.fixture(scope="session")
+def tiny_plan_with():
+    """The tiny integration spec's plan under `--set` overrides."""
+    return lambda *overrides: compile_plan(TINY_RUN, default_catalog(), overrides=overrides)
+
+
 @pytest.fixture
 def ledger(tracking_uri: str) -> RunLedger:
     return RunLedger(ExperimentTracker.open(tracking_uri, "ledger"))

@@ -261,3 +261,31 @@ def test_arm_parents_left_open_by_a_stop_are_marked_interrupted(ledger, tiny_pla
     assert client.get_run(done.run_id).data.tags["nerplat.status"] == "completed"
     run = client.get_run(stopped.run_id)
     assert (run.info.status, run.data.tags["nerplat.status"]) == ("KILLED", "interrupted")
+
+
+def test_adopting_a_changed_spec_deletes_the_changed_arms_runs_only_and_keeps_the_earlier_plan(ledger, tiny_plan, tiny_plan_with):
+    from nerplat.run.spec_change import spec_change
+
+    summary = ledger.start_summary(tiny_plan)
+    try:
+        ce, mom = tiny_plan.arms
+        runs = {}
+        for arm in (ce, mom):
+            parent = ledger.start_phase(arm, "replicate", params={})
+            replicate = ledger.tracker.start_replicate_run(parent.run_id, arm.id, seed=1, partition=0)
+            runs[arm.id] = (parent.run_id, replicate.run_id)
+        changed = tiny_plan_with("methods.ce.train={epochs: 3}")
+        change = spec_change(tiny_plan.spec_sha256, tiny_plan.model_dump(mode="json"), changed)
+        assert ledger.adopt_spec(summary.run_id, changed, change) == (2, 0)  # no model was registered
+    finally:
+        ledger.release()
+    client = ledger.tracker.client
+    assert [client.get_run(run_id).info.lifecycle_stage for run_id in runs[ce.id]] == ["deleted", "deleted"]
+    assert [client.get_run(run_id).info.lifecycle_stage for run_id in runs[mom.id]] == ["active", "active"]
+    assert run_of(ledger, summary.run_id).data.tags[schema.SPEC_SHA] == changed.spec_sha256
+    plans = {}
+    for path in (schema.PLAN_ARTIFACT, f"superseded/{tiny_plan.spec_sha256[:12]}/{schema.PLAN_ARTIFACT}"):
+        plans[path] = json.loads(Path(client.download_artifacts(summary.run_id, path)).read_text())
+    assert [plan["spec_sha256"] for plan in plans.values()] == [changed.spec_sha256, tiny_plan.spec_sha256]
+    # the arm runs anew: its parent is created again, not found deleted
+    assert ledger.start_phase(ce, "replicate", params={}).run_id != runs[ce.id][0]

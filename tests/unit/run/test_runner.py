@@ -108,18 +108,36 @@ def piped_console() -> tuple[object, io.StringIO]:
     return Console(file=stream, width=200), stream
 
 
-def test_resume_after_a_spec_or_profile_change_is_refused_before_ray_starts(tiny_plan, tracking_uri, tmp_path):
+def test_resume_after_a_spec_change_is_refused_before_ray_starts_when_what_changed_is_unknown(tiny_plan, tracking_uri, tmp_path):
     import ray
 
     from nerplat.errors import UserInputError
     from nerplat.track.runs import ExperimentTracker
 
     earlier = ExperimentTracker.open(tracking_uri, tiny_plan.experiment, spec_sha256="0" * 64)
-    earlier.start_summary_run({}, {})
-    with pytest.raises(UserInputError, match="spec or --profile changed"):
-        runner_for(tiny_plan, tmp_path, resume=True).run()
+    earlier.start_summary_run({}, {})  # a plan.json without arms
+    with pytest.raises(UserInputError, match="another resolved spec .* no plan.json with its arms"):
+        runner_for(tiny_plan, tmp_path, resume=True, rerun_changed=True).run()
     assert not ray.is_initialized()
     assert not (tmp_path / ".nerplat").exists()
+
+
+def test_resume_after_a_change_to_an_arm_names_it_and_is_refused_without_rerun_changed(tiny_plan, tiny_plan_with, tracking_uri, tmp_path):
+    import ray
+
+    from nerplat.errors import UserInputError
+    from nerplat.run.ledger import RunLedger
+    from nerplat.track.runs import ExperimentTracker
+
+    ledger = RunLedger(ExperimentTracker.open(tracking_uri, tiny_plan.experiment, spec_sha256=tiny_plan.spec_sha256))
+    summary = ledger.start_summary(tiny_plan)
+    ledger.finish_summary(summary.run_id, "completed")
+    ce_run = ledger.start_phase(tiny_plan.arms[0], "replicate", params={}).run_id
+    changed = tiny_plan_with("methods.ce.train={epochs: 3}")
+    with pytest.raises(UserInputError, match="changed the runs of arms \\(changed: conll2003/low_resource-40/ce\\).*add --rerun-changed"):
+        runner_for(changed, tmp_path, resume=True).run()
+    assert not ray.is_initialized() and not (tmp_path / ".nerplat").exists()
+    assert ledger.tracker.client.get_run(ce_run).info.lifecycle_stage == "active"  # nothing was deleted
 
 
 def test_a_report_folder_no_report_wrote_is_refused_before_ray_starts(tiny_plan, tracking_uri, tmp_path):

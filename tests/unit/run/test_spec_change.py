@@ -1,0 +1,48 @@
+"""Which arms' runs a changed spec alters, from the plan.json an experiment was started with."""
+
+from __future__ import annotations
+
+from nerplat.run.spec_change import arm_fingerprint, spec_change
+
+CE, MOM = "conll2003/low_resource-40/ce", "conll2003/low_resource-40/mom"
+
+
+def started(plan) -> dict:
+    return plan.model_dump(mode="json")
+
+
+def test_a_change_outside_the_arms_changes_no_arm(tiny_plan, tiny_plan_with):
+    plan = tiny_plan_with("description=another", "analysis.alpha=0.01")
+    assert plan.spec_sha256 != tiny_plan.spec_sha256
+    change = spec_change(tiny_plan.spec_sha256, started(tiny_plan), plan)
+    assert change.rerun == () and change.describe() == ""
+
+
+def test_a_methods_own_train_setting_changes_that_arm_only(tiny_plan, tiny_plan_with):
+    change = spec_change(tiny_plan.spec_sha256, started(tiny_plan), tiny_plan_with("methods.ce.train={epochs: 3}"))
+    assert change.changed == (CE,) and change.removed == ()
+    assert change.describe() == f"changed: {CE}"
+
+
+def test_tune_settings_change_the_tuned_arms_only(tiny_plan, tiny_plan_with):
+    change = spec_change(tiny_plan.spec_sha256, started(tiny_plan), tiny_plan_with("tune.num_samples=4"))
+    assert change.changed == (MOM,)
+
+
+def test_shared_train_settings_and_replicates_change_every_arm(tiny_plan, tiny_plan_with):
+    assert spec_change("", started(tiny_plan), tiny_plan_with("train.lr=0.002")).changed == (CE, MOM)
+    assert spec_change("", started(tiny_plan), tiny_plan_with("replicate.seeds=2")).changed == (CE, MOM)
+
+
+def test_an_arm_the_spec_no_longer_has_is_removed_and_a_new_one_is_no_rerun(tiny_plan, tiny_plan_with):
+    renamed = "methods={ce: {loss: ce}, mom2: {loss: mom, lambda: {uniform: [0.0, 1.0]}}}"
+    change = spec_change(tiny_plan.spec_sha256, started(tiny_plan), tiny_plan_with(renamed))
+    assert change.changed == () and change.removed == (MOM,) and change.rerun == (MOM,)
+    assert change.describe() == f"removed: {MOM}"
+
+
+def test_an_arm_is_named_by_its_label_only_in_run_names(tiny_plan):
+    earlier = started(tiny_plan)
+    arm = earlier["arms"][0]
+    assert arm_fingerprint(earlier, {**arm, "label": "renamed"}) == arm_fingerprint(earlier, arm)
+    assert arm_fingerprint(earlier, {**arm, "replicates": []}) != arm_fingerprint(earlier, arm)
