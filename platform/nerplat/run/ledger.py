@@ -134,13 +134,10 @@ class RunLedger:
         they run anew and no analysis mixes them in. Returns (runs, model versions) deleted."""
         from mlflow.entities import ViewType
 
-        from nerplat.analysis.runs import read_plan
         from nerplat.serving.mlflow_models import unregister_run
 
         client = self.tracker.client
-        earlier = read_plan(client, client.get_run(summary_run_id))
-        if earlier is not None:
-            client.log_dict(summary_run_id, earlier, f"superseded/{change.started_with[:12]}/{schema.PLAN_ARTIFACT}")
+        client.log_dict(summary_run_id, dict(change.earlier), f"superseded/{change.started_with[:12]}/{schema.PLAN_ARTIFACT}")
         self.tracker.log_summary_artifacts(summary_run_id, plan.model_dump(mode="json"), plan.resolved_spec)
         client.set_tag(summary_run_id, schema.SPEC_SHA, plan.spec_sha256)
         runs = versions = 0

@@ -293,7 +293,7 @@ class ExperimentRunner:
         self.tracker.notify = lambda message: self.console.print(f"[yellow]{escape(message)}[/]")
         self.ledger = RunLedger(self.tracker)
         self._refuse_silent_rerun(self.tracker)
-        self._refuse_changed_spec(self.tracker)
+        self._check_spec_change(self.tracker)
         self._refuse_held_lease()
         self._refuse_unreachable_store()
         if any(arm.tune_trials for arm in self.plan.arms):
@@ -432,7 +432,7 @@ class ExperimentRunner:
             bookkeeping = self.tracker.bookkeeping_run_id(summary.info.run_id)
             ExperimentLease(self.tracking_uri, self.tracker.client, bookkeeping, self.plan.experiment).refuse_if_held()
 
-    def _refuse_changed_spec(self, tracker: ExperimentTracker) -> None:
+    def _check_spec_change(self, tracker: ExperimentTracker) -> None:
         """A resume with another spec or profile is refused before Ray starts, unless it leaves every
         arm's runs as they were, or --rerun-changed asks to run the arms it changes anew."""
         from nerplat.analysis.runs import read_plan

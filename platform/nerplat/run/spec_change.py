@@ -12,7 +12,7 @@ The arms it changes, and those it no longer has (their runs would still be analy
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from nerplat.plan.model import Plan, sha256_of
@@ -23,6 +23,7 @@ class SpecChange:
     started_with: str  # sha256 of the resolved spec the experiment was started from
     changed: tuple[str, ...]  # arms of both plans whose runs would differ
     removed: tuple[str, ...]  # arms only the earlier plan has
+    earlier: Mapping[str, Any] = field(default_factory=dict, repr=False)  # the plan.json it was started with
 
     @property
     def rerun(self) -> tuple[str, ...]:
@@ -54,4 +55,4 @@ def spec_change(started_with: str, earlier: Mapping[str, Any], plan: Plan) -> Sp
     before = {arm["id"]: arm_fingerprint(earlier, arm) for arm in earlier.get("arms", [])}
     changed = tuple(arm for arm, fingerprint in before.items() if arm in current and current[arm] != fingerprint)
     removed = tuple(arm for arm in before if arm not in current)
-    return SpecChange(started_with, changed, removed)
+    return SpecChange(started_with, changed, removed, earlier)
