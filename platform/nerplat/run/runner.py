@@ -142,8 +142,9 @@ def quiet_library_logs(verbose: bool) -> None:
 
 
 def connect_ray(address: str | None, verbose: bool, metrics_port: int | None = None) -> str | None:
-    """Embedded local Ray, reachable from this machine only, unless an address (or RAY_ADDRESS)
-    names a running cluster. Returns the Ray dashboard's URL (None when the cluster runs none).
+    """Embedded local Ray, reachable from this machine only, unless `address` names a running cluster
+    (the runner's `ray_address`: --address, else RAY_ADDRESS). Returns the Ray dashboard's URL (None
+    when the cluster runs none).
 
     `metrics_port` is where the embedded Ray's metrics agent serves Prometheus (Ray's metrics and
     nerplat's, `run.exported_metrics`); a running cluster's nodes set theirs with `ray start
@@ -154,7 +155,6 @@ def connect_ray(address: str | None, verbose: bool, metrics_port: int | None = N
         return None  # this process connected earlier (a test, a notebook) and printed the URL then
     from nerplat.plugins import ray_runtime_env
 
-    address = address or os.environ.get("RAY_ADDRESS")
     env_vars = {name: os.environ[name] for name in FORWARDED_ENV if name in os.environ}
     plugins = ray_runtime_env()  # the user's plugin code, shipped to and imported on every worker
     kwargs: dict[str, Any] = {
@@ -351,7 +351,7 @@ class ExperimentRunner:
         """Connects to Ray (its start takes tens of seconds: said before, and its dashboard after)."""
         address = self.ray_address
         self.board.stage(f"connecting to Ray at {address}" if address else "starting Ray (embedded, on 127.0.0.1)")
-        url = connect_ray(self.options.address, self.options.verbose, self.options.metrics_port)
+        url = connect_ray(address, self.options.verbose, self.options.metrics_port)
         started = f"connected to Ray at {address}" if address else "Ray started"
         line = f"{started}, dashboard at {url}" if url else f"{started} (no dashboard URL)"
         if self.options.metrics_port is not None:
