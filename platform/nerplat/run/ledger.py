@@ -354,6 +354,15 @@ class RunLedger:
             max_results=50_000,
         )
 
+    def finished_earlier(self, arm: Arm, phase: str) -> int:
+        """How many of the arm's tuning trials (phase `tune`) or replicates (`replicate`) an earlier
+        session finished: a resumed run counts them done from its start, so its ETA leaves them out."""
+        parent = self.tracker.find_arm_run(arm.id, phase)
+        if parent is None:
+            return 0
+        done = FINISHED_TRIAL_STATUSES if phase == "tune" else ("completed",)
+        return sum(run.data.tags.get(schema.STATUS) in done for run in self.children(parent.info.run_id))
+
     def finished_trials(self, parent_run_id: str, metric: str) -> list[FinishedTrial]:
         """The finished tuning trials under a tune parent, with their value of `metric`.
 

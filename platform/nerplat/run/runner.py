@@ -367,9 +367,11 @@ class ExperimentRunner:
         outcomes = {arm.id: ArmOutcome(arm.id) for arm in self.plan.arms}
         for arm in self.plan.arms:
             if arm.tune_trials:
-                self.board.phase(arm.id, "tune", arm.tune_trials, self.plan.tune.mode)
+                tune = self.board.phase(arm.id, "tune", arm.tune_trials, self.plan.tune.mode)
+                tune.skipped = self.ledger.finished_earlier(arm, "tune")  # a resumed run's ETA leaves them out
             if self.options.replicate:  # a --tune-only run's ETA and counts hold its tuning only
-                self.board.phase(arm.id, "replicate", len(arm.replicates))
+                replicate = self.board.phase(arm.id, "replicate", len(arm.replicates))
+                replicate.skipped = self.ledger.finished_earlier(arm, "replicate")
         for arm in self.plan.arms:
             if arm.tune_trials:
                 self._tune_arm(arm, outcomes[arm.id])
@@ -603,13 +605,12 @@ class ExperimentRunner:
         """Opens the arm's replicate runs (finished ones are skipped) and returns the Tune jobs of the rest."""
         parent = self.ledger.start_phase(arm, "replicate", params=chosen, tags={schema.SAMPLED: json.dumps(chosen)})
         parents[arm.id] = parent.run_id
-        progress = self.board.phase(arm.id, "replicate", len(arm.replicates))
-        jobs = []
+        jobs, skipped = [], 0
         for replicate in arm.replicates:
             config = arm.trial_config(chosen, seed=replicate.seed, partition=replicate.partition, eval_split=self.plan.replicate_split)
             run = self.ledger.open_replicate(parent.run_id, arm, replicate, config)
             if run.finished and run.status == "completed":
-                progress.skipped += 1
+                skipped += 1
                 continue
             job = TrialJob(
                 arm=arm,
@@ -625,6 +626,7 @@ class ExperimentRunner:
                 log_model=self.plan.replicate_models != "none",
             )
             jobs.append(job.model_dump(mode="json"))
+        self.board.phase(arm.id, "replicate", len(arm.replicates)).skipped = skipped
         return jobs
 
     def _fit_replicates(self, arms: list[Arm], jobs: list[dict[str, Any]]) -> dict[str, list[str]]:

@@ -211,6 +211,10 @@ class ExperimentTracker:
             params=params,
         )
 
+    def find_arm_run(self, arm: str, phase: str):
+        """The parent run of an arm's phase (an MLflow `Run`), or None before the phase first started."""
+        return self._find_top_level_run(arm_run_key(arm, phase), "arm")
+
     def start_trial_run(
         self,
         arm_run_id: str,

@@ -289,3 +289,19 @@ def test_adopting_a_changed_spec_deletes_the_changed_arms_runs_only_and_keeps_th
     assert [plan["spec_sha256"] for plan in plans.values()] == [changed.spec_sha256, tiny_plan.spec_sha256]
     # the arm runs anew: its parent is created again, not found deleted
     assert ledger.start_phase(ce, "replicate", params={}).run_id != runs[ce.id][0]
+
+
+def test_what_an_earlier_session_finished_is_counted_per_arm_and_phase_without_opening_runs(ledger, tiny_plan, mom, tune_parent, evaluation_at):
+    ce = tiny_plan.arms[0]
+    assert ledger.finished_earlier(ce, "replicate") == 0 and ledger.tracker.find_arm_run(ce.id, "replicate") is None
+    for trial_id, last_epoch in (("a", 2), ("b", 1), ("c", None)):  # completed, early stopped, still running
+        start_tuning_trial(ledger, mom, tune_parent, trial_id)
+        if last_epoch is not None:
+            ledger.record_evaluation(trial_id, evaluation_at(last_epoch, 0.5), awaits_checkpoint=False)
+            ledger.end(trial_id, failed=False)
+    parent = ledger.start_phase(ce, "replicate", params={})
+    for seed, status in ((1, "completed"), (2, "failed")):
+        run = ledger.tracker.start_replicate_run(parent.run_id, ce.id, seed=seed, partition=0)
+        ledger.tracker.finish(run.run_id, status)
+    assert ledger.finished_earlier(mom, "tune") == 2
+    assert ledger.finished_earlier(ce, "replicate") == 1

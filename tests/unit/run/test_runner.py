@@ -192,14 +192,35 @@ def test_a_metrics_port_is_refused_for_a_running_cluster(monkeypatch):
         connect_ray("ray-head:6379", verbose=False, metrics_port=18080)
 
 
-def test_a_tune_only_run_counts_no_replicates_in_its_progress(tiny_plan, tmp_path, monkeypatch):
-    from types import SimpleNamespace
+def test_a_tune_only_run_counts_no_replicates_in_its_progress(tiny_plan, tracking_uri, tmp_path, monkeypatch):
+    from nerplat.run.ledger import RunLedger
+    from nerplat.track.runs import ExperimentTracker
 
     runner = runner_for(tiny_plan, tmp_path, replicate=False)
     monkeypatch.setattr(runner, "_tune_arm", lambda arm, outcome: None)
-    runner.tracker = SimpleNamespace(experiment_id="1")
+    runner.tracker = ExperimentTracker.open(tracking_uri, tiny_plan.experiment)
+    runner.ledger = RunLedger(runner.tracker)
     runner._run_arms()
     assert sorted(runner.board.phases) == [(arm.id, "tune") for arm in tiny_plan.arms if arm.tune_trials]
+
+
+def test_a_resumed_run_counts_what_an_earlier_session_finished_from_its_start(tiny_plan, tracking_uri, tmp_path, monkeypatch):
+    """Else its ETA counts the finished replicates of every arm until the replicate phase skips them."""
+    from nerplat.run.ledger import RunLedger
+    from nerplat.track.runs import ExperimentTracker
+
+    runner = runner_for(tiny_plan, tmp_path, resume=True)
+    runner.tracker = ExperimentTracker.open(tracking_uri, tiny_plan.experiment)
+    runner.ledger = RunLedger(runner.tracker)
+    ce, mom = tiny_plan.arms
+    parent = runner.ledger.start_phase(ce, "replicate", params={})
+    earlier = runner.tracker.start_replicate_run(parent.run_id, ce.id, seed=ce.replicates[0].seed, partition=0)
+    runner.tracker.finish(earlier.run_id, "completed")
+    at_start = {}
+    monkeypatch.setattr(runner, "_tune_arm", lambda arm, outcome: at_start.update({k: p.skipped for k, p in runner.board.phases.items()}))
+    monkeypatch.setattr(runner, "_replicate", lambda arms, outcomes: None)
+    runner._run_arms()
+    assert at_start == {(mom.id, "tune"): 0, (ce.id, "replicate"): 1, (mom.id, "replicate"): 0}
 
 
 def test_the_dashboard_url_of_a_ray_context():
