@@ -115,33 +115,35 @@ class RunLedger:
 
     # -- experiment and arm runs --------------------------------------------------------------
 
-    def start_summary(self, plan: Plan, plugin_files: dict[str, Any] | None = None) -> TrackedRun:
-        """The summary run, leased to this driver (UserInputError while another holds it), then its artifacts."""
+    def start_summary(self, plan: Plan, plugin_files: dict[str, Any] | None = None, change: SpecChange | None = None) -> TrackedRun:
+        """The summary run, leased to this driver (UserInputError while another holds it), then its
+        artifacts: written when the run is new or unfinished, or when a resume changed the spec (the
+        earlier plan then stays as `superseded/<sha>/plan.json`)."""
         run = self.tracker.summary_run()
         bookkeeping = self.tracker.bookkeeping_run_id(run.run_id)
         self.lease = ExperimentLease(self.tracker.tracking_uri, self.tracker.client, bookkeeping, plan.experiment)
         self.lease.acquire()
-        self.tracker.client.set_experiment_tag(self.tracker.experiment_id, *runs_view_tag(**runs_view_columns(plan)))
-        if not run.finished:
+        client = self.tracker.client
+        client.set_experiment_tag(self.tracker.experiment_id, *runs_view_tag(**runs_view_columns(plan)))
+        if change is not None:
+            client.log_dict(run.run_id, dict(change.earlier), f"superseded/{change.started_with[:12]}/{schema.PLAN_ARTIFACT}")
+            client.set_tag(run.run_id, schema.SPEC_SHA, plan.spec_sha256)  # a finished run is not reopened with the new tags
+        if not run.finished or change is not None:
             self.tracker.log_summary_artifacts(run.run_id, plan.model_dump(mode="json"), plan.resolved_spec)
             if plugin_files:  # the plugin files the run imports, with their sha256
-                self.tracker.client.log_dict(run.run_id, plugin_files, PLUGIN_FILES_ARTIFACT)
+                client.log_dict(run.run_id, plugin_files, PLUGIN_FILES_ARTIFACT)
         return run
 
-    def adopt_spec(self, summary_run_id: str, plan: Plan, change: SpecChange) -> tuple[int, int]:
-        """The summary run takes the resumed spec's plan (the earlier one kept under `superseded/<sha>/`);
-        the runs of the arms it changes or drops are deleted (and their registered model versions), so
-        they run anew and no analysis mixes them in. Returns (runs, model versions) deleted."""
+    def retire_arms(self, arms: tuple[str, ...]) -> tuple[int, int]:
+        """Deletes the runs of these arms (a resumed spec changed or dropped them) and the model versions
+        registered from them, so they run anew and no analysis mixes them in; returns (runs, versions)."""
         from mlflow.entities import ViewType
 
         from nerplat.serving.mlflow_models import unregister_run
 
         client = self.tracker.client
-        client.log_dict(summary_run_id, dict(change.earlier), f"superseded/{change.started_with[:12]}/{schema.PLAN_ARTIFACT}")
-        self.tracker.log_summary_artifacts(summary_run_id, plan.model_dump(mode="json"), plan.resolved_spec)
-        client.set_tag(summary_run_id, schema.SPEC_SHA, plan.spec_sha256)
         runs = versions = 0
-        for arm in change.rerun:
+        for arm in arms:
             for run in client.search_runs(
                 [self.tracker.experiment_id],
                 filter_string=f"tags.`{schema.ARM}` = '{arm}'",

@@ -307,9 +307,9 @@ class ExperimentRunner:
         self._start_ray()
         treat_sigterm_as_ctrl_c()
         self._refuse_unplaceable()
-        summary_run = self.ledger.start_summary(self.plan, plugin_files=files_record())
+        summary_run = self.ledger.start_summary(self.plan, plugin_files=files_record(), change=self.spec_change)
         if self.spec_change is not None:
-            self._adopt_spec(summary_run.run_id, self.spec_change)
+            self._rerun_changed_arms(self.spec_change)
         self.metrics.start()
         try:
             with self.board:
@@ -368,10 +368,12 @@ class ExperimentRunner:
         for arm in self.plan.arms:
             if arm.tune_trials:
                 tune = self.board.phase(arm.id, "tune", arm.tune_trials, self.plan.tune.mode)
-                tune.skipped = self.ledger.finished_earlier(arm, "tune")  # a resumed run's ETA leaves them out
+                if self.options.resume:  # its ETA leaves out what an earlier session finished
+                    tune.skipped = self.ledger.finished_earlier(arm, "tune")
             if self.options.replicate:  # a --tune-only run's ETA and counts hold its tuning only
                 replicate = self.board.phase(arm.id, "replicate", len(arm.replicates))
-                replicate.skipped = self.ledger.finished_earlier(arm, "replicate")
+                if self.options.resume:
+                    replicate.skipped = self.ledger.finished_earlier(arm, "replicate")
         for arm in self.plan.arms:
             if arm.tune_trials:
                 self._tune_arm(arm, outcomes[arm.id])
@@ -461,9 +463,9 @@ class ExperimentRunner:
             )
         self.spec_change = change
 
-    def _adopt_spec(self, summary_run_id: str, change: SpecChange) -> None:
-        """The experiment takes the resumed spec (under the lease): runs of the arms it changes are deleted."""
-        runs, versions = self.ledger.adopt_spec(summary_run_id, self.plan, change)
+    def _rerun_changed_arms(self, change: SpecChange) -> None:
+        """Under the lease, once the summary run has the resumed spec: the runs of the arms it changes are deleted."""
+        runs, versions = self.ledger.retire_arms(change.rerun)
         shas = f"sha256 {change.started_with[:12]} -> {self.plan.spec_sha256[:12]}"
         if not change.rerun:
             self.board.stage(f"the spec changed ({shas}) but no arm's runs: every finished run is kept")

@@ -21,9 +21,9 @@ from nerplat.plan.model import Plan, sha256_of
 @dataclass(frozen=True)
 class SpecChange:
     started_with: str  # sha256 of the resolved spec the experiment was started from
+    earlier: Mapping[str, Any] = field(repr=False)  # the plan.json it was started with
     changed: tuple[str, ...]  # arms of both plans whose runs would differ
     removed: tuple[str, ...]  # arms only the earlier plan has
-    earlier: Mapping[str, Any] = field(default_factory=dict, repr=False)  # the plan.json it was started with
 
     @property
     def rerun(self) -> tuple[str, ...]:
@@ -43,7 +43,7 @@ def arm_fingerprint(plan: Mapping[str, Any], arm: Mapping[str, Any]) -> str:
             "arm": {key: value for key, value in arm.items() if key != "label"},
             "tune": plan.get("tune") if arm.get("tune_trials") else None,
             "replicate_split": plan.get("replicate_split"),
-            "replicate_models": plan.get("replicate_models", "best"),
+            "replicate_models": plan.get("replicate_models", Plan.model_fields["replicate_models"].default),  # older plans lack it
         }
     )
 
@@ -55,4 +55,4 @@ def spec_change(started_with: str, earlier: Mapping[str, Any], plan: Plan) -> Sp
     before = {arm["id"]: arm_fingerprint(earlier, arm) for arm in earlier.get("arms", [])}
     changed = tuple(arm for arm, fingerprint in before.items() if arm in current and current[arm] != fingerprint)
     removed = tuple(arm for arm in before if arm not in current)
-    return SpecChange(started_with, changed, removed, earlier)
+    return SpecChange(started_with, earlier, changed, removed)

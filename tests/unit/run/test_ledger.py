@@ -263,20 +263,22 @@ def test_arm_parents_left_open_by_a_stop_are_marked_interrupted(ledger, tiny_pla
     assert (run.info.status, run.data.tags["nerplat.status"]) == ("KILLED", "interrupted")
 
 
-def test_adopting_a_changed_spec_deletes_the_changed_arms_runs_only_and_keeps_the_earlier_plan(ledger, tiny_plan, tiny_plan_with):
+def test_a_changed_spec_retires_the_changed_arms_runs_only_and_the_summary_keeps_the_earlier_plan(ledger, tiny_plan, tiny_plan_with):
     from nerplat.run.spec_change import spec_change
 
     summary = ledger.start_summary(tiny_plan)
+    ledger.finish_summary(summary.run_id, "completed")
+    ce, mom = tiny_plan.arms
+    runs = {}
+    for arm in (ce, mom):
+        parent = ledger.start_phase(arm, "replicate", params={})
+        replicate = ledger.tracker.start_replicate_run(parent.run_id, arm.id, seed=1, partition=0)
+        runs[arm.id] = (parent.run_id, replicate.run_id)
+    changed = tiny_plan_with("methods.ce.train={epochs: 3}")
+    change = spec_change(tiny_plan.spec_sha256, tiny_plan.model_dump(mode="json"), changed)
     try:
-        ce, mom = tiny_plan.arms
-        runs = {}
-        for arm in (ce, mom):
-            parent = ledger.start_phase(arm, "replicate", params={})
-            replicate = ledger.tracker.start_replicate_run(parent.run_id, arm.id, seed=1, partition=0)
-            runs[arm.id] = (parent.run_id, replicate.run_id)
-        changed = tiny_plan_with("methods.ce.train={epochs: 3}")
-        change = spec_change(tiny_plan.spec_sha256, tiny_plan.model_dump(mode="json"), changed)
-        assert ledger.adopt_spec(summary.run_id, changed, change) == (2, 0)  # no model was registered
+        assert ledger.start_summary(changed, change=change).run_id == summary.run_id  # finished, and still rewritten
+        assert ledger.retire_arms(change.rerun) == (2, 0)  # no model was registered
     finally:
         ledger.release()
     client = ledger.tracker.client

@@ -140,6 +140,18 @@ def test_resume_after_a_change_to_an_arm_names_it_and_is_refused_without_rerun_c
     assert ledger.tracker.client.get_run(ce_run).info.lifecycle_stage == "active"  # nothing was deleted
 
 
+def test_resume_after_a_change_outside_the_arms_is_accepted_and_keeps_every_run(tiny_plan, tiny_plan_with, tracking_uri, tmp_path):
+    from nerplat.run.ledger import RunLedger
+    from nerplat.track.runs import ExperimentTracker
+
+    ledger = RunLedger(ExperimentTracker.open(tracking_uri, tiny_plan.experiment, spec_sha256=tiny_plan.spec_sha256))
+    ledger.finish_summary(ledger.start_summary(tiny_plan).run_id, "completed")
+    runner = runner_for(tiny_plan_with("analysis.alpha=0.01"), tmp_path, resume=True)
+    runner._check_spec_change(ledger.tracker)
+    assert runner.spec_change is not None and runner.spec_change.rerun == ()
+    assert runner.spec_change.started_with == tiny_plan.spec_sha256
+
+
 def test_a_report_folder_no_report_wrote_is_refused_before_ray_starts(tiny_plan, tracking_uri, tmp_path):
     import ray
 
