@@ -528,14 +528,20 @@ def dev_curve_tables(curves: pl.DataFrame, verdicts: pl.DataFrame, settings: Ana
             v = verdict.get(method, {})
             share = v.get("last_epoch_share")
             cells.append(Cell(text="n/a" if share is None else f"{share:.0%}"))
+            slope = v.get("slope")
+            cells.append(Cell(text="n/a" if slope is None else f"{slope:+.4f} (t {v['slope_t']:.1f})"))
             converged = v.get("converged")
-            cells.append(Cell(text="unknown" if converged is None else "yes" if converged else "no ‡"))
+            curve = v.get("curve") or "unknown"
+            cells.append(Cell(text="unknown" if converged is None else "yes" if converged else f"no ‡ ({curve})"))
             body.append(Row(method, tuple(cells)))
-        columns = tuple(Column("Epoch", str(e)) for e in epochs) + (Column("", "Last epoch selected", ranked=False), Column("", "Converged", ranked=False))
+        columns = tuple(Column("Epoch", str(e)) for e in epochs) + (
+            Column("", "Last epoch selected", ranked=False), Column("", "Late slope", ranked=False), Column("", "Converged", ranked=False)
+        )
         where = _where(("dataset", key["dataset"]), ("sampler", key["sampler"]), *((a, key[a]) for a in axes))
         caption = (
             f"Dev {settings.average} F1 after each evaluated epoch ({where}): mean over replicates; Last epoch selected: "
-            "share of replicates whose best dev epoch was the last one."
+            "share of replicates whose best dev epoch was the last one; Late slope: the mean curve's slope per epoch over its "
+            "last evaluations, with its t statistic against the curve's own noise."
         )
         notes = (_n_note(part), f"Rule: {RULE}. ‡ not converged.")
         tables.append(ranked(Table(slug("dev-curve", key["dataset"], key["sampler"], *(key[a] for a in axes)), caption, "Method", columns, tuple(body), notes)))
