@@ -12,9 +12,9 @@ Keys (see `nerplat.track.schema`):
 - type_<TYPE>_precision, type_<TYPE>_recall, type_<TYPE>_f1, type_<TYPE>_support (gold spans)
 - token_macro_f1: F1 of each word-level label (O, B-X, I-X, ...) as a class, averaged without
   weights over the labels that occur in gold or predictions, O included: the papers' token-level
-  view of NER as multi-class classification (004 sec. 3; sklearn's `f1_score(average="macro")`).
+  view of NER as multi-class classification (Nemoto et al. 2024, sec. 3; sklearn's `f1_score(average="macro")`).
 - word_accuracy: share of words whose tag is right; sentence_accuracy: share of sentences whose
-  tags are all right (004 Fig. 2, Table 7).
+  tags are all right (Nemoto et al. 2024, Fig. 2, Table 7).
 """
 
 from __future__ import annotations

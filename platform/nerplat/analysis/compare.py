@@ -1,4 +1,4 @@
-"""Paired comparisons over matched replicate runs (the MoM protocol and 002's sampler tables), with Holm.
+"""Paired comparisons over matched replicate runs (the MoM protocol and Wang & Wang 2022's sampler tables), with Holm.
 
 Two kinds of comparison share one machinery:
   methods   within a setting (dataset, sampler and the `setting_axes`), runs paired by size, seed
@@ -127,7 +127,7 @@ def _side(frame: pl.DataFrame, design: _Design, value: str, prefix: str, metrics
 def _join_pair(frame, design: _Design, subject, partner, metrics) -> pl.DataFrame:
     """Both sides' runs, matched by the design's keys, in the settings where both sides have runs.
 
-    A setting with runs on one side only is a cell the spec did not plan for the other (002's grid
+    A setting with runs on one side only is a cell the spec did not plan for the other (Wang & Wang 2022's grid
     runs some samplers for some models only), not a missing partner; a planned cell whose runs all
     failed still has (failed) runs, so its runs stay and are listed as unpaired.
     """
@@ -256,7 +256,7 @@ def against_best_other(
     frame: pl.DataFrame, method: str, score: str, metrics: Sequence[str], test: PairedTest, axes: Sequence[str] = ()
 ) -> PairedComparison:
     """`method` against the other method with the highest mean `score` (a dev metric) of its replicates,
-    chosen separately in each setting (dataset, sampler, axes) where `method` ran (004's protocol).
+    chosen separately in each setting (dataset, sampler, axes) where `method` ran (Nemoto et al. 2024's protocol).
 
     `best_other` holds the choice: one row per setting with `partner` and its mean `dev_score`.
     Ties go to the method name first in alphabetical order, so the choice is reproducible.

@@ -243,7 +243,7 @@ def displacement_arrows(summary: pl.DataFrame, settings: AnalysisSettings, axes_
     index = ["dataset", "sampler_family", "sampler", "sampler_label", "encoder", "head", "method"]
     wide = rows.pivot(on="metric", index=index, values="mean").drop_nulls([p, r])
     plots = []
-    # with a reference sampler the models (encoder, head) are clusters of one plot, as in 002 Fig. 1
+    # with a reference sampler the models (encoder, head) are clusters of one plot, as in Wang & Wang 2022, Fig. 1
     plot_keys = ["dataset"] if settings.reference_sampler else ["dataset", "sampler_family", *axes_columns]
     for key, part in wide.partition_by(plot_keys, as_dict=True, maintain_order=True).items():
         clusters = _clusters(part, settings, p, r, axes_columns)

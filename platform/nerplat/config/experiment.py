@@ -46,7 +46,7 @@ class Analysis(Frozen):
     against_best: tuple[str, ...] = Field(
         (),
         description="Methods tested against the best other method, chosen per setting from the results: "
-        "the highest mean dev score of the replicates (004's 'best other method').",
+        "the highest mean dev score of the replicates (Nemoto et al. 2024's 'best other method').",
     )
     bootstrap_resamples: int = Field(1000, ge=100, description="Resamples of the bootstrapped standard error.")
     confidence: float = Field(0.95, gt=0, lt=1, description="Coverage of the bootstrap percentile intervals.")

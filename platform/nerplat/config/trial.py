@@ -58,7 +58,7 @@ class TrainSettings(Frozen):
     tune_threshold: bool = Field(
         False,
         description="Two-task heads: choose the entity and beginning decision thresholds on dev at each evaluation "
-        "instead of paper 000's fixed 0.5 (AUC-trained scores rank well but are not calibrated).",
+        "instead of Nguyen et al. 2023a's fixed 0.5 (AUC-trained scores rank well but are not calibrated).",
     )
 
 

@@ -8,8 +8,8 @@ Without ``$NERPLAT_DATA``, the corpora are looked up in the repository's ``../sh
 carves a dev split when asked, and records in ``Corpus.notes`` everything it did.
 
 GMB has no official split (its folder holds only ``all.txt``). Decision: ``gmb`` splits all of it
-3:1 into train/test, and ``gmb_subset`` (002's corpus: its 2,999 sentences and 66,161 tokens match
-the first 2,999 sentences of ``all.txt`` exactly) splits those 3:1, as 002 did. The split is drawn
+3:1 into train/test, and ``gmb_subset`` (Wang & Wang 2022's corpus: its 2,999 sentences and 66,161 tokens match
+the first 2,999 sentences of ``all.txt`` exactly) splits those 3:1, as Wang & Wang 2022 did. The split is drawn
 with a fixed seed, never the trial's, so every replicate is tested on the same sentences; neither
 has a dev split unless the spec asks for ``dev_from_train``.
 """
@@ -37,8 +37,8 @@ DATA_ENV = "NERPLAT_DATA"
 HUB_PREFIX = "hf:"
 SPLITS = ("train", "dev", "test")
 SHARED_DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data"  # ../shared/data of a source checkout
-GMB_TEST_FRACTION = 0.25  # 002 sec. 4.3: "we use 3:1 training/test split"
-GMB_SUBSET_SENTENCES = 2999  # 002 Table 1
+GMB_TEST_FRACTION = 0.25  # Wang & Wang 2022, sec. 4.3: "we use 3:1 training/test split"
+GMB_SUBSET_SENTENCES = 2999  # Wang & Wang 2022, Table 1
 CORPUS_PROBLEMS_SHOWN = 20  # a broken file can have thousands of bad lines; the first ones locate the fault
 
 
@@ -132,7 +132,7 @@ def _register_gmb(name: str, summary: str, limit: int | None) -> None:
 _register_gmb("gmb", "GMB (Kaggle ner_dataset.csv), 8 lower-case types; no official split: a fixed-seed 3:1 train/test split.", None)
 _register_gmb(
     "gmb_subset",
-    "002's GMB subset: the first 2,999 sentences of gmb/all.txt, fixed-seed 3:1 train/test split.",
+    "Wang & Wang 2022's GMB subset: the first 2,999 sentences of gmb/all.txt, fixed-seed 3:1 train/test split.",
     GMB_SUBSET_SENTENCES,
 )
 

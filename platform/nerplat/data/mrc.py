@@ -1,5 +1,5 @@
 """NER as machine reading comprehension (Li et al. 2020, "A Unified MRC Framework for Named Entity
-Recognition", ACL; reference [17] of paper 004), the part that is plain data: queries and spans.
+Recognition", ACL; reference [17] of Nemoto et al. 2024), the part that is plain data: queries and spans.
 
 Each entity type gets one natural-language query; a model reads ``[CLS] query [SEP] context [SEP]``
 and marks where spans of that type start and end in the context, and which (start, end) pairs match.

@@ -1,9 +1,9 @@
-"""Corpus statistics as the papers tabulate them (002 Table 1) and as ``manifest.json`` defines them.
+"""Corpus statistics as the papers tabulate them (Wang & Wang 2022, Table 1) and as ``manifest.json`` defines them.
 
 Definitions (those of ``../shared/data/manifest.json``): sentences are non-empty blocks, tokens are
 token lines, mentions are maximal ``B-X (I-X)*`` spans, and ``pct_B/I/O`` are percentages of
 tokens rounded to two decimals. A type's share is the percentage of all tokens (O included) that
-carry it, which is how 002 Table 1 reports the least and most frequent types.
+carry it, which is how Wang & Wang 2022, Table 1 reports the least and most frequent types.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def entity_token_share(sentences: Sequence[Sentence]) -> float:
 def size_factor(before: Sequence[Sentence], after: Sequence[Sentence]) -> float:
     """Training-set size after a sampler relative to before, counted in tokens.
 
-    Tokens, not sentences: 002 Table 6 gives balanced undersampling, which keeps sentences but
+    Tokens, not sentences: Wang & Wang 2022, Table 6 gives balanced undersampling, which keeps sentences but
     drops tokens from them, a factor of 0.32, so its "training corpus size" counts tokens.
     """
     tokens = token_count(before)
@@ -42,7 +42,7 @@ def _percent(part: int, whole: int) -> float:
 
 
 def split_stats(sentences: Sequence[Sentence]) -> dict[str, Any]:
-    """One split's row of 002 Table 1 plus the manifest's counts."""
+    """One split's row of Wang & Wang 2022, Table 1 plus the manifest's counts."""
     tokens = token_count(sentences)
     prefixes: Counter[str] = Counter()
     type_tokens: Counter[str] = Counter()

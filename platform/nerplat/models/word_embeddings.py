@@ -1,20 +1,20 @@
-"""Word-embedding encoders (paper 002's shallow and Bi-LSTM models): one vector per word, no context.
+"""Word-embedding encoders (Wang & Wang 2022's shallow and Bi-LSTM models): one vector per word, no context.
 
-002 used 50-d pretrained GloVe/biomedical vectors, which cannot be fetched here. These entries make
+Wang & Wang 2022 used 50-d pretrained GloVe/biomedical vectors, which cannot be fetched here. These entries make
 50-d vectors offline, from a pretrained table that ships with the default encoder or from the run's
 own training split (after its samplers, so augmentation's new words are in it), with the trial's seed:
 
 - ``minilm-static-50``: pretrained static vectors, the nearest offline stand-in for GloVe: each word's
   vector is the mean of MiniLM-L6's input (word-piece) embeddings over the word's pieces, reduced to
   50 dimensions by PCA over the vocabulary and scaled to RMS 1 per entry (GloVe's scale; MiniLM's
-  are ten times smaller, which left a frozen-input Bi-LSTM predicting only O); frozen, as 002 keeps
+  are ten times smaller, which left a frozen-input Bi-LSTM predicting only O); frozen, as Wang & Wang 2022 keep
   GloVe fixed. Like GloVe's, its vocabulary reaches beyond the training split: every whole-word entry
   of MiniLM's vocabulary (about 20,000 lowercase words) plus every training word, so most dev and
   test words have a vector. MiniLM's words are read once per process; a trial averages only its
   other training words and fits the PCA (under a second).
 
 - ``word2vec-50``: gensim Word2Vec (skip-gram, window 5, 20 epochs, one worker so a seed gives the
-  same vectors), frozen during tagging, as 002 keeps its pretrained vectors fixed. Training is cached
+  same vectors), frozen during tagging, as Wang & Wang 2022 keep their pretrained vectors fixed. Training is cached
   on disk like the token features (`$NERPLAT_CACHE/embeddings`), keyed by the training words, the
   settings and the seed.
 - ``random-50``: uniform in +-sqrt(3/50) (variance 1/50), trained with the tagger.

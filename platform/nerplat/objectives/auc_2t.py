@@ -1,11 +1,11 @@
-"""AUC-2T of 000 (eq. 3-4): AUCM(w_en) + lambda * AUCM(w_be) on the two-task head, trained with PESG.
+"""AUC-2T of Nguyen et al. 2023a (eq. 3-4): AUCM(w_en) + lambda * AUCM(w_be) on the two-task head, trained with PESG.
 
 Each task has its own AUC margin loss (`aucm.AUCMarginLoss`: margin m, a, b, alpha, imratio = that
-task's positive share in the training set); lambda = 100 is 000's ablation optimum (Fig. 3; flat
+task's positive share in the training set); lambda = 100 is Nguyen et al. 2023a's ablation optimum (Fig. 3; flat
 optimum, tunable here). The optimiser is PESG (Yuan et al. 2021): descent on the network, a and b,
 projected ascent on each alpha.
 
-Recipe (see `PrimalDualSettings`): 000 trained with LibAUC's PESG. Measured here with MiniLM, one PESG
+Recipe (see `PrimalDualSettings`): Nguyen et al. 2023a trained with LibAUC's PESG. Measured here with MiniLM, one PESG
 learning rate and update for the whole model collapsed (untyped CoNLL F1 0.011 at 50 sentences, with
 token AUROC 0.95-0.98: good ranking, bad 0.5 threshold). The default therefore keeps the pretrained
 encoder on AdamW at `train.lr` and runs PESG's SGD on heads and a, b at `train.head_lr` (0.1 unless
@@ -52,5 +52,5 @@ class TwoTaskAUCMargin(Objective):
 
 @OBJECTIVES.register("auc_2t", config=AUC2TConfig)
 def build(config: AUC2TConfig, context: ObjectiveContext) -> TwoTaskAUCMargin:
-    """AUCM(entity) + lambda * AUCM(begin) on the two-task head, PESG (000's AUC-2T)."""
+    """AUCM(entity) + lambda * AUCM(begin) on the two-task head, PESG (Nguyen et al. 2023a's AUC-2T)."""
     return TwoTaskAUCMargin(config, context)

@@ -1,5 +1,5 @@
 """AUC margin loss (AUCM) of one binary task: Yuan, Yan, Sonka & Yang 2021, "Large-scale robust deep
-AUC maximization" (ICCV), the loss of 000 eq. 3 and 001 eq. 1.
+AUC maximization" (ICCV), the loss of Nguyen et al. 2023a, eq. 3 and 2023b, eq. 1.
 
 With sigmoid score h in [0, 1], margin m, positive share p (imratio), primal a, b and dual alpha >= 0,
 as a mean over the N labelled words of the batch (LibAUC `AUCMLoss`, version "v1"):
@@ -8,7 +8,7 @@ as a mean over the N labelled words of the batch (LibAUC `AUCMLoss`, version "v1
     + 2 alpha (p (1-p) m + mean[p h 1{y=0} - (1-p) h 1{y=1}]) - p (1-p) alpha^2
 
 Minimised over the network, a and b; maximised over alpha (`nerplat.optim.PESG` / `PDSCA` do the
-projected ascent). At the optimum a and b are the mean positive and negative scores. 000 and 001 print
+projected ascent). At the optimum a and b are the mean positive and negative scores. Nguyen et al. 2023a and 2023b print
 the prior-free form (eq. 3c / 1c; LibAUC's "v2"); their code was modified LibAUC of 2022, whose
 `AUCMLoss` had only this prior-weighted form, which is also LibAUC's default, so we follow it.
 

@@ -41,7 +41,7 @@ class ObjectiveContext:
     label_counts : list[int]
         Training-set word counts per label id (after samplers): class weights and AUC imratios.
     max_length : int
-        M, the padded sequence length, the normaliser of the MoM term (004 eq. 1).
+        M, the padded sequence length, the normaliser of the MoM term (Nemoto et al. 2024, eq. 1).
     seed : int
         Trial seed; objectives that sample (OVA-AUC-MAML) derive their draws from it.
     """

@@ -1,4 +1,4 @@
-"""Cross-entropy on the softmax head: the baseline of every paper (000 Table 2, 004 Table 3).
+"""Cross-entropy on the softmax head: the baseline of every paper (Nguyen et al. 2023a, Table 2, Nemoto et al. 2024, Table 3).
 
 L = -(1/N) sum_i log p_i,y_i over the N labelled words of the batch (first sub-token of each word).
 """

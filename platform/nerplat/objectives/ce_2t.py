@@ -1,7 +1,7 @@
 """CE-2T, the two-task baseline of 000: binary cross-entropy on both heads of the two-task model.
 
 L = BCE(sigma(z_en), y_en) + BCE(sigma(z_be), y_be), each a mean over labelled words, with y_en = tag != O
-and y_be = tag starts with B (000 Fig. 1). 000 gives no weighting between the two BCE terms; they
+and y_be = tag starts with B (Nguyen et al. 2023a, Fig. 1). Nguyen et al. 2023a give no weighting between the two BCE terms; they
 are summed with weight 1.
 """
 
@@ -39,5 +39,5 @@ class TwoTaskCrossEntropy(Objective):
 
 @OBJECTIVES.register("ce_2t", config=CE2TConfig)
 def build(config: CE2TConfig, context: ObjectiveContext) -> TwoTaskCrossEntropy:
-    """Binary cross-entropy on the entity and begin heads (000's CE-2T)."""
+    """Binary cross-entropy on the entity and begin heads (Nguyen et al. 2023a's CE-2T)."""
     return TwoTaskCrossEntropy(config, context)

@@ -8,7 +8,7 @@ the two apart as LibAUC does (an alpha received a gradient: AUC step) and applie
 (step ``inner_lr_scale * lr`` then weight averaging) or the outer one (momentum, projected ascent).
 
 Deviations:
-- 000 says it alternates "the standard multi-class cross entropy" with AUC-2T; a two-task head has
+- Nguyen et al. 2023a say it alternates "the standard multi-class cross entropy" with AUC-2T; a two-task head has
   no multi-class softmax, so the CE step is BCE on both heads. LibAUC's `CompositionalAUCLoss` does the
   same (binary cross-entropy on the scores the AUC loss uses).
 - LibAUC alternates across successive batches by a call counter (code: k CE batches then k AUC
@@ -67,5 +67,5 @@ class CompositionalTwoTaskAUC(TwoTaskAUCMargin):
 
 @OBJECTIVES.register("comauc_2t", config=ComAUC2TConfig)
 def build(config: ComAUC2TConfig, context: ObjectiveContext) -> CompositionalTwoTaskAUC:
-    """k CE-2T substeps then one AUC-2T substep per batch, PDSCA (000's COMAUC-2T)."""
+    """k CE-2T substeps then one AUC-2T substep per batch, PDSCA (Nguyen et al. 2023a's COMAUC-2T)."""
     return CompositionalTwoTaskAUC(config, context)

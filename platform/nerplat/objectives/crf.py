@@ -1,10 +1,10 @@
 """Negative log-likelihood of a linear-chain CRF over words (Lafferty et al. 2001; the CRF baseline of
-000 Table 2 and 001, also under a BiLSTM).
+Nguyen et al. 2023a, Table 2 and Nguyen et al. 2023b, also under a BiLSTM).
 
 L = (1/B) sum_n -log p(y_n | x_n), averaged over the B sentences of the batch, with
 -log p(y | x) = log Z(x) - score(x, y) computed by the head's CRF layer (`HeadOutput.crf.nll`, forward
 algorithm over the word positions). Words are the first sub-token of each word, as for every head;
-000 notes its CRF baseline could not use word pieces, which word-level emissions side-step.
+Nguyen et al. 2023a note their CRF baseline could not use word pieces, which word-level emissions side-step.
 """
 
 from __future__ import annotations

@@ -1,14 +1,14 @@
-"""Focal loss (Lin et al. 2017) as 004 uses it (eq. 5), in its softmax and one-vs-rest forms.
+"""Focal loss (Lin et al. 2017) as Nemoto et al. 2024 use it (eq. 5), in its softmax and one-vs-rest forms.
 
 - ``softmax``: l = -(1 - p_y)^gamma log p_y with p the softmax over the K labels, as in ShannonAI's
   `FocalLoss` (no alpha weights). gamma = 0 is cross-entropy.
-- ``one_vs_rest``: 004 extends the binary focal loss one-vs-rest; here each label's logit is its own
+- ``one_vs_rest``: Nemoto et al. 2024 extend the binary focal loss one-vs-rest; here each label's logit is its own
   binary classifier, q_k = sigmoid(z_k), and the word's loss is the sum over labels of
   -[y_k (1 - q_k)^gamma log q_k + (1 - y_k) q_k^gamma log(1 - q_k)]. The paper does not say whether q_k
   is a sigmoid or the softmax probability; the sigmoid is the one-vs-rest form of the original focal
   loss (RetinaNet), and argmax decoding is unchanged since sigmoid is monotone.
 
-gamma in [0, 10] as tuned in 004 (TPE range).
+gamma in [0, 10] as tuned in Nemoto et al. 2024 (TPE range).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from nerplat.objectives.token_loss import TokenLoss, floored_power
 class FocalConfig(ObjectiveConfig):
     gamma: float = Field(2.0, ge=0.0, le=10.0, description="Focusing exponent; 0 gives cross-entropy (softmax form).")
     form: Literal["softmax", "one_vs_rest"] = Field(
-        "softmax", description="Softmax focal loss, or one sigmoid focal loss per label summed (004's extension)."
+        "softmax", description="Softmax focal loss, or one sigmoid focal loss per label summed (Nemoto et al. 2024's extension)."
     )
 
 
@@ -46,5 +46,5 @@ class FocalLoss(TokenLoss):
 
 @OBJECTIVES.register("focal", config=FocalConfig)
 def build(config: FocalConfig, context: ObjectiveContext) -> FocalLoss:
-    """Focal loss, softmax or one-vs-rest form (Lin et al. 2017; 004 eq. 5)."""
+    """Focal loss, softmax or one-vs-rest form (Lin et al. 2017; Nemoto et al. 2024, eq. 5)."""
     return FocalLoss(config)

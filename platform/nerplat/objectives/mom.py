@@ -1,11 +1,11 @@
-"""Majority-or-minority (MoM) learning, 004 eq. 1-3 (Nemoto et al.), over any per-word base loss.
+"""Majority-or-minority (MoM) learning, Nemoto et al. 2024, eq. 1-3, over any per-word base loss.
 
     L_MoM(n)      = (1/M) sum_{i: y_i = O} l(y_i, p_i)                  (eq. 1)
     L_sentence(n) = lambda * L(n) + (1 - lambda) * L_MoM(n)              (eq. 2)
     L_model       = (1/N) sum_n L_sentence(n)                           (eq. 3)
 
 l is the base loss (ce, wce, focal or dice, with its own parameters), M is the padded sequence length
-(`ObjectiveContext.max_length`; 128 in 004) and L is the base loss as usually computed. Per batch:
+(`ObjectiveContext.max_length`; 128 in Nemoto et al. 2024) and L is the base loss as usually computed. Per batch:
 lambda * (mean of l over labelled words) + (1 - lambda) * (sum of l over gold-O words) / (M * B),
 B = sentences (rows) in the batch.
 
@@ -67,7 +67,7 @@ class MoMConfig(ObjectiveConfig):
         alias="lambda",
         ge=0.0,
         le=1.0,
-        description="Weight of the usual loss; 1 - lambda weighs the O-word term. 004 tunes it by TPE "
+        description="Weight of the usual loss; 1 - lambda weighs the O-word term. Nemoto et al. 2024 tune it by TPE "
         "in [0, 1] (0.175 for BERT on CoNLL).",
     )
     base: BaseLoss = Field(
@@ -108,7 +108,7 @@ class MoMLoss(Objective):
 
 @OBJECTIVES.register("mom", config=MoMConfig)
 def build(config: MoMConfig, context: ObjectiveContext) -> MoMLoss:
-    """Majority-or-minority learning over a base loss, normalised by the padded length M (004 eq. 1-3)."""
+    """Majority-or-minority learning over a base loss, normalised by the padded length M (Nemoto et al. 2024, eq. 1-3)."""
     if "O" not in context.labels:
         raise UserInputError(f"MoM needs an 'O' label; the corpus labels are {context.labels}")
     base = OBJECTIVES.build(config.base.name, config.base.params, at="objective.base.params", context=context)

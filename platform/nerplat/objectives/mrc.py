@@ -1,4 +1,4 @@
-"""The contract of the MRC objectives (head `mrc`; Li et al. 2020 sec. 3.3, 004 Table 6).
+"""The contract of the MRC objectives (head `mrc`; Li et al. 2020 sec. 3.3, Nemoto et al. 2024, Table 6).
 
 Li et al. train three binary tasks per (window, query) example and sum their losses:
 

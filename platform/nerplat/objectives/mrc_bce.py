@@ -1,5 +1,5 @@
 """Binary cross-entropy on the start, end and span-match tasks: the BERT-MRC baseline (Li et al.
-2020; 004 Table 6, 92.32 F1 on CoNLL-2003), as ShannonAI's `BCEWithLogitsLoss` averaged over the
+2020; Nemoto et al. 2024, Table 6, 92.32 F1 on CoNLL-2003), as ShannonAI's `BCEWithLogitsLoss` averaged over the
 scored positions of each task (`nerplat.objectives.mrc`).
 """
 

@@ -1,6 +1,6 @@
 """Self-adjusting dice loss on the start, end and span-match tasks, in the form ShannonAI use for MRC
 (Li et al. 2020b, "Dice Loss for Data-imbalanced NLP Tasks"; dice_loss_for_NLP loss/dice_loss.py,
-`DiceLoss._binary_class`, no OHEM): 004 Table 6's "BERT-MRC w/ DL".
+`DiceLoss._binary_class`, no OHEM): Nemoto et al. 2024, Table 6's "BERT-MRC w/ DL".
 
 Per task, over its scored positions of the whole batch (a set-level dice, not a per-position one):
 
@@ -8,7 +8,7 @@ Per task, over its scored positions of the whole batch (a set-level dice, not a 
 
 and with `square` (ShannonAI's `--dice_square`) the denominator sum p~^2 + sum y^2 + delta. eps is
 ShannonAI's `alpha`, delta their `smooth`. Their CoNLL-03 MRC recipe (scripts/ner_enconll03/
-bert_dice.sh) sets smooth 1, alpha 0.01 and the squared denominator, so 004's "eps 1.0, delta 0.01"
+bert_dice.sh) sets smooth 1, alpha 0.01 and the squared denominator, so Nemoto et al. 2024's "eps 1.0, delta 0.01"
 names the smoothing first: here `eps: 0.01, delta: 1.0, square: true`. This differs from `dice`
 (sequence labelling), which evaluates the ratio per word and label: for MRC the published numbers
 use the set form. Being set-level, it has no loss per position, so MoM cannot take it as base

@@ -1,8 +1,8 @@
-"""Binary focal loss (Lin et al. 2017) on the start, end and span-match tasks: 004 Table 6's
-"BERT-MRC w/ FL" with gamma = 3.0 (004 sec. IV-D, fixed, not tuned).
+"""Binary focal loss (Lin et al. 2017) on the start, end and span-match tasks: Nemoto et al. 2024, Table 6's
+"BERT-MRC w/ FL" with gamma = 3.0 (Nemoto et al. 2024, sec. IV-D, fixed, not tuned).
 
 Per position with q = sigmoid(z):  l = -[y (1 - q)^gamma log q + (1 - y) q^gamma log(1 - q)],
-averaged over the task's positions. No alpha weights (004 gives none; ShannonAI's dice_loss_for_NLP
+averaged over the task's positions. No alpha weights (Nemoto et al. 2024 give none; ShannonAI's dice_loss_for_NLP
 `FocalLoss` leaves them off by default). gamma = 0 is `mrc_bce`.
 """
 
@@ -19,7 +19,7 @@ from nerplat.objectives.token_loss import floored_power
 
 
 class MRCFocalConfig(MRCObjectiveConfig):
-    gamma: float = Field(3.0, ge=0.0, le=10.0, description="Focusing exponent; 004's MRC runs fix 3.0; 0 gives BCE.")
+    gamma: float = Field(3.0, ge=0.0, le=10.0, description="Focusing exponent; Nemoto et al. 2024's MRC runs fix 3.0; 0 gives BCE.")
 
 
 class MRCFocalLoss(PositionwiseMRCObjective):
@@ -33,5 +33,5 @@ class MRCFocalLoss(PositionwiseMRCObjective):
 
 @OBJECTIVES.register("mrc_focal", config=MRCFocalConfig)
 def build(config: MRCFocalConfig, context: ObjectiveContext) -> MRCFocalLoss:
-    """Binary focal loss on start, end and span-match (004 Table 6, gamma 3; mrc head)."""
+    """Binary focal loss on start, end and span-match (Nemoto et al. 2024, Table 6, gamma 3; mrc head)."""
     return MRCFocalLoss(config)

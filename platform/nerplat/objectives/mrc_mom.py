@@ -1,4 +1,4 @@
-"""MoM learning (004 eq. 1-3) carried over to the MRC framework (004 Table 6, "BERT-MRC w/ MoM").
+"""MoM learning (Nemoto et al. 2024, eq. 1-3) carried over to the MRC framework (Nemoto et al. 2024, Table 6, "BERT-MRC w/ MoM").
 
 In MRC every task is binary and its majority class is the negative one: "not a start", "not an
 end", "not a matching span". The carry-over, per task t in (start, end, match) with weight w_t:
@@ -9,10 +9,10 @@ end", "not a matching span". The carry-over, per task t in (start, end, match) w
 - l and L_base are the base loss (`mrc_bce`, the paper's BERT-MRC baseline, or `mrc_focal`) per
   position and as usually computed (mean over each task's positions, weighted); lambda = 1 gives
   exactly the base loss.
-- The normaliser follows 004's M, the number of positions of a padded input (max_length): M_t = M
+- The normaliser follows Nemoto et al. 2024's M, the number of positions of a padded input (max_length): M_t = M
   for start and end (one prediction per position), M (M + 1) / 2 for match (one per pair i <= j of
-  the padded input); R is the number of (window, query) examples in the batch, 004's sentences.
-- lambda is tuned by TPE in [0, 1] as in 004 (Table 2: 0.446 for BERT-MRC on CoNLL-2003).
+  the padded input); R is the number of (window, query) examples in the batch, Nemoto et al. 2024's sentences.
+- lambda is tuned by TPE in [0, 1] as in Nemoto et al. 2024 (Table 2: 0.446 for BERT-MRC on CoNLL-2003).
 - Dice cannot be a base here: ShannonAI's MRC dice is set-level, with no loss per position to sum
   over the majority positions.
 """
@@ -49,7 +49,7 @@ class MRCMoMConfig(MoMConfig):
         alias="lambda",
         ge=0.0,
         le=1.0,
-        description="Weight of the base loss; 1 - lambda weighs the majority (negative) term. 004 tunes it "
+        description="Weight of the base loss; 1 - lambda weighs the majority (negative) term. Nemoto et al. 2024 tune it "
         "by TPE in [0, 1] (0.446 for BERT-MRC on CoNLL-2003).",
     )
     base: MRCBaseLoss = Field(
@@ -79,6 +79,6 @@ class MRCMoMLoss(Objective):
 
 @OBJECTIVES.register("mrc_mom", config=MRCMoMConfig)
 def build(config: MRCMoMConfig, context: ObjectiveContext) -> MRCMoMLoss:
-    """MoM over an MRC base loss: the negative (majority) positions of start, end and match (004 Table 6)."""
+    """MoM over an MRC base loss: the negative (majority) positions of start, end and match (Nemoto et al. 2024, Table 6)."""
     base = OBJECTIVES.build(config.base.name, config.base.params, at="objective.base.params", context=context)
     return MRCMoMLoss(config, base, context.max_length)

@@ -1,8 +1,8 @@
-"""The one-vs-all reformulation of 001 (sec. III), shared by OVA-AUC and OVA-AUC-MAML.
+"""The one-vs-all reformulation of Nguyen et al. 2023b (sec. III), shared by OVA-AUC and OVA-AUC-MAML.
 
 The `ova` head gives one logit per label (O, B-x, I-x); label k's binary task has y_k = +1 iff the
 gold label is k. Each task has its own AUC margin loss (a_k, b_k, alpha_k; imratio = share of label k
-among training words), 001 eq. 1. Decoding is the argmax over the K scores (001 eq. 2), in the head.
+among training words), Nguyen et al. 2023b, eq. 1. Decoding is the argmax over the K scores (Nguyen et al. 2023b, eq. 2), in the head.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
-"""OVA-AUC of 001 (eq. 1, Algorithm 1): AUCM per label head, optimised in grouped B / I / O steps.
+"""OVA-AUC of Nguyen et al. 2023b (eq. 1, Algorithm 1): AUCM per label head, optimised in grouped B / I / O steps.
 
 Per batch, for prefix in (B, I, O): the loss is the sum of the AUCM of every label starting with that
 prefix (B-PER, B-LOC, ... ; then the I- labels; then O), and the optimiser takes one step on it. So a
 batch has three substeps, each with a fresh forward pass (the encoder moved in the previous one).
 Labels are grouped by the prefix of their name, which for the corpus label list (O, B-/I- per type;
-untyped: O, B-ENT, I-ENT) gives exactly 001's groups. Optimiser: PESG, recipe in `PrimalDualSettings`.
+untyped: O, B-ENT, I-ENT) gives exactly Nguyen et al. 2023b's groups. Optimiser: PESG, recipe in `PrimalDualSettings`.
 
 Deviation: Algorithm 1 writes the group loop per epoch; the text (and any working training loop) does
 it per mini-batch, which is what we do.
@@ -33,7 +33,7 @@ class OVAAUCConfig(PrimalDualSettings):
 
 
 def prefix_groups(labels: list[str]) -> list[list[int]]:
-    """Label ids grouped by prefix, in 001's order B, I, O; empty groups are dropped."""
+    """Label ids grouped by prefix, in Nguyen et al. 2023b's order B, I, O; empty groups are dropped."""
     prefixes = [bio_prefix(label) for label in labels]
     groups = [[k for k, p in enumerate(prefixes) if p == prefix] for prefix in PREFIX_ORDER]
     return [g for g in groups if g]
@@ -53,5 +53,5 @@ class GroupedOneVsAllAUC(Objective):
 
 @OBJECTIVES.register("ova_auc", config=OVAAUCConfig)
 def build(config: OVAAUCConfig, context: ObjectiveContext) -> GroupedOneVsAllAUC:
-    """AUCM per label head, one PESG step per B / I / O label group (001's OVA-AUC, Alg. 1)."""
+    """AUCM per label head, one PESG step per B / I / O label group (Nguyen et al. 2023b's OVA-AUC, Alg. 1)."""
     return GroupedOneVsAllAUC(config, context)

@@ -1,9 +1,9 @@
-"""OVA-AUC-MAML of 001 (Algorithm 2): per optimiser step, the sum of the AUCM of m sampled label heads.
+"""OVA-AUC-MAML of Nguyen et al. 2023b (Algorithm 2): per optimiser step, the sum of the AUCM of m sampled label heads.
 
-001 calls this a first-order MAML approximation; Algorithm 2 itself is: sample m of the K labels,
+Nguyen et al. 2023b call this a first-order MAML approximation; Algorithm 2 itself is: sample m of the K labels,
 sum their AUC margin losses (eq. 1), take one optimiser step. That is what this objective does, one
 step per batch (Algorithm 2's loop is written per epoch; the text says per iteration). Optimiser:
-PESG, recipe in `PrimalDualSettings`. 001 gives no value of m; the default 3 is ours.
+PESG, recipe in `PrimalDualSettings`. Nguyen et al. 2023b give no value of m; the default 3 is ours.
 
 Sampling is deterministic: the labels of training step t are the first m of a permutation drawn from
 a generator seeded by (trial seed, t). The step counter is a buffer of this module, so a resumed run
@@ -60,5 +60,5 @@ class SampledOneVsAllAUC(Objective):
 
 @OBJECTIVES.register("ova_auc_maml", config=OVAAUCMAMLConfig)
 def build(config: OVAAUCMAMLConfig, context: ObjectiveContext) -> SampledOneVsAllAUC:
-    """AUCM summed over m label heads sampled per step, PESG (001's OVA-AUC-MAML, Alg. 2)."""
+    """AUCM summed over m label heads sampled per step, PESG (Nguyen et al. 2023b's OVA-AUC-MAML, Alg. 2)."""
     return SampledOneVsAllAUC(config, context)

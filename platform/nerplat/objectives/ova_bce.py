@@ -1,8 +1,8 @@
 """OVA-BCE of 001: binary cross-entropy on each label's head of the one-vs-all model.
 
 Per word, L = sum_k BCE(sigma(z_k), y_k) with y_k = 1 iff the gold label is k; averaged over labelled
-words. 001 gives no reduction; summing over the K heads mirrors OVA-AUC's sum of per-label losses
-(001 Alg. 1), so the two differ only in the binary loss.
+words. Nguyen et al. 2023b give no reduction; summing over the K heads mirrors OVA-AUC's sum of per-label losses
+(Nguyen et al. 2023b, Alg. 1), so the two differ only in the binary loss.
 """
 
 from __future__ import annotations
@@ -32,5 +32,5 @@ class OneVsAllBCE(TokenLoss):
 
 @OBJECTIVES.register("ova_bce", config=OVABCEConfig)
 def build(config: OVABCEConfig, context: ObjectiveContext) -> OneVsAllBCE:
-    """Binary cross-entropy on every label head of the one-vs-all model (001's OVA-BCE)."""
+    """Binary cross-entropy on every label head of the one-vs-all model (Nguyen et al. 2023b's OVA-BCE)."""
     return OneVsAllBCE(config)

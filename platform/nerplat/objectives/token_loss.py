@@ -1,6 +1,6 @@
 """Objectives defined by a loss per labelled word, averaged over the labelled words of a batch.
 
-CE, WCE, focal and dice are of this kind, and MoM (004) needs exactly that per-word loss: it adds
+CE, WCE, focal and dice are of this kind, and MoM (Nemoto et al. 2024) needs exactly that per-word loss: it adds
 the same loss summed over the gold-O words. Subclasses implement `word_losses`.
 """
 
@@ -16,7 +16,7 @@ from nerplat.objectives.registry import OBJECTIVES
 
 
 class TokenLoss(Objective):
-    """Mean over labelled words of `word_losses` (004's L, the "usual" loss)."""
+    """Mean over labelled words of `word_losses` (Nemoto et al. 2024's L, the "usual" loss)."""
 
     def word_losses(self, scores: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         """Per-word losses ``[N]`` from scores ``[N, K]`` and gold label ids ``[N]``."""

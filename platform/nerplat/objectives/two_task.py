@@ -1,8 +1,8 @@
-"""The two-task reformulation of 000 (Fig. 1-2), shared by CE-2T, AUC-2T and COMAUC-2T.
+"""The two-task reformulation of Nguyen et al. 2023a (Fig. 1-2), shared by CE-2T, AUC-2T and COMAUC-2T.
 
 A word's BIO tag becomes two binary targets: y_en = +1 iff the tag is not O (inside an entity) and
 y_be = +1 iff the tag starts with B (begins an entity). The `two_task` head gives one logit per task:
-``scores[..., 0]`` for en, ``scores[..., 1]`` for be; its decoder applies 000 Algorithm 1.
+``scores[..., 0]`` for en, ``scores[..., 1]`` for be; its decoder applies Nguyen et al. 2023a, Algorithm 1.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from nerplat.objectives.base import ObjectiveContext, bio_prefix, check_width, l
 
 
 class TwoTaskTargets(nn.Module):
-    """Maps label ids to the (en, be) targets of 000 Fig. 1."""
+    """Maps label ids to the (en, be) targets of Nguyen et al. 2023a, Fig. 1."""
 
     def __init__(self, labels: list[str]):
         super().__init__()
@@ -47,7 +47,7 @@ def two_task_bce(logits: torch.Tensor, entity: torch.Tensor, begin: torch.Tensor
 
 
 class TwoTaskAUC(nn.Module):
-    """AUCM(w_en) + lambda * AUCM(w_be) on sigmoid scores (000 eq. 4), each task with its own a, b, alpha
+    """AUCM(w_en) + lambda * AUCM(w_be) on sigmoid scores (Nguyen et al. 2023a, eq. 4), each task with its own a, b, alpha
     and its training-set positive share as imratio."""
 
     def __init__(self, context: ObjectiveContext, margin: float, lambda_: float):

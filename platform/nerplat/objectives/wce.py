@@ -1,16 +1,16 @@
-"""Weighted cross-entropy, WCE-1 and WCE-2 of 004 (sec. IV-C-a, eq. 4).
+"""Weighted cross-entropy, WCE-1 and WCE-2 of Nemoto et al. 2024 (sec. IV-C-a, eq. 4).
 
 l_WCE(y_i, p_i) = -w_y log p_i,y, averaged over labelled words, with class weights from the
 training-set word counts s_k (s = sum_k s_k, K labels):
 
-- ``inverse_frequency`` (WCE-1): w_k = s / (K s_k). 004 says "inverse class frequency" without a
+- ``inverse_frequency`` (WCE-1): w_k = s / (K s_k). Nemoto et al. 2024 say "inverse class frequency" without a
   scale; this one (sklearn's "balanced") makes the training-set average weight 1, so the loss stays on
   CE's scale and learning rates carry over.
 - ``log_ratio`` (WCE-2, from the dice-loss paper): w_k = log10((s - s_k) / s_k + beta), beta in [1, 10].
 
 Deviations: a label absent from the training sample (s_k = 0, common in 20-sentence partitions) is
 counted as 1 so its weight is finite; no word carries it, so it changes nothing else. The batch loss is
-the plain mean of the per-word l_WCE (004 eq. 3), not torch's `CrossEntropyLoss(weight=...)`, which
+the plain mean of the per-word l_WCE (Nemoto et al. 2024, eq. 3), not torch's `CrossEntropyLoss(weight=...)`, which
 divides by the sum of the gold words' weights instead.
 """
 
@@ -32,7 +32,7 @@ class WCEConfig(ObjectiveConfig):
         "inverse_frequency", description="WCE-1 (inverse_frequency) or WCE-2 (log_ratio) class weights."
     )
     beta: float | None = Field(
-        None, ge=1.0, le=10.0, description="WCE-2's beta, required by log_ratio only; 004 tunes it in [1, 10]."
+        None, ge=1.0, le=10.0, description="WCE-2's beta, required by log_ratio only; Nemoto et al. 2024 tune it in [1, 10]."
     )
 
     @model_validator(mode="after")
@@ -66,5 +66,5 @@ class WeightedCrossEntropy(TokenLoss):
 
 @OBJECTIVES.register("wce", config=WCEConfig)
 def build(config: WCEConfig, context: ObjectiveContext) -> WeightedCrossEntropy:
-    """Weighted cross-entropy: WCE-1 inverse frequency or WCE-2 log ratio weights (004)."""
+    """Weighted cross-entropy: WCE-1 inverse frequency or WCE-2 log ratio weights (Nemoto et al. 2024)."""
     return WeightedCrossEntropy(config, class_weights(context.label_counts, config.scheme, config.beta))

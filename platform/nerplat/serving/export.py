@@ -51,7 +51,7 @@ The weights, tokenizer and decoding settings are in `artifacts/tagger/` (`tagger
 DECODING = {
     "crf": "CRF Viterbi",
     "bilstm_crf": "BiLSTM, then CRF Viterbi",
-    "two_task": "paper 000 Algorithm 1 with the saved entity/beginning thresholds",
+    "two_task": "Nguyen et al. 2023a, Algorithm 1 with the saved entity/beginning thresholds",
     "ova": "one-vs-all sigmoids, argmax",
 }
 

@@ -196,7 +196,7 @@ def validate_document(
         methods, found = resolve_methods(document, sections["methods"], sections["train"], sections["model"], catalog)
         problems += found
         for i, method in enumerate(methods):
-            if method.encoder is not None:  # a method on its own encoder (002's word-embedding models)
+            if method.encoder is not None:  # a method on its own encoder (Wang & Wang 2022's word-embedding models)
                 name, problems_here = _located_encoder(document, method.encoder, ("methods", method.name, "encoder"), catalog, spec_folder)
                 problems += problems_here
                 methods[i] = replace(method, encoder=name)

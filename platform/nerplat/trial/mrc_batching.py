@@ -3,7 +3,7 @@
 A batch holds whole windows with all K of their queries, window-major (rows w*K .. w*K + K - 1 are
 window w): the K examples of a window share their context length, so they pad alike, and the head
 can resolve overlaps between types inside one batch. `train.batch_size` counts examples, as in Li
-et al. and 004 (batch 32), so a batch holds ceil(batch_size / K) windows.
+et al. and Nemoto et al. 2024 (batch 32), so a batch holds ceil(batch_size / K) windows.
 """
 
 from __future__ import annotations

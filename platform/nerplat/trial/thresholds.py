@@ -1,13 +1,13 @@
 """Decision thresholds of two-task heads: chosen on dev, and the paper's fixed cut beside them.
 
 AUC-trained heads rank words well but their scores are not calibrated around 0.5: measured here,
-AUC-2T reached token AUROC 0.95-0.98 with entity F1 0.011 at paper 000's fixed 0.5 cut. Choosing
+AUC-2T reached token AUROC 0.95-0.98 with entity F1 0.011 at Nguyen et al. 2023a's fixed 0.5 cut. Choosing
 the entity and beginning thresholds on dev (coordinate search: entity with beginning at 0.5,
 then beginning) is the recipe `train.tune_threshold` switches on; a fair comparison switches it on
 for every two-task arm (CE-2T too), not only for the AUC ones. The dev scores come from one
 forward pass; only decoding is repeated.
 
-Paper 000 decodes at a fixed 0.5. So that both protocols can be reported, a trial that tunes its
+Nguyen et al. 2023a decode at a fixed 0.5. So that both protocols can be reported, a trial that tunes its
 thresholds also scores its final evaluation at the head's configured threshold (`threshold`, 0.5
 unless set): those metrics are logged as `<split>_fixed_threshold_<name>` beside `<split>_<name>`.
 """
@@ -68,7 +68,7 @@ def choose_thresholds(
 
 
 def configured_threshold(head: Component) -> float:
-    """The fixed decision threshold the head's spec entry gives (paper 000's 0.5 by default)."""
+    """The fixed decision threshold the head's spec entry gives (Nguyen et al. 2023a's 0.5 by default)."""
     return HEADS.get(head.name).config.model_validate(head.params).threshold
 
 

@@ -144,7 +144,7 @@ def test_a_sampler_run_without_its_reference_run_is_reported(frame):
 
 
 def test_a_cell_one_side_never_ran_is_not_compared_nor_reported():
-    """As in 002's cpu grid, where some models run some samplers only: here `ce` has no `sc` cell."""
+    """As in Wang & Wang 2022's cpu grid, where some models run some samplers only: here `ce` has no `sc` cell."""
     both = _resampled(synthetic_replicates(methods=("ce", "mom"), sizes=(20,), seeds=4, partitions=2, types=()))
     grid = both.filter(~((pl.col("method") == "ce") & (pl.col("sampler") == "sc")))
     pairs = compare_pairs(grid, [("mom", "ce")], METRICS, "paired_t")

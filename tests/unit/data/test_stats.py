@@ -37,7 +37,7 @@ def test_unseen_labels_are_listed_per_split():
 
 def test_table1_of_002_on_conll2003(conll2003):
     train = corpus_stats(conll2003)["splits"]["train"]
-    # 002 Table 1 counts -DOCSTART- lines as tokens (2.26 vs 5.46 of 204,567); we do not (5.47 of 203,621)
+    # Wang & Wang 2022, Table 1 counts -DOCSTART- lines as tokens (2.26 vs 5.46 of 204,567); we do not (5.47 of 203,621)
     assert (train["least_frequent_type"]["type"], train["least_frequent_type"]["pct_tokens"]) == ("MISC", 2.26)
     assert (train["most_frequent_type"]["type"], train["most_frequent_type"]["pct_tokens"]) == ("PER", 5.47)
 

@@ -1,4 +1,4 @@
-"""MoM (004 eq. 1-3): exact CE at lambda = 1, the M normaliser, any base loss, config forms."""
+"""MoM (Nemoto et al. 2024, eq. 1-3): exact CE at lambda = 1, the M normaliser, any base loss, config forms."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""OVA-BCE, OVA-AUC's B/I/O groups (001 Alg. 1) and OVA-AUC-MAML's seeded sampling (Alg. 2)."""
+"""OVA-BCE, OVA-AUC's B/I/O groups (Nguyen et al. 2023b, Alg. 1) and OVA-AUC-MAML's seeded sampling (Alg. 2)."""
 
 from __future__ import annotations
 

@@ -133,7 +133,7 @@ def test_dice_is_lower_for_confident_correct_words(context):
 
 
 def test_dice_squared_matches_002_equation_21(context):
-    # 002 App. B eq. 21: k - (g + 2 p_c)/(g + p_c^2 + 1) - sum_{j != c} g/(g + p_j^2), g = 1e-5
+    # Wang & Wang 2022, App. B eq. 21: k - (g + 2 p_c)/(g + p_c^2 + 1) - sum_{j != c} g/(g + p_j^2), g = 1e-5
     scores = torch.tensor([[[1.0, 0.0, -1.0, 0.5, 0.0]]])
     labels = torch.tensor([[3]])
     p, g, c = torch.softmax(scores[0, 0], -1).double(), 1e-5, 3
@@ -194,8 +194,8 @@ SQUARED_002 = {"form": "squared", "delta": 1e-5}
 def test_dice_pushes_an_o_predicted_entity_word_further_to_o(dice, p_outside):
     # docs/results/README.md (mom_conll, resampling): the dice collapses are the loss's own attractor.
     # One gradient step (size 1, on the scores) on a gold-entity word that the model gives to O, with
-    # CoNLL's 9 labels, raises p(O) and lowers p(gold): with 004's self-adjusting form (eps 1, delta
-    # 0.01) from p(O) = 0.6, and with 002's squared form at its deep models' g = 1e-5 from p(O) = 0.8
+    # CoNLL's 9 labels, raises p(O) and lowers p(gold): with Nemoto et al. 2024's self-adjusting form (eps 1, delta
+    # 0.01) from p(O) = 0.6, and with Wang & Wang 2022's squared form at their deep models' g = 1e-5 from p(O) = 0.8
     # (its wrong-label terms 1 - g/(g + p_j^2) fall as the entity labels' probabilities fall, and O
     # takes the mass; at p(O) = 0.6 the step still raises p(gold)).
     from nerplat.objectives import ObjectiveContext

@@ -1,4 +1,4 @@
-"""Two-task targets from BIO (000 Fig. 1), CE-2T, AUC-2T and COMAUC-2T substeps."""
+"""Two-task targets from BIO (Nguyen et al. 2023a, Fig. 1), CE-2T, AUC-2T and COMAUC-2T substeps."""
 
 from __future__ import annotations
 

@@ -38,7 +38,7 @@ def test_loaded_bundle_has_the_saved_weights_and_saves_again_identically(softmax
 
 @pytest.mark.parametrize("encoder", ["word2vec-50", "random-50"])
 def test_a_word_embedding_tagger_is_saved_and_loads_back_to_the_same_predictions(encoder, tmp_path):
-    # 002's shallow and Bi-LSTM models: the encoder is an embedding table with a word-level tokenizer
+    # Wang & Wang 2022's shallow and Bi-LSTM models: the encoder is an embedding table with a word-level tokenizer
     # made from the training split, not a transformers model (the resampling report kept their models).
     config = tiny_config("softmax", encoder=encoder)
     trained = train_tagger(config)

@@ -1,7 +1,7 @@
-"""Data augmentation for NER (Dai & Adel 2020), the baseline 002 compares against (size factor 2.00).
+"""Data augmentation for NER (Dai & Adel 2020), the baseline Wang & Wang 2022 compare against (size factor 2.00).
 
 Every train sentence is kept and followed by ``copies`` augmented versions; each copy is made by one
-method drawn uniformly from ``methods`` (002's script uses one method and one copy, with p = 0.3):
+method drawn uniformly from ``methods`` (Wang & Wang 2022's script uses one method and one copy, with p = 0.3):
 
 - ``lwtr`` label-wise token replacement: each token, with probability p, becomes a token drawn
   uniformly from the distinct train tokens that carry the same label (B-PER and I-PER differ).

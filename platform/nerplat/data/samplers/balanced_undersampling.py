@@ -1,11 +1,11 @@
-"""Balanced undersampling, BUS (Akkasi et al. 2018, as 002 sec. 4.2 runs it): a sub-sentence method.
+"""Balanced undersampling, BUS (Akkasi et al. 2018, as Wang & Wang 2022, sec. 4.2 runs it): a sub-sentence method.
 
 Within each train sentence with e entity tokens, keep the entity tokens and the O tokens nearest
 to them: the tokens within distance d of an entity token, with d the smallest distance at which at
 least ``ratio * e`` tokens are kept (or the whole sentence). Sentences without entities are
 dropped. This is what the authors' code does (growing a window one token a side per round, with
 R = 3 "as mentioned in" Akkasi et al.), written as a distance threshold; ``ratio: 2`` keeps about
-as many O tokens as entity tokens. Deterministic: no seed is used. 002 Table 6 reports a size
+as many O tokens as entity tokens. Deterministic: no seed is used. Wang & Wang 2022, Table 6 reports a size
 factor of 0.32 (tokens) averaged over its four corpora.
 """
 

@@ -1,4 +1,4 @@
-"""Imbalanced training sets with a chosen entity-token share (the "imbalanced data generator" of 000/001).
+"""Imbalanced training sets with a chosen entity-token share (the "imbalanced data generator" of Nguyen et al. 2023a and 2023b).
 
 The papers give no algorithm; ours: draw ``size`` train sentences at random, taking an
 entity-bearing sentence whenever the running entity-token share is below ``ratio`` and an

@@ -1,4 +1,4 @@
-"""Random undersampling of train to a fraction of its sentences (004 Fig. 2: 3/4 down to 3/100)."""
+"""Random undersampling of train to a fraction of its sentences (Nemoto et al. 2024, Fig. 2: 3/4 down to 3/100)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Label maps: ``single_type`` (000 Table 3) and ``untyped`` (000's two-task evaluation).
+"""Label maps: ``single_type`` (Nguyen et al. 2023a, Table 3) and ``untyped`` (Nguyen et al. 2023a's two-task evaluation).
 
 Unlike other samplers they change every split, so a model is evaluated on the labels it was
 trained on. Deviation from METHODS.md: ``untyped`` maps B-x/I-x to ``B-ENT``/``I-ENT`` rather than

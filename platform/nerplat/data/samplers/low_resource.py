@@ -1,4 +1,4 @@
-"""Low-resource partitions (000 and 001): K training sets of ``size`` sentences each.
+"""Low-resource partitions (Nguyen et al. 2023a and 2023b): K training sets of ``size`` sentences each.
 
 Partition k is drawn uniformly without replacement from train with a generator seeded by k alone,
 so partition 3 is the same training set for every method, seed and run: methods are compared on

@@ -1,7 +1,7 @@
 """Compute-matched control: the training set as it is, repeated to the size another sampler gives.
 
 Resampling (sC, sCR, ...) and augmentation enlarge the training set, so at a fixed number of epochs
-they also get more optimiser steps than the original data (002 compares them that way). The
+they also get more optimiser steps than the original data (Wang & Wang 2022 compare them that way). The
 `matched_steps` sampler separates the two effects: it leaves the sentence distribution alone and
 repeats every training sentence floor(n'/n) times, plus a seeded random n' mod n of them once more,
 where n' is the number of training sentences the chain `to` would produce from the same corpus

@@ -1,4 +1,4 @@
-"""Sentence-level resampling (Wang & Wang 2022, paper 002 sec. 3.2, eq. 1-4): sC, sCR, sCRD, nsCRD.
+"""Sentence-level resampling (Wang & Wang 2022, sec. 3.2, eq. 1-4): sC, sCR, sCRD, nsCRD.
 
 Each train sentence s is repeated f_s >= 1 times, deterministically. With c(t, s) the tokens of
 type t in s, l_s its length, N all train tokens and r_t = -log2(sum_s c(t, s) / N) the rareness
@@ -41,7 +41,7 @@ RepeatRule = Callable[[Counter, dict[str, float], int], int]
 
 class ResamplingConfig(SamplerConfig):
     formula: Formula = Field(
-        "paper", description="'paper': 002's equations 1-4; 'reference_code': the authors' public code (see module doc)."
+        "paper", description="'paper': Wang & Wang 2022's equations 1-4; 'reference_code': the authors' public code (see module doc)."
     )
 
 
@@ -101,7 +101,7 @@ def _register(method: str, summary: str) -> None:
     SAMPLERS.register(method, ResamplingConfig)(sample)
 
 
-_register("sc", "002 sC: repeat each sentence 1 + (entity tokens) times.")
-_register("scr", "002 sCR: repeats grow with entity tokens weighted by type rareness (square root).")
-_register("scrd", "002 sCRD: sCR's rareness-weighted count divided by sqrt(sentence length).")
-_register("nscrd", "002 nsCRD: like sCRD with sqrt of per-type counts (diminishing returns).")
+_register("sc", "sC (Wang & Wang 2022): repeat each sentence 1 + (entity tokens) times.")
+_register("scr", "sCR (Wang & Wang 2022): repeats grow with entity tokens weighted by type rareness (square root).")
+_register("scrd", "sCRD (Wang & Wang 2022): sCR's rareness-weighted count divided by sqrt(sentence length).")
+_register("nscrd", "nsCRD (Wang & Wang 2022): like sCRD with sqrt of per-type counts (diminishing returns).")

@@ -1,4 +1,4 @@
-"""BiLSTM-softmax head (paper 002's Bi-LSTM tagger with a softmax output): a bidirectional LSTM over
+"""BiLSTM-softmax head (Wang & Wang 2022's Bi-LSTM tagger with a softmax output): a bidirectional LSTM over
 the word states, then a linear layer to K label logits per word, decoded by argmax."""
 
 from __future__ import annotations

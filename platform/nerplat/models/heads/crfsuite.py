@@ -1,4 +1,4 @@
-"""Feature-based linear-chain CRF through python-crfsuite (paper 002's shallow CRF; 002 used
+"""Feature-based linear-chain CRF through python-crfsuite (Wang & Wang 2022's shallow CRF; Wang & Wang 2022 used
 sklearn-crfsuite 0.3.6, a wrapper of the same library, with crfsuite's default hyper-parameters).
 
 Not a torch module: it is fitted once, by crfsuite's own L-BFGS on the CRF likelihood with L1/L2
@@ -12,7 +12,7 @@ lack):
   upper-case letters as X, lower-case as x, digits as d, runs of one kind cut to two (Xxx -> Xx).
 - For the neighbours i-1 and i+1 (``context`` words each side): ``lower``, ``is_title``,
   ``is_upper``, prefixed ``-1:``/``+1:``; ``BOS`` / ``EOS`` at the sentence edges.
-- With ``embeddings`` (002's "word embeddings as per-word feature vectors"): ``e0`` .. ``e49``, the
+- With ``embeddings`` (Wang & Wang 2022's "word embeddings as per-word feature vectors"): ``e0`` .. ``e49``, the
   word's vector from the trial's word-embedding encoder as real-valued features.
 """
 

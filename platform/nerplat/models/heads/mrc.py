@@ -1,4 +1,4 @@
-"""MRC head (Li et al. 2020, "A Unified MRC Framework for Named Entity Recognition"; 004 Table 6).
+"""MRC head (Li et al. 2020, "A Unified MRC Framework for Named Entity Recognition"; Nemoto et al. 2024, Table 6).
 
 Reads (window, query) examples (`trial.mrc_batching.MRCBatch`: K consecutive rows per window, one per
 entity type) at each context word's first sub-token, and gives, as ShannonAI's `BertQueryNER`

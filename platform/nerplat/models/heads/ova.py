@@ -1,4 +1,4 @@
-"""One-vs-all head (paper 001): one binary logit per label, decoded by argmax over the K scores (eq. 2).
+"""One-vs-all head (Nguyen et al. 2023b): one binary logit per label, decoded by argmax over the K scores (eq. 2).
 
 The layer is the softmax head's; what differs is how objectives read the scores (K independent
 sigmoids: OVA-BCE, OVA-AUC), so the head has its own name and specs cannot pair it with the wrong loss
@@ -14,5 +14,5 @@ from nerplat.models.heads.softmax import SoftmaxHead
 
 @HEADS.register("ova", config=HeadConfig)
 def build(config: HeadConfig, *, labels: list[str], hidden_size: int) -> SoftmaxHead:
-    """One binary logit per label (O, B-x, I-x); argmax over the K scores (paper 001 eq. 2)."""
+    """One binary logit per label (O, B-x, I-x); argmax over the K scores (Nguyen et al. 2023b, eq. 2)."""
     return SoftmaxHead(hidden_size, len(labels))

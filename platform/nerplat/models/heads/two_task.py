@@ -1,4 +1,4 @@
-"""Two-task head (paper 000, Fig. 1-2): two binary logits per word, entity (en) and beginning (be).
+"""Two-task head (Nguyen et al. 2023a, Fig. 1-2): two binary logits per word, entity (en) and beginning (be).
 
 scores[..., 0] is the en logit (tag != O), scores[..., 1] the be logit (tag starts with B). Decoding
 is Algorithm 1: en and be -> B; en and not be -> I; otherwise O (so en = -1, be = +1 gives O, as the
@@ -68,5 +68,5 @@ def _untyped_label_ids(labels: list[str]) -> tuple[int, int, int]:
 
 @HEADS.register("two_task", config=TwoTaskConfig)
 def build(config: TwoTaskConfig, *, labels: list[str], hidden_size: int) -> TwoTaskHead:
-    """Two binary logits per word (entity, beginning); paper 000 Algorithm 1 decoding."""
+    """Two binary logits per word (entity, beginning); Nguyen et al. 2023a, Algorithm 1 decoding."""
     return TwoTaskHead(hidden_size, labels, config.threshold)

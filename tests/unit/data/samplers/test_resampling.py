@@ -1,4 +1,4 @@
-"""sC, sCR, sCRD, nsCRD against repeat counts worked out by hand (002 eq. 1-4 and the authors' code)."""
+"""sC, sCR, sCRD, nsCRD against repeat counts worked out by hand (Wang & Wang 2022, eq. 1-4 and the authors' code)."""
 
 import math
 
