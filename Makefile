@@ -11,7 +11,8 @@ export TOKENIZERS_PARALLELISM ?= false
 
 # torch: on machines without an NVIDIA GPU take the 2.13.0 CPU build (the unpinned wheel is a
 # multi-GB CUDA build); GPU machines let pip choose. LibAUC goes in with --no-deps because its
-# declared dependencies pull a CUDA torch and torch_geometric (../shared/ENVIRONMENT.md, item 9).
+# declared dependencies pull a CUDA torch and torch_geometric; without them AUCMLoss, PESG and
+# libauc.metrics import and work.
 # The bench extra is installed too: tests run `nerplat bench peer`, whose Trainer needs accelerate.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)

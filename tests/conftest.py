@@ -20,7 +20,7 @@ os.environ.setdefault("NERPLAT_DATA", str((REPO.parent / "shared" / "data").reso
 def data_root() -> Path:
     root = Path(os.environ["NERPLAT_DATA"])
     if not (root / "manifest.json").exists():
-        pytest.fail(f"NERPLAT_DATA={root} has no manifest.json: point it at the shared corpora (../shared/data)")
+        pytest.fail(f"NERPLAT_DATA={root} has no manifest.json: point it at the folder of the corpora")
     return root
 
 

@@ -1,7 +1,7 @@
 """Headless Chromium (Debian's `chromium` package): a page's DOM after its JavaScript ran, and a screenshot.
 
 MLflow's UI is a React app: `--virtual-time-budget` lets its scripts and requests finish before the
-DOM is dumped and the screenshot taken (../shared/ENVIRONMENT.md, item 11). Each call gets a fresh
+DOM is dumped and the screenshot taken (without it the page may come out blank). Each call gets a fresh
 profile, so nothing a page kept in local storage (MLflow keeps the view a browser chose there)
 carries over to the next. Tables render only the columns in the window (ag-grid), and MLflow's
 assistant panel takes a quarter of it on a first visit, hence the wide default window.

@@ -1,6 +1,6 @@
 """What a fresh interpreter has imported after importing some of nerplat: the check behind the
 import-boundary tests (a lower layer never pulls in a higher one, nor torch, Ray or MLflow where
-DESIGN.md says it knows nothing of them)."""
+docs/architecture.md says it knows nothing of them)."""
 
 from __future__ import annotations
 

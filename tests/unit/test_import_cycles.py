@@ -1,4 +1,4 @@
-"""No import cycle between nerplat's subpackages (and top-level modules): the layers of DESIGN.md hold.
+"""No import cycle between nerplat's subpackages (and top-level modules): the layers of docs/architecture.md hold.
 
 Every import in every module counts, including those inside functions: a lazy import is still a
 dependency, and a cycle through one is a cycle a refactoring can wake.

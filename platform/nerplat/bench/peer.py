@@ -15,10 +15,10 @@ weight decay, warm-up share, linear decay and gradient clipping.
 
 Each side runs in its best configuration for the machine: one trial at a time on every core
 (`threads`, default all CPUs). On CPU one trial already keeps every core busy and fp32 is the
-fastest arithmetic (../shared/ENVIRONMENT.md, item 7). nerplat runs its sweep with `train.threads`
-and `resources.cpus_per_worker` set to the threads; the peer sets torch's threads, batches by
-length (`group_by_length`, as nerplat's batches are grouped), loads data in the main process, and
-saves no checkpoints and logs to nothing.
+fastest arithmetic (measured on a 2-core machine without AMX or avx512_bf16: bf16 autocast was
+2-2.5x slower). nerplat runs its sweep with `train.threads` and `resources.cpus_per_worker` set to
+the threads; the peer sets torch's threads, batches by length (`group_by_length`, as nerplat's
+batches are grouped), loads data in the main process, and saves no checkpoints and logs to nothing.
 
 Figures per side: wall time of the whole sweep (nerplat's with Ray's start, the peer's with its data
 and Trainer set-up), per-trial time (wall / trials), the best dev micro F1 of any evaluation of any

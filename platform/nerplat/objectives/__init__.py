@@ -1,4 +1,4 @@
-"""Training objectives: one module per method of ../shared/METHODS.md, registered under its spec name.
+"""Training objectives: one module per method of the papers in docs/papers.md, registered under its spec name.
 
 Importing the package registers every objective; `build_objective(name, params, context)` builds one.
 The contract (configs, substeps, state) is in `nerplat.objectives.base`.

@@ -185,8 +185,8 @@ def connect_ray(address: str | None, verbose: bool, metrics_port: int | None = N
     multi_node = ray_constants.ENABLE_RAY_CLUSTER
     ray_constants.ENABLE_RAY_CLUSTER = False
     try:
-        # The dashboard (state API) is what Train V2 uses to clean up stopped trials
-        # (../shared/ENVIRONMENT.md, item 1).
+        # The dashboard (state API) is what Train V2 uses to clean up stopped trials: without it a trial
+        # that ASHA stops is never cleaned up and later trials wait for their worker group forever.
         return dashboard_url(ray.init(include_dashboard=True, dashboard_host="127.0.0.1", **kwargs))
     finally:
         ray_constants.ENABLE_RAY_CLUSTER = multi_node  # a later ray.init(address=...) finds its node as usual

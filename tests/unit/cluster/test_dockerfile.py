@@ -80,7 +80,7 @@ def test_torch_is_a_cuda_build_installed_before_the_package():
 
 def test_image_carries_what_the_pods_run():
     runs = " ".join(rest for keyword, rest in instructions() if keyword == "RUN")
-    assert '--no-deps "libauc==2.0.1"' in runs  # ENVIRONMENT.md item 9
+    assert '--no-deps "libauc==2.0.1"' in runs  # LibAUC's declared dependencies pull a CUDA torch
     assert '"psycopg[binary]' in runs and "boto3" in runs  # the MLflow server: PostgreSQL and S3
     workdir = next(rest for keyword, rest in instructions() if keyword == "WORKDIR")
     copies_specs = next(rest for keyword, rest in instructions() if keyword == "COPY" and " specs " in f" {rest} ")

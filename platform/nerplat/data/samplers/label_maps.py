@@ -1,7 +1,7 @@
 """Label maps: ``single_type`` (Nguyen et al. 2023a, Table 3) and ``untyped`` (Nguyen et al. 2023a's two-task evaluation).
 
 Unlike other samplers they change every split, so a model is evaluated on the labels it was
-trained on. Deviation from METHODS.md: ``untyped`` maps B-x/I-x to ``B-ENT``/``I-ENT`` rather than
+trained on. Deviation from the papers' bare B/I tags: ``untyped`` maps B-x/I-x to ``B-ENT``/``I-ENT`` rather than
 bare ``B``/``I``, so every downstream piece (tag checks, seqeval's IOB2 scheme, label lists) keeps
 the ``P-TYPE`` form; spans and their boundaries are exactly those of the bare B/I tagging.
 """
