@@ -2,8 +2,9 @@
 
 There is no API server to ask (`kubectl --dry-run=client` needs one), so:
 
-- RayCluster and RayJob are checked against the `openAPIV3Schema` of the KubeRay CRDs in
-  `$NERPLAT_K8S_SCHEMAS` (default `../shared/k8s-schemas` beside the repository). The CRDs never
+- RayCluster and RayJob are checked against the `openAPIV3Schema` of the KubeRay CRDs shipped in
+  this package (`crds/`, whose README names their KubeRay commit), or those in `$NERPLAT_K8S_SCHEMAS`
+  when it is set (to validate against another KubeRay release). The CRDs never
   forbid unknown fields (the API server prunes them silently, so a misspelt `minReplica` would just
   vanish); `strict_schema` adds `additionalProperties: false` wherever a schema lists its properties
   and neither allows extras explicitly nor sets `x-kubernetes-preserve-unknown-fields`.
@@ -33,13 +34,13 @@ from nerplat.suggest import did_you_mean
 SCHEMAS_ENV = "NERPLAT_K8S_SCHEMAS"
 CRD_FILES = {"RayCluster": "ray.io_rayclusters.yaml", "RayJob": "ray.io_rayjobs.yaml"}
 CRD_GROUP = "ray.io"
-REPO_ROOT = Path(__file__).resolve().parents[3]
+PACKAGED_CRDS = Path(__file__).resolve().parent / "crds"
 
 
 def schemas_dir() -> Path:
-    """Folder of the KubeRay CRDs: `$NERPLAT_K8S_SCHEMAS`, else `../shared/k8s-schemas` beside the repo."""
+    """Folder of the KubeRay CRDs: `$NERPLAT_K8S_SCHEMAS`, else the copies shipped with the package."""
     configured = os.environ.get(SCHEMAS_ENV)
-    return Path(configured) if configured else REPO_ROOT.parent / "shared" / "k8s-schemas"
+    return Path(configured) if configured else PACKAGED_CRDS
 
 
 def strict_schema(schema: Any) -> Any:
