@@ -9,7 +9,9 @@ Keys are always their source text: `on:` is the string "on", not YAML 1.1's bool
 A spec is small, so hostile files are refused before they cost anything: the text is bounded
 (`MAX_SPEC_BYTES`), and so are nesting (`MAX_DEPTH`) and the values built, aliases expanded
 (`MAX_VALUES`: a "billion laughs" file of a few lines would otherwise expand to gigabytes).
-A UTF-8 byte-order mark is dropped, not read into the first key.
+A UTF-8 byte-order mark is dropped, not read into the first key. Control characters are refused
+whether written raw or as a double-quoted escape (`"\\0"`, `"\\e"`). A value given on the command
+line (`--set`, `parse_value`) passes the same bounds and checks.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -123,6 +125,8 @@ def parse_document(text: str, source: str, environ: Mapping[str, str]) -> tuple[
     """Parses YAML text; see `read_document`."""
     text = text.removeprefix("\ufeff")
     node, loader = _compose(text, source)
+    if node is None:
+        raise UserInputError(Problem("the spec is empty", source=source, line=1))
     walker = _Walker(loader, environ)
     try:
         data = walker.build(node, ())
@@ -134,8 +138,35 @@ def parse_document(text: str, source: str, environ: Mapping[str, str]) -> tuple[
     return document, [document.problem(message, path) for message, path in walker.problems]
 
 
-def _compose(text: str, source: str) -> tuple[Node, yaml.SafeLoader]:
-    """The node tree of `text` (aliases not expanded), or a `UserInputError` naming the line."""
+def parse_value(text: str, source: str, at: YamlPath) -> tuple[Any, list[Problem]]:
+    """A YAML value given outside a spec file (a `--set` flag, named by `source`), to be set at `at`.
+
+    The bounds and checks of a spec file apply (size, nesting counted from the spec's top, aliases
+    expanded, tags, control characters); `${VAR}` stays as written, since a shell has already
+    expanded the command line. Returns the value (None for an empty one) and its problems, located
+    at `source` and a path under `at`; a value that cannot be read at all raises `UserInputError`.
+    """
+    where = format_path(at) or None
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_SPEC_BYTES:
+        message = f"the value is larger than {MAX_SPEC_BYTES:,} bytes: a spec is a few kB of settings, not data"
+        raise UserInputError(Problem(message, source=source, path=where))
+    try:
+        node, loader = _compose(text, source, what="the value")
+    except UserInputError as error:  # a line of a one-line flag says nothing
+        raise UserInputError([replace(p, line=None, path=where) for p in error.problems]) from None
+    if node is None:
+        return None, []
+    walker = _Walker(loader, environ=None, what="the value")
+    try:
+        value = walker.build(node, at)
+    except _TooLarge as error:
+        raise UserInputError(Problem(str(error), source=source, path=where)) from None
+    return value, [Problem(message, source=source, path=format_path(path) or None) for message, path in walker.problems]
+
+
+def _compose(text: str, source: str, what: str = "the spec") -> tuple[Node | None, yaml.SafeLoader]:
+    """The node tree of `text` (aliases not expanded; None when it holds no value), or a
+    `UserInputError` naming the line. `what` names the text in messages."""
     loader = None
     try:
         loader = yaml.SafeLoader(text)  # its reader already refuses NUL and other control characters
@@ -151,14 +182,19 @@ def _compose(text: str, source: str) -> tuple[Node, yaml.SafeLoader]:
     except yaml.YAMLError as error:
         raise UserInputError(Problem(f"invalid YAML: {error}", source=source)) from None
     except RecursionError:
-        message = f"the spec nests mappings or lists too deeply (more than {MAX_DEPTH} levels)"
+        message = f"{what} nests mappings or lists too deeply (more than {MAX_DEPTH} levels)"
         raise UserInputError(Problem(message, source=source)) from None
     finally:
         if loader is not None:
             loader.dispose()
-    if node is None:
-        raise UserInputError(Problem("the spec is empty", source=source, line=1))
     return node, loader
+
+
+def _control_character(text: str) -> str | None:
+    """'control character #x001b (written as an escape?)' for the first character YAML text may not
+    hold raw, which a double-quoted escape (`"\\0"`, `"\\e"`) still makes; None when there is none."""
+    found = yaml.reader.Reader.NON_PRINTABLE.search(text)
+    return None if found is None else f"control character #x{ord(found.group()):04x} (written as an escape?)"
 
 
 class _TooLarge(Exception):
@@ -172,9 +208,10 @@ class _TooLarge(Exception):
 class _Walker:
     """Builds plain data from a node tree, recording locations and problems."""
 
-    def __init__(self, loader: yaml.SafeLoader, environ: Mapping[str, str]):
+    def __init__(self, loader: yaml.SafeLoader, environ: Mapping[str, str] | None, what: str = "the spec"):
         self.loader = loader
-        self.environ = environ
+        self.environ = environ  # None: `${VAR}` is kept as written
+        self.what = what  # names the text in messages
         self.locations: dict[YamlPath, Location] = {(): Location(1, ())}
         self.problems: list[tuple[str, YamlPath]] = []
         self.unresolved: list[YamlPath] = []
@@ -187,10 +224,10 @@ class _Walker:
         self._built += 1
         line = node.start_mark.line + 1
         if self._built > MAX_VALUES:
-            message = f"the spec expands to more than {MAX_VALUES:,} values (YAML aliases repeating aliases?): write it out plainly"
+            message = f"{self.what} expands to more than {MAX_VALUES:,} values (YAML aliases repeating aliases?): write it out plainly"
             raise _TooLarge(message, line)
         if len(path) > MAX_DEPTH:
-            raise _TooLarge(f"the spec nests mappings or lists more than {MAX_DEPTH} levels deep", line)
+            raise _TooLarge(f"{self.what} nests mappings or lists more than {MAX_DEPTH} levels deep", line)
         if id(node) in self._active:
             self.problems.append(("an alias refers to a value that contains it", path))
             return None
@@ -231,6 +268,10 @@ class _Walker:
                 self.problems.append(("mapping keys must be plain names, not lists or mappings", path))
                 continue
             key = key_node.value
+            control = _control_character(key)
+            if control is not None:
+                self.problems.append((f"the key holds {control}: remove it", path))
+                continue
             if key in first_line:
                 message = f"duplicate key '{key}' (first defined on line {first_line[key]})"
                 self.problems.append((message, path + (key,)))
@@ -248,7 +289,12 @@ class _Walker:
 
     def _scalar(self, node: ScalarNode, path: YamlPath) -> Any:
         value = self.loader.construct_object(node, deep=True)
-        if not (isinstance(value, str) and needs_interpolation(value)):
+        control = _control_character(value) if isinstance(value, str) else None
+        if control is not None:
+            self.problems.append((f"the value holds {control}: remove it", path))
+            self.unresolved.append(path)
+            return None
+        if self.environ is None or not (isinstance(value, str) and needs_interpolation(value)):
             return value
         try:
             text = interpolate(value, self.environ)

@@ -2,9 +2,11 @@
 
 Keys are YAML paths as error messages print them (`train.epochs`, `methods.mom.lambda`,
 `samplers[1].low_resource.size`); values are YAML (`3`, `0.3`, `[full]`, `{uniform: [0, 1]}`), so
-anything the file may say a flag may say, and it is validated the same way. As in profiles, `null`
-removes the key (its default applies again); missing mappings on the way are created. The result is
-the resolved spec the run records. A problem with an overridden value names the flag, not the file.
+anything the file may say a flag may say, and it is read and validated the same way (the loader's
+bounds on size, nesting and aliases, its refusal of tags and control characters). As in profiles,
+`null` removes the key (its default applies again); missing mappings on the way are created. The
+result is the resolved spec the run records. A problem with an overridden value names the flag
+(shortened when long), not the file.
 """
 
 from __future__ import annotations
@@ -17,12 +19,14 @@ from typing import Any
 import yaml
 
 from nerplat.errors import Problem, UserInputError
-from nerplat.spec.loader import Document, Location, YamlPath, format_path
+from nerplat.spec.loader import Document, Location, YamlPath, format_path, parse_value
 
 FLAG = "--set"
 FLAG_LINE = 0  # the line recorded for overridden values: never a file line (they are 1-based)
 _PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 _NOT_OVERRIDABLE = ("profiles", "plugins")
+SHOWN_CHARACTERS = 80  # of a flag quoted in a message: a value may be a megabyte
+_NON_PRINTABLE = yaml.reader.Reader.NON_PRINTABLE  # what YAML text may not hold raw
 
 
 @dataclass(frozen=True)
@@ -31,8 +35,22 @@ class Override:
     path: YamlPath
     value: Any
 
+    @property
+    def flag(self) -> str:
+        """The flag as messages name it: `--set train.epochs=3`."""
+        return flag_text(self.text)
+
     def problem(self, message: str) -> Problem:
-        return Problem(message, source=f"{FLAG} {self.text}", path=format_path(self.path) or None)
+        return Problem(message, source=self.flag, path=format_path(self.path) or None)
+
+
+def flag_text(text: str) -> str:
+    """`--set KEY=VALUE` as a message may print it: control characters escaped (`\\x1b`, never sent
+    to the terminal), cut to `SHOWN_CHARACTERS` with how much more there is."""
+    shown = _NON_PRINTABLE.sub(lambda found: ascii(found.group())[1:-1], text[:SHOWN_CHARACTERS])
+    if len(text) <= SHOWN_CHARACTERS:
+        return f"{FLAG} {shown}"
+    return f"{FLAG} {shown}... ({len(text) - SHOWN_CHARACTERS:,} more characters)"
 
 
 def parse_overrides(assignments: Sequence[str]) -> list[Override]:
@@ -42,17 +60,22 @@ def parse_overrides(assignments: Sequence[str]) -> list[Override]:
         key, sep, raw = text.partition("=")
         path = parse_key(key.strip())
         if not sep or path is None:
-            problems.append(Problem(f"{FLAG} {text!r}: expected KEY=VALUE with a spec key, e.g. {FLAG} train.epochs=3"))
+            problems.append(Problem(f"expected KEY=VALUE with a spec key, e.g. {FLAG} train.epochs=3", source=flag_text(text)))
             continue
         if path[0] in _NOT_OVERRIDABLE:
-            problems.append(Problem(f"{FLAG} {text!r}: '{path[0]}' cannot be set from the command line; edit the spec"))
+            problems.append(Problem(f"'{path[0]}' cannot be set from the command line; edit the spec", source=flag_text(text)))
+            continue
+        if not raw.strip():
+            overrides.append(Override(text, path, ""))
             continue
         try:
-            value = yaml.safe_load(raw) if raw.strip() else ""
-        except yaml.YAMLError as error:
-            problems.append(Problem(f"{FLAG} {text!r}: the value is not YAML: {error}"))
+            value, found = parse_value(raw, flag_text(text), path)
+        except UserInputError as error:
+            problems += error.problems
             continue
-        overrides.append(Override(text, path, value))
+        problems += found
+        if not found:
+            overrides.append(Override(text, path, value))
     if problems:
         raise UserInputError(problems)
     return overrides
@@ -103,7 +126,7 @@ def relocate(problems: Sequence[Problem], overrides: Sequence[Override]) -> list
         override = None
         if problem.line == FLAG_LINE and problem.path is not None:
             override = next((o for o in reversed(overrides) if _is_under(problem.path, format_path(o.path))), None)
-        located.append(problem if override is None else replace(problem, source=f"{FLAG} {override.text}", line=None))
+        located.append(problem if override is None else replace(problem, source=override.flag, line=None))
     return located
 
 

@@ -84,3 +84,36 @@ def test_user_text_with_rich_markup_is_printed_as_written(capsys, tmp_path):
     spec.write_text("experiment: '[/x]'\n")
     code, err = run_cli(["validate", str(spec)], capsys)
     assert code == 2 and "'[/x]' must start with a letter or digit" in err and f"at experiment ({spec}:1)" in err
+
+
+# Nine levels of nine aliases each: 9**9 values from about 300 bytes.
+ALIAS_BOMB = "{a: &a [" + ", ".join(["lol"] * 9) + "]" + "".join(
+    f", {b}: &{b} [{', '.join([f'*{a}'] * 9)}]" for a, b in zip("abcdefgh", "bcdefghi")
+) + "}"
+# --set value -> text the message contains. A flag passes the spec file's bounds and checks.
+HOSTILE_SETS = {
+    "alias_bomb": (f"description={ALIAS_BOMB}", "the value expands to more than 100,000 values"),
+    "nesting_5000_deep": ("description=" + "[" * 5000 + "]" * 5000, "the value nests mappings or lists too deeply"),
+    "nesting_51_deep": ("description=" + "[" * 51 + "]" * 51, "the value nests mappings or lists more than 50 levels deep"),
+    "binary_tag": ("description=!!binary aGk=", "YAML tag !!binary is not allowed"),
+    "python_tag": ("description=!!python/object/apply:os.system [echo]", "YAML tag !!python/object/apply:os.system is not allowed"),
+    "larger_than_a_megabyte": ("description=" + "x" * 1_000_001, "the value is larger than 1,000,000 bytes"),
+    "nul_escape": ('description="a\\0b"', "the value holds control character #x0000"),
+    "esc_escape": ('description="\\e[31m"', "the value holds control character #x001b"),
+    "esc_raw": ("description=a\x1b[31mb", "character #x001b is not allowed in YAML text"),
+    "escape_in_a_key": ('methods={"c\\0e": {loss: ce}}', "the key holds control character #x0000"),
+}
+
+
+@pytest.mark.parametrize("command", ["validate", "plan"])
+@pytest.mark.parametrize("name", sorted(HOSTILE_SETS))
+def test_a_hostile_set_value_is_refused_naming_the_flag(name, command, capsys, tmp_path, monkeypatch):
+    assignment, text = HOSTILE_SETS[name]
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("experiment: hostile\ndataset: conll2003\nmethods: {ce: {loss: ce}}\n")
+    monkeypatch.chdir(tmp_path)
+    code, err = run_cli([command, str(spec), "--set", assignment], capsys)
+    assert code == 2, err
+    assert text in err and f"(--set {assignment[:20]}".replace("\x1b", "\\x1b") in err, err
+    assert "Traceback" not in err and "\x1b" not in err and len(err) < 1000, err
+    assert os.listdir(tmp_path) == ["spec.yaml"]

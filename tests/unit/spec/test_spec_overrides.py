@@ -87,7 +87,7 @@ def test_validate_checks_the_overrides_in_every_profile(spec):
     [
         ("train.epochs", "expected KEY=VALUE"),
         ("profiles.cpu.train.epochs=1", "cannot be set from the command line"),
-        ("train.epochs=[", "not YAML"),
+        ("train.epochs=[", "invalid YAML: expected the node content"),
     ],
 )
 def test_malformed_flags_are_refused(assignment, message):
