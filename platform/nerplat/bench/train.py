@@ -1,8 +1,12 @@
 """`nerplat bench train`: the trial loop's training throughput against a plain PyTorch loop.
 
 Both loops train the same encoder architecture on the same batches (the trial loop's own
-length-grouped batches of one epoch), one after the other in this process, so their ratio is
-meaningful on a noisy machine even when absolute figures are not. MFU counts only real
+length-grouped batches of one epoch) in this process, an epoch of each in turn, `repeats` times
+(plain, nerplat, matmul peak, plain, nerplat, peak, ...: `bench.repeats`), each loop continuing
+from its previous epoch; the first step of each loop's first epoch is not timed (it allocates the
+optimiser's state). Every figure is the median of the repeats with its min and max, and a ratio or
+MFU is taken within a repeat before the median is, so it is meaningful on a noisy machine even when
+absolute figures are not. MFU counts only real
 (non-padding) tokens against this machine's matmul throughput measured in the same run, on
 the benchmarked device (`--device cuda`: both loops and the matmul peak on the GPU, with the
 device synchronised before every clock reading) and in the benchmarked arithmetic (`--precision
@@ -13,21 +17,24 @@ FLOPs per real token of a training step (forward + backward = 3 x forward):
     6 * (non-embedding parameters) + 6 * layers * hidden * (mean attended length) * 2
 i.e. the standard 6N rule plus the attention score and value products.
 
-Where a step's time goes: a warm epoch of the trial loop under torch.profiler (apart from the
-timed one, so the profiler's overhead does not touch the figures above), its self time per torch
-op. The matrix-product share bounds MFU: the rest of the time does few FLOPs whatever its speed.
+Where a step's time goes: one more epoch of the trial loop, after the timed ones, under
+torch.profiler (so the profiler's overhead does not touch the figures above), its self time per
+torch op. The matrix-product share bounds MFU: the rest of the time does few FLOPs whatever its
+speed. These shares come from that one epoch, not from repeats.
 """
 
 from __future__ import annotations
 
-import copy
 import resource
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import torch
 from torch import nn
 
+from nerplat.bench.repeats import DEFAULT_REPEATS, Spread, check_repeats, interleaved, ratios
 from nerplat.config.trial import Component, DatasetRef, EncoderSettings, TrainSettings, TrialConfig
 from nerplat.errors import Problem, UserInputError
 from nerplat.trial.device import AUTOCAST_DTYPES, autocast, grad_scaler, precision_runs_on
@@ -54,19 +61,32 @@ class TrainBenchResult:
     sentences: int
     batches: int
     threads: int
-    plain_tokens_per_s: float
-    nerplat_tokens_per_s: float
-    ratio: float
-    matmul_gflops: float  # of the benchmarked precision's dtype
+    repeats: int  # timed epochs of each loop, interleaved
+    plain_tokens_per_s: Spread
+    nerplat_tokens_per_s: Spread
+    ratio: Spread  # nerplat / plain, per repeat
+    matmul_gflops: Spread  # of the benchmarked precision's dtype
     flops_per_token: float
-    mfu: float
-    plain_mfu: float
+    mfu: Spread
+    plain_mfu: Spread
     peak_rss_mb: float
     matmul_share: float  # of the profiled epoch's torch op self time, in matrix products
     ops: list[OpShare]  # the ops taking the most self time, largest first
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+    def rows(self) -> list[tuple[str, str]]:
+        """The figures as (name, `median (min-max)`) rows."""
+        return [
+            ("plain PyTorch loop, tokens/s", self.plain_tokens_per_s.text(0)),
+            ("nerplat trial loop, tokens/s", self.nerplat_tokens_per_s.text(0)),
+            ("ratio (nerplat / plain)", self.ratio.text(3)),
+            (f"{self.precision} matmul peak on {self.device}, GFLOP/s", self.matmul_gflops.text(1)),
+            ("MFU nerplat (real tokens)", self.mfu.text(3)),
+            ("MFU plain loop", self.plain_mfu.text(3)),
+            ("peak RSS, MB", f"{self.peak_rss_mb:.0f}"),
+        ]
 
 
 def bench_device(name: str) -> torch.device:
@@ -97,7 +117,7 @@ def _clock(device: torch.device) -> float:
 
 
 def matmul_gflops(
-    size: int = 1024, seconds: float = 1.5, device: torch.device = torch.device("cpu"), dtype: torch.dtype = torch.float32
+    size: int = 1024, seconds: float = 0.5, device: torch.device = torch.device("cpu"), dtype: torch.dtype = torch.float32
 ) -> float:
     """Best matmul throughput in `dtype` over repeated square products (the device's practical peak)."""
     a, b = torch.randn(size, size, device=device, dtype=dtype), torch.randn(size, size, device=device, dtype=dtype)
@@ -118,23 +138,18 @@ def training_flops_per_token(model: nn.Module, mean_length: float) -> float:
     return 6 * dense + 3 * attention
 
 
-def op_breakdown(config: TrialConfig, device: torch.device, top: int = 10) -> tuple[float, list[OpShare]]:
-    """A warm epoch of the trial loop's training steps under torch.profiler: matmul share and top ops by self time.
+def op_breakdown(session: Any, epoch: int, top: int = 10) -> tuple[float, list[OpShare]]:
+    """Epoch `epoch` of a set-up trial session under torch.profiler: matmul share and top ops by self time.
 
-    The first epoch is trained unprofiled: its first step creates the optimiser's state (zero-filled
-    moments for every weight) and touches fresh memory, one-off costs that took a tenth of a short
-    profiled epoch's op time and are not what a step costs."""
+    Profile a warm epoch: the first one creates the optimiser's state (zero-filled moments for every
+    weight) and touches fresh memory, one-off costs that took a tenth of a short profiled epoch's op
+    time and are not what a step costs."""
     from torch.profiler import ProfilerActivity, profile
 
-    from nerplat.trial.session import TrialSession
-
-    two_epochs = config.model_copy(update={"train": config.train.model_copy(update={"epochs": 2})})
-    session = TrialSession(two_epochs, device=device)
-    session.setup()
-    session.train_epoch(1)
+    device = session.device
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
     with profile(activities=activities) as profiled:
-        session.train_epoch(2)
+        session.train_epoch(epoch)
     field = "self_device_time_total" if device.type == "cuda" else "self_cpu_time_total"
     events = [(e.key, getattr(e, field), e.count) for e in profiled.key_averages()]  # self time in microseconds
     total = sum(self_time for _, self_time, _ in events) or 1.0
@@ -143,31 +158,47 @@ def op_breakdown(config: TrialConfig, device: torch.device, top: int = 10) -> tu
     return matmul, [OpShare(op=key, share=self_time / total, calls=count) for key, self_time, count in ranked]
 
 
-def _plain_loop(
-    model: nn.Module, head: nn.Linear, batches: list, lr: float, device: torch.device, precision: str
-) -> tuple[int, float]:
+class PlainLoop:
     """The simplest correct loop: forward, first-sub-token gather, cross-entropy (under autocast below
-    fp32), backward (through a gradient scaler for fp16), AdamW."""
-    model.to(device)
-    head.to(device)
-    optimizer = torch.optim.AdamW(list(model.parameters()) + list(head.parameters()), lr=lr)
-    scaler = grad_scaler(precision, device)
-    model.train()
-    tokens, started = 0, None
-    for index, batch in enumerate(batches):
-        if index == 1:  # the first step pays one-off allocation costs in both loops
-            started, tokens = _clock(device), 0
-        batch = batch.to(device)
-        with autocast(precision, device):
-            states = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask).last_hidden_state
-            words = states.gather(1, batch.word_starts.unsqueeze(-1).expand(-1, -1, states.shape[-1]))
-            loss = nn.functional.cross_entropy(head(words).flatten(0, 1), batch.labels.flatten(), ignore_index=-100)
-        optimizer.zero_grad(set_to_none=True)
-        scaler.scale(loss).backward()
-        scaler.step(optimizer)
-        scaler.update()
-        tokens += batch.real_tokens()
-    return tokens, _clock(device) - started
+    fp32), backward (through a gradient scaler for fp16), AdamW; one `epoch` at a time over the same batches."""
+
+    def __init__(self, model: nn.Module, head: nn.Linear, batches: list, lr: float, device: torch.device, precision: str):
+        self.model, self.head = model.to(device), head.to(device)
+        self.batches, self.device, self.precision = batches, device, precision
+        self.optimizer = torch.optim.AdamW(list(model.parameters()) + list(head.parameters()), lr=lr)
+        self.scaler = grad_scaler(precision, device)
+        self.stepped = False
+
+    def epoch(self, repeat: int) -> float:
+        """Tokens/s of one pass over the batches (the loop's very first step, which allocates, untimed)."""
+        self.model.train()
+        tokens, started = 0, _clock(self.device)
+        for batch in self.batches:
+            batch = batch.to(self.device)
+            with autocast(self.precision, self.device):
+                states = self.model(input_ids=batch.input_ids, attention_mask=batch.attention_mask).last_hidden_state
+                words = states.gather(1, batch.word_starts.unsqueeze(-1).expand(-1, -1, states.shape[-1]))
+                loss = nn.functional.cross_entropy(self.head(words).flatten(0, 1), batch.labels.flatten(), ignore_index=-100)
+            self.optimizer.zero_grad(set_to_none=True)
+            self.scaler.scale(loss).backward()
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+            if self.stepped:
+                tokens += batch.real_tokens()
+            else:  # the first step pays one-off allocation costs in both loops
+                self.stepped, started = True, _clock(self.device)
+        return tokens / (_clock(self.device) - started)
+
+
+def trial_loop_epoch(session: Any) -> Callable[[int], float]:
+    """Tokens/s of the trial loop's next epoch (`TrialSession.train_epoch`), from its own timings."""
+
+    def epoch(repeat: int) -> float:
+        tokens, seconds = session.timings.train_tokens, session.timings.train
+        session.train_epoch(repeat + 1)
+        return (session.timings.train_tokens - tokens) / (session.timings.train - seconds)
+
+    return epoch
 
 
 def bench_train(
@@ -178,13 +209,13 @@ def bench_train(
     threads: int | None = None,
     device: str = "cpu",
     precision: str = "fp32",
+    repeats: int = DEFAULT_REPEATS,
 ) -> TrainBenchResult:
     from nerplat.models.encoders import load_encoder
     from nerplat.trial.batching import iterate_batches
-    from nerplat.trial.data import prepare_corpus
-    from nerplat.trial.features import featurize
-    from nerplat.trial.loop import run_trial
+    from nerplat.trial.session import TrialSession
 
+    repeats = check_repeats(repeats)
     on = bench_device(device)
     precision = bench_precision(precision, on)
     if threads:
@@ -193,29 +224,31 @@ def bench_train(
         dataset=DatasetRef(name="conll2003"),
         samplers=(Component(name="low_resource", params={"size": sentences, "partitions": 1}),),
         encoder=EncoderSettings(name=encoder, max_length=max_length),
-        train=TrainSettings(epochs=1, batch_size=batch_size, lr=5e-5, warmup_ratio=0.0, precision=precision),
+        # one epoch per repeat, and one more under the profiler
+        train=TrainSettings(epochs=repeats + 1, batch_size=batch_size, lr=5e-5, warmup_ratio=0.0, precision=precision),
         eval_split=None,
     )
-    loaded = load_encoder(config.encoder)
-    corpus = prepare_corpus(config.dataset, config.samplers, seed=0, partition=0).corpus
-    labels = corpus.labels()
-    features = featurize(corpus.train, loaded.tokenizer, config.encoder, labels)
-    batches = list(iterate_batches(features, batch_size, seed=config.seed * 100_003 + 1))
+    session = TrialSession(config, device=on)
+    session.setup()
+    # The plain loop trains the encoder as loaded (the session's copy has nerplat's packed dropout)
+    # on the batches of the session's first epoch.
+    batches = list(iterate_batches(session.data.train, batch_size, seed=config.seed * 100_003 + 1))
     mean_length = float(sum(b.real_tokens() for b in batches) / sum(len(b.input_ids) for b in batches))
-
-    plain_model = copy.deepcopy(loaded.model)
-    head = nn.Linear(loaded.hidden_size, len(labels))
-    tokens, seconds = _plain_loop(plain_model, head, batches, lr=5e-5, device=on, precision=precision)
-    plain = tokens / seconds
-    del plain_model
-
-    # The trial loop on the same batches (its dev evaluations are timed apart from training).
-    result = run_trial(config, device=on)
-    ours = result.timings.tokens_per_second()
-
-    peak = matmul_gflops(device=on, dtype=AUTOCAST_DTYPES.get(precision, torch.float32)) * 1e9
-    flops = training_flops_per_token(loaded.model, mean_length)
-    matmul, ops = op_breakdown(config, on)
+    encoder_model = load_encoder(config.encoder).model
+    head = nn.Linear(encoder_model.config.hidden_size, len(session.data.labels))
+    plain = PlainLoop(encoder_model, head, batches, lr=5e-5, device=on, precision=precision)
+    dtype = AUTOCAST_DTYPES.get(precision, torch.float32)
+    measured = interleaved(
+        {
+            "plain": plain.epoch,
+            "nerplat": trial_loop_epoch(session),
+            "peak": lambda repeat: matmul_gflops(device=on, dtype=dtype) * 1e9,
+        },
+        repeats,
+    )
+    flops = training_flops_per_token(encoder_model, mean_length)
+    matmul, ops = op_breakdown(session, repeats + 1)
+    peaks = measured["peak"]
     return TrainBenchResult(
         encoder=encoder,
         device=on.type,
@@ -223,13 +256,14 @@ def bench_train(
         sentences=sentences,
         batches=len(batches),
         threads=torch.get_num_threads(),
-        plain_tokens_per_s=plain,
-        nerplat_tokens_per_s=ours,
-        ratio=ours / plain,
-        matmul_gflops=peak / 1e9,
+        repeats=repeats,
+        plain_tokens_per_s=Spread.of(measured["plain"]),
+        nerplat_tokens_per_s=Spread.of(measured["nerplat"]),
+        ratio=ratios(measured["nerplat"], measured["plain"]),
+        matmul_gflops=Spread.of([peak / 1e9 for peak in peaks]),
         flops_per_token=flops,
-        mfu=ours * flops / peak,
-        plain_mfu=plain * flops / peak,
+        mfu=ratios([tokens * flops for tokens in measured["nerplat"]], peaks),
+        plain_mfu=ratios([tokens * flops for tokens in measured["plain"]], peaks),
         peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         matmul_share=matmul,
         ops=ops,

@@ -166,32 +166,25 @@ def bench_train_command(
     precision: str = typer.Option(
         "fp32", "--precision", help="fp32, bf16 or fp16 (CUDA only): both loops' arithmetic, as train.precision, and the peak's dtype."
     ),
+    repeats: int = typer.Option(5, "--repeats", help="Timed epochs of each loop, interleaved (at least 5): figures are their median (min-max)."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON object instead of a table."),
 ) -> None:
     """Tokens/s of a plain PyTorch loop and of nerplat's trial loop on the same batches, ratio, MFU, memory, time per torch op."""
     from nerplat.bench.train import bench_train
 
     result = bench_train(
-        encoder=encoder, sentences=sentences, batch_size=batch_size, threads=threads, device=device, precision=precision
+        encoder=encoder, sentences=sentences, batch_size=batch_size, threads=threads, device=device, precision=precision,
+        repeats=repeats,
     )
     if as_json:
         typer.echo(json.dumps(result.as_dict(), indent=2))
         return
-    rows = [
-        ("plain PyTorch loop, tokens/s", f"{result.plain_tokens_per_s:.0f}"),
-        ("nerplat trial loop, tokens/s", f"{result.nerplat_tokens_per_s:.0f}"),
-        ("ratio (nerplat / plain)", f"{result.ratio:.3f}"),
-        (f"{result.precision} matmul peak on {result.device}, GFLOP/s", f"{result.matmul_gflops:.1f}"),
-        ("MFU nerplat (real tokens)", f"{result.mfu:.3f}"),
-        ("MFU plain loop", f"{result.plain_mfu:.3f}"),
-        ("peak RSS, MB", f"{result.peak_rss_mb:.0f}"),
-    ]
     title = (
-        f"nerplat bench train ({result.encoder} on {result.device} in {result.precision}, "
-        f"{result.sentences} sentences, {result.threads} threads)"
+        f"nerplat bench train ({result.encoder} on {result.device} in {result.precision}, {result.sentences} sentences, "
+        f"{result.threads} threads; median (min-max) of {result.repeats} interleaved epochs)"
     )
     console = Console()
-    print_figures(title, rows, console)
+    print_figures(title, result.rows(), console)
     rows = [("matrix products (mm, addmm, bmm, baddbmm)", f"{result.matmul_share:.3f}")]
     rows += [(f"{op.op} ({op.calls} calls)", f"{op.share:.3f}") for op in result.ops]
     print_figures("share of one profiled training epoch's torch op self time", rows, console)

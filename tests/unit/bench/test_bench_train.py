@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from nerplat.bench.train import bench_device, bench_precision, matmul_gflops, op_breakdown, training_flops_per_token
+from nerplat.trial.session import TrialSession
 from nerplat.cli import main
 from nerplat.config.trial import Component, DatasetRef, EncoderSettings, TrainSettings, TrialConfig
 from nerplat.errors import UserInputError
@@ -26,12 +27,18 @@ def test_training_flops_follow_the_6n_rule_for_a_bert():
 
 
 @pytest.mark.slow
-def test_bench_train_prints_the_promised_json(capsys):
+def test_bench_train_prints_medians_with_their_spread_as_json(capsys):
     assert main(["bench", "train", "--encoder", "tiny", "--sentences", "48", "--batch-size", "16", "--threads", "1", "--json"]) == 0
     figures = json.loads(capsys.readouterr().out)
     assert {"plain_tokens_per_s", "nerplat_tokens_per_s", "ratio", "mfu", "peak_rss_mb"} <= set(figures) and figures["device"] == "cpu"
-    assert figures["plain_tokens_per_s"] > 0 and figures["nerplat_tokens_per_s"] > 0
-    assert figures["ratio"] == pytest.approx(figures["nerplat_tokens_per_s"] / figures["plain_tokens_per_s"])
+    assert figures["repeats"] == 5
+    for name in ("plain_tokens_per_s", "nerplat_tokens_per_s", "ratio", "matmul_gflops", "mfu", "plain_mfu"):
+        spread = figures[name]
+        assert len(spread["repeats"]) == 5 and spread["min"] <= spread["median"] <= spread["max"], name
+        assert spread["median"] == pytest.approx(sorted(spread["repeats"])[2]) and spread["min"] > 0
+    # Each repeat's ratio is taken within the repeat, from the two loops' interleaved epochs.
+    plain, ours = figures["plain_tokens_per_s"]["repeats"], figures["nerplat_tokens_per_s"]["repeats"]
+    assert figures["ratio"]["repeats"] == pytest.approx([a / b for a, b in zip(ours, plain)])
     # The profiled epoch: the biggest ops first, matrix products a real share of a transformer's step.
     shares = [op["share"] for op in figures["ops"]]
     assert len(shares) == 10 and shares == sorted(shares, reverse=True) and 0 < sum(shares) <= 1
@@ -47,7 +54,10 @@ def test_the_op_breakdown_profiles_a_warm_epoch_not_the_optimisers_first_step():
         train=TrainSettings(epochs=2, batch_size=16, warmup_ratio=0.0, threads=1),
         eval_split=None,
     )
-    _, ops = op_breakdown(config, torch.device("cpu"), top=1000)
+    session = TrialSession(config, device=torch.device("cpu"))
+    session.setup()
+    session.train_epoch(1)
+    _, ops = op_breakdown(session, 2, top=1000)
     calls = {op.op: op.calls for op in ops}
     # AdamW's first step makes two zero-filled moments per weight tensor (about 80 for the tiny
     # encoder and its head); a warm epoch makes none of those.
@@ -73,7 +83,7 @@ def test_bench_train_in_bf16_trains_both_loops_and_says_its_precision(capsys):
     assert main([*args, "--precision", "bf16", "--json"]) == 0
     figures = json.loads(capsys.readouterr().out)
     assert figures["precision"] == "bf16"
-    assert figures["plain_tokens_per_s"] > 0 and figures["nerplat_tokens_per_s"] > 0 and 0 < figures["mfu"]
+    assert all(figures[name]["min"] > 0 for name in ("plain_tokens_per_s", "nerplat_tokens_per_s", "mfu"))
     assert any(op["op"] in ("aten::mm", "aten::addmm") for op in figures["ops"])
 
 
@@ -93,3 +103,8 @@ def _refusal(name: str) -> UserInputError:
         bench_device(name)
     assert raised.value.problems[0].path == "--device"
     return raised.value
+
+
+def test_bench_train_refuses_fewer_than_five_repeats(capsys):
+    assert main(["bench", "train", "--encoder", "tiny", "--repeats", "3"]) == 2
+    assert "--repeats must be at least 5" in capsys.readouterr().err
