@@ -50,10 +50,12 @@ class TrainSettings(Frozen):
     eval_every: int = Field(1, ge=1, description="Evaluate on dev every this many epochs (and after the last).")
     dev_subset: int | None = Field(None, ge=1, description="Tune on a fixed, seeded sample of this many dev sentences.")
     threads: int | None = Field(None, ge=1, description="torch intra-op threads; default: the CPUs given to the worker.")
-    precision: Literal["fp32", "bf16", "fp16"] = Field(
+    precision: Literal["fp32", "bf16", "fp16", "auto"] = Field(
         "fp32",
         description="Arithmetic of forward passes: fp32, or bf16/fp16 under torch.autocast (fp16 with a gradient "
-        "scaler; GPU only). Weights and optimiser state stay fp32.",
+        "scaler; GPU only); auto: bf16 where the device runs it natively (CPUs with AVX512-BF16 or AMX, GPUs of "
+        "compute capability 8.0 and later), else fp32, recorded on each run as the tag nerplat.precision. "
+        "Weights and optimiser state stay fp32.",
     )
     tune_threshold: bool = Field(
         False,

@@ -15,6 +15,7 @@ from nerplat.plan.model import Arm
 PHASE_KEY = "nerplat_job"  # the one constant entry of a trial's Tune config; searched keys sit beside it
 NODE_KEY = "nerplat_node"  # reported with every result: the Ray node the trial ran on
 MALLOC_KEY = "nerplat_malloc"  # reported with every result: its worker's allocator (`run.allocator.process_malloc`)
+PRECISION_KEY = "nerplat_precision"  # reported with every result: the arithmetic the trial runs (`train.precision: auto` resolved)
 EVALUATION_KEY = "nerplat_evaluation"  # an evaluation report: `trial.report.Evaluation.to_dict()`
 RESULT_KEY = "nerplat_result"  # the final report of a trial with an eval split: `TrialResult.to_dict()`
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from nerplat.run.allocator import process_malloc
-from nerplat.run.job import EVALUATION_KEY, MALLOC_KEY, NODE_KEY, PHASE_KEY, RESULT_KEY, TrialJob
+from nerplat.run.job import EVALUATION_KEY, MALLOC_KEY, NODE_KEY, PHASE_KEY, PRECISION_KEY, RESULT_KEY, TrialJob
 from nerplat.trial.report import Evaluation, TrainedTagger, TrialResult
 
 
@@ -54,12 +54,22 @@ def ray_node_name() -> str:
     return node_id
 
 
-def _evaluation_report(evaluation: Evaluation) -> dict[str, Any]:
+def _worker_facts(trial_config: Any) -> dict[str, str]:
+    """Where and how this worker runs the trial, for the driver to tag its run with."""
+    from nerplat.trial.device import resolve_precision, trial_device  # the device and arithmetic `run_trial` picks
+
+    precision = resolve_precision(trial_config.train.precision, trial_device())
+    return {NODE_KEY: ray_node_name(), MALLOC_KEY: process_malloc(), PRECISION_KEY: precision}
+
+
+def _evaluation_report(evaluation: Evaluation, facts: dict[str, str]) -> dict[str, Any]:
     """Flat metrics for the scheduler and searcher, and the typed record for the driver's ledger."""
-    return {**evaluation.metrics(), "epoch": evaluation.epoch, NODE_KEY: ray_node_name(), MALLOC_KEY: process_malloc(), EVALUATION_KEY: evaluation.to_dict()}
+    return {**evaluation.metrics(), "epoch": evaluation.epoch, **facts, EVALUATION_KEY: evaluation.to_dict()}
 
 
-def _reporter(report: Callable[..., None], checkpoint_type: Any, checkpointing: bool) -> Callable[[Evaluation, Callable[[Path], None]], None]:
+def _reporter(
+    report: Callable[..., None], checkpoint_type: Any, checkpointing: bool, facts: dict[str, str]
+) -> Callable[[Evaluation, Callable[[Path], None]], None]:
     """Reports each evaluation through `report` (Tune's or Train's), with a checkpoint when a retry may need one.
 
     Every rank of a DDP trial calls it as often as rank 0 (Train waits for all ranks at each report);
@@ -67,11 +77,11 @@ def _reporter(report: Callable[..., None], checkpoint_type: Any, checkpointing: 
 
     def reporter(evaluation: Evaluation, save_checkpoint: Callable[[Path], None]) -> None:
         if not checkpointing or not _is_rank_zero():
-            report(_evaluation_report(evaluation))
+            report(_evaluation_report(evaluation, facts))
             return
         with tempfile.TemporaryDirectory(prefix="nerplat-ckpt-") as directory:
             save_checkpoint(Path(directory))
-            report(_evaluation_report(evaluation), checkpoint=checkpoint_type.from_directory(directory))
+            report(_evaluation_report(evaluation, facts), checkpoint=checkpoint_type.from_directory(directory))
 
     return reporter
 
@@ -106,10 +116,10 @@ def _model_keeper(job: TrialJob) -> Callable[[TrainedTagger], None] | None:
     return keep
 
 
-def _final_report(job: TrialJob, result: TrialResult) -> dict[str, Any]:
+def _final_report(job: TrialJob, result: TrialResult, facts: dict[str, str]) -> dict[str, Any]:
     """The last report; with an eval split it carries the trial's result to the driver's ledger."""
     last = result.evaluations[-1].metrics() if result.evaluations else {}
-    report = {**last, "epoch": job.arm.fixed["train"]["epochs"], NODE_KEY: ray_node_name(), MALLOC_KEY: process_malloc()}
+    report = {**last, "epoch": job.arm.fixed["train"]["epochs"], **facts}
     if job.eval_split is not None:
         report[RESULT_KEY] = result.to_dict()
     return report
@@ -128,17 +138,18 @@ def nerplat_trial(config: dict[str, Any]) -> None:
         _run_with_torch_trainer(job, trial_config, checkpointing)
         return
     _set_threads(job)
+    facts = _worker_facts(trial_config)
     checkpoint = tune.get_checkpoint()
     with checkpoint.as_directory() if checkpoint else nullcontext() as resume_from:
         result = run_trial(
             trial_config,
-            report=_reporter(tune.report, tune.Checkpoint, checkpointing),
+            report=_reporter(tune.report, tune.Checkpoint, checkpointing, facts),
             resume_from=Path(resume_from) if resume_from else None,
             select_metric=job.select_metric,
             keep_model=_model_keeper(job),
         )
     if job.eval_split is not None:
-        tune.report(_final_report(job, result))
+        tune.report(_final_report(job, result, facts))
 
 
 def _run_with_torch_trainer(job: TrialJob, trial_config: Any, checkpointing: bool) -> None:
@@ -174,14 +185,16 @@ def _torch_worker(loop_config: dict[str, Any]) -> None:
     from nerplat.trial.loop import run_trial
 
     job = TrialJob.model_validate(loop_config["job"])
+    trial_config = TrialConfig.model_validate(loop_config["trial_config"])
     _set_threads(job)
+    facts = _worker_facts(trial_config)
     checkpoint = ray.train.get_checkpoint()
     with checkpoint.as_directory() if checkpoint else nullcontext() as resume_from:
         result = run_trial(
-            TrialConfig.model_validate(loop_config["trial_config"]),
-            report=_reporter(ray.train.report, ray.train.Checkpoint, loop_config["checkpointing"]),
+            trial_config,
+            report=_reporter(ray.train.report, ray.train.Checkpoint, loop_config["checkpointing"], facts),
             resume_from=Path(resume_from) if resume_from else None,
             select_metric=job.select_metric,
             keep_model=_model_keeper(job),
         )
-    ray.train.report(_final_report(job, result))  # every rank: Train's reports are a barrier
+    ray.train.report(_final_report(job, result, facts))  # every rank: Train's reports are a barrier

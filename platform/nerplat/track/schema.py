@@ -34,6 +34,7 @@ SAMPLED = "nerplat.sampled"  # JSON of a tuning trial's searched values (exact t
 BEST_TRIAL = "nerplat.best_trial"  # "true" on the tuning trial whose configuration its arm chose
 RAY_NODE = "nerplat.ray_node"  # the Ray node a trial ran on (its last one, after retries)
 MALLOC = "nerplat.malloc"  # the allocator of the trial's worker: tcmalloc | jemalloc | system (run.allocator)
+PRECISION = "nerplat.precision"  # the arithmetic the trial ran: fp32 | bf16 | fp16 (`train.precision: auto` resolved on its device)
 STATUS = "nerplat.status"  # "completed" | "early_stopped" | "failed" | "interrupted"
 GIT_DIRTY = "nerplat.git_dirty"  # "true" when the nerplat source tree had uncommitted changes
 GIT_COMMIT = "mlflow.source.git.commit"  # MLflow's own tag, so the UI shows it

@@ -6,7 +6,13 @@ the gradient scaler (`train.precision`).
   copy is a no-op and pinning would only cost a memcpy (and needs a CUDA build of torch).
 - `bf16` and `fp16` run the training forward pass and the loss under `torch.autocast`; weights,
   gradients and optimiser state stay fp32 (mixed precision, not half-precision training). Dev and
-  test evaluation run in fp32, so decoding and threshold search see exact scores.
+  test evaluation run their forward passes in the same arithmetic (a model trained under autocast
+  is evaluated the way it trained, at the same saving); decoding, thresholds and metrics read the
+  scores in fp32. A trial in fp32 trains and evaluates in fp32.
+- `auto` is bf16 where the device runs bf16 natively, fp32 elsewhere (`resolve_precision`): CPUs
+  with AVX512-BF16 or AMX (a bf16 matrix-product peak 4x fp32's on this project's AVX512-BF16
+  EPYC; without those instructions bf16 has no matrix units to run on), CUDA devices of compute
+  capability 8.0 (Ampere) and later. The resolved precision is what the trial runs, and what its run records.
 - `fp16` needs a CUDA device: its narrow exponent range needs the gradient scaler (loss scaling,
   Micikevicius et al. 2018), and CPUs have no fp16 matrix units to gain from it. `bf16` has fp32's
   exponent range, needs no scaler, and runs on CPUs too.
@@ -16,12 +22,17 @@ from __future__ import annotations
 
 import os
 from contextlib import AbstractContextManager, nullcontext
+from functools import lru_cache
+from pathlib import Path
 
 import torch
 
 from nerplat.errors import Problem, UserInputError
 
 AUTOCAST_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}  # fp32: no autocast
+AUTO = "auto"  # train.precision: bf16 where the device runs it natively, else fp32
+NATIVE_BF16_CPU_FLAGS = frozenset({"avx512_bf16", "amx_bf16"})  # /proc/cpuinfo flags of bf16 matrix instructions
+CPUINFO = Path("/proc/cpuinfo")
 
 
 def trial_device() -> torch.device:
@@ -44,6 +55,32 @@ def to_device(tensor: torch.Tensor, device: torch.device | str) -> torch.Tensor:
     return tensor.to(device)
 
 
+@lru_cache(maxsize=1)
+def cpu_flags(cpuinfo: Path = CPUINFO) -> frozenset[str]:
+    """The instruction-set flags of this machine's CPUs (Linux's /proc/cpuinfo; empty elsewhere)."""
+    try:
+        text = cpuinfo.read_text()
+    except OSError:
+        return frozenset()
+    return frozenset(
+        flag for line in text.splitlines() if line.startswith("flags") for flag in line.partition(":")[2].split()
+    )
+
+
+def runs_bf16_natively(device: torch.device) -> bool:
+    """Whether `device` has bf16 matrix units: an Ampere or later GPU, or a CPU with AVX512-BF16 or AMX."""
+    if device.type == "cuda":
+        return torch.cuda.get_device_capability(device) >= (8, 0)
+    return device.type == "cpu" and bool(cpu_flags() & NATIVE_BF16_CPU_FLAGS)
+
+
+def resolve_precision(precision: str, device: torch.device) -> str:
+    """The arithmetic a trial runs on `device`: `auto` resolved to bf16 or fp32, any other value as given."""
+    if precision != AUTO:
+        return precision
+    return "bf16" if runs_bf16_natively(device) else "fp32"
+
+
 def precision_runs_on(precision: str, device: torch.device) -> bool:
     """fp16 needs a CUDA device (see the module docstring); bf16 and fp32 run anywhere."""
     return precision != "fp16" or device.type == "cuda"
@@ -60,7 +97,8 @@ def refuse_fp16_off_cuda(precision: str, device: torch.device) -> None:
 
 
 def autocast(precision: str, device: torch.device) -> AbstractContextManager:
-    """The context of a training forward pass: `torch.autocast` at the precision's dtype, or nothing for fp32."""
+    """The context of a forward pass (training or evaluation): `torch.autocast` at the precision's
+    dtype, or nothing for fp32. `precision` is a resolved one (not `auto`)."""
     dtype = AUTOCAST_DTYPES.get(precision)
     return nullcontext() if dtype is None else torch.autocast(device.type, dtype=dtype)
 

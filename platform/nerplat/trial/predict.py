@@ -1,31 +1,62 @@
-"""A tagger's predictions for whole sentences, and their scores against the gold tags."""
+"""A tagger's predictions for whole sentences, and their scores against the gold tags.
+
+Evaluation is forward passes only: under `torch.inference_mode`, in the trial's arithmetic
+(`trial.device`: a bf16 trial evaluates under bf16 autocast, an fp32 one in fp32), over batches of
+windows sorted by length, longest first, so a batch pads little however large it is. Decoding reads
+the head's scores in fp32 whatever arithmetic produced them.
+"""
 
 from __future__ import annotations
+
+import dataclasses
 
 import torch
 
 from nerplat.data.corpus import Sentence
 from nerplat.metrics import evaluate_tags
 from nerplat.models.tagger import Tagger
-from nerplat.trial.batching import ids_to_tags, iterate_batches, join_windows
+from nerplat.trial.batching import Batch, ids_to_tags, iterate_batches, join_windows
+from nerplat.trial.device import autocast
 from nerplat.trial.features import WindowFeatures
 
 
-def predict(tagger: Tagger, features: WindowFeatures, batch_size: int, device: torch.device) -> list[list[int]]:
+def head_output(tagger: Tagger, batch: Batch, precision: str, device: torch.device):
+    """The head's output for `batch` computed in `precision`, its floating-point scores cast to fp32."""
+    with autocast(precision, device):
+        output = tagger(batch)
+    return dataclasses.replace(
+        output,
+        **{
+            field.name: value.float()
+            for field in dataclasses.fields(output)
+            if isinstance(value := getattr(output, field.name), torch.Tensor) and value.is_floating_point()
+        },
+    )
+
+
+def predict(
+    tagger: Tagger, features: WindowFeatures, batch_size: int, device: torch.device, precision: str = "fp32"
+) -> list[list[int]]:
     """Label ids per sentence for every sentence of `features`."""
     tagger.eval()
     windows: list[int] = []
     predictions: list[list[int]] = []
     with torch.inference_mode():
         for batch in iterate_batches(features, batch_size, seed=None):
-            predictions += tagger.decode(tagger(batch.to(device)))
+            predictions += tagger.decode(head_output(tagger, batch.to(device), precision, device))
             windows += batch.windows.tolist()
     return join_windows(features, windows, predictions)
 
 
 def evaluate_sentences(
-    tagger: Tagger, features: WindowFeatures, sentences: tuple[Sentence, ...], labels: list[str], batch_size: int, device: torch.device
+    tagger: Tagger,
+    features: WindowFeatures,
+    sentences: tuple[Sentence, ...],
+    labels: list[str],
+    batch_size: int,
+    device: torch.device,
+    precision: str = "fp32",
 ) -> tuple[dict[str, float], list[list[str]]]:
     """(metrics by name, predicted tags per sentence) of `sentences`, whose features are `features`."""
-    predicted = ids_to_tags(predict(tagger, features, batch_size, device), labels)
+    predicted = ids_to_tags(predict(tagger, features, batch_size, device, precision), labels)
     return evaluate_tags([list(s.tags) for s in sentences], predicted), predicted

@@ -37,7 +37,7 @@ from nerplat.optim import build_optimizer, clip_gradients, end_epoch
 from nerplat.config.trial import TrialConfig
 from nerplat.trial.batching import Batch, iterate_batches
 from nerplat.trial.data import TrialData, prepare_corpus, prepare_trial_data
-from nerplat.trial.device import autocast, refuse_fp16_off_cuda, grad_scaler, trial_device
+from nerplat.trial.device import autocast, refuse_fp16_off_cuda, grad_scaler, resolve_precision, trial_device
 from nerplat.trial.features import WindowFeatures
 from nerplat.trial.predict import evaluate_sentences
 from nerplat.trial.report import Evaluation, Thresholds, Timings, TrainedTagger, TrialResult
@@ -89,7 +89,8 @@ class TrialSession:
     ):
         self.config = config
         self.device = device or trial_device()
-        refuse_fp16_off_cuda(config.train.precision, self.device)
+        self.precision = resolve_precision(config.train.precision, self.device)  # `auto` made concrete
+        refuse_fp16_off_cuda(self.precision, self.device)
         self.select_metric = select_metric
         self.progress = progress
         self.timings = Timings()
@@ -139,7 +140,7 @@ class TrialSession:
         steps_per_epoch = -(-steps_per_epoch // self.world)
         steps_total = config.train.epochs * steps_per_epoch * self.objective.num_substeps
         self.optimizer, self.scheduler = build_optimizer(self.tagger, self.objective, config.train, steps_total=steps_total)
-        self.scaler = grad_scaler(config.train.precision, self.device)
+        self.scaler = grad_scaler(self.precision, self.device)
 
     @property
     def is_main_process(self) -> bool:
@@ -191,7 +192,9 @@ class TrialSession:
             gold = [list(s.tags) for s in data.dev_sentences]
             chosen = choose_thresholds(self.tagger, data.dev, gold, data.labels, self.eval_batch, self.device, self.select_metric)
             thresholds = Thresholds(*chosen)
-        metrics, _ = evaluate_sentences(self.tagger, data.dev, data.dev_sentences, data.labels, self.eval_batch, self.device)
+        metrics, _ = evaluate_sentences(
+            self.tagger, data.dev, data.dev_sentences, data.labels, self.eval_batch, self.device, self.precision
+        )
         self.timings.evaluate += time.perf_counter() - started
         if self.best is None or metrics[self.select_metric] > self.best.value:
             weights = {k: v.detach().to("cpu", copy=True) for k, v in self.tagger.state_dict().items()}
@@ -222,7 +225,9 @@ class TrialSession:
         predictions = []
         if data.eval is not None:
             started = time.perf_counter()
-            final, predicted = evaluate_sentences(self.tagger, data.eval, data.eval_sentences, data.labels, self.eval_batch, self.device)
+            final, predicted = evaluate_sentences(
+                self.tagger, data.eval, data.eval_sentences, data.labels, self.eval_batch, self.device, self.precision
+            )
             self.timings.evaluate += time.perf_counter() - started
             metrics = {f"{split}_{k}": v for k, v in final.items()}
             if self.config.train.tune_threshold:  # the paper's fixed threshold beside the tuned one
@@ -279,7 +284,7 @@ class TrialSession:
 
     def _step(self, batch: Batch) -> torch.Tensor:
         for substep in range(self.objective.num_substeps):
-            with autocast(self.config.train.precision, self.device):
+            with autocast(self.precision, self.device):
                 loss = self.trained(batch, substep)
             self.optimizer.zero_grad(set_to_none=True)
             self.scaler.scale(loss).backward()

@@ -27,3 +27,18 @@ def test_a_trial_asks_ray_for_its_share_of_a_gpu_and_of_custom_resources(tiny_pl
     assert trial_resources(job_config(tiny_plan, cpus_per_worker=1, gpus_per_worker=0.5)).bundles == [{"CPU": 1.0, "GPU": 0.5}]
     bundles = trial_resources(job_config(tiny_plan, cpus_per_worker=0.5, custom={"fake_gpu": 0.25})).bundles
     assert bundles == [{"CPU": 0.5, "fake_gpu": 0.25}]
+
+
+def test_a_trial_reports_the_precision_its_worker_resolved_auto_to(monkeypatch):
+    from nerplat.config.trial import DatasetRef, TrainSettings, TrialConfig
+    from nerplat.run import trainable
+    from nerplat.run.job import MALLOC_KEY, NODE_KEY, PRECISION_KEY
+    from nerplat.trial import device
+
+    monkeypatch.setattr(trainable, "ray_node_name", lambda: "node-1")
+    monkeypatch.setattr(device, "trial_device", lambda: device.torch.device("cpu"))
+    config = TrialConfig(dataset=DatasetRef(name="conll2003"), train=TrainSettings(precision="auto"))
+    for flags, resolved in ((frozenset({"amx_bf16"}), "bf16"), (frozenset(), "fp32")):
+        monkeypatch.setattr(device, "cpu_flags", lambda flags=flags: flags)
+        facts = trainable._worker_facts(config)
+        assert facts[PRECISION_KEY] == resolved and facts[NODE_KEY] == "node-1" and MALLOC_KEY in facts

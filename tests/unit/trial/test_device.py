@@ -7,7 +7,17 @@ import torch
 
 from nerplat.errors import UserInputError
 from nerplat.trial.batching import Batch
-from nerplat.trial.device import autocast, refuse_fp16_off_cuda, grad_scaler, pins_memory, to_device
+from nerplat.trial import device as device_module
+from nerplat.trial.device import (
+    autocast,
+    cpu_flags,
+    grad_scaler,
+    pins_memory,
+    refuse_fp16_off_cuda,
+    resolve_precision,
+    runs_bf16_natively,
+    to_device,
+)
 
 CPU, CUDA = torch.device("cpu"), torch.device("cuda", 0)
 
@@ -54,3 +64,35 @@ def test_only_fp16_scales_the_loss(precision, scaled):
     loss = torch.tensor(2.0)
     assert scaler.is_enabled() == scaled
     assert (scaler.scale(loss) > loss).item() == scaled
+
+
+CPUINFO_HEAD = "processor\t: 0\nvendor_id\t: AuthenticAMD\nflags\t\t: fpu sse2 avx2 avx512f {extra}\nbogomips\t: 4000\n\n"
+
+
+@pytest.mark.parametrize(("extra", "native"), [("avx512_bf16", True), ("amx_bf16 amx_tile", True), ("avx512bw", False)])
+def test_a_cpu_runs_bf16_natively_only_with_avx512_bf16_or_amx(tmp_path, monkeypatch, extra, native):
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text(CPUINFO_HEAD.format(extra=extra) * 2)
+    flags = cpu_flags.__wrapped__(cpuinfo)
+    assert "avx2" in flags and "4000" not in flags
+    monkeypatch.setattr(device_module, "cpu_flags", lambda: flags)
+    assert runs_bf16_natively(CPU) == native
+    assert resolve_precision("auto", CPU) == ("bf16" if native else "fp32")
+
+
+def test_a_machine_without_cpuinfo_has_no_flags_and_trains_auto_in_fp32(tmp_path, monkeypatch):
+    assert cpu_flags.__wrapped__(tmp_path / "missing") == frozenset()
+    monkeypatch.setattr(device_module, "cpu_flags", lambda: frozenset())
+    assert resolve_precision("auto", CPU) == "fp32"
+
+
+@pytest.mark.parametrize(("capability", "resolved"), [((7, 5), "fp32"), ((8, 0), "bf16"), ((9, 0), "bf16")])
+def test_auto_on_cuda_is_bf16_from_compute_capability_8(monkeypatch, capability, resolved):
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: capability)
+    assert resolve_precision("auto", CUDA) == resolved
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16", "fp16"])
+def test_a_precision_other_than_auto_is_kept_whatever_the_device(monkeypatch, precision):
+    monkeypatch.setattr(device_module, "cpu_flags", lambda: frozenset({"avx512_bf16"}))
+    assert resolve_precision(precision, CPU) == precision

@@ -169,3 +169,20 @@ def test_trial_result_round_trips_through_plain_data():
         fit_converged=True,
     )
     assert TrialResult.from_dict(result.to_dict()) == result
+
+
+def test_auto_resolves_on_the_device_and_the_trial_trains_and_evaluates_in_it(monkeypatch):
+    from nerplat.trial import device as device_module
+    from nerplat.trial import predict as predict_module
+
+    evaluated_in = []
+    real_autocast = predict_module.autocast
+    monkeypatch.setattr(predict_module, "autocast", lambda precision, device: evaluated_in.append(precision) or real_autocast(precision, device))
+    for flags, resolved in ((frozenset({"avx512_bf16"}), "bf16"), (frozenset({"avx2"}), "fp32")):
+        monkeypatch.setattr(device_module, "cpu_flags", lambda flags=flags: flags)
+        session = started(tiny_config(precision="auto", epochs=1))
+        assert session.precision == resolved and not session.scaler.is_enabled()
+        session.train_epoch(1)
+        evaluated_in.clear()
+        session.evaluate()
+        assert set(evaluated_in) == {resolved}
