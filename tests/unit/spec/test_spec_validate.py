@@ -253,7 +253,7 @@ def test_fp16_with_a_share_of_a_gpu_is_accepted(catalog, write_spec):
 @pytest.mark.parametrize(
     ("text", "path", "line", "message"),
     [
-        (MINIMAL + "train: {precision: fp8}\n", "train.precision", 4, "input should be 'fp32', 'bf16' or 'fp16' (got 'fp8')"),
+        (MINIMAL + "train: {precision: fp8}\n", "train.precision", 4, "input should be 'fp32', 'bf16', 'fp16' or 'auto' (got 'fp8')"),
         (MINIMAL + "train: {precision: fp16}\n", "train.precision", 4, "fp16 needs a GPU but method ce's trials get none"),
         (
             TUNED.replace("lambda: {uniform: [0, 1]}", "train: {precision: fp16}"),
