@@ -11,6 +11,10 @@ Decisions (docs/spec.md, "Cross-section rules"):
 - Every dev metric nerplat logs is better when higher, so `mode: min` is refused.
 - `train.precision: fp16` needs a GPU (`nerplat.trial.device`): a spec that gives its trials none
   (`resources.gpus_per_worker: 0`) is refused here rather than in every trial.
+- Windows must move forward: `model.window_stride` (their overlap) stays below what a window of
+  `model.max_length` sub-tokens holds besides the encoder's special tokens (at most
+  `SPECIAL_TOKENS`), else every trial fails when it cuts its first sentence
+  (`nerplat.trial.features.check_stride`, which checks the encoder's exact count).
 - A plan has at most `MAX_RUNS` training runs (tune trials and replicates): beyond that the
   plan itself would not fit in memory (10 million seeds took 3.5 GB), let alone the runs.
 """
@@ -20,7 +24,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from nerplat.config.experiment import Analysis, Resources, Tune
+from nerplat.config.experiment import BEST_OTHER, Analysis, Claim, Resources, Tune
 from nerplat.config.trial import Component
 from nerplat.errors import Problem
 from nerplat.registry import Catalog
@@ -28,7 +32,8 @@ from nerplat.spec.loader import Document, YamlPath
 from nerplat.spec.methods import ResolvedMethod
 from nerplat.spec.params import check_params
 from nerplat.spec.samplers import SamplerSetting
-from nerplat.spec.schema import ReplicateSection, TuneSection
+from nerplat.spec.schema import ModelSection, ReplicateSection, TuneSection
+from nerplat.spec.starting_points import starting_points
 from nerplat.suggest import unknown_name
 from nerplat.track.schema import METRIC_NAMES
 
@@ -36,6 +41,7 @@ from nerplat.track.schema import METRIC_NAMES
 _TYPE_METRIC = re.compile(r"type_.+_(precision|recall|f1)")
 DEFAULT_NUM_SAMPLES = 20
 MAX_RUNS = 100_000
+SPECIAL_TOKENS = 2  # [CLS] and [SEP] (BERT), <s> and </s> (RoBERTa): the most an encoder adds to a window
 GRID = "grid"
 ASHA = "asha"
 FP16 = "fp16"
@@ -82,6 +88,11 @@ def check_tune(
     if scheduler is not None and scheduler.name == ASHA:
         for method in searched:
             problems += _asha_problems(document, method, scheduler)
+    num_samples = tune.num_samples or DEFAULT_NUM_SAMPLES
+    enqueue: dict[str, tuple[dict[str, Any], ...]] = {}
+    if methods is not None:
+        enqueue, found = starting_points(document, tune.enqueue, methods, num_samples, tune.search.name)
+        problems += found
     if problems or searcher is None or scheduler is None or methods is None:
         return None, problems
     return (
@@ -90,9 +101,11 @@ def check_tune(
             scheduler=scheduler,
             metric=tune.metric,
             mode=tune.mode,
-            num_samples=tune.num_samples or DEFAULT_NUM_SAMPLES,
+            num_samples=num_samples,
             max_concurrent=tune.max_concurrent,
             time_budget_s=tune.time_budget_s,
+            seed=tune.seed,
+            enqueue=enqueue,
         ),
         [],
     )
@@ -142,6 +155,20 @@ def _may_run_fp16(method: ResolvedMethod) -> bool:
     return searched.contains(FP16) if searched is not None else method.train["precision"] == FP16
 
 
+def check_window(document: Document, model: ModelSection) -> list[Problem]:
+    """`model.window_stride` below the sub-tokens a window of `model.max_length` holds (see the module docstring)."""
+    room = model.max_length - SPECIAL_TOKENS
+    if model.window_stride < room:
+        return []
+    message = (
+        f"model.window_stride {model.window_stride} must be smaller than the {room} sub-tokens a window of "
+        f"model.max_length {model.max_length} holds besides the encoder's special tokens, or every trial fails: "
+        f"lower window_stride (e.g. {room // 4}) or raise max_length above {model.window_stride + SPECIAL_TOKENS}"
+    )
+    written = ("model", "window_stride") in document.locations
+    return [document.problem(message, ("model", "window_stride" if written else "max_length"))]
+
+
 def check_analysis(
     document: Document, analysis: Analysis, method_names: list[str], settings: list[SamplerSetting] | None
 ) -> list[Problem]:
@@ -166,6 +193,53 @@ def check_analysis(
     return problems
 
 
+def check_claims(
+    document: Document,
+    claims: list[Claim],
+    methods: list[ResolvedMethod],
+    dataset_labels: list[str] | None,
+    settings: list[SamplerSetting] | None,
+) -> list[Problem]:
+    """Claims name methods, datasets and sampler settings of the spec, each id once, and their
+    method and partner run together somewhere in `where` (None: not known, unchecked)."""
+    names = [m.name for m in methods]
+    labels = [s.label for s in settings] if settings is not None else None
+    problems, seen = [], set()
+    for i, claim in enumerate(claims):
+        at: YamlPath = ("claims", i)
+        if claim.id in seen:
+            problems.append(document.problem(f"claim id '{claim.id}' is used twice: give each claim its own id", at + ("id",)))
+        seen.add(claim.id)
+        named = [("method", claim.method)] + ([("partner", claim.partner)] if claim.partner != BEST_OTHER else [])
+        unknown = [(key, name) for key, name in named if name not in names]
+        for key, name in unknown:
+            message = unknown_name("method", name, names, "methods")
+            if key == "partner":
+                message += f"; or {BEST_OTHER} (the other method with the best mean dev score)"
+            problems.append(document.problem(message, at + (key,)))
+        if claim.method == claim.partner:
+            problems.append(document.problem(f"a claim comparing {claim.method} with itself tests nothing", at + ("partner",)))
+        where = claim.where
+        if where.dataset is not None and dataset_labels is not None and where.dataset not in dataset_labels:
+            problems.append(document.problem(unknown_name("dataset", where.dataset, dataset_labels, "datasets"), at + ("where", "dataset")))
+        if where.sampler is not None and labels is not None and where.sampler not in labels:
+            problems.append(document.problem(unknown_name("sampler setting", where.sampler, labels, "settings"), at + ("where", "sampler")))
+        if unknown or labels is None:
+            continue
+        wanted = [claim.method] + ([claim.partner] if claim.partner != BEST_OTHER else [])
+        shared = [s for s in labels if where.sampler in (None, s) and all(_runs_with(methods, name, s) for name in wanted)]
+        if not shared:
+            problems.append(document.problem(
+                f"{' and '.join(wanted)} never run with the same sampler setting"
+                + (f" ({where.sampler})" if where.sampler else "") + ": the claim has no paired runs to test", at))
+    return problems
+
+
+def _runs_with(methods: list[ResolvedMethod], name: str, label: str) -> bool:
+    method = next(m for m in methods if m.name == name)
+    return method.samplers is None or label in method.samplers
+
+
 def check_method_samplers(document: Document, methods: list[ResolvedMethod], settings: list[SamplerSetting]) -> list[Problem]:
     """A method's `samplers` must name sampler settings of the spec, by their labels."""
     labels = [s.label for s in settings]
@@ -178,6 +252,8 @@ def check_method_samplers(document: Document, methods: list[ResolvedMethod], set
 
 
 def replicate_seeds(replicate: ReplicateSection) -> tuple[int, ...]:
+    if replicate.sequential is not None:
+        return tuple(range(replicate.sequential.max_seeds))
     return tuple(range(replicate.seeds)) if isinstance(replicate.seeds, int) else tuple(replicate.seeds)
 
 

@@ -27,10 +27,12 @@ from nerplat.spec.profiles import PROFILES_KEY, apply_profile, profile_names, pr
 from nerplat.spec.recording import mask_values, recorded_data, unrecorded_values
 from nerplat.spec.rules import (
     check_analysis,
+    check_claims,
     check_method_samplers,
     check_precision,
     check_run_count,
     check_tune,
+    check_window,
     replicate_partitions,
     replicate_seeds,
 )
@@ -182,7 +184,7 @@ def validate_document(
     if "model" in sections:
         model = sections["model"]
         name, problems_here = _located_encoder(document, model.encoder, ("model", "encoder"), catalog, spec_folder)
-        problems += problems_here
+        problems += problems_here + check_window(document, model)
         encoder = EncoderSettings(name=name, max_length=model.max_length, window_stride=model.window_stride)
 
     settings: list[SamplerSetting] = []
@@ -213,6 +215,10 @@ def validate_document(
     if "analysis" in sections and "methods" in sections:
         known_settings = None if "samplers" not in sections or expanded_problems else settings
         problems += check_analysis(document, sections["analysis"], list(sections["methods"]), known_settings)
+    if "claims" in sections and methods_ok:
+        known_settings = None if "samplers" not in sections or expanded_problems else settings
+        known_datasets = [d.label for d in datasets] if len(datasets) == len(sections.get("datasets") or [None]) else None
+        problems += check_claims(document, sections["claims"], methods, known_datasets, known_settings)
     partitions: dict[str, tuple[int, ...]] = {}
     if "replicate" in sections and "samplers" in sections:
         partitions, found = replicate_partitions(document, sections["replicate"], settings)

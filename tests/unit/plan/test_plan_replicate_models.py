@@ -8,7 +8,7 @@ from nerplat.plan.compiler import compile_plan
 SPEC = """\
 experiment: models_option
 dataset: conll2003
-model: {encoder: tiny, max_length: 32}
+model: {encoder: tiny, max_length: 64}
 methods:
   ce: {loss: ce}
 replicate: {seeds: 2%s}

@@ -11,7 +11,7 @@ from nerplat.plan.model import Plan
 GOOD = """\
 experiment: cli_check
 dataset: {path: corpus}
-model: {encoder: tiny, max_length: 32}
+model: {encoder: tiny, max_length: 64}
 train: {epochs: 2, batch_size: 4}
 methods:
   ce: {loss: ce}
