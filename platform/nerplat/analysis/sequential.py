@@ -1,0 +1,424 @@
+"""Replicate until a claim is decided: a group-sequential design for paired replicates.
+
+A claim compares a method with its partner by paired replicates (one pair per seed), differences
+d_i = method - partner. Rather than a fixed number of seeds, pairs are added in blocks and the
+claim is looked at after each block; it stops as soon as its interval decides it. Looking
+repeatedly at a fixed level would reject a true null far more often than alpha, so each look uses
+a stricter level, chosen so that over all looks a true zero difference is excluded at most alpha
+of the time (Lan & DeMets 1983, alpha spending; Jennison & Turnbull 2000, ch. 7 and 9):
+
+  looks        n_1 < ... < n_K pairs (`look_schedule`: every `look_every` seeds, the first at
+               MINIMUM_PAIRS or more, the last at max_seeds); information fraction t_k = n_k / max
+  spending     alpha*(t), the two-sided type I error spent by information t, alpha*(1) = alpha,
+               half of it on each side (the boundaries are symmetric):
+               obrien_fleming  2 (2 - 2 Phi(z_{alpha/4} / sqrt(t)))  (spends little early)
+               pocock          alpha ln(1 + (e - 1) t)               (spends evenly)
+               Each side spends alpha/2 by Lan & DeMets's one-sided functions, as ldbounds,
+               gsDesign (sfLDOF, sfLDPocock) and rpact do for a two-sided symmetric design, so
+               the boundaries match theirs (5 equal looks at 0.05: 4.877, 3.357, 2.680, 2.290,
+               2.031). Lan & DeMets's O'Brien-Fleming form with the two-sided alpha inside,
+               2 - 2 Phi(z_{alpha/2} / sqrt(t)), spends more early (4.383 ... 2.063); Pocock's
+               form is linear in alpha, so both readings agree on it.
+  boundaries   critical z_k such that a Brownian motion's standardised value |Z_k| first
+               crosses at look k with probability alpha*(t_k) - alpha*(t_{k-1}) under the null,
+               by the recursive numerical integration of Armitage, McPherson & Rowe (1969) on
+               a grid (Simpson's rule over the continuation region of each look)
+  small n      the z boundaries assume a known variance; with a few seeds it is estimated. The
+               usual conversion, a paired t-test at each look's nominal z level 2 (1 - Phi(z_k))
+               (the "significance level approach", Jennison & Turnbull 2000, section 3.8),
+               matches each look alone but not the looks together: from 3 pairs it was measured
+               to exclude a true zero at some look 5.3-6.1% of the time at alpha 5% (4 to 18
+               looks; 40,000 simulated experiments each). So the same spending is applied to
+               the paired t statistics themselves. Under the null their joint distribution does
+               not depend on the unknown sd, so it is simulated once (CALIBRATION_PATHS
+               experiments from a fixed seed, drawn as block sums and within-block sums of
+               squares) and each look's critical t is the quantile that brings the share
+               crossed by then to alpha*(t_k). A look whose share to spend is too small to
+               simulate (fewer than MIN_TAIL_PATHS crossings, early O'Brien-Fleming looks)
+               keeps the conversion from its z boundary. `nominal_alpha` is the level of each
+               look's t-test: 2 P(T_{n_k - 1} > critical t_k).
+  interval     the repeated confidence interval mean(d) -/+ t_k sd(d) / sqrt(n_k) over the first
+               n_k differences (seed order), which covers the true difference at every look
+               simultaneously with probability 1 - alpha (normal differences)
+  verdict      at each look, the rule every claim follows (`interval_verdict`); a claim is
+               decided at its first look whose verdict is reproduced or contradicted, and no
+               look after that one counts
+
+MINIMUM_PAIRS is 3: a first look at 2 pairs has one degree of freedom, where the t critical
+value at an early look's level is in the hundreds (O'Brien-Fleming: about 3e5), so the look can
+decide nothing and only spends alpha.
+
+`alpha` is the claim's two-sided level; a caller that controls a family of claims passes the
+level it allots to this one. Everything here is plain data and deterministic by seed.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from nerplat.analysis.stats import POWER, pairs_needed
+
+MINIMUM_PAIRS = 3  # the first look's fewest pairs: 2 degrees of freedom
+CALIBRATION_PATHS = 400_000  # null experiments behind the t boundaries: the spent alpha within about +-0.0004
+CALIBRATION_SEED = 0
+MIN_TAIL_PATHS = 100  # fewer expected crossings than this: the look's t boundary comes from its z boundary
+SIMULATIONS = 10_000  # Monte Carlo experiments behind expected pairs: a standard error near 0.5% of a rate
+GRID_STEPS_PER_SD = 32  # integration grid: steps per standard deviation of the smallest increment between looks
+TAIL_SD = 10.0  # the continuation region is cut at this many standard deviations (mass beyond ~1e-23)
+
+Verdict = Literal["reproduced", "contradicted", "inconclusive"]
+VERDICTS: tuple[Verdict, ...] = ("inconclusive", "reproduced", "contradicted")  # index = verdict code
+
+
+def obrien_fleming(t: float | np.ndarray, alpha: float) -> float | np.ndarray:
+    """Two-sided alpha spent by information t, O'Brien-Fleming type (Lan & DeMets 1983) on each
+    side at alpha/2: 2 (2 - 2 Phi(z_{alpha/4} / sqrt(t)))."""
+    from scipy.stats import norm
+
+    t = np.asarray(t, dtype=float)
+    with np.errstate(divide="ignore"):
+        spent = 4.0 * norm.sf(norm.isf(alpha / 4.0) / np.sqrt(t))
+    return spent[()] if spent.ndim == 0 else spent
+
+
+def pocock(t: float | np.ndarray, alpha: float) -> float | np.ndarray:
+    """Two-sided alpha spent by information t, Pocock type (Lan & DeMets 1983): alpha ln(1 + (e - 1) t)."""
+    spent = alpha * np.log1p((math.e - 1.0) * np.asarray(t, dtype=float))
+    return spent[()] if spent.ndim == 0 else spent
+
+
+SPENDING_FUNCTIONS: dict[str, Callable[[float | np.ndarray, float], float | np.ndarray]] = {
+    "obrien_fleming": obrien_fleming,
+    "pocock": pocock,
+}
+
+
+def spending_function(name: str) -> Callable[[float | np.ndarray, float], float | np.ndarray]:
+    """The spending function a spec names; a wrong name lists the valid ones."""
+    try:
+        return SPENDING_FUNCTIONS[name]
+    except KeyError:
+        raise ValueError(f"unknown spending function {name!r}; choose one of {', '.join(SPENDING_FUNCTIONS)}") from None
+
+
+def look_schedule(max_seeds: int, look_every: int, minimum: int = MINIMUM_PAIRS) -> tuple[int, ...]:
+    """Pair counts at which a claim is looked at: the multiples of `look_every` from `minimum` on,
+    and `max_seeds` last (so the whole alpha is spent by the final look).
+
+    >>> look_schedule(20, 3)
+    (3, 6, 9, 12, 15, 18, 20)
+    """
+    if minimum < 2:
+        raise ValueError(f"minimum {minimum} pairs: a paired interval needs at least 2")
+    if look_every < 1:
+        raise ValueError(f"look_every {look_every}: looks are taken every 1 or more seeds")
+    if max_seeds < minimum:
+        raise ValueError(f"max_seeds {max_seeds} is below the first look's minimum of {minimum} pairs; raise max_seeds")
+    looks = [n for n in range(look_every, max_seeds, look_every) if n >= minimum]
+    return (*looks, max_seeds)
+
+
+@dataclass(frozen=True)
+class SequentialDesign:
+    """Where a claim is looked at and how strict each look is. Per look k (same order as `looks`):
+    `critical_z[k]` the boundary of the z statistic (known variance), `critical_t[k]` that of the
+    paired t statistic with looks[k] - 1 degrees of freedom (the one the intervals use) and
+    `nominal_alpha[k]` its two-sided level. An infinite boundary (level 0) can decide nothing."""
+
+    looks: tuple[int, ...]
+    max_pairs: int
+    alpha: float
+    spending: str
+    nominal_alpha: tuple[float, ...]
+    critical_z: tuple[float, ...]
+    critical_t: tuple[float, ...]
+
+
+def boundaries(looks: Sequence[int], max_pairs: int, alpha: float, spending: str) -> SequentialDesign:
+    """The design of two-sided symmetric boundaries for looks after `looks` pairs out of `max_pairs`.
+
+    Deterministic; the same arguments return the same (cached) design.
+    """
+    looks = tuple(int(n) for n in looks)
+    if not looks or any(b <= a for a, b in zip(looks, looks[1:])):
+        raise ValueError(f"looks {looks}: give one or more pair counts in increasing order")
+    if looks[0] < 2 or looks[-1] > max_pairs:
+        raise ValueError(f"looks {looks}: every look needs 2 to max_pairs ({max_pairs}) pairs")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha {alpha}: the two-sided level lies strictly between 0 and 1")
+    spending_function(spending)
+    return _design(looks, int(max_pairs), float(alpha), spending)
+
+
+@functools.lru_cache(maxsize=64)
+def _design(looks: tuple[int, ...], max_pairs: int, alpha: float, spending: str) -> SequentialDesign:
+    from scipy.stats import t as student_t
+
+    fractions = np.array(looks, dtype=float) / max_pairs
+    spent = np.asarray(spending_function(spending)(fractions, alpha), dtype=float)
+    critical_z = _boundaries_z(fractions, np.diff(spent, prepend=0.0))
+    critical_t = _boundaries_t(looks, spent, critical_z)
+    nominal = tuple(float(2.0 * student_t.sf(c, n - 1)) for c, n in zip(critical_t, looks))
+    return SequentialDesign(looks, max_pairs, alpha, spending, nominal, tuple(critical_z), tuple(critical_t))
+
+
+def _boundaries_t(looks: tuple[int, ...], spent: np.ndarray, critical_z: list[float]) -> list[float]:
+    """Critical |t| per look so that the share of simulated null experiments crossed by look k is spent[k].
+
+    An experiment is carried as the sum and the sum of squares of its differences; a block of m
+    new N(0, 1) differences adds a sum ~ N(0, m) and squares sum^2 / m + chi^2_{m-1}.
+    """
+    from scipy.stats import norm
+    from scipy.stats import t as student_t
+
+    rng = np.random.default_rng(CALIBRATION_SEED)
+    paths = CALIBRATION_PATHS
+    total, squares = np.zeros(paths), np.zeros(paths)
+    running = np.ones(paths, dtype=bool)
+    crossed, previous = 0, 0
+    critical: list[float] = []
+    for n, cumulative, z in zip(looks, spent, critical_z):
+        block, previous = n - previous, n
+        block_sum = math.sqrt(block) * rng.standard_normal(paths)
+        squares += block_sum**2 / block + (rng.chisquare(block - 1, paths) if block > 1 else 0.0)
+        total += block_sum
+        statistic = np.abs(total) / np.sqrt(n * (squares - total**2 / n) / (n - 1))
+        to_cross = cumulative * paths - crossed
+        if to_cross >= MIN_TAIL_PATHS:
+            still = statistic[running]
+            boundary = float(np.quantile(still, 1.0 - to_cross / still.size))
+        else:
+            boundary = float(student_t.isf(norm.sf(z), n - 1)) if math.isfinite(z) else math.inf
+        critical.append(boundary)
+        crossing = running & (statistic >= boundary)
+        crossed += int(crossing.sum())
+        running &= ~crossing
+    return critical
+
+
+def _boundaries_z(fractions: np.ndarray, increments: np.ndarray) -> list[float]:
+    """Critical |Z| per look so that the first crossing at look k has null probability increments[k].
+
+    Works on the score scale x = Z sqrt(t) (a Brownian motion with variance t): `density` is the
+    sub-density of x at the current look over the paths that have not crossed yet, on a Simpson
+    grid over the continuation region (-b, b). The next look's crossing probability for a
+    boundary b' integrates the Gaussian increment's two tails against it; b' is found by root
+    search, then the density is carried over to the new continuation region.
+    """
+    from scipy.optimize import brentq
+
+    steps = np.diff(fractions, prepend=0.0)
+    h = float(np.sqrt(steps.min())) / GRID_STEPS_PER_SD
+    grid = np.zeros(1)
+    mass = np.ones(1)  # density x Simpson weight at each grid point: a point mass at x = 0 before the first look
+    critical: list[float] = []
+    for t, step, spend in zip(fractions, steps, increments):
+        sd = math.sqrt(step)
+        reach = TAIL_SD * math.sqrt(t)
+        arguments = (grid, mass, sd, spend)
+        if spend <= 0.0 or _excess_crossing(reach, *arguments) >= 0.0:
+            bound, critical_z = reach, math.inf  # nothing (representable) to spend at this look
+        else:
+            bound = brentq(_excess_crossing, 0.0, reach, args=arguments, xtol=1e-12, rtol=1e-12)
+            critical_z = bound / math.sqrt(t)
+        critical.append(critical_z)
+        new_grid, weights = _simpson_grid(bound, h)
+        density = np.exp(-0.5 * ((new_grid[:, None] - grid[None, :]) / sd) ** 2) @ mass / (sd * math.sqrt(2.0 * math.pi))
+        grid, mass = new_grid, density * weights
+    return critical
+
+
+def _excess_crossing(bound: float, grid: np.ndarray, mass: np.ndarray, sd: float, spend: float) -> float:
+    """Probability of first crossing +-bound at this look (increment sd `sd` from the surviving
+    `mass` on `grid`), minus the alpha this look is to spend."""
+    from scipy.special import ndtr
+
+    return float(mass @ (ndtr((-bound - grid) / sd) + ndtr((grid - bound) / sd))) - spend
+
+
+def _simpson_grid(bound: float, h: float) -> tuple[np.ndarray, np.ndarray]:
+    """Points and Simpson weights over [-bound, bound] with steps of at most h (an even number of them)."""
+    intervals = max(2, 2 * math.ceil(bound / h))
+    points = np.linspace(-bound, bound, intervals + 1)
+    weights = np.ones(intervals + 1)
+    weights[1:-1:2], weights[2:-1:2] = 4.0, 2.0
+    return points, weights * (points[1] - points[0]) / 3.0
+
+
+def _verdict_codes(low: np.ndarray, high: np.ndarray, paper_effect: float) -> np.ndarray:
+    """The verdict rule on arrays of intervals, as indices into VERDICTS."""
+    paper_side = (low > 0) if paper_effect > 0 else (high < 0) if paper_effect < 0 else np.zeros_like(low, dtype=bool)
+    excludes_paper = (paper_effect < low) | (paper_effect > high)
+    return np.where(paper_side, 1, np.where(excludes_paper, 2, 0))
+
+
+def interval_verdict(low: float, high: float, paper_effect: float) -> Verdict:
+    """The verdict an interval for the mean difference gives a claim of `paper_effect`.
+
+    Wholly on the paper's side of zero: reproduced; else excluding the paper's effect:
+    contradicted; else inconclusive. A paper effect of exactly 0 has no side, so it can only be
+    contradicted (an interval excluding 0) or stay inconclusive.
+    """
+    return VERDICTS[int(_verdict_codes(np.asarray(low), np.asarray(high), paper_effect))]
+
+
+def repeated_intervals(differences: np.ndarray, design: SequentialDesign) -> tuple[np.ndarray, np.ndarray]:
+    """Repeated confidence intervals at every look the differences reach.
+
+    `differences` has the pairs on its last axis (seed order), any leading axes are independent
+    experiments. Returns (low, high), each of shape (..., looks reached).
+    """
+    d = np.asarray(differences, dtype=float)
+    if not np.isfinite(d).all():
+        raise ValueError("differences must be finite numbers (one per seed pair)")
+    reached = [k for k, n in enumerate(design.looks) if n <= d.shape[-1]]
+    low = np.empty((*d.shape[:-1], len(reached)))
+    high = np.empty_like(low)
+    for k in reached:
+        n = design.looks[k]
+        first = d[..., :n]
+        mean = first.mean(axis=-1)
+        critical = design.critical_t[k]
+        half = np.inf if math.isinf(critical) else critical * first.std(axis=-1, ddof=1) / math.sqrt(n)
+        low[..., k], high[..., k] = mean - half, mean + half
+    return low, high
+
+
+def repeated_interval(differences: Sequence[float], look_index: int, design: SequentialDesign) -> tuple[float, float]:
+    """(low, high) of the repeated interval at look `look_index` (0-based) from the first looks[k] differences."""
+    n = design.looks[look_index]
+    if len(differences) < n:
+        raise ValueError(f"look {look_index} needs {n} pairs, {len(differences)} given")
+    low, high = repeated_intervals(np.asarray(differences, dtype=float)[:n], design)
+    return float(low[look_index]), float(high[look_index])
+
+
+@dataclass(frozen=True)
+class Look:
+    """One look at a claim: its 0-based index, pairs, nominal level, repeated interval and verdict."""
+
+    index: int
+    pairs: int
+    nominal_alpha: float
+    ci_low: float
+    ci_high: float
+    verdict: Verdict
+
+
+@dataclass(frozen=True)
+class SequentialDecision:
+    """Where a claim stands. `verdict` is the deciding look's, else inconclusive; `decided_look`
+    (0-based) and `decided_pairs` are None while undecided. `looks` lists the looks taken, up to
+    and including the deciding one. `next_pairs` is the pair count the next look needs: None once
+    decided or when the last look has been taken (the claim stays inconclusive)."""
+
+    verdict: Verdict
+    decided_look: int | None
+    decided_pairs: int | None
+    looks: tuple[Look, ...]
+    next_pairs: int | None
+
+
+def decide(differences: Sequence[float], paper_effect: float, design: SequentialDesign) -> SequentialDecision:
+    """Follow the design over the differences (seed order) so far: stop at the first deciding look.
+
+    Differences beyond the deciding look (more seeds run for another claim sharing an arm) do not
+    change the decision.
+    """
+    d = np.asarray(differences, dtype=float)
+    low, high = repeated_intervals(d, design)
+    codes = _verdict_codes(low, high, paper_effect)
+    taken: list[Look] = []
+    for k in range(low.shape[-1]):
+        verdict = VERDICTS[int(codes[k])]
+        taken.append(Look(k, design.looks[k], design.nominal_alpha[k], float(low[k]), float(high[k]), verdict))
+        if verdict != "inconclusive":
+            return SequentialDecision(verdict, k, design.looks[k], tuple(taken), None)
+    remaining = design.looks[len(taken) :]
+    return SequentialDecision("inconclusive", None, None, tuple(taken), remaining[0] if remaining else None)
+
+
+@dataclass(frozen=True)
+class OperatingCharacteristics:
+    """How a design behaves for one claim, from simulated experiments with normal differences.
+
+    Shares of experiments whose final verdict is reproduced / contradicted / inconclusive;
+    `rejects_zero` the share decided by an interval that excludes 0 (either side: under a true
+    null, the design's false-positive rate); `expected_pairs` the mean pairs at stopping (the last
+    look for an undecided claim); `decided_by_look[k]` the share decided at look k.
+    """
+
+    expected_pairs: float
+    reproduced: float
+    contradicted: float
+    inconclusive: float
+    rejects_zero: float
+    decided_by_look: tuple[float, ...]
+
+
+def operating_characteristics(
+    true_effect: float, sd: float, paper_effect: float, design: SequentialDesign, simulations: int = SIMULATIONS, seed: int = 0
+) -> OperatingCharacteristics:
+    """Simulate `simulations` experiments of design.max_pairs differences ~ N(true_effect, sd) and
+    follow the design on each (vectorised: one repeated interval per look for all of them)."""
+    rng = np.random.default_rng(seed)
+    differences = true_effect + sd * rng.standard_normal((simulations, design.looks[-1]))
+    low, high = repeated_intervals(differences, design)
+    codes = _verdict_codes(low, high, paper_effect)
+    decided = codes != 0
+    ever = decided.any(axis=1)
+    first = np.where(ever, decided.argmax(axis=1), len(design.looks) - 1)
+    rows = np.arange(simulations)
+    final = np.where(ever, codes[rows, first], 0)
+    excludes_zero = (low[rows, first] > 0) | (high[rows, first] < 0)
+    shares = np.bincount(final, minlength=len(VERDICTS)) / simulations
+    by_look = np.bincount(first[ever], minlength=len(design.looks)) / simulations
+    return OperatingCharacteristics(
+        expected_pairs=float(np.asarray(design.looks)[first].mean()),
+        reproduced=float(shares[1]),
+        contradicted=float(shares[2]),
+        inconclusive=float(shares[0]),
+        rejects_zero=float((ever & excludes_zero).mean()),
+        decided_by_look=tuple(float(share) for share in by_look),
+    )
+
+
+def fixed_design_pairs(effect: float, sd: float, alpha: float, power: float = POWER) -> float:
+    """Pairs a single paired t-test at `alpha` needs to detect `effect` with probability `power`
+    (NaN when undefined; `stats.pairs_needed`)."""
+    return pairs_needed(effect, sd, alpha, power)
+
+
+@dataclass(frozen=True)
+class ExpectedPairs:
+    """A claim's cost under the design against a fixed design: `sequential` the expected pairs at
+    stopping when the paper's effect is true, `power` the design's chance of `reproduced` then,
+    `fixed` the pairs one t-test at the same alpha needs for that same power. NaN where
+    undefined (no spread, or a paper effect of 0 has nothing to reproduce)."""
+
+    sequential: float
+    power: float
+    fixed: float
+
+
+def expected_pairs(
+    effect: float, sd: float, design: SequentialDesign, simulations: int = SIMULATIONS, seed: int = 0
+) -> ExpectedPairs:
+    """Expected pairs at stopping for a claim whose paper effect `effect` is the true one, with
+    differences of standard deviation `sd`, and the fixed design of the same power.
+
+    The power is a Monte Carlo estimate; when every simulated experiment reproduced, the fixed
+    design is sized for 1 - 1/simulations (the estimate's resolution).
+    """
+    if not (np.isfinite(sd) and sd > 0 and np.isfinite(effect) and effect != 0):
+        return ExpectedPairs(math.nan, math.nan, math.nan)
+    characteristics = operating_characteristics(effect, sd, effect, design, simulations, seed)
+    power = characteristics.reproduced
+    fixed = fixed_design_pairs(effect, sd, design.alpha, min(power, 1.0 - 1.0 / simulations))
+    return ExpectedPairs(characteristics.expected_pairs, power, fixed)

@@ -1,0 +1,259 @@
+"""The group-sequential design: published boundaries, a multivariate-normal oracle, the false-positive
+rate of 20,000 simulated null experiments, expected pairs against a fixed design, and stopping."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats as scipy_stats
+
+from nerplat.analysis.sequential import (
+    boundaries,
+    decide,
+    expected_pairs,
+    fixed_design_pairs,
+    interval_verdict,
+    look_schedule,
+    obrien_fleming,
+    operating_characteristics,
+    pocock,
+    repeated_interval,
+    repeated_intervals,
+    spending_function,
+)
+
+ALPHA = 0.05
+SPENDINGS = ["obrien_fleming", "pocock"]
+NULL_EXPERIMENTS = 20_000
+
+
+def five_equal_looks(spending: str):
+    return boundaries([2, 4, 6, 8, 10], 10, ALPHA, spending)
+
+
+# --- spending and schedule -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("spend", [obrien_fleming, pocock])
+def test_spending_grows_from_nothing_to_alpha(spend):
+    t = np.linspace(0.01, 1.0, 50)
+    spent = spend(t, ALPHA)
+    assert (np.diff(spent) > 0).all()
+    assert spend(1.0, ALPHA) == pytest.approx(ALPHA, rel=1e-12)
+    assert spent[0] < 0.002
+
+
+def test_obrien_fleming_spends_less_early_than_pocock():
+    assert obrien_fleming(0.2, ALPHA) < 1e-5 < 0.01 < pocock(0.2, ALPHA)
+
+
+def test_an_unknown_spending_function_names_the_valid_ones():
+    with pytest.raises(ValueError, match="obrien_fleming, pocock"):
+        spending_function("haybittle")
+
+
+@pytest.mark.parametrize(
+    ("max_seeds", "look_every", "looks"),
+    [(20, 3, (3, 6, 9, 12, 15, 18, 20)), (10, 2, (4, 6, 8, 10)), (6, 1, (3, 4, 5, 6)), (5, 5, (5,)), (3, 10, (3,))],
+)
+def test_looks_every_k_seeds_from_the_minimum_and_at_max_seeds(max_seeds, look_every, looks):
+    assert look_schedule(max_seeds, look_every) == looks
+
+
+def test_a_schedule_below_the_minimum_says_what_to_raise():
+    with pytest.raises(ValueError, match="max_seeds 2 is below the first look's minimum of 3 pairs"):
+        look_schedule(2, 1)
+    with pytest.raises(ValueError, match="look_every 0"):
+        look_schedule(10, 0)
+
+
+@pytest.mark.parametrize(
+    ("looks", "max_pairs", "alpha", "message"),
+    [([4, 3], 10, ALPHA, "increasing order"), ([1, 4], 10, ALPHA, "2 to max_pairs"), ([3, 12], 10, ALPHA, "2 to max_pairs"),
+     ([3, 6], 6, 1.5, "strictly between 0 and 1")],
+)
+def test_bad_boundaries_arguments_are_refused(looks, max_pairs, alpha, message):
+    with pytest.raises(ValueError, match=message):
+        boundaries(looks, max_pairs, alpha, "pocock")
+
+
+# --- boundaries ------------------------------------------------------------------------------
+
+
+def test_obrien_fleming_boundaries_match_published_values():
+    # ldbounds (Reboussin, DeMets, Kim & Lan 2000) and gsDesign's sfLDOF: 5 equally spaced looks,
+    # two-sided 0.05 (0.025 a side), and gsDesign's default 3 looks
+    assert five_equal_looks("obrien_fleming").critical_z == pytest.approx([4.8769, 3.3569, 2.6803, 2.2898, 2.0310], abs=2e-4)
+    assert boundaries([6, 12, 18], 18, ALPHA, "obrien_fleming").critical_z == pytest.approx([3.7103, 2.5114, 1.9930], abs=2e-4)
+
+
+def test_pocock_boundaries_match_published_values():
+    # gsDesign's sfLDPocock, 5 equally spaced looks, two-sided 0.05
+    assert five_equal_looks("pocock").critical_z == pytest.approx([2.4380, 2.4268, 2.4102, 2.3966, 2.3860], abs=2e-4)
+
+
+@pytest.mark.parametrize("spending", SPENDINGS)
+def test_z_boundaries_spend_alpha_by_a_multivariate_normal_oracle(spending):
+    """Unequal looks: 1 - P(|Z_j| < c_j for all j <= k) from scipy's multivariate normal CDF
+    (Z_j standardised Brownian motion, corr(Z_i, Z_j) = sqrt(t_i / t_j)) equals alpha*(t_k)."""
+    looks, max_pairs = [3, 7, 12, 20], 20
+    design = boundaries(looks, max_pairs, ALPHA, spending)
+    t = np.array(looks) / max_pairs
+    correlation = np.sqrt(np.minimum.outer(t, t) / np.maximum.outer(t, t))
+    for k in range(len(looks)):
+        c = np.array(design.critical_z[: k + 1])
+        normal = scipy_stats.multivariate_normal(np.zeros(k + 1), correlation[: k + 1, : k + 1], abseps=1e-6, releps=1e-6)
+        inside = normal.cdf(c, lower_limit=-c, rng=np.random.default_rng(k))
+        assert 1.0 - inside == pytest.approx(spending_function(spending)(t[k], ALPHA), abs=2e-5)
+
+
+@pytest.mark.parametrize("spending", SPENDINGS)
+def test_t_boundaries_are_the_t_tests_of_each_looks_level(spending):
+    design = boundaries(look_schedule(20, 3), 20, ALPHA, spending)
+    for critical_t, nominal, n in zip(design.critical_t, design.nominal_alpha, design.looks):
+        assert nominal == pytest.approx(2 * scipy_stats.t.sf(critical_t, n - 1), rel=1e-9)
+    # the first look is a t-test alone: its level is what the spending function gives it
+    first = spending_function(spending)(design.looks[0] / 20, ALPHA)
+    assert design.nominal_alpha[0] == pytest.approx(first, rel=0.05)
+    # with few seeds the t boundary sits above the z boundary (the variance is estimated)
+    assert all(t > z for t, z in zip(design.critical_t, design.critical_z) if math.isfinite(z))
+
+
+def test_with_many_pairs_the_t_boundaries_approach_the_conversion_of_the_z_boundaries():
+    design = boundaries([100, 200, 300], 300, ALPHA, "pocock")
+    converted = [scipy_stats.t.isf(scipy_stats.norm.sf(z), n - 1) for z, n in zip(design.critical_z, design.looks)]
+    assert design.critical_t == pytest.approx(converted, abs=0.02)
+
+
+def test_designs_are_deterministic():
+    assert boundaries((3, 6, 9), 9, ALPHA, "pocock") == boundaries([3, 6, 9], 9, ALPHA, "pocock")
+
+
+# --- the false-positive rate -----------------------------------------------------------------
+
+
+def mc_limit(rate: float, experiments: int) -> float:
+    return 3.0 * math.sqrt(rate * (1.0 - rate) / experiments)
+
+
+@pytest.mark.parametrize("spending", SPENDINGS)
+@pytest.mark.parametrize(("max_seeds", "look_every"), [(20, 1), (20, 3)])
+def test_no_true_effect_is_excluded_at_some_look_about_alpha_of_the_time(spending, max_seeds, look_every):
+    """20,000 null experiments (differences ~ N(0, sd)), every look taken, no stopping: the share
+    whose repeated interval excludes 0 at any look (on either side) is alpha within 3 Monte
+    Carlo standard errors. 18 looks from 3 pairs is where the t-conversion of z boundaries alone
+    reached 6.1%."""
+    design = boundaries(look_schedule(max_seeds, look_every), max_seeds, ALPHA, spending)
+    sd = 0.004
+    differences = sd * np.random.default_rng(11).standard_normal((NULL_EXPERIMENTS, max_seeds))
+    low, high = repeated_intervals(differences, design)
+    rate = float(((low > 0) | (high < 0)).any(axis=1).mean())
+    limit = mc_limit(ALPHA, NULL_EXPERIMENTS)
+    assert abs(rate - ALPHA) <= limit, f"{spending}, looks {design.looks}: rejected 0 in {rate:.4f} of experiments"
+
+
+@pytest.mark.parametrize("spending", SPENDINGS)
+@pytest.mark.parametrize("paper_effect", [0.004, 0.0004])
+def test_deciding_by_the_design_under_no_true_effect_keeps_the_false_positive_rate(spending, paper_effect):
+    """The design as run: stop at the first deciding look. A false positive is a decision on an
+    interval excluding 0: `reproduced` (wholly above 0, the paper's side) or `contradicted` on an
+    interval wholly below 0. Paper effects of one sd and a tenth of one."""
+    design = boundaries(look_schedule(20, 1), 20, ALPHA, spending)
+    result = operating_characteristics(0.0, 0.004, paper_effect, design, NULL_EXPERIMENTS, seed=5)
+    assert result.rejects_zero <= ALPHA + mc_limit(ALPHA, NULL_EXPERIMENTS), f"{spending}: {result}"
+    assert result.reproduced <= result.rejects_zero
+    assert sum(result.decided_by_look) == pytest.approx(result.reproduced + result.contradicted)
+
+
+# --- expected pairs --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("spending", SPENDINGS)
+@pytest.mark.parametrize(("effect", "max_seeds", "look_every"), [(0.004, 20, 3), (0.002, 40, 5)])
+def test_expected_pairs_are_below_a_fixed_design_of_the_same_power(spending, effect, max_seeds, look_every):
+    sd = 0.004
+    design = boundaries(look_schedule(max_seeds, look_every), max_seeds, ALPHA, spending)
+    cost = expected_pairs(effect, sd, design, simulations=10_000, seed=3)
+    figures = (
+        f"{spending}, effect {effect / sd:.1f} sd, looks {design.looks}: expected pairs {cost.sequential:.1f}, "
+        f"power {cost.power:.3f}; a fixed design of that power needs {cost.fixed:.0f} pairs"
+    )
+    assert 0.7 < cost.power < 1.0, figures
+    assert cost.sequential < cost.fixed, figures
+    assert cost.fixed == fixed_design_pairs(effect, sd, ALPHA, cost.power)
+
+
+def test_expected_pairs_are_nan_without_spread_or_effect():
+    design = boundaries(look_schedule(9, 3), 9, ALPHA, "pocock")
+    assert all(math.isnan(value) for value in vars(expected_pairs(0.01, 0.0, design)).values())
+    assert all(math.isnan(value) for value in vars(expected_pairs(0.0, 0.01, design)).values())
+
+
+def test_simulations_are_deterministic_by_seed():
+    design = boundaries(look_schedule(12, 3), 12, ALPHA, "pocock")
+    first = operating_characteristics(0.002, 0.004, 0.002, design, 2000, seed=1)
+    assert operating_characteristics(0.002, 0.004, 0.002, design, 2000, seed=1) == first
+    assert operating_characteristics(0.002, 0.004, 0.002, design, 2000, seed=2) != first
+
+
+# --- intervals, verdicts and stopping ---------------------------------------------------------
+
+
+def test_the_repeated_interval_is_the_t_interval_at_the_looks_level():
+    design = boundaries(look_schedule(12, 3), 12, ALPHA, "pocock")
+    differences = np.random.default_rng(4).normal(0.003, 0.004, size=12)
+    for k, n in enumerate(design.looks):
+        first = differences[:n]
+        expected = scipy_stats.t.interval(1 - design.nominal_alpha[k], n - 1, loc=first.mean(), scale=scipy_stats.sem(first))
+        assert repeated_interval(differences, k, design) == pytest.approx(expected, rel=1e-9)
+    with pytest.raises(ValueError, match="look 3 needs 12 pairs, 11 given"):
+        repeated_interval(differences[:11], 3, design)
+    with pytest.raises(ValueError, match="finite"):
+        repeated_intervals(np.array([0.1, np.nan, 0.2]), design)
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "paper_effect", "verdict"),
+    [
+        (0.001, 0.009, 0.0033, "reproduced"),  # wholly on the paper's side
+        (0.02, 0.05, 0.0033, "reproduced"),  # on the paper's side though larger than the paper's effect
+        (-0.001, 0.002, 0.0033, "contradicted"),  # excludes the paper's effect, not zero
+        (-0.009, -0.001, 0.0033, "contradicted"),  # the other side of zero
+        (-0.001, 0.006, 0.0033, "inconclusive"),
+        (-0.009, -0.002, -0.014, "reproduced"),  # a paper effect below zero
+        (-0.002, 0.004, 0.0, "inconclusive"),
+        (0.001, 0.004, 0.0, "contradicted"),  # a paper that found no difference has no side
+    ],
+)
+def test_the_verdict_rule(low, high, paper_effect, verdict):
+    assert interval_verdict(low, high, paper_effect) == verdict
+
+
+def test_deciding_stops_at_the_first_look_whose_interval_decides():
+    design = boundaries(look_schedule(12, 3), 12, ALPHA, "pocock")
+    noisy = [0.005, 0.0, 0.005]  # look 0: the interval spans zero and the paper's effect
+    steady = [0.004, 0.0035, 0.0045]  # look 1: six pairs, the interval lies above zero
+    against = [-0.02, -0.03, -0.025, -0.02, -0.03, -0.025]  # later pairs that would point the other way
+    paper_effect = 0.0033
+    assert interval_verdict(*repeated_interval(noisy, 0, design), paper_effect) == "inconclusive"
+    assert interval_verdict(*repeated_interval(noisy + steady, 1, design), paper_effect) == "reproduced"
+    assert interval_verdict(*repeated_interval(noisy + steady + against, 3, design), paper_effect) == "contradicted"
+
+    decision = decide(noisy + steady + against, paper_effect, design)
+    assert (decision.verdict, decision.decided_look, decision.decided_pairs, decision.next_pairs) == ("reproduced", 1, 6, None)
+    assert [look.verdict for look in decision.looks] == ["inconclusive", "reproduced"]
+    assert decision.looks[1].ci_low > 0 and decision.looks[1].nominal_alpha == design.nominal_alpha[1]
+    assert decide(noisy + steady, paper_effect, design) == decision
+
+
+def test_an_undecided_claim_asks_for_the_next_look_until_the_last():
+    design = boundaries(look_schedule(9, 3), 9, ALPHA, "pocock")
+    before = decide([0.01, -0.01], 0.0033, design)
+    assert (before.verdict, before.looks, before.next_pairs) == ("inconclusive", (), 3)
+    spanning = [0.01, -0.008, 0.002, 0.009, -0.007, 0.001, 0.008, -0.009, 0.003]
+    midway = decide(spanning[:5], 0.0033, design)
+    assert (midway.verdict, midway.decided_look, len(midway.looks), midway.next_pairs) == ("inconclusive", None, 1, 6)
+    last = decide(spanning, 0.0033, design)
+    assert (last.verdict, last.decided_look, len(last.looks), last.next_pairs) == ("inconclusive", None, 3, None)
