@@ -25,7 +25,7 @@ of the time (Lan & DeMets 1983, alpha spending; Jennison & Turnbull 2000, ch. 7 
                a grid (Simpson's rule over the continuation region of each look)
   small n      the z boundaries assume a known variance; with a few seeds it is estimated. The
                usual conversion, a paired t-test at each look's nominal z level 2 (1 - Phi(z_k))
-               (the "significance level approach", Jennison & Turnbull 2000, section 3.8),
+               (the "significance level approach", Jennison & Turnbull 2000, ch. 3 on unknown variance),
                matches each look alone but not the looks together: from 3 pairs it was measured
                to exclude a true zero at some look 5.3-6.1% of the time at alpha 5% (4 to 18
                looks; 40,000 simulated experiments each). So the same spending is applied to
