@@ -173,15 +173,27 @@ def _unpaired(joined, design: _Design, subject, partner, metrics) -> pl.DataFram
     )
 
 
-def _test_metric(joined, design: _Design, subject, partner, metric, test) -> pl.DataFrame:
+def _paired_lists(joined, design: _Design, metric) -> pl.DataFrame:
+    """Per setting (`design.within`), the paired values of both sides as lists `a` and `b`, in pair order."""
     a, b = f"a:{metric}", f"b:{metric}"
     paired = _present(a) & _present(b)
     # rows keep the frame's order inside a group, so sorting first lines pairs up reproducibly
-    grouped = joined.sort(list(design.pair), nulls_last=True).group_by(list(design.within)).agg(
+    grouped = joined.sort(list(design.pair), nulls_last=True).group_by(list(design.within), maintain_order=True).agg(
         pl.col(a).filter(paired).alias("a"),
         pl.col(b).filter(paired).alias("b"),
     )
-    grouped = grouped.with_columns(pl.col("a").list.len().cast(pl.UInt32).alias("n_pairs"))
+    return grouped.with_columns(pl.col("a").list.len().cast(pl.UInt32).alias("n_pairs"))
+
+
+def paired_values(frame: pl.DataFrame, subject: str, partner: str, metric: str, axes: Sequence[str] = ()) -> pl.DataFrame:
+    """`subject`'s and `partner`'s values of `metric`, matched by size, seed and partition within each
+    setting (dataset, sampler, axes): one row per setting with lists `a`, `b` (pair order) and `n_pairs`."""
+    design = _Design("method", ("dataset", "sampler", *axes), PAIR_ORDER)
+    return _paired_lists(_join_pair(frame, design, subject, partner, [metric]), design, metric)
+
+
+def _test_metric(joined, design: _Design, subject, partner, metric, test) -> pl.DataFrame:
+    grouped = _paired_lists(joined, design, metric)
     parts = []
     for (n,), part in grouped.partition_by("n_pairs", as_dict=True).items():
         values_a = part["a"].explode().to_numpy().reshape(part.height, n)
@@ -262,18 +274,9 @@ def against_best_other(
     Ties go to the method name first in alphabetical order, so the choice is reproducible.
     """
     within = ["dataset", "sampler", *axes]
-    choice_schema = {k: frame.schema[k] for k in within} | {"partner": pl.String(), "dev_score": pl.Float64()}
+    chosen = best_other_choice(frame, method, score, axes)
     if frame.is_empty() or score not in frame.columns:
-        return replace(compare_pairs(frame.clear(), [], metrics, test, axes), best_other=pl.DataFrame(schema=choice_schema))
-    ran = frame.filter(pl.col("method") == method).select(within).unique()
-    means = (
-        frame.filter(pl.col("method") != method, _present(score))
-        .join(ran, on=within, nulls_equal=True)
-        .group_by([*within, "method"])
-        .agg(pl.col(score).mean().alias("dev_score"))
-    )
-    chosen = means.sort(["dev_score", "method"], descending=[True, False]).unique(within, keep="first", maintain_order=True)
-    chosen = chosen.rename({"method": "partner"}).select(list(choice_schema)).sort(within, nulls_last=True)
+        return replace(compare_pairs(frame.clear(), [], metrics, test, axes), best_other=chosen)
     tests, missing = [], []
     for row in chosen.iter_rows(named=True):
         part = frame.filter(*(pl.col(k).eq_missing(row[k]) for k in within))
@@ -283,3 +286,22 @@ def against_best_other(
     if not tests:
         return replace(compare_pairs(frame.clear(), [], metrics, test, axes), best_other=chosen)
     return PairedComparison(pl.concat(tests), pl.concat(missing), chosen)
+
+
+def best_other_choice(frame: pl.DataFrame, method: str, score: str, axes: Sequence[str] = ()) -> pl.DataFrame:
+    """Per setting (dataset, sampler, axes) where `method` ran, the other method with the highest mean
+    `score` over its replicates: columns of the setting, `partner` and its mean `dev_score`.
+    Ties go to the method name first in alphabetical order, so the choice is reproducible."""
+    within = ["dataset", "sampler", *axes]
+    schema = {k: frame.schema.get(k, pl.String()) for k in within} | {"partner": pl.String(), "dev_score": pl.Float64()}
+    if frame.is_empty() or score not in frame.columns:
+        return pl.DataFrame(schema=schema)
+    ran = frame.filter(pl.col("method") == method).select(within).unique()
+    means = (
+        frame.filter(pl.col("method") != method, _present(score))
+        .join(ran, on=within, nulls_equal=True)
+        .group_by([*within, "method"])
+        .agg(pl.col(score).mean().alias("dev_score"))
+    )
+    chosen = means.sort(["dev_score", "method"], descending=[True, False]).unique(within, keep="first", maintain_order=True)
+    return chosen.rename({"method": "partner"}).select(list(schema)).sort(within, nulls_last=True)

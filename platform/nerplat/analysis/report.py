@@ -49,6 +49,7 @@ from nerplat.analysis.runs import (
 )
 from nerplat.analysis.report_folder import install, owned_files, refuse_clashes
 from nerplat.analysis.settings import AnalysisSettings, settings_from_mapping
+from nerplat.analysis.verdicts import arm_frame, verdicts as claim_verdicts
 from nerplat.errors import Problem, StorageError, UserInputError
 from nerplat.plan.labels import arm_label_parts
 from nerplat.suggest import did_you_mean
@@ -96,7 +97,7 @@ def analyze_experiment(
             Problem(f"experiment '{experiment}' has no replicate or trial runs to analyse; did `nerplat run` finish?")
         )
     check_methods(runs.replicates, settings)
-    analysis = analyse(runs.replicates, runs.trials, settings, runs.epochs, runs.chosen)
+    analysis = analyse(runs.replicates, runs.trials, settings, runs.epochs, runs.chosen, arm_frame(runs.plan))
     failure = f"the report of '{experiment}' could not be written to {out_dir} or logged to {tracking_uri}"
     with storage_failures(failure):
         out_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -159,6 +160,9 @@ def settings_from_plan(plan: dict | None, source: str, overrides: dict | None = 
     values = dict((plan or {}).get("analysis") or {})
     if (plan or {}).get("replicate_split"):
         values["split"] = plan["replicate_split"]
+    for key in ("claims", "sequential"):  # plan-level parts the analysis needs (older plans lack them)
+        if (plan or {}).get(key):
+            values[key] = plan[key]
     if overrides:
         values.update(overrides)
         source = f"{source} and flags" if plan else "flags"
@@ -190,6 +194,7 @@ class Analysis:
     tests: pl.DataFrame
     missing: pl.DataFrame
     unconverged: list[str]
+    verdicts: pl.DataFrame  # one row per claim and setting (`analysis.verdicts`); empty without claims
     tables: list[layouts.Table]
     plots: list[plotting.Plot]
     warnings: list[str]
@@ -201,12 +206,14 @@ def analyse(
     settings: AnalysisSettings,
     epochs: pl.DataFrame | None = None,
     chosen: pl.DataFrame | None = None,
+    arms: pl.DataFrame | None = None,
 ) -> Analysis:
     """Statistics, tables and plots of one experiment's frames; pure (no MLflow, no files).
 
     `epochs` (per-epoch dev metrics, `runs.epoch_frame`) gives the dev curves and convergence verdicts;
     without it `converged` is null throughout. `chosen` (`runs.chosen_frame`) gives the table of the
-    hyper-parameters each tuned arm chose.
+    hyper-parameters each tuned arm chose. `arms` (`verdicts.arm_frame` of the plan) gives each claim's
+    tuning effort and cost.
     """
     warnings: list[str] = []
     unfinished = replicates.filter(pl.col("status").is_in(UNUSABLE_STATUSES))
@@ -225,7 +232,10 @@ def analyse(
     unconverged = unconverged_cells(summary)
     warnings += _missing_warnings(comparison.missing) + unconverged
 
-    tables = layouts.size_tables(summary, settings, axes)
+    judged = claim_verdicts(usable, verdicts, settings, axes, arms, trials)
+    claims = layouts.verdicts_table(judged)
+    tables = [claims] if claims else []
+    tables += layouts.size_tables(summary, settings, axes)
     tables += layouts.comparison_tables(summary, tests, comparison.missing, settings, axes)
     tables += layouts.sampler_tables(summary, tests, settings, axes)
     tables += layouts.grid_tables(summary, settings)
@@ -248,7 +258,7 @@ def analyse(
     figures += plotting.dev_curves(curves, verdicts, settings, axes)
     figures += plotting.hyperparameter_curves(trials, settings)
     figures += plotting.displacement_arrows(summary, settings, axes)
-    return Analysis(summary, tests, comparison.missing, unconverged, tables, figures, warnings)
+    return Analysis(summary, tests, comparison.missing, unconverged, judged, tables, figures, warnings)
 
 
 BEST_OTHER_FAMILY = "best-other"
@@ -365,6 +375,8 @@ def write_report(
     runs.chosen.write_parquet(folder / "chosen.parquet")
     analysis.summary.write_parquet(folder / "summary.parquet")
     analysis.tests.write_parquet(folder / "tests.parquet")
+    if settings.claims:
+        analysis.verdicts.write_parquet(folder / "verdicts.parquet")
     analysis.missing.write_parquet(folder / "missing_partners.parquet")
     analysis.missing.write_csv(folder / "missing_partners.csv")
     (folder / "settings.json").write_text(settings.model_dump_json(indent=2) + "\n", encoding="utf-8")
@@ -435,7 +447,8 @@ def _report_markdown(experiment: str, settings: AnalysisSettings, analysis: Anal
         "`runs.parquet` (one row per replicate run), `trials.parquet` (tune trials), `chosen.parquet` "
         "(the hyper-parameters each tuned arm chose), `summary.parquet` "
         "(mean, sd, bootstrap SE and CI per setting and metric, and the cell's `converged` verdict), `tests.parquet` "
-        "(paired tests with Holm, `mde` and `n_needed`), "
+        "(paired tests with Holm, `mde` and `n_needed`), `verdicts.parquet` (one row per claim of the spec: the verdict "
+        "and the numbers it follows from), "
         "`missing_partners.csv` (runs left out of tests).",
         "",
     ]

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from nerplat.config.experiment import Analysis
+from nerplat.config.experiment import Analysis, Claim, Sequential
 from nerplat.validation import validated
 
 
@@ -21,6 +21,8 @@ class AnalysisSettings(Analysis):
     """
 
     split: Literal["dev", "test"] = Field("test", description="Split whose metrics the tables report (the plan's replicate split).")
+    claims: tuple[Claim, ...] = Field((), description="The plan's claims: each becomes a row of verdicts.parquet.")
+    sequential: Sequential | None = Field(None, description="The plan's group-sequential replication design, if any.")
 
     @model_validator(mode="after")
     def _pairs_are_distinct(self) -> AnalysisSettings:
@@ -28,6 +30,10 @@ class AnalysisSettings(Analysis):
             if a == b:
                 raise ValueError(f"comparison [{a}, {b}] compares a method with itself")
         return self
+
+    def claim_metric(self, claim: Claim) -> str:
+        """Metric column of a claim: its metric on the replicates' split ("test_macro_f1")."""
+        return f"{self.split}_{claim.metric}"
 
     def headline(self, name: str) -> str:
         """Metric column of a headline measure: headline("f1") -> "test_micro_f1"."""

@@ -580,3 +580,40 @@ def _value_text(value: object) -> str:
     if value is None:
         return ""
     return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def verdicts_table(verdicts: pl.DataFrame, name: str = "verdicts") -> Table | None:
+    """One row per claim (and setting): the paper's effect, ours with its interval, p (Holm), pairs,
+    convergence and the verdict, then both arms' tuning effort. None without claims."""
+    if verdicts.is_empty():
+        return None
+    body = []
+    for row in verdicts.iter_rows(named=True):
+        interval = "n/a" if row["ci_low"] is None else f"[{row['ci_low']:+.4f}, {row['ci_high']:+.4f}]"
+        look = "" if row["decided_look"] is None else f", look {row['decided_look'] + 1}"
+        effort = " / ".join(
+            f"{row[f'{side}_trials'] or 0} trials ({row[f'{side}_searched'] or 'nothing searched'}), {row[f'{side}_epochs'] or '?'} ep"
+            for side in ("method", "partner")
+        )
+        where = ", ".join(str(row[k]) for k in ("dataset", "sampler", "size") if row[k] is not None)
+        cells = (
+            Cell(text=f"{row['method']} vs {row['partner']}"),
+            Cell(text=where),
+            Cell(text=f"{row['paper_effect']:+.4f}"),
+            Cell(text="n/a" if row["delta"] is None else f"{row['delta']:+.4f}"),
+            Cell(text=interval),
+            Cell(text=_p_text(row["p_holm"])),
+            Cell(text=str(row["n_pairs"])),
+            Cell(text="yes" if row["converged"] else "no"),
+            Cell(text=f"{row['verdict']}{look}"),
+            Cell(text=effort),
+        )
+        body.append(Row(row["claim"], cells))
+    names = ("Comparison", "Where", "Paper", "Ours (Δ)", "Interval", "p (Holm)", "Pairs", "Converged", "Verdict", "Tuning: method / partner")
+    caption = (
+        "Every claim of the spec by one rule: not converged -> inconclusive; interval wholly on the paper's side of zero -> "
+        "reproduced; interval excludes the paper's effect -> contradicted; otherwise inconclusive. The interval bounds the "
+        "paired difference at the claim's level in the family of all claims (Holm for a fixed design, the repeated interval "
+        "of the look it stopped at for a sequential one); verdicts.parquet has every column."
+    )
+    return Table(name, caption, "Claim", tuple(Column("", n, ranked=False) for n in names), tuple(body))

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from nerplat.config.frozen import Frozen
 from nerplat.config.trial import Component
@@ -34,6 +34,56 @@ class Tune(Frozen):
     time_budget_s: float | None = Field(
         None, gt=0, description="Seconds an arm's tune phase may take (Ray's TuneConfig.time_budget_s); then its trials stop."
     )
+    seed: int = Field(0, ge=0, description="Seed the arms' searcher seeds derive from (run.search.searcher_seed).")
+    enqueue: dict[str, tuple[dict[str, Any], ...]] = Field(
+        default_factory=dict,
+        description="Starting points per method, keyed by dotted search-space paths (objective.lambda): each runs once before the searcher draws.",
+    )
+
+
+BEST_OTHER = "best_other"  # a claim's partner chosen on dev from the results, per setting
+ClaimMetric = Literal["micro_f1", "macro_f1", "micro_precision", "macro_precision", "micro_recall", "macro_recall"]
+
+
+class ClaimWhere(Frozen):
+    """Where in the plan a claim is tested: the runs of one dataset, sampler setting and size."""
+
+    dataset: str | None = Field(None, description="Dataset label, as in arm ids.")
+    sampler: str | None = Field(None, description="Sampler setting label, as in arm ids.")
+    size: int | None = Field(None, ge=1, description="Training size the runs were tagged with.")
+
+
+class Claim(Frozen):
+    """A paper's headline claim: `method` beats (or trails) `partner` by `effect` on `metric`.
+
+    The analysis turns each into a row of verdicts.parquet by one rule (nerplat.analysis.verdicts).
+    """
+
+    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$", max_length=64, description="Name of the claim in tables.")
+    paper: str = Field(min_length=1, description="Where the claim comes from: authors, year and place, e.g. 'Nemoto et al. 2024, Table 3'.")
+    method: str = Field(description="The method the claim is about.")
+    partner: str = Field(description=f"The method it is compared with, or {BEST_OTHER}: the other method with the best mean dev score.")
+    metric: ClaimMetric = Field(description="micro_f1, macro_f1, micro_precision, ... on the replicates' split.")
+    effect: float = Field(allow_inf_nan=False, description="The paper's difference method - partner, in the report's units (F1 as a fraction).")
+    where: ClaimWhere = Field(ClaimWhere(), description="The dataset, sampler setting and size the claim is tested at; default: every setting.")
+    note: str = Field("", description="Where the paper's number comes from when it is not printed (e.g. read off a figure).")
+
+    @field_validator("effect", mode="before")
+    @classmethod
+    def _number(cls, value: Any) -> Any:
+        if isinstance(value, bool):  # pydantic reads true as 1.0
+            raise ValueError(f"expected a number, not {str(value).lower()}")
+        return value
+
+
+class Sequential(Frozen):
+    """A group-sequential replication design: replicates are added in looks until every claim is decided."""
+
+    max_seeds: int = Field(ge=2, le=1000, description="Seeds at most (the plan holds them all; looks run a prefix).")
+    look_every: int = Field(ge=1, description="Seeds added between two looks.")
+    spending: Literal["obrien_fleming", "pocock"] = Field(
+        "obrien_fleming", description="Lan-DeMets alpha-spending function over the looks."
+    )
 
 
 class Analysis(Frozen):
@@ -55,3 +105,4 @@ class Analysis(Frozen):
     reference_sampler: str | None = Field(
         None, description="Sampler setting (label) whose runs start the precision-recall arrows; none: each setting's baseline."
     )
+    decimals: int = Field(4, ge=1, le=8, description="Decimals of the report's scores (tables, headline table).")

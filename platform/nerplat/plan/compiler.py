@@ -101,6 +101,8 @@ def build_plan(validated: ValidatedSpec) -> Plan:
         replicate_split=spec.replicate.split,
         replicate_models=spec.replicate.models,
         analysis=spec.analysis,
+        claims=tuple(spec.claims),
+        sequential=spec.replicate.sequential,
         arms=tuple(arms),
     )
 

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
-from nerplat.config.experiment import Analysis, Resources, Tune
+from nerplat.config.experiment import Analysis, Claim, Resources, Sequential, Tune
 from nerplat.config.frozen import Frozen
 from nerplat.config.search_space import Distribution
 from nerplat.config.trial import TrialConfig
@@ -121,6 +121,10 @@ class Plan(Frozen):
         "best", description="Replicates whose tagger is logged and registered in MLflow (nerplat.serving.mlflow_models)."
     )
     analysis: Analysis = Field(description="Comparisons and statistics of the analysis stage.")
+    claims: tuple[Claim, ...] = Field((), description="The papers' claims the analysis gives a verdict on (verdicts.parquet).")
+    sequential: Sequential | None = Field(
+        None, description="Group-sequential replication: replicates run in looks until every claim is decided; none: all at once."
+    )
     arms: tuple[Arm, ...] = Field(description="Every arm, in spec order (datasets, then samplers, then methods).")
     unrecorded: dict[str, str] = Field(
         default_factory=dict, exclude=True, repr=False, description="Text of `${VAR}`s that may not be recorded -> reference."

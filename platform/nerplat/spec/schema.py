@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, ValidationInfo, field_validator, model_validator
 
-from nerplat.config.experiment import Analysis, Resources
+from nerplat.config.experiment import Analysis, Claim, Resources, Sequential
 from nerplat.config.trial import DatasetRef, EncoderSettings
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
@@ -198,11 +198,27 @@ class ReplicateSection(Section):
         None, description="Partitions to run: all the sampler defines (none), the first n, or a list of indices."
     )
     split: Literal["test", "dev"] = Field("test", description="Split the replicates are evaluated on.")
+    sequential: Sequential | None = Field(
+        None,
+        description="Replicate until decided: {max_seeds, look_every, spending}; seeds then run in looks, each arm only "
+        "while a claim it takes part in is undecided (docs/spec.md). Replaces `seeds`.",
+    )
     models: Literal["best", "all", "none"] = Field(
         "best",
         description="Trained taggers to log as MLflow models and register (one registered model per arm): "
         "the best replicate of each arm by the tune metric on dev, all replicates, or none.",
     )
+
+
+    @model_validator(mode="after")
+    def _seeds_of_the_design(self) -> "ReplicateSection":
+        given = "seeds" in self.model_fields_set
+        if self.sequential is not None and given and self.seeds != self.sequential.max_seeds:
+            raise ValueError(
+                f"with sequential, the seeds are 0..max_seeds-1: drop seeds ({self.seeds}) or set it to max_seeds "
+                f"({self.sequential.max_seeds})"
+            )
+        return self
 
 
 class TuneSection(Section):
@@ -220,6 +236,12 @@ class TuneSection(Section):
     max_concurrent: int | None = Field(None, ge=1, description="Trials of one arm at once; default: as many as resources allow.")
     time_budget_s: float | None = Field(
         None, gt=0, description="Seconds each arm's tune phase may take, as Ray's TuneConfig.time_budget_s: then its trials stop and the best so far is chosen."
+    )
+    seed: int = Field(0, ge=0, le=MAX_SEED, description="Seed the searchers' seeds derive from: each arm's searcher gets its own (sha256 of this seed and the arm id).")
+    enqueue: dict[str, list[dict[str, Any]]] = Field(
+        default_factory=dict,
+        description="Points a method's search starts from: {method: [{key: value, ...}, ...]}, keys as its search space names "
+        "them (lambda or objective.lambda); each runs once, first, and counts in num_samples (tpe and random only).",
     )
 
 
@@ -254,6 +276,7 @@ class Spec(Section):
     tune: TuneSection | None = Field(None, description="Tune phase; needed when any method has a search space.")
     replicate: ReplicateSection = Field(ReplicateSection(), description="Final runs over seeds and partitions.")
     analysis: Analysis = Field(Analysis(), description="Significance tests of the analysis stage.")
+    claims: list[Claim] = Field(default_factory=list, description="The papers' headline claims, each judged by one rule in verdicts.parquet.")
     resources: Resources = Field(Resources(), description="Ray resources of one trial.")
     tracking: TrackingSection = Field(TrackingSection(), description="MLflow tracking.")
     profiles: dict[Name, dict[str, Any]] = Field(default_factory=dict, description="Partial specs merged over this one by --profile NAME.")
