@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 
 import typer
 from rich.console import Console
@@ -37,8 +38,8 @@ def _print_version(value: bool) -> None:
 @app.callback()
 def _global_options(
     version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print results and errors only: no progress, notes or OK lines."),
-    verbose: bool = typer.Option(False, "--verbose", "-v", help="Also print library logs (Ray's workers, MLflow, Optuna)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print results and errors only: no progress, notes or OK lines (before or after the command)."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Also print library logs (Ray's workers, MLflow, Optuna) (before or after the command)."),
 ) -> None:
     """Declarative, Ray-distributed tuning for imbalanced and low-resource NER."""
     from nerplat.cli.options import Verbosity
@@ -71,12 +72,24 @@ def report_problems(error: UserInputError) -> None:
         err_console.print(f"[bold red]error:[/] {escape(str(problem))}", soft_wrap=True)
 
 
+GLOBAL_FLAGS = ("-q", "--quiet", "-v", "--verbose")
+
+
+def hoist_global_flags(argv: list[str]) -> list[str]:
+    """`-q`/`-v` anywhere before a `--` moved in front of the command, where click reads them:
+    `nerplat plan SPEC -q` is `nerplat -q plan SPEC`. No command has options or values of those names."""
+    end = argv.index("--") if "--" in argv else len(argv)
+    flags = [word for word in argv[:end] if word in GLOBAL_FLAGS]
+    return flags + [word for word in argv[:end] if word not in GLOBAL_FLAGS] + argv[end:]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: user-input errors print every problem and exit 2; nothing else is swallowed."""
     _register_commands()
     from typer._click.exceptions import ClickException
     from typer.exceptions import Abort
 
+    argv = hoist_global_flags(sys.argv[1:] if argv is None else list(argv))
     try:
         return app(args=argv, standalone_mode=False) or 0
     except UserInputError as error:

@@ -8,7 +8,9 @@ from typing import Optional
 
 import typer
 
-from nerplat.cli.options import message_console
+from rich.console import Console
+
+from nerplat.cli.options import message_console, print_headline
 from nerplat.errors import Problem, UserInputError
 
 
@@ -46,10 +48,15 @@ def analyze(
     reference_sampler: Optional[str] = typer.Option(
         None, "--reference-sampler", help="Sampler whose baseline runs start every precision-recall arrow."
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print {out_dir, files, summary_run_id, warnings} as JSON on stdout."),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print {out_dir, files, summary_run_id, warnings, results} as JSON on stdout (results: the headline table's rows)."
+    ),
 ) -> None:
     """Analyse an experiment: paper-style tables, plots and paired tests in reports/<experiment>/,
-    also logged to the experiment's summary run. Settings come from the run's plan.json; flags override them."""
+    also logged to the experiment's summary run. Settings come from the run's plan.json; flags override them.
+
+    Prints the headline table: per arm, the test metric's mean ± sd over its replicates, n and convergence."""
+    from nerplat.analysis.headline import report_headline
     from nerplat.analysis.report import analyze_experiment, experiment_settings
 
     uri = _tracking_uri(tracking_uri)
@@ -61,13 +68,18 @@ def analyze(
     report = analyze_experiment(experiment, uri, out or Path("reports") / experiment, chosen, settings)
     for warning in report.warnings:
         typer.secho(f"warning: {warning}", fg=typer.colors.YELLOW, err=True)
+    headline = report_headline(report.out_dir)
     if as_json:
         files = [str(f) for f in report.files]
-        payload = {"out_dir": str(report.out_dir), "files": files, "summary_run_id": report.summary_run_id, "warnings": list(report.warnings)}
+        payload = {
+            "out_dir": str(report.out_dir), "files": files, "summary_run_id": report.summary_run_id,
+            "warnings": list(report.warnings), "results": headline.as_json(),
+        }  # fmt: skip
         typer.echo(json.dumps(payload, indent=2))
         return
     message_console().print(f"wrote {len(report.files)} files to {report.out_dir}/ (start with report.md)")
     message_console().print(f"logged them to MLflow run {report.summary_run_id} under analysis/")
+    print_headline(headline, Console(highlight=False))
 
 
 def bench_analysis(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
@@ -14,9 +14,12 @@ from rich.table import Table
 from nerplat.errors import Problem
 from nerplat.plan.model import Plan
 
+if TYPE_CHECKING:
+    from nerplat.analysis.headline import Headline
+
 PROFILE_OPTION = typer.Option(None, "--profile", "-p", help="A profile of the spec to merge over it (e.g. cpu, paper).")
 SET_OPTION = typer.Option(
-    [], "--set", help="Override a spec key, KEY=VALUE with a YAML value (repeatable), e.g. --set train.epochs=3 --set methods.mom.lambda=0.3."
+    [], "--set", metavar="KEY=VALUE", help="Override a spec key with a YAML value (repeatable), e.g. --set train.epochs=3."
 )
 
 
@@ -76,3 +79,33 @@ def print_figures(title: str, rows: list[tuple[str, str]], console: Console) -> 
     for name, value in rows:
         table.add_row(name, value)
     console.print(table)
+
+
+def add_rows(table: Table, rows: Sequence[Sequence[str]]) -> Table:
+    """Adds `rows` to `table` so that no cell splits a word: each column is at least as wide as its
+    longest word (header included), so a narrow terminal wraps cells between words only."""
+    for j, column in enumerate(table.columns):
+        texts = [str(column.header), *(str(row[j]) for row in rows)]
+        column.min_width = max((len(word) for text in texts for word in text.split()), default=0)
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def print_headline(headline: Headline, console: Console) -> None:
+    """The headline table: per arm (its short label) the score's mean ± sd, n and convergence."""
+    if not headline.rows:
+        console.print(f"no {headline.metric} in the report: no replicate finished", markup=False)
+        return
+    digits = headline.decimals
+    table = Table(title=f"{headline.metric_words()}, mean ± sd over replicates", title_justify="left", highlight=False)
+    table.add_column("arm")
+    table.add_column(headline.metric_words(), justify="right", no_wrap=True)
+    table.add_column("n", justify="right")
+    table.add_column("converged")
+    rows = []
+    for row in headline.rows:
+        score = "-" if row.mean is None else f"{row.mean:.{digits}f} ± {'-' if row.sd is None else f'{row.sd:.{digits}f}'}"
+        converged = {True: "yes", False: "no", None: "-"}[row.converged]
+        rows.append((row.label, score, str(row.n), converged))
+    console.print(add_rows(table, rows))

@@ -8,16 +8,28 @@ import shlex
 import sys
 from pathlib import Path
 from collections.abc import Sequence
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from nerplat.cli.options import PROFILE_OPTION, SET_OPTION, Verbosity, compile_spec, format_values, message_console, print_figures
+from nerplat.cli.options import (
+    PROFILE_OPTION,
+    SET_OPTION,
+    Verbosity,
+    compile_spec,
+    format_values,
+    message_console,
+    print_figures,
+    print_headline,
+)
 from nerplat.cli.train_commands import bench_app
-from nerplat.errors import UserInputError
+from nerplat.errors import Problem, UserInputError
 from nerplat.run.progress import DEFAULT_EVERY
+
+if TYPE_CHECKING:
+    from nerplat.analysis.headline import Headline
 
 
 def run(
@@ -39,62 +51,88 @@ def run(
     workdir: Path = typer.Option(Path("."), "--workdir", help="Where mlflow.db, .nerplat/ and reports/ go."),
     analyze: bool = typer.Option(True, "--analyze/--no-analyze", help="Run the analysis stage at the end."),
     tune_only: bool = typer.Option(False, "--tune-only", help="Stop after the tune phase; a later --resume replicates."),
-    verbose: bool = typer.Option(False, "--verbose", help="Show Ray's worker logs (as the global -v)."),
     as_json: bool = typer.Option(False, "--json", help="Print the outcome as JSON on stdout (progress goes to stderr)."),
     progress_every: int = typer.Option(
-        DEFAULT_EVERY, "--progress-every", min=1, metavar="SECONDS",
+        DEFAULT_EVERY, "--progress-every", metavar="SECONDS",
         help="When the progress output is not a terminal (CI logs, nohup), print a plain timestamped progress line every SECONDS.",
     ),
     metrics_port: Optional[int] = typer.Option(
-        None, "--metrics-port", envvar="NERPLAT_METRICS_PORT", min=1, max=65535, metavar="PORT",
-        help="Serve the embedded Ray's Prometheus metrics (Ray's and nerplat's) at http://127.0.0.1:PORT/metrics "
-        "(default: a free port Ray picks). Not with --address: a cluster's nodes have their own.",
+        None, "--metrics-port", envvar="NERPLAT_METRICS_PORT", show_envvar=False, metavar="PORT",
+        help="Serve the embedded Ray's Prometheus metrics (Ray's and nerplat's) on 127.0.0.1 at PORT, path /metrics "
+        "(default: a free port Ray picks; also from the environment variable NERPLAT_METRICS_PORT). "
+        "Not with --address: a cluster's nodes have their own.",
     ),
 ) -> None:
     """Run every arm of SPEC: tune on dev, replicate the best configuration, analyse.
 
     The spec and its corpora are checked completely before Ray starts or anything is written.
 
+    It ends with the headline table: per arm, the test metric's mean ± sd over its replicates, n and whether its epoch budget converged (also under -q; -v adds Ray's worker logs).
+
     Exit codes: 0 done; 1 a trial, arm or the analysis failed, or the MLflow server was lost (the resume command is printed); 2 bad input (spec, corpus, flag, or a cluster that cannot place a trial); 130 interrupted (Ctrl-C or SIGTERM).
+
+    Examples:
+
+      nerplat run specs/quickstart.yaml
+
+      nerplat run specs/quickstart.yaml -p smoke --workdir /tmp/smoke
+
+      nerplat run specs/quickstart.yaml --set train.epochs=3
+
+      nerplat run specs/quickstart.yaml --resume
     """
+    from nerplat.analysis.headline import report_headline
     from nerplat.run.runner import ExperimentRunner, Interrupted, RunOptions
     from nerplat.track.store import StoreLost
 
     # Logs and CI are not terminals: give the progress table room instead of rich's default 80 columns.
-    console = Console(width=None if sys.stdout.isatty() else 150, stderr=as_json, quiet=Verbosity.quiet(), highlight=False)
+    width = None if sys.stdout.isatty() else 150
+    console = Console(width=width, stderr=as_json, quiet=Verbosity.quiet(), highlight=False)
+    loud = Console(width=width, stderr=as_json, highlight=False)  # results and errors: printed under -q too
     if rerun_changed and not resume:
         raise UserInputError("--rerun-changed needs --resume: it chooses what a resumed experiment keeps")
+    if progress_every < 1:
+        raise UserInputError(Problem(f"--progress-every must be 1 second or more, got {progress_every}", path="--progress-every"))
+    if metrics_port is not None and not 1 <= metrics_port <= 65535:
+        raise UserInputError(Problem(f"--metrics-port must be a port number from 1 to 65535, got {metrics_port}", path="--metrics-port"))
     plan = compile_spec(spec, profile, overrides)
     options = RunOptions(
         workdir=workdir.resolve(), resume=resume, rerun_changed=rerun_changed, address=address, storage=storage, analyze=analyze, replicate=not tune_only,
-        verbose=verbose or Verbosity.verbose(), progress_every=progress_every, metrics_port=metrics_port,
+        verbose=Verbosity.verbose(), progress_every=progress_every, metrics_port=metrics_port,
     )
     runner = ExperimentRunner(plan, options, console)
     hint = escape(resume_command(spec, profile=profile, overrides=overrides, workdir=workdir, storage=storage, address=address))
     try:
         summary = runner.run()
     except (Interrupted, KeyboardInterrupt):
-        console.print(f"[yellow]interrupted.[/] Finished trials are saved in MLflow; continue with:\n  {hint}", soft_wrap=True)  # one line: copied as is
+        loud.print(f"[yellow]interrupted.[/] Finished trials are saved in MLflow; continue with:\n  {hint}", soft_wrap=True)  # one line: copied as is
         raise typer.Exit(130) from None
     except StoreLost as lost:
-        console.print(f"[red]stopped:[/] {escape(str(lost))}. Finished trials are saved there; once it answers again, continue with:\n  {hint}", soft_wrap=True)  # one line: copied as is
+        loud.print(f"[red]stopped:[/] {escape(str(lost))}. Finished trials are saved there; once it answers again, continue with:\n  {hint}", soft_wrap=True)  # one line: copied as is
         raise typer.Exit(1) from None
+    headline = None if summary.report_dir is None or summary.analysis_error else report_headline(summary.report_dir)
     if as_json:
-        typer.echo(json.dumps(summary_json(summary), indent=2))
+        typer.echo(json.dumps(summary_json(summary, headline), indent=2))
     else:
-        print_summary(summary, console)
+        print_summary(summary, console, loud)
+        if headline is not None:
+            print_headline(headline, loud)
     if summary.status == "failed":
-        console.print(f"[red]run failed[/] (summary run marked failed); fix the errors above and continue with:\n  {hint}", soft_wrap=True)  # one line: copied as is
+        loud.print(f"[red]run failed[/] (summary run marked failed); fix the errors above and continue with:\n  {hint}", soft_wrap=True)  # one line: copied as is
         raise typer.Exit(1)
 
 
-def print_summary(summary, console: Console) -> None:
-    """Per arm its trials, replicates, choice and every failure in full; then where to look."""
+def print_summary(summary, console: Console, errors: Console | None = None) -> None:
+    """Per arm its trials, replicates, choice and every failure in full; then where to look.
+
+    Failures go to `errors` (default `console`): `nerplat run` gives a console that -q leaves on.
+    """
+    errors = errors or console
     for outcome in summary.outcomes:
         chosen = "" if not outcome.chosen else f" chosen {format_values(outcome.chosen)} (dev {outcome.chosen_value:.4f})"
         console.print(escape(f"{outcome.arm}: tune {_counts(outcome.tune_trials)} replicates {_counts(outcome.replicates)}{chosen}"))
         for error in outcome.errors:
-            console.print(f"  [red]error:[/] {escape(error)}")
+            errors.print(f"  [red]error:[/] {escape(error)}")
     console.print(escape(f"MLflow: {summary.tracking_uri} (experiment '{summary.experiment}', id {summary.experiment_id})"))
     browse = shlex.join(["nerplat", "ui", "--tracking-uri", summary.tracking_uri, "--experiment", summary.experiment])
     if summary.optuna_storage is not None:
@@ -106,9 +144,9 @@ def print_summary(summary, console: Console) -> None:
     for line in summary.unconverged:
         console.print(f"[yellow]warning:[/] {escape(line)}")
     if summary.analysis_error:
-        console.print(f"[red]analysis failed:[/] {escape(summary.analysis_error)}")
+        errors.print(f"[red]analysis failed:[/] {escape(summary.analysis_error)}")
     elif summary.failed():
-        console.print(f"[red]{len(summary.failed())} arm(s) had failures[/]: no report was written")
+        errors.print(f"[red]{len(summary.failed())} arm(s) had failures[/]: no report was written")
 
 
 def resume_command(
@@ -129,8 +167,9 @@ def _counts(by_status: dict[str, int]) -> str:
     return ", ".join(f"{count} {status}" for status, count in by_status.items()) or "-"
 
 
-def summary_json(summary: Any) -> dict[str, Any]:
-    """What `nerplat run --json` prints: the experiment, its store, and each arm's outcome."""
+def summary_json(summary: Any, headline: Headline | None = None) -> dict[str, Any]:
+    """What `nerplat run --json` prints: the experiment, its store, each arm's outcome and the
+    headline results (`results`: the rows of the headline table, with full ids; none without a report)."""
     return {
         "experiment": summary.experiment,
         "tracking_uri": summary.tracking_uri,
@@ -140,6 +179,7 @@ def summary_json(summary: Any) -> dict[str, Any]:
         "arms": [dataclasses.asdict(outcome) for outcome in summary.outcomes],
         "status": summary.status,
         "failed": [outcome.arm for outcome in summary.failed()],
+        "results": None if headline is None else headline.as_json(),
     }
 
 
@@ -149,7 +189,8 @@ def register(app: typer.Typer) -> None:
 
 @bench_app.command("run")
 def bench_run_command(
-    profile: Optional[str] = typer.Option(None, "--profile", help="Profile of the bench sweep (smoke: tiny encoder, 4 trials)."),
+    profile: Optional[str] = typer.Option(None, "--profile", help="Profile of the bench sweep (smoke: tiny encoder, 5 trials)."),
+    repeats: int = typer.Option(5, "--repeats", help="Blocks of consecutive trials, and in-process runs (at least 5): figures are their median (min-max)."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON object instead of a table."),
 ) -> None:
     """Start-up overhead, where a 20-trial sweep's slot time goes, and in-trial vs in-process tokens/s."""
@@ -157,38 +198,23 @@ def bench_run_command(
     from nerplat.bench.run import bench_run
 
     console = Console(stderr=as_json)
-    result = bench_run(console, profile)
+    result = bench_run(console, profile, repeats)
     if as_json:
         typer.echo(json.dumps(result.as_dict(), indent=2))
         return
-    rows = [
-        ("start-up, trial start to first step (median), s", f"{result.startup_s:.2f}"),
-        ("start-up, slowest trial (new worker process), s", f"{result.startup_max_s:.2f}"),
-        ("sweep wall time, s", f"{result.sweep_wall_s:.1f}"),
-        ("share of slot time in training steps", f"{result.train_share:.3f}"),
-        ("tokens/s inside a trial", f"{result.trial_tokens_per_s:.0f}"),
-        ("tokens/s in-process (nerplat train)", f"{result.inprocess_tokens_per_s:.0f}"),
-        ("ratio (trial / in-process)", f"{result.ratio:.3f}"),
-    ]
-    print_figures(f"nerplat bench run ({result.trials} trials, {result.slots} at a time)", rows, console)
-    shares = result.slot_time
-    rows = [
-        ("start-up (trial start to first step)", f"{shares.setup:.3f}"),
-        ("training steps", f"{shares.train:.3f}"),
-        ("dev evaluation", f"{shares.evaluate:.3f}"),
-        ("rest of each trial's run (worker start, reports, checkpoints, MLflow)", f"{shares.trial_other:.3f}"),
-        ("between trials (Tune starting the next)", f"{shares.between_trials:.3f}"),
-    ]
-    print_figures("where the slot time goes (wall time x trials at a time)", rows, console)
+    title = f"nerplat bench run ({result.trials} trials, {result.slots} at a time; median (min-max) over {result.repeats} blocks of trials)"
+    print_figures(title, result.rows(), console)
+    print_figures("where the slot time goes (wall time x trials at a time): sweep   blocks", result.share_rows(), console)
 
 
 @bench_app.command("peer")
 def bench_peer_command(
-    trials: Optional[int] = typer.Option(None, "--trials", min=1, help="Trials of each sweep (default: the sweep's 20)."),
+    trials: Optional[int] = typer.Option(None, "--trials", min=1, help="Trials of each side's sweep in each repeat (default: 4; the bench sweep's own 20 take about 7 minutes a repeat)."),
     epochs: Optional[int] = typer.Option(None, "--epochs", min=1, help="Epochs of each trial (default: the sweep's 4)."),
     sentences: Optional[int] = typer.Option(None, "--sentences", min=1, help="CoNLL-2003 training sentences (default: the sweep's 100)."),
     encoder: Optional[str] = typer.Option(None, "--encoder", help="Encoder (default: the sweep's minilm-l6; tiny for a quick check)."),
     threads: Optional[int] = typer.Option(None, "--threads", min=1, help="torch threads of each side's one running trial (default: all CPUs)."),
+    repeats: int = typer.Option(5, "--repeats", help="Sweeps of each side, in turns (at least 5): figures are their median (min-max)."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON object instead of a table."),
 ) -> None:
     """The bench sweep run by nerplat and by Hugging Face Trainer + Optuna: wall time, per-trial time, best dev F1, ratio."""
@@ -197,28 +223,30 @@ def bench_peer_command(
     from nerplat.bench.peer import bench_peer
 
     console = Console(stderr=as_json)
-    result = bench_peer(console, trials=trials, epochs=epochs, sentences=sentences, encoder=encoder, threads=threads)
+    result = bench_peer(console, trials=trials, epochs=epochs, sentences=sentences, encoder=encoder, threads=threads, repeats=repeats)
     if as_json:
         typer.echo(json.dumps(result.as_dict(), indent=2))
         return
     title = (
         f"nerplat bench peer ({result.trials} trials x {result.epochs} epochs, {result.sentences} sentences, "
-        f"{result.encoder}; each side one trial at a time on {result.threads} threads)"
+        f"{result.encoder}; each side one trial at a time on {result.threads} threads; median (min-max) of "
+        f"{result.repeats} repeats, the sides in turns)"
     )
     table = Table(title=title)
     table.add_column("")
     for side in (result.nerplat, result.peer):
         table.add_column(side.name, justify="right")
-    table.add_row("wall time, s", f"{result.nerplat.wall_s:.1f}", f"{result.peer.wall_s:.1f}")
-    table.add_row("per trial, s", f"{result.nerplat.per_trial_s:.1f}", f"{result.peer.per_trial_s:.1f}")
-    table.add_row("best dev micro F1", f"{result.nerplat.best_dev_micro_f1:.3f}", f"{result.peer.best_dev_micro_f1:.3f}")
+    table.add_row("wall time, s", result.nerplat.wall_s.text(1), result.peer.wall_s.text(1))
+    table.add_row("per trial, s", result.nerplat.per_trial_s.text(1), result.peer.per_trial_s.text(1))
+    table.add_row("best dev micro F1", result.nerplat.best_dev_micro_f1.text(3), result.peer.best_dev_micro_f1.text(3))
     console.print(table)
-    console.print(f"ratio (peer wall / nerplat wall): {result.ratio:.2f}")
-    rates = {side.name: ", ".join(f"{rate:.3g}" for rate in side.learning_rates) for side in (result.nerplat, result.peer)}
-    if result.peer.learning_rates == result.nerplat.learning_rates:
+    console.print(f"ratio (peer wall / nerplat wall): {result.ratio.text(2)}")
+    console.print(f"best dev micro F1, nerplat minus peer: {result.best_dev_difference.text(3)}")
+    rates = {side.name: "; ".join(", ".join(f"{rate:.3g}" for rate in drawn) for drawn in side.learning_rates) for side in (result.nerplat, result.peer)}
+    if result.same_learning_rates:
         console.print(f"learning rates tried by both: {rates['nerplat']}")
     else:
-        console.print("the two sides tried different learning rates: " + "; ".join(f"{k}: {v}" for k, v in rates.items()))
+        console.print("the two sides tried different learning rates: " + " | ".join(f"{k}: {v}" for k, v in rates.items()))
 
 @bench_app.command("tracking")
 def bench_tracking_command(

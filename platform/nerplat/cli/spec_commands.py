@@ -17,9 +17,10 @@ from pydantic_core import to_jsonable_python
 from rich.console import Console
 from rich.table import Table
 
-from nerplat.cli.options import PROFILE_OPTION, SET_OPTION, message_console, problem_json
+from nerplat.cli.options import PROFILE_OPTION, SET_OPTION, add_rows, message_console, problem_json
 from nerplat.config.trial import Component
 from nerplat.errors import UserInputError
+from nerplat.plan.model import Plan
 
 SPEC_HELP = "A spec file (YAML)."
 
@@ -70,7 +71,9 @@ def plan(
     overrides: list[str] = SET_OPTION,
     as_json: bool = typer.Option(False, "--json", help="Print the plan as JSON on stdout."),
 ) -> None:
-    """Show the arms a spec compiles to (dataset x sampler x method): search spaces, tune trials, replicates."""
+    """Show the arms a spec compiles to (dataset x sampler x method): search spaces, tune trials, replicates.
+
+    Arms are named by their short labels (MLflow's run names); --json gives every id in full."""
     from nerplat.cli.options import compile_spec
 
     compiled = compile_spec(spec, profile, overrides)
@@ -79,16 +82,22 @@ def plan(
         return
     title = f"{compiled.experiment}" + (f" (profile {compiled.profile})" if compiled.profile else "")
     table = Table(title=title, title_justify="left", caption=compiled.description or None, caption_justify="left")
-    for column in ("arm", "dataset", "sampler", "method", "objective", "head", "searched"):
-        table.add_column(column, overflow="fold")
+    for column in ("arm", "objective", "head", "searched"):
+        table.add_column(column)
     table.add_column("tune", justify="right")
-    table.add_column("replicates", justify="right")
-    for arm in compiled.arms:
-        searched = "\n".join(f"{key} ~ {d.label()}" for key, d in arm.search_space.items()) or "-"
-        row = (arm.id, arm.dataset, arm.sampler_description, arm.method, arm.objective, arm.head, searched)
-        table.add_row(*row, str(arm.tune_trials), str(len(arm.replicates)))
+    table.add_column("reps", justify="right")
+    rows = [
+        (
+            arm.label, arm.objective, arm.head,
+            "\n".join(f"{key} ~ {d.label()}" for key, d in arm.search_space.items()) or "-",
+            str(arm.tune_trials), str(len(arm.replicates)),
+        )
+        for arm in compiled.arms
+    ]  # fmt: skip
     console = Console(highlight=False, markup=False)
-    console.print(table)
+    console.print(add_rows(table, rows))
+    for line in _setting_lines(compiled):
+        console.print(line)
     tune_trials = sum(arm.tune_trials for arm in compiled.arms)
     replicates = sum(len(arm.replicates) for arm in compiled.arms)
     console.print(
@@ -100,9 +109,21 @@ def plan(
         console.print(
             f"tune: {_component_text(tune.searcher)}, scheduler {_component_text(tune.scheduler)}, "
             f"{'maximise' if tune.mode == 'max' else 'minimise'} {tune.metric}, "
-            f"{tune.max_concurrent or 'as many as resources allow'} trials at once"
+            f"{tune.max_concurrent or 'as many as resources allow'} trials at once, seed {tune.seed} (each arm's searcher its own)"
         )
+        for method, points in tune.enqueue.items():  # run first, once each
+            console.print(f"  {method} starts from: " + "; ".join(", ".join(f"{k}={v}" for k, v in p.items()) for p in points))
     console.print(f"replicates evaluated on {compiled.replicate_split}; plan sha256 {compiled.sha256()}")
+
+
+def _setting_lines(compiled: Plan) -> list[str]:
+    """What the arm labels leave out: the dataset and the sampler setting of the arms (full ids: --json)."""
+    datasets = list(dict.fromkeys(arm.dataset for arm in compiled.arms))
+    samplers = dict.fromkeys((arm.sampler, arm.sampler_description) for arm in compiled.arms)
+    lines = [f"dataset{'s' if len(datasets) > 1 else ''}: {', '.join(datasets)}"]
+    if len(samplers) == 1:
+        return lines + [f"sampler: {next(iter(samplers))[1]}"]
+    return lines + ["samplers:"] + [f"  {label}: {description}" for label, description in samplers]
 
 
 def _component_text(component: Component) -> str:

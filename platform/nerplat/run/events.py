@@ -11,7 +11,6 @@ Tune delivers a checkpointed result first and registers its checkpoint in a late
 from __future__ import annotations
 
 import shutil
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,6 @@ from nerplat.trial.report import Evaluation, TrialResult
 @dataclass
 class _Running:
     job: TrialJob
-    started: float = field(default_factory=time.monotonic)
 
 
 @dataclass
@@ -73,7 +71,7 @@ class TrialEvents(Callback):
             self.search.record_run(trial.trial_id, run.run_id, run.name)
         self.running[trial.trial_id] = _Running(job)
         progress = self._progress(job)
-        progress.running += 1
+        self.board.trial_started(trial.trial_id, progress)
         self._counted(progress)
 
     def on_trial_result(self, iteration: int, trials: list, trial: Any, result: dict, **info: Any) -> None:
@@ -87,6 +85,8 @@ class TrialEvents(Callback):
         elif EVALUATION_KEY in result:
             evaluation = Evaluation.from_dict(result[EVALUATION_KEY])
             self.ledger.record_evaluation(trial.trial_id, evaluation, awaits_checkpoint=bool(result.get(SHOULD_CHECKPOINT)))
+            epoch_seconds = (evaluation.timings.train + evaluation.timings.evaluate) / max(1, evaluation.epoch)
+            self.board.trial_evaluated(trial.trial_id, evaluation.epoch, evaluation.epochs, epoch_seconds)
             if state.job.select_metric in evaluation.dev_best:
                 self._progress(state.job).offer(evaluation.dev_best[state.job.select_metric])
             run_name = self.ledger.run_name(trial.trial_id)
@@ -129,8 +129,7 @@ class TrialEvents(Callback):
         self.metrics.ended(trial.trial_id)
         self.outcomes[trial.trial_id] = status
         progress = self._progress(state.job)
-        progress.running = max(0, progress.running - 1)
-        progress.trial_seconds.append(time.monotonic() - state.started)
+        self.board.trial_ended(trial.trial_id)
         if status == "completed":
             progress.finished += 1
         elif status == "early_stopped":

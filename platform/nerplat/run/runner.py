@@ -275,6 +275,7 @@ class ExperimentRunner:
         self.tracker: ExperimentTracker | None = None
         self.ledger: RunLedger | None = None
         self.board = ProgressBoard(plan.experiment, console, every=options.progress_every)
+        self.board.describe(plan.arms)
         self.metrics = TrialMetrics(plan.experiment)
         self.spec_change: SpecChange | None = None  # set when a resume's spec differs from the experiment's
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from nerplat.cli import main, package_version
+from nerplat.cli import hoist_global_flags, main, package_version
 from nerplat.cli.options import format_values
 from nerplat.cli.run_commands import print_summary, summary_json
 from nerplat.cli.train_commands import split_assignments
@@ -39,6 +39,15 @@ def test_shell_completion_completes_command_names():
 def test_quiet_validate_prints_nothing_on_success(capsys):
     assert run(capsys, "validate", QUICKSTART)[1].startswith("OK ")
     assert run(capsys, "-q", "validate", QUICKSTART)[1:] == ("", "")
+
+
+def test_quiet_and_verbose_may_follow_the_command(capsys):
+    assert hoist_global_flags(["plan", "s.yaml", "-q", "--set", "a=1", "--", "-v"]) == ["-q", "plan", "s.yaml", "--set", "a=1", "--", "-v"]
+    assert run(capsys, "validate", QUICKSTART, "-q")[1:] == ("", "")
+    code, out, _ = run(capsys, "plan", QUICKSTART, "-q")  # the plan is a result: printed under -q too
+    assert code == 0 and "auc2t" in out
+    code, _, err = run(capsys, "validate", QUICKSTART, "-v", "--quiet")
+    assert code == 2 and "not both" in err
 
 
 def test_quiet_and_verbose_together_are_refused(capsys):
@@ -116,6 +125,7 @@ def test_run_summary_lines_are_readable():
 def test_run_summary_json():
     data = summary_json(summary())
     assert data["failed"] == ["a/full/ce"] and data["arms"][0]["chosen"] == {"objective.lambda": 0.123456789}
+    assert data["results"] is None  # no report: no results
     json.dumps(data)
 
 

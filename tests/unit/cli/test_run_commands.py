@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 from rich.console import Console
@@ -122,3 +123,75 @@ def test_rerun_changed_reaches_the_runner_with_resume_and_is_refused_without_it(
     assert main(["run", spec, "--rerun-changed"]) == 2
     assert seen == [(True, True)]
     assert "error: --rerun-changed needs --resume" in capsys.readouterr().err
+
+
+def report_folder(folder: Path) -> Path:
+    """A report's summary.parquet and settings.json, as the analysis writes them, for two arms."""
+    import polars as pl
+
+    from nerplat.analysis.settings import AnalysisSettings
+
+    rows = [
+        {"dataset": "conll2003", "sampler_family": "low_resource", "sampler": "untyped+low_resource(size=100, partitions=3)",
+         "sampler_label": "untyped+low_resource-100", "encoder": "minilm-l6", "head": "softmax", "objective": method,
+         "method": method, "metric": "test_micro_f1", "size": 100, "n": 3, "mean": mean, "sd": 0.0123456, "se": 0.007,
+         "ci_low": 0.5, "ci_high": 0.6, "converged": converged}
+        for method, mean, converged in (("mom", 0.5523, False), ("ce", 0.5681, True))
+    ]
+    folder.mkdir(parents=True)
+    pl.DataFrame(rows).write_parquet(folder / "summary.parquet")
+    (folder / "settings.json").write_text(AnalysisSettings(baseline="ce", decimals=3).model_dump_json())
+    return folder
+
+
+def test_run_ends_with_the_headline_table_even_under_quiet_and_its_json_has_the_same_numbers(monkeypatch, tmp_path, capsys):
+    from nerplat.cli import main
+    from nerplat.run import runner
+
+    report = report_folder(tmp_path / "reports" / "e")
+
+    def finished(self):
+        return RunSummary("e", "sqlite:///m.db", "1", [ArmOutcome("conll2003/untyped+low_resource-100/ce", {}, None, {}, {"completed": 3})], report_dir=report)
+
+    monkeypatch.setattr(runner.ExperimentRunner, "run", finished)
+    monkeypatch.setenv("COLUMNS", "80")
+    spec = str(Path(__file__).parents[2] / "integration" / "specs" / "tiny_run.yaml")
+    assert main(["-q", "run", spec]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert "MLflow:" not in out and "replicates 3 completed" not in out  # notes: left out under -q
+    assert any("ce" in line and "0.568 ± 0.012" in line and "yes" in line for line in lines), out
+    assert any("mom" in line and "0.552 ± 0.012" in line and " no " in line for line in lines), out
+    assert lines.index(next(line for line in lines if "│ ce " in line)) < lines.index(next(line for line in lines if "│ mom " in line))  # baseline first
+    assert main(["run", spec, "--json"]) == 0
+    results = json.loads(capsys.readouterr().out)["results"]
+    assert [(r["arm"], r["label"], r["mean"], r["sd"], r["n"], r["converged"]) for r in results] == [
+        ("conll2003/untyped+low_resource-100/ce", "ce", 0.5681, 0.0123456, 3, True),
+        ("conll2003/untyped+low_resource-100/mom", "mom", 0.5523, 0.0123456, 3, False),
+    ]
+
+
+def test_run_help_shows_its_examples_whole_at_80_columns(monkeypatch, capsys):
+    from nerplat.cli import main
+
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["run", "--help"]) == 0
+    text = capsys.readouterr().out
+    assert "…" not in text and max(len(line) for line in text.splitlines()) <= 80
+    lines = [line.strip() for line in text.splitlines()]
+    assert "nerplat run specs/quickstart.yaml --set train.epochs=3" in lines and "nerplat run specs/quickstart.yaml --resume" in lines
+
+
+def test_the_plan_table_names_arms_by_their_labels_and_splits_no_word_at_80_columns(monkeypatch, capsys):
+    from nerplat.cli import main
+
+    monkeypatch.setenv("COLUMNS", "80")
+    spec = str(Path(__file__).parents[3] / "specs" / "entity_ratio.yaml")
+    assert main(["plan", spec]) == 0
+    text = capsys.readouterr().out
+    assert max(len(line) for line in text.splitlines()) <= 80
+    words = {word for line in text.splitlines() for word in line.replace("│", " ").split()}
+    assert {"comauc_2t", "entity_ratio-100-0.01", "two_task", "replicates"} <= words  # whole, never "entity_ra" + "tio"
+    assert "untyped+entity_ratio-100-0.01: untyped+entity_ratio(size=100, ratio=0.01)" in text  # what the labels leave out
+    assert main(["plan", spec, "--json"]) == 0
+    assert "conll2003/untyped+entity_ratio-100-0.01/comauc_2t" in {arm["id"] for arm in json.loads(capsys.readouterr().out)["arms"]}
