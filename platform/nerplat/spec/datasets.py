@@ -3,7 +3,8 @@
 A name must be registered (`nerplat registry` lists the corpora) or be `hf:<hub id>`; a path is a
 folder, relative to the spec's own folder unless absolute, whose files are in a registered format
 (`conll` unless `format:` says otherwise). Labels: the name with '/' written '--' (`hf:org--corpus`),
-or the folder's name.
+or the folder's name, with what a run key cannot hold written as `%XX` (`o'brien` -> `o%27brien`,
+`nerplat.track.names.key_text`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from nerplat.registry import Catalog
 from nerplat.spec.loader import Document, YamlPath, format_path
 from nerplat.spec.params import check_params
 from nerplat.spec.schema import HUB_PREFIX, SAVED_FOLDER_PREFIXES, DatasetSection
+from nerplat.track.names import key_text
 
 DatasetCheck = Callable[[DatasetRef], list[str]]  # deeper checks by the data layer: messages, [] when fine
 
@@ -55,14 +57,14 @@ def resolve_datasets(
                     message = f"{folder} is not a dataset saved with save_to_disk (no {SAVED_DATASET_MARKER}): save a DatasetDict there"
                     problems.append(document.problem(message, name_at))
                     continue
-                section, label = saved, HUB_PREFIX + folder.name
+                section, label = saved, HUB_PREFIX + key_text(folder.name)
         else:
             folder = Path(section.path).expanduser()
             folder = folder if folder.is_absolute() else (spec_folder / folder)
             if not folder.is_dir():
                 problems.append(document.problem(f"no corpus folder at {folder}", at + ("path",)))
                 continue
-            label, path = folder.resolve().name, str(folder.resolve())
+            label, path = key_text(folder.resolve().name), str(folder.resolve())
         data_format, found = _resolve_format(document, section, at, catalog)
         if found:
             problems += found

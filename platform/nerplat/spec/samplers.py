@@ -28,6 +28,7 @@ from nerplat.registry import Catalog
 from nerplat.spec.loader import Document, YamlPath, format_path
 from nerplat.spec.params import canonical_keys, check_params
 from nerplat.spec.schema import parse_component_ref
+from nerplat.track.names import key_text
 from nerplat.validation import describe
 
 NO_SAMPLER_LABEL = "full"
@@ -148,4 +149,4 @@ def _slug(value: Any) -> str:
         return "_".join(_slug(v) for v in value)
     if isinstance(value, dict):
         return "_".join(f"{k}{_slug(v)}" for k, v in value.items())
-    return str(value).replace("/", "--").replace(" ", "_")
+    return key_text(str(value).replace("/", "--").replace(" ", "_"))

@@ -8,7 +8,9 @@ A key is deterministic and unique in its experiment; it is the `nerplat.run_key`
     summary                                        one per experiment (plan, spec, environment, report)
 
 Keys go into MLflow search filters between single quotes, which cannot be escaped there, so
-quotes and backslashes are refused rather than silently changed. (Experiments written before keys
+quotes and backslashes are refused rather than silently changed; names that come from outside a
+spec's own vocabulary (a corpus folder's name, a sampler's text parameter) pass `key_text` first,
+which writes those characters as `%XX`. (Experiments written before keys
 became tags used them as run names; lookups fall back to the name there.)
 
 A name is what MLflow's runs table shows: short, and distinct among the runs beside it. It starts
@@ -22,10 +24,13 @@ with the arm's label (`plan/labels.py`), so a name cut short still tells the arm
 
 from __future__ import annotations
 
+import re
+
 SEPARATOR = " · "  # between the parts of a name, and of an arm label (`plan/labels.py`)
 SUMMARY_RUN_KEY = "summary"
 SUMMARY_RUN_NAME = "summary"
 _FORBIDDEN = set("'\"\\\n\r\t")
+_ENCODED = re.compile(r"^\s+|\s+$|['\"\\\n\r\t]")  # what `key_text` writes as %XX
 
 
 def check_run_key_part(part: str, what: str) -> str:
@@ -36,6 +41,12 @@ def check_run_key_part(part: str, what: str) -> str:
     if bad:
         raise ValueError(f"{what} {part!r} contains {bad!r}, which MLflow run search cannot match")
     return part
+
+
+def key_text(text: str) -> str:
+    """`text` fit to be part of a run key: quotes, backslashes, line breaks and tabs, and spaces at
+    either end, written as `%XX` (`o'brien` -> `o%27brien`); other text unchanged."""
+    return _ENCODED.sub(lambda found: "".join(f"%{ord(c):02X}" for c in found.group()), text)
 
 
 def arm_run_key(arm: str, phase: str) -> str:

@@ -2,7 +2,9 @@
 every split and `nerplat run` does so before Ray starts; both exit 2, name the file and line and
 what to do, and write nothing."""
 
+import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -10,6 +12,7 @@ import pytest
 from nerplat.cli import main
 
 HOSTILE = Path(__file__).parents[2] / "fixtures" / "corpora" / "hostile"
+TINY = HOSTILE.parent / "tiny"
 
 # corpus folder -> (dataset options, text the message contains, file:line it names or None)
 CASES = {
@@ -35,7 +38,7 @@ CASES = {
 
 def spec_for(folder: Path, options: str, where: Path) -> Path:
     spec = where / "spec.yaml"
-    spec.write_text(f"experiment: hostile\ndataset: {{path: '{folder}'{options}}}\nmethods: {{ce: {{loss: ce}}}}\n")
+    spec.write_text(f"experiment: hostile\ndataset: {{path: {json.dumps(str(folder))}{options}}}\nmethods: {{ce: {{loss: ce}}}}\n")
     return spec
 
 
@@ -84,3 +87,23 @@ def test_a_corpus_fixed_after_a_failed_validate_is_read_again(capsys, tmp_path):
     (folder / "train.txt").write_text("EU\tB-ORG\nrejects\tO\n")
     capsys.readouterr()
     assert main(["validate", str(spec)]) == 0, capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("folder_name", "label"),
+    [("o'brien", "o%27brien"), ('say "hi"', "say %22hi%22"), ("back\\slash", "back%5Cslash"), (" padded ", "%20padded%20")],
+)
+def test_a_folder_name_a_run_key_cannot_hold_is_written_as_percent_escapes(folder_name, label, capsys, tmp_path):
+    """Run keys go into MLflow filters between quotes: `run` once died on such a folder after Ray started."""
+    from nerplat.catalog import default_catalog
+    from nerplat.plan.compiler import compile_plan
+    from nerplat.track.names import arm_run_key, replicate_run_key
+
+    folder = tmp_path / folder_name
+    shutil.copytree(TINY, folder)
+    spec = spec_for(folder, "", tmp_path)
+    assert main(["validate", str(spec)]) == 0, capsys.readouterr().err
+    plan = compile_plan(spec, default_catalog())
+    [arm] = plan.arms
+    assert arm.dataset == label and arm.id == f"{label}/full/ce"
+    assert arm_run_key(arm.id, "tune") and replicate_run_key(arm.id, 1, 0)

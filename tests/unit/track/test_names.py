@@ -36,3 +36,11 @@ def test_keys_are_deterministic():
 def test_keys_that_search_filters_cannot_match_are_refused(arm):
     with pytest.raises(ValueError, match="arm"):
         arm_run_key(arm, "tune")
+
+
+def test_key_text_writes_what_a_run_key_cannot_hold_as_percent_escapes():
+    from nerplat.track.names import check_run_key_part, key_text
+
+    assert key_text("o'brien") == "o%27brien" and key_text(' a"b\\c\t') == "%20a%22b%5Cc%09"
+    assert key_text("low_resource-100") == "low_resource-100"
+    assert check_run_key_part(key_text(" o'brien "), "arm")
