@@ -30,14 +30,17 @@ from rich.console import Console
 from rich.markup import escape
 
 from nerplat.errors import Problem, StorageError, UserInputError
+from nerplat.kill_points import kill_point
 from nerplat.plan.compiler import TUNE_SEED
 from nerplat.plugins import files_record
-from nerplat.plan.model import Arm, Plan
+from nerplat.plan.model import Arm, Plan, Replicate
 from nerplat.run.allocator import worker_malloc_line, worker_preload
 from nerplat.run.exported_metrics import TrialMetrics
 from nerplat.run.job import PHASE_KEY, TrialJob
 from nerplat.run.ledger import FinishedTrial, RunLedger
+from nerplat.run.looks import ReplicateLooks, claimed_arms, needed_arms
 from nerplat.run.progress import DEFAULT_EVERY, ProgressBoard
+from nerplat.run.ray_preflight import joining_problem, refuse_busy_port, refuse_small_file_size_limit, refuse_unreachable_cluster
 from nerplat.run.spec_change import SpecChange, spec_change
 from nerplat.track import schema
 from nerplat.track.runs import ExperimentTracker, experiment_exists
@@ -141,10 +144,15 @@ def quiet_library_logs(verbose: bool) -> None:
     optuna.logging.set_verbosity(optuna.logging.INFO if verbose else optuna.logging.WARNING)
 
 
-def connect_ray(address: str | None, verbose: bool, metrics_port: int | None = None) -> str | None:
+def connect_ray(address: str | None, verbose: bool, metrics_port: int | None = None, flag: str = "--address") -> str | None:
     """Embedded local Ray, reachable from this machine only, unless `address` names a running cluster
-    (the runner's `ray_address`: --address, else RAY_ADDRESS). Returns the Ray dashboard's URL (None
-    when the cluster runs none).
+    (the runner's `ray_address`: --address, else RAY_ADDRESS; `flag` says which, for messages).
+    Returns the Ray dashboard's URL (None when the cluster runs none).
+
+    The embedded Ray is always a new cluster (`address="local"`): without it `ray.init` joins the
+    cluster /tmp/ray/ray_current_cluster names (another user's `ray start`, or a stale file that
+    makes it retry "Failed to connect to GCS" for ever). Joining one takes --address or RAY_ADDRESS.
+    What Ray would report only as a timeout is refused first (`run.ray_preflight`).
 
     `metrics_port` is where the embedded Ray's metrics agent serves Prometheus (Ray's metrics and
     nerplat's, `run.exported_metrics`); a running cluster's nodes set theirs with `ray start
@@ -171,9 +179,15 @@ def connect_ray(address: str | None, verbose: bool, metrics_port: int | None = N
                     path="--metrics-port",
                 )
             )
-        return dashboard_url(ray.init(address=address, **kwargs))
+        refuse_unreachable_cluster(address, flag)
+        try:
+            return dashboard_url(ray.init(address=address, **kwargs))
+        except (ConnectionError, RuntimeError, ValueError, ray.exceptions.RayError) as error:  # RayError: AuthenticationError
+            raise joining_problem(address, flag, error) from None
     if metrics_port is not None:
+        refuse_busy_port(metrics_port)
         kwargs["_metrics_export_port"] = metrics_port
+    refuse_small_file_size_limit()
     kwargs["runtime_env"]["env_vars"].update(worker_preload(os.environ))  # a cluster's nodes choose their own
     # Every process of an embedded cluster (GCS, raylet, workers, agents) listens on loopback only:
     # Ray binds its servers to the node IP when that is loopback, and takes loopback as the node IP
@@ -187,7 +201,7 @@ def connect_ray(address: str | None, verbose: bool, metrics_port: int | None = N
     try:
         # The dashboard (state API) is what Train V2 uses to clean up stopped trials: without it a trial
         # that ASHA stops is never cleaned up and later trials wait for their worker group forever.
-        return dashboard_url(ray.init(include_dashboard=True, dashboard_host="127.0.0.1", **kwargs))
+        return dashboard_url(ray.init(address="local", include_dashboard=True, dashboard_host="127.0.0.1", **kwargs))
     finally:
         ray_constants.ENABLE_RAY_CLUSTER = multi_node  # a later ray.init(address=...) finds its node as usual
 
@@ -247,12 +261,6 @@ def placement_problem(arm: Arm, nodes: list[dict[str, float]]) -> str | None:
 
 def _amounts(resources: dict[str, float]) -> str:
     return ", ".join(f"{name} {amount:g}" for name, amount in resources.items())
-
-
-def choose_configuration(finished: list[FinishedTrial], mode: str) -> tuple[dict[str, Any], float]:
-    """The searched values of the best finished trial by its dev value; the first one on ties."""
-    best = (max if mode == "max" else min)(finished, key=lambda trial: trial.value)
-    return best.values, best.value
 
 
 def _select_key(plan: Plan) -> str:
@@ -352,7 +360,8 @@ class ExperimentRunner:
         """Connects to Ray (its start takes tens of seconds: said before, and its dashboard after)."""
         address = self.ray_address
         self.board.stage(f"connecting to Ray at {address}" if address else "starting Ray (embedded, on 127.0.0.1)")
-        url = connect_ray(address, self.options.verbose, self.options.metrics_port)
+        flag = "--address" if self.options.address else "RAY_ADDRESS"
+        url = connect_ray(address, self.options.verbose, self.options.metrics_port, flag)
         started = f"connected to Ray at {address}" if address else "Ray started"
         line = f"{started}, dashboard at {url}" if url else f"{started} (no dashboard URL)"
         if self.options.metrics_port is not None:
@@ -399,6 +408,7 @@ class ExperimentRunner:
         if not (self.options.analyze and self.options.replicate) or summary.failed():
             return
         self.board.stage(f"analysis: statistics, tables and plots into {self.report_dir}")
+        kill_point("analysis")
         try:
             report = self._analyze()
         except StorageError as error:
@@ -498,7 +508,7 @@ class ExperimentRunner:
 
     def _tune_arm(self, arm: Arm, outcome: ArmOutcome) -> None:
         """Searches the arm's space on dev (continuing an earlier session's trials), then chooses."""
-        ledger, mode = self.ledger, self.plan.tune.mode
+        ledger = self.ledger
         parent = ledger.start_phase(arm, "tune", params={"search_space": {k: v.label() for k, v in arm.search_space.items()}})
         metric = f"dev_best_{self.select_metric}"
         previous = ledger.finished_trials(parent.run_id, metric)
@@ -529,9 +539,32 @@ class ExperimentRunner:
                 )
                 ledger.finish(parent.run_id, "failed")
                 return
-        outcome.chosen, outcome.chosen_value = choose_configuration(previous, mode)
-        ledger.record_choice(parent.run_id, outcome.chosen, metric, outcome.chosen_value)
+        chosen = self._chosen_trial(arm, parent.run_id, previous)
+        outcome.chosen, outcome.chosen_value = chosen.values, chosen.value
+        ledger.record_choice(parent.run_id, chosen, metric)
         ledger.finish(parent.run_id, "completed")
+
+    def _arm_study(self, arm: Arm, parent_run_id: str, previous: list[FinishedTrial]) -> Any:
+        """The arm's Optuna study, in step with MLflow's finished trials (run/study.py)."""
+        from nerplat.run.search import optuna_distributions
+        from nerplat.run.study import ArmStudy, prepare_study
+
+        study = ArmStudy(self.study_storage, study_name(self.plan.experiment, arm.id), tuple(previous))
+        metric = f"dev_best_{self.select_metric}"
+        distributions = optuna_distributions(arm.search_space)
+        if prepare_study(study, owner=parent_run_id, metric=metric, mode=self.plan.tune.mode, distributions=distributions):
+            self.console.print(
+                f"[yellow]replaced the Optuna study {escape(study.name)}[/] in {escape(self.optuna_storage)}: it held the "
+                "trials of another MLflow run of this arm, since deleted (the experiment or the arm started anew)"
+            )
+        return study
+
+    def _chosen_trial(self, arm: Arm, parent_run_id: str, previous: list[FinishedTrial]) -> FinishedTrial:
+        """The study's best trial, once the study agrees with MLflow: nerplat and optuna-dashboard
+        choose the same trial, ties included (run/study.py, `chosen_trial`)."""
+        from nerplat.run.study import chosen_trial
+
+        return chosen_trial(self._arm_study(arm, parent_run_id, previous))
 
     def _search(self, arm: Arm, parent_run_id: str, previous: list[FinishedTrial], remaining: int) -> tuple[list[str], bool]:
         """One Tuner over `remaining` new trials, continuing the arm's Optuna study; returns the arm's
@@ -539,21 +572,17 @@ class ExperimentRunner:
         from ray import tune
 
         from nerplat.run.events import TrialEvents
-        from nerplat.run.search import SCHEDULERS, SEARCHERS, optuna_distributions, tune_domains
-        from nerplat.run.study import ArmStudy, fail_running, prepare_study
+        from nerplat.run.search import SCHEDULERS, SEARCHERS, searcher_seed, tune_domains
+        from nerplat.run.study import asked_trials, enqueue_unfinished, fail_running
         from nerplat.run.trainable import nerplat_trial, trial_resources
 
         settings = self.plan.tune
         metric = f"dev_best_{self.select_metric}"
-        study = ArmStudy(self.study_storage, study_name(self.plan.experiment, arm.id), tuple(previous))
-        distributions = optuna_distributions(arm.search_space)
-        if prepare_study(study, owner=parent_run_id, metric=metric, mode=settings.mode, distributions=distributions):
-            self.console.print(
-                f"[yellow]replaced the Optuna study {escape(study.name)}[/] in {escape(self.optuna_storage)}: it held the "
-                "trials of another MLflow run of this arm, since deleted (the experiment or the arm started anew)"
-            )
+        study = self._arm_study(arm, parent_run_id, previous)
+        enqueue_unfinished(study, settings.enqueue.get(arm.method, ()))  # the spec's starting points, each once
+        seed = searcher_seed(settings.seed, arm.id, asked_trials(study))
         searcher = SEARCHERS.build(
-            settings.searcher.name, settings.searcher.params, at="tune.search", space=arm.search_space, seed=0, study=study
+            settings.searcher.name, settings.searcher.params, at="tune.search", space=arm.search_space, seed=seed, study=study
         )
         evaluations = max(1, arm.fixed["train"]["epochs"] // arm.fixed["train"]["eval_every"])
         scheduler = SCHEDULERS.build(settings.scheduler.name, settings.scheduler.params, at="tune.scheduler", max_t=evaluations)
@@ -587,29 +616,68 @@ class ExperimentRunner:
     # -- replicate phase ---------------------------------------------------------------------
 
     def _replicate(self, arms: list[Arm], outcomes: dict[str, ArmOutcome]) -> None:
-        """Re-trains each arm's chosen configuration for every replicate not yet completed."""
-        jobs, parents = [], {}
-        for arm in arms:
-            jobs += self._replicate_jobs(arm, outcomes[arm.id].chosen or {}, parents)
-        if jobs:
-            self.board.stage(f"replicates: {len(jobs)} runs of {len(arms)} arm(s) with their chosen configurations")
-            for arm_id, errors in self._fit_replicates(arms, jobs).items():
-                outcomes[arm_id].errors += errors
+        """Re-trains each arm's chosen configuration for every replicate not yet completed: all at
+        once, or look by look under a sequential design (`run.looks`) while some claim needs the arm."""
+        parents: dict[str, str] = {}
+        asked = {arm.id: arm.replicates for arm in arms}
+        if self.plan.sequential is None:
+            self._replicate_look(arms, asked, outcomes, parents)
+        else:
+            looks = ReplicateLooks(self.plan.sequential, tuple(sorted({r.seed for a in arms for r in a.replicates})))
+            claimed = claimed_arms(arms, self.plan.claims)
+            active = list(arms)
+            for look in range(looks.looks(arms)):
+                asked.update({arm.id: looks.replicates(arm, look) for arm in active})
+                self.board.stage(f"look {look + 1}: replicates of {len(active)} arm(s) up to {max(len(asked[a.id]) for a in active)} each")
+                self._replicate_look(active, asked, outcomes, parents)
+                if any(outcomes[a.id].errors for a in active):
+                    break  # a failed replicate leaves its claims unjudged: a resume runs it again first
+                needed = needed_arms(self._claim_verdicts(), claimed)
+                active = [arm for arm in active if arm.id in needed and len(asked[arm.id]) < len(arm.replicates)]
+                if not active:
+                    break
         for arm in arms:
             statuses = self.ledger.statuses(parents[arm.id])
             outcomes[arm.id].replicates = statuses
             self.ledger.record_replicate_summary(parents[arm.id], self.plan.replicate_split)
-            complete = statuses.get("completed", 0) == len(arm.replicates)
+            complete = statuses.get("completed", 0) >= len(asked[arm.id])
             if complete:
                 self._register_models(arm, parents[arm.id])
             self.ledger.finish(parents[arm.id], "completed" if complete else "failed")
 
-    def _replicate_jobs(self, arm: Arm, chosen: dict[str, Any], parents: dict[str, str]) -> list[dict[str, Any]]:
+    def _replicate_look(
+        self, arms: list[Arm], asked: dict[str, tuple[Replicate, ...]], outcomes: dict[str, ArmOutcome], parents: dict[str, str]
+    ) -> None:
+        """Runs the `asked` replicates of `arms` that have not completed, all in one Tuner."""
+        jobs = []
+        for arm in arms:
+            jobs += self._replicate_jobs(arm, asked[arm.id], outcomes[arm.id].chosen or {}, parents)
+        if jobs:
+            self.board.stage(f"replicates: {len(jobs)} runs of {len(arms)} arm(s) with their chosen configurations")
+            for arm_id, errors in self._fit_replicates(arms, jobs).items():
+                outcomes[arm_id].errors += errors
+
+    def _claim_verdicts(self) -> Any:
+        """The claims judged on the replicates finished so far (statistics only: no ASO, no convergence)."""
+        import polars as pl
+
+        from nerplat.analysis.report import settings_from_plan
+        from nerplat.analysis.runs import fetch_experiment, open_client
+        from nerplat.analysis.verdicts import verdicts
+
+        runs = fetch_experiment(open_client(self.tracking_uri), self.plan.experiment)
+        usable = runs.replicates.filter(pl.col("status") == "completed") if not runs.replicates.is_empty() else runs.replicates
+        settings = settings_from_plan(self.plan.model_dump(mode="json"), "plan")
+        return verdicts(usable, usable.clear().select(), settings, aso=False) if not usable.is_empty() else verdicts(usable, usable, settings)
+
+    def _replicate_jobs(
+        self, arm: Arm, replicates: tuple[Replicate, ...], chosen: dict[str, Any], parents: dict[str, str]
+    ) -> list[dict[str, Any]]:
         """Opens the arm's replicate runs (finished ones are skipped) and returns the Tune jobs of the rest."""
         parent = self.ledger.start_phase(arm, "replicate", params=chosen, tags={schema.SAMPLED: json.dumps(chosen)})
         parents[arm.id] = parent.run_id
         jobs, skipped = [], 0
-        for replicate in arm.replicates:
+        for replicate in replicates:
             config = arm.trial_config(chosen, seed=replicate.seed, partition=replicate.partition, eval_split=self.plan.replicate_split)
             run = self.ledger.open_replicate(parent.run_id, arm, replicate, config)
             if run.finished and run.status == "completed":

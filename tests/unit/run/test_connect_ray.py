@@ -52,3 +52,70 @@ def test_loopback_addresses_are_recognised():
     assert Listener(1, "x", "::ffff:127.0.0.1", 1).loopback_only and Listener(1, "x", "::1", 1).loopback_only
     assert not Listener(1, "x", "0.0.0.0", 1).loopback_only and not Listener(1, "x", "::", 1).loopback_only
     assert not Listener(1, "x", "192.0.2.2", 1).loopback_only
+
+
+@pytest.fixture
+def ray_temp_dir(monkeypatch: pytest.MonkeyPatch):
+    """A Ray temp dir of this test's own (`$RAY_TMPDIR/ray`, where Ray looks for `ray_current_cluster`);
+    short, as Ray's Unix socket paths must be."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    root = Path(tempfile.mkdtemp(prefix="nr-", dir="/tmp"))
+    (root / "ray").mkdir()
+    monkeypatch.setenv("RAY_TMPDIR", str(root))
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    yield root / "ray"
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def embedded_gcs_port() -> int:
+    import ray
+
+    return int(ray.get_runtime_context().gcs_address.rsplit(":", 1)[1])
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_stale_current_cluster_file_is_not_joined(ray_temp_dir):
+    """Issue 31, H5: a `ray_current_cluster` naming a cluster long gone made `ray.init()` retry "Failed
+    to connect to GCS" for ever; the embedded Ray starts a new cluster instead."""
+    import ray
+
+    from nerplat.run.runner import connect_ray
+    from ray_nodes import free_port
+
+    gone = free_port()
+    (ray_temp_dir / "ray_current_cluster").write_text(f"127.0.0.1:{gone}")
+    try:
+        connect_ray(None, verbose=False)
+        assert embedded_gcs_port() != gone
+        assert ray.cluster_resources().get("CPU", 0) >= 1
+    finally:
+        ray.shutdown()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_a_cluster_started_with_ray_start_on_this_machine_is_not_joined(ray_temp_dir, tmp_path):
+    """Issue 31, H5: another `ray start --head` (another user's, or one's own) named in
+    `ray_current_cluster` is left alone; joining it takes --address or RAY_ADDRESS."""
+    import ray
+
+    from nerplat.run.runner import connect_ray
+    from ray_nodes import LocalRayCluster
+
+    cluster = LocalRayCluster(tmp_path, head_cpus=1)
+    try:
+        cluster.start_head()
+        (ray_temp_dir / "ray_current_cluster").write_text(cluster.address)  # as its `ray start` writes it by default
+        try:
+            connect_ray(None, verbose=False)
+            assert embedded_gcs_port() != cluster.gcs_port
+            assert len(ray.nodes()) == 1  # its own node only
+        finally:
+            ray.shutdown()
+        assert cluster.alive_nodes() == 1  # the other cluster runs on, untouched
+    finally:
+        cluster.stop()

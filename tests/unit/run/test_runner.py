@@ -10,8 +10,7 @@ import time
 
 import pytest
 
-from nerplat.run.ledger import FinishedTrial
-from nerplat.run.runner import RAY_SETTINGS, choose_configuration, configure_ray_environment, trials_that_fit
+from nerplat.run.runner import RAY_SETTINGS, configure_ray_environment, trials_that_fit
 
 
 def arm_with(tiny_plan, **resources):
@@ -36,12 +35,6 @@ def test_at_least_one_trial_runs_even_when_none_fits_yet(tiny_plan):
     """Tune waits for resources (an autoscaler may add nodes); a concurrency of 0 would stop nothing but the run."""
     assert trials_that_fit(arm_with(tiny_plan, cpus_per_worker=4), {"CPU": 2.0}, None) == 1
     assert trials_that_fit(arm_with(tiny_plan, cpus_per_worker=1), {"CPU": 0.999999999999}, None) == 1
-
-
-def test_the_best_finished_trial_is_chosen_and_the_first_on_ties():
-    finished = [FinishedTrial({"lambda": n / 10}, value, f"run-{n}", f"t000{n}") for n, value in enumerate((0.4, 0.6, 0.6, 0.5), start=1)]
-    assert choose_configuration(finished, "max") == ({"lambda": 0.2}, 0.6)
-    assert choose_configuration(finished, "min") == ({"lambda": 0.1}, 0.4)
 
 
 def test_importing_the_runner_sets_no_environment_variable():
@@ -174,7 +167,7 @@ def test_starting_ray_is_said_before_and_its_dashboard_after(tiny_plan, tmp_path
     runner = runner_for(tiny_plan, tmp_path, console)
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
 
-    def connect(address, verbose, metrics_port):
+    def connect(address, verbose, metrics_port, flag):
         stream.write("<ray starts>\n")
         return "http://127.0.0.1:8265"
 

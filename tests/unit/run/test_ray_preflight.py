@@ -1,0 +1,80 @@
+"""What Ray would report as a timeout is refused before it starts, naming the cause (issue 31, M6)."""
+
+from __future__ import annotations
+
+import resource
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from nerplat.errors import UserInputError
+from nerplat.run import ray_preflight
+from nerplat.run.ray_preflight import refuse_busy_port, refuse_unreachable_cluster
+
+
+@pytest.fixture
+def listening_socket():
+    """A socket that listens on a loopback port and never answers what connects to it."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(8)
+        yield server.getsockname()[1]
+
+
+def closed_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]  # closed again when the probe closes
+
+
+def test_a_metrics_port_another_process_listens_on_is_refused_with_the_flag(listening_socket):
+    with pytest.raises(UserInputError) as refused:
+        refuse_busy_port(listening_socket)
+    (problem,) = refused.value.problems
+    assert problem.path == "--metrics-port"
+    assert f"port {listening_socket}" in problem.message and "another process listens on it" in problem.message
+    refuse_busy_port(closed_port())  # a free port passes
+
+
+def test_an_address_where_nothing_listens_is_refused_at_once():
+    port = closed_port()
+    with pytest.raises(UserInputError) as refused:
+        refuse_unreachable_cluster(f"127.0.0.1:{port}", "RAY_ADDRESS")
+    (problem,) = refused.value.problems
+    assert problem.path == "RAY_ADDRESS"
+    assert f"no Ray cluster answers at 127.0.0.1:{port}" in problem.message and "refused" in problem.message.lower()
+
+
+@pytest.mark.parametrize("address", ["ray-head", "ray-head:port", "10.0.0.1:70000", ":6379"])
+def test_an_address_that_is_no_host_and_port_is_refused(address: str):
+    with pytest.raises(UserInputError, match="is not a Ray cluster address: give HOST:PORT"):
+        refuse_unreachable_cluster(address, "--address")
+
+
+def test_a_listener_that_is_no_ray_cluster_is_refused_after_the_handshake_timeout(listening_socket, monkeypatch):
+    monkeypatch.setattr(ray_preflight, "HANDSHAKE_SECONDS", 8.0)
+    with pytest.raises(UserInputError) as refused:
+        refuse_unreachable_cluster(f"127.0.0.1:{listening_socket}", "--address")
+    assert "no Ray cluster answered there within 8 s" in str(refused.value)
+    assert "ray start --head" in str(refused.value)
+
+
+def test_a_file_size_limit_below_the_object_store_is_refused_naming_ulimit():
+    """In a child process whose RLIMIT_FSIZE is 100 MB (`ulimit -f 102400`): Ray's node would die at start."""
+    code = (
+        "from nerplat.errors import UserInputError\n"
+        "from nerplat.run.ray_preflight import refuse_small_file_size_limit\n"
+        "try:\n    refuse_small_file_size_limit()\nexcept UserInputError as e:\n    print(e)\n"
+    )
+    limit = 100 << 20
+
+    def lower_limit() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+
+    out = subprocess.run([sys.executable, "-c", code], preexec_fn=lower_limit, capture_output=True, text=True, check=True).stdout
+    assert "ulimit -f: 102400 KiB" in out and "ulimit -f unlimited" in out and "object store" in out
+    unlimited = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    if resource.getrlimit(resource.RLIMIT_FSIZE)[0] == resource.RLIM_INFINITY:
+        assert unlimited == ""
