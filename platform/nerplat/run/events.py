@@ -5,7 +5,9 @@ Tune calls this callback in the driver only. It translates Tune's events into th
 study which MLflow run each trial logs to (`run.study`), keeps the progress board and hands trial
 counts and evaluations to the exported metrics (`run.exported_metrics`); it writes nothing itself.
 Tune delivers a checkpointed result first and registers its checkpoint in a later step
-(`on_checkpoint`), which is when the ledger logs that evaluation.
+(`on_checkpoint`), which is when the ledger logs that evaluation. A tuning trial's end is told to
+its Optuna study only once the ledger has ended its MLflow run (`StudySearch.tell`): MLflow's end is
+the one record that a trial finished.
 """
 
 from __future__ import annotations
@@ -107,6 +109,8 @@ class TrialEvents(Callback):
             self._end(trial, failed=False)
         except StoreLost as lost:
             self.store_lost = lost
+            return  # the run did not end: the study is not told, and --resume fails the trial there
+        self._tell(trial)
 
     def on_step_end(self, iteration: int, trials: list, **info: Any) -> None:
         if self.store_lost is not None:
@@ -120,6 +124,11 @@ class TrialEvents(Callback):
         if trial.trial_id not in self.running:  # failed before it started (no run was opened)
             self.outcomes[trial.trial_id] = "failed"
         self._end(trial, failed=True)
+        self._tell(trial)
+
+    def _tell(self, trial: Any) -> None:
+        if self.search is not None:
+            self.search.tell(trial.trial_id)
 
     def _end(self, trial: Any, *, failed: bool) -> None:
         state = self.running.pop(trial.trial_id, None)

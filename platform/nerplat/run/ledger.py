@@ -16,9 +16,11 @@ them to the ledger. One rule for tuning trials and replicates alike:
    its last report and is logged to its run.
 4. close: the run ends with the trial's outcome: `completed` (all epochs or a final result),
    `early_stopped` (the scheduler stopped it), `failed` (after the allowed retries), or
-   `interrupted` (the Tuner stopped while it ran). A run left RUNNING by a driver that died is marked
-   interrupted when its parent's children are next read (`finished_trials`), so `--resume` replaces it;
-   a run a dying driver created but never claimed is deleted then.
+   `interrupted` (the Tuner stopped while it ran). The run's end (its MLflow status) is the record
+   that the trial finished; a tuning search's Optuna study is told only after it (run/study.py).
+   A run left RUNNING by a driver that died, its `nerplat.status` tag written or not, is marked
+   interrupted when its parent's children are next read (`finished_trials`), so `--resume` replaces
+   it; a run a dying driver created but never claimed is deleted then.
 
 Arm parents and the summary run are written by the runner through the same ledger. The summary
 run's bookkeeping run carries the experiment's lease (`track/lease.py`): a second driver of the same
@@ -36,6 +38,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
+from nerplat.kill_points import kill_point
 from nerplat.plan.model import Arm, Plan, Replicate
 from nerplat.run.job import TrialJob
 from nerplat.run.spec_change import SpecChange
@@ -89,6 +92,7 @@ class OpenRun:
     run_id: str
     name: str  # the run's MLflow name
     epochs: int
+    tuning: bool  # a tuning trial (else a replicate)
     last_epoch: int = 0
     has_result: bool = False
     node: str | None = None
@@ -174,30 +178,18 @@ class RunLedger:
             self.open_phases.add(run.run_id)
         return run
 
-    def record_choice(self, tune_run_id: str, chosen: dict[str, Any], metric: str, value: float) -> None:
-        """The configuration the tune phase chose, on its parent run (the values as params too, so the
-        runs table shows them), and the `nerplat.best_trial` tag on the first finished trial that has it."""
+    def record_choice(self, tune_run_id: str, chosen: FinishedTrial, metric: str) -> None:
+        """The trial the tune phase chose: its values on the parent run (as params too, so the runs
+        table shows them) and the `nerplat.best_trial` tag on its own run."""
         from mlflow.entities import Param
 
         client = self.tracker.client
         existing = client.get_run(tune_run_id).data.params
-        params = [Param(key, text) for key, text in flatten_params(chosen).items() if key not in existing]
+        params = [Param(key, text) for key, text in flatten_params(chosen.values).items() if key not in existing]
         if params:
             client.log_batch(tune_run_id, params=params)
-        self.tracker.log_epoch(tune_run_id, {metric: value}, epoch=0, tags={schema.SAMPLED: json.dumps(chosen)})
-        best = next(
-            (
-                run
-                for run in self.children(tune_run_id)
-                if run.data.tags.get(schema.STATUS) in FINISHED_TRIAL_STATUSES
-                and run.data.metrics.get(metric) == value
-                and schema.SAMPLED in run.data.tags
-                and json.loads(run.data.tags[schema.SAMPLED]) == chosen
-            ),
-            None,
-        )
-        if best is not None:
-            client.set_tag(best.info.run_id, schema.BEST_TRIAL, "true")
+        self.tracker.log_epoch(tune_run_id, {metric: chosen.value}, epoch=0, tags={schema.SAMPLED: json.dumps(chosen.values)})
+        client.set_tag(chosen.run_id, schema.BEST_TRIAL, "true")
 
     def record_replicate_summary(self, replicate_run_id: str, split: str) -> None:
         """Mean and sd (ddof 1, from two replicates on) of each scalar `split` metric over the completed
@@ -251,7 +243,9 @@ class RunLedger:
                 job.parent_run_id, job.arm.id, f"t{number:04d}", tags=tags, params=params, label=job.arm.label
             )
             run_id, name = run.run_id, run.name
-        self.open[trial_id] = OpenRun(run_id, name, epochs=int(job.arm.fixed["train"]["epochs"]))
+        self.open[trial_id] = OpenRun(run_id, name, epochs=int(job.arm.fixed["train"]["epochs"]), tuning=job.run_id is None)
+        if job.run_id is None:
+            kill_point("trial_start")
         return self.open[trial_id]
 
     def run_name(self, trial_id: str) -> str:
@@ -329,6 +323,7 @@ class RunLedger:
             status = "completed" if run.has_result or run.last_epoch >= run.epochs else "early_stopped"
         self.tracker.finish(run.run_id, status)
         return status
+        kill_point("mlflow_finish" if run.tuning else "replicate")
 
     def interrupt_open(self) -> list[str]:
         """Closes every run still open as `interrupted`; returns the Tune trial ids."""
@@ -363,26 +358,27 @@ class RunLedger:
         if parent is None:
             return 0
         done = FINISHED_TRIAL_STATUSES if phase == "tune" else ("completed",)
-        return sum(run.data.tags.get(schema.STATUS) in done for run in self.children(parent.info.run_id))
+        return sum(_ended(run) and run.data.tags.get(schema.STATUS) in done for run in self.children(parent.info.run_id))
 
     def finished_trials(self, parent_run_id: str, metric: str) -> list[FinishedTrial]:
         """The finished tuning trials under a tune parent, with their value of `metric`.
 
-        Children left RUNNING without a status belong to a driver that died; they are marked
-        interrupted here, since nothing will finish them now. A child without a kind tag was created
-        by a driver killed before it claimed the run (track/runs.py): no search finds it, and its
-        name would otherwise never be claimed again, so it is deleted.
+        Children left RUNNING by a driver that died (killed before their status tag, or between the
+        tag and the run's end) are marked interrupted here, since nothing will finish them now; only
+        a run's end says it finished. A child without a kind tag was created by a driver killed
+        before it claimed the run (track/runs.py): no search finds it, and its name would otherwise
+        never be claimed again, so it is deleted.
         """
         found = []
         for run in self.children(parent_run_id):
             if schema.KIND not in run.data.tags:
                 self.tracker.client.delete_run(run.info.run_id)
                 continue
-            status = run.data.tags.get(schema.STATUS)
-            if run.info.status == "RUNNING" and status is None and run.info.run_id not in self._open_run_ids():
+            if run.info.status == "RUNNING" and run.info.run_id not in self._open_run_ids():
                 self.tracker.finish(run.info.run_id, "interrupted")
                 continue
-            if status in FINISHED_TRIAL_STATUSES and metric in run.data.metrics and schema.SAMPLED in run.data.tags:
+            status = run.data.tags.get(schema.STATUS)
+            if _ended(run) and status in FINISHED_TRIAL_STATUSES and metric in run.data.metrics and schema.SAMPLED in run.data.tags:
                 values = json.loads(run.data.tags[schema.SAMPLED])
                 found.append(FinishedTrial(values, run.data.metrics[metric], run.info.run_id, run.info.run_name))
         return found
@@ -397,3 +393,8 @@ class RunLedger:
 
     def _open_run_ids(self) -> set[str]:
         return {run.run_id for run in self.open.values()}
+
+
+def _ended(run: Any) -> bool:
+    """Whether an MLflow run has ended: its status tag alone may be left by a driver killed before the end."""
+    return run.info.status != "RUNNING"

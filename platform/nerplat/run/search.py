@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import random
 from typing import Any
@@ -70,6 +71,18 @@ def optuna_distributions(space: dict[str, Any]) -> dict[str, Any]:
     from ray.tune.search.optuna import OptunaSearch
 
     return OptunaSearch.convert_search_space(tune_domains(space))
+
+
+def searcher_seed(tune_seed: int, arm_id: str, asked: int) -> int:
+    """The seed of an arm's searcher: sha256 of the spec's `tune.seed`, the arm id and the number of
+    trials its study has already asked for (`run.study.asked_trials`), as a 32-bit integer.
+
+    The arm id gives every tuned arm its own draws (one seed for all made every arm's random start
+    draw the same quantiles, rescaled). The count makes a resumed search continue with new draws:
+    seeded as before, a search resumed during its random start drew its first points again.
+    """
+    digest = hashlib.sha256(f"{tune_seed}\0{arm_id}\0{asked}".encode()).digest()
+    return int.from_bytes(digest[:4], "big")
 
 
 def grid_combinations(grid: dict[str, list[Any]], seed: int) -> list[dict[str, Any]]:

@@ -41,11 +41,19 @@ def arm_fingerprint(plan: Mapping[str, Any], arm: Mapping[str, Any]) -> str:
     return sha256_of(
         {
             "arm": {key: value for key, value in arm.items() if key != "label"},
-            "tune": plan.get("tune") if arm.get("tune_trials") else None,
+            "tune": _arm_tune(plan.get("tune"), arm["method"]) if arm.get("tune_trials") else None,
             "replicate_split": plan.get("replicate_split"),
             "replicate_models": plan.get("replicate_models", Plan.model_fields["replicate_models"].default),  # older plans lack it
         }
     )
+
+
+def _arm_tune(tune: Mapping[str, Any] | None, method: str) -> dict[str, Any] | None:
+    """The tune settings as they bear on one arm: its method's starting points only, and the keys
+    later versions added (`seed`, `enqueue`) at their defaults when an older plan.json lacks them."""
+    if tune is None:
+        return None
+    return {**tune, "seed": tune.get("seed", 0), "enqueue": list(tune.get("enqueue", {}).get(method, []))}
 
 
 def spec_change(started_with: str, earlier: Mapping[str, Any], plan: Plan) -> SpecChange:

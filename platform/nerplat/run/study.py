@@ -1,28 +1,38 @@
 """An arm's Optuna study, kept in step with MLflow, where nerplat's resume state lives.
 
 MLflow says what a search has finished (run/ledger.py); the study in the Optuna storage
-(track/studies.py) is the live view of it and what the sampler learns from. Before a search
-continues, `prepare_study` makes the study agree with MLflow:
+(track/studies.py) is the live view of it and what the sampler learns from. One record decides: a
+trial is finished when its MLflow run has ended `completed` or `early_stopped`. So the study is
+told a trial's result only after its run ended (`StudySearch` holds Tune's completion until the
+ledger has written the end), and a driver killed between the two leaves a study one trial behind
+MLflow, never ahead. Before a search continues, and before its arm chooses, `prepare_study` makes
+the study agree with MLflow both ways:
 
 - a study that another tune run owns (its MLflow experiment was deleted and started anew, or
   another store shares the storage) is replaced: its trials belong to another search;
+- a COMPLETE trial MLflow does not call finished (a study written before the tell waited for
+  MLflow's end, or a trial told twice) cannot be changed in Optuna: the study is rebuilt with it
+  failed, every other trial copied as it was, so the sampler's history and trial count stay;
 - a finished trial the study lacks (the storage was new or lost, or the driver died between
   MLflow's record and Optuna's) is told if its trial is still running there, else added;
 - trials still running in the study belong to a driver that stopped: they are failed, and
   `--resume` runs new trials in their place.
 
-So each finished trial is in the study once, and each trial carries its MLflow run id and name
-(user attributes `mlflow_run_id`, `mlflow_run_name`) so the two views can be matched.
+So each finished trial is COMPLETE in the study once, no more trials are COMPLETE than MLflow has
+finished, and each trial carries its MLflow run id and name (user attributes `mlflow_run_id`,
+`mlflow_run_name`) so the two views can be matched. The arm's choice is the study's best trial
+(`chosen_trial`), so nerplat's runs table and optuna-dashboard name the same trial, ties included.
 
 Ray's OptunaSearch loads the study by name (`create_study(load_if_exists=True)`). Its own warm
 start (`points_to_evaluate` with `evaluated_rewards`) would add the finished trials again on every
 resume, so it is not used; nor is its restore from a pickled searcher, since a resumed run starts
-a new Tuner from MLflow (run/runner.py). Imported when a search starts: it imports Ray Tune.
+a new Tuner from MLflow (run/runner.py). Starting points a spec gives (`tune.enqueue`) and a grid's
+points are queued with `enqueue_unfinished`. Imported when a search starts: it imports Ray Tune.
 """
 
 from __future__ import annotations
 
-import json
+import copy
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -32,11 +42,13 @@ import optuna
 from optuna.trial import TrialState
 from ray.tune.search.optuna import OptunaSearch
 
+from nerplat.kill_points import kill_point
 from nerplat.run.ledger import FinishedTrial
 
 OWNER_ATTR = "nerplat.tune_run_id"  # study user attribute: the MLflow run of the arm's tune phase
 RUN_ID_ATTR = "mlflow_run_id"  # trial user attributes
 RUN_NAME_ATTR = "mlflow_run_name"
+FIXED_PARAMS_ATTR = "fixed_params"  # system attribute where Optuna's enqueue_trial keeps a queued point
 
 
 @dataclass(frozen=True)
@@ -65,11 +77,16 @@ def prepare_study(study: ArmStudy, *, owner: str, metric: str, mode: str, distri
     if replaced:
         optuna.delete_study(study_name=study.name, storage=study.storage)
         opened = optuna.create_study(storage=study.storage, study_name=study.name, direction=direction)
+    trials = opened.get_trials(deepcopy=False)
+    finished_runs = {finished.run_id for finished in study.finished}
+    disowned = _disowned(trials, finished_runs)
+    if disowned:
+        opened = _rebuilt(study, direction, trials, disowned)
+        trials = opened.get_trials(deepcopy=False)
     opened.set_user_attr(OWNER_ATTR, owner)
     with warnings.catch_warnings():  # experimental since Optuna 3.2; optuna-dashboard labels its charts with it
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
         opened.set_metric_names([metric])
-    trials = opened.get_trials(deepcopy=False)
     told = {trial.user_attrs.get(RUN_ID_ATTR) for trial in trials if trial.state == TrialState.COMPLETE}
     running = [trial for trial in trials if trial.state == TrialState.RUNNING]
     for finished in study.finished:
@@ -92,6 +109,42 @@ def prepare_study(study: ArmStudy, *, owner: str, metric: str, mode: str, distri
     return replaced
 
 
+def _disowned(trials: Sequence[Any], finished_runs: set[str]) -> set[int]:
+    """Numbers of the COMPLETE trials MLflow does not call finished, and of every COMPLETE trial
+    after the first that names the same run."""
+    disowned, seen = set(), set()
+    for trial in trials:
+        if trial.state != TrialState.COMPLETE:
+            continue
+        run_id = trial.user_attrs.get(RUN_ID_ATTR)
+        if run_id not in finished_runs or run_id in seen:
+            disowned.add(trial.number)
+        seen.add(run_id)
+    return disowned
+
+
+def _rebuilt(study: ArmStudy, direction: str, trials: Sequence[Any], disowned: set[int]) -> optuna.Study:
+    """The study anew, its trials copied in order, the `disowned` ones (and any still running) failed:
+    Optuna cannot change a finished trial's state in place."""
+    attributes = optuna.load_study(study_name=study.name, storage=study.storage).user_attrs
+    optuna.delete_study(study_name=study.name, storage=study.storage)
+    rebuilt = optuna.create_study(storage=study.storage, study_name=study.name, direction=direction)
+    for key, value in attributes.items():
+        rebuilt.set_user_attr(key, value)
+    for trial in trials:
+        if trial.number in disowned or trial.state == TrialState.RUNNING:
+            trial = optuna.trial.create_trial(
+                state=TrialState.FAIL,
+                params=trial.params,
+                distributions=trial.distributions,
+                user_attrs=trial.user_attrs,
+                system_attrs=trial.system_attrs,
+                intermediate_values=trial.intermediate_values,
+            )
+        rebuilt.add_trial(copy.deepcopy(trial))
+    return rebuilt
+
+
 def fail_running(study: ArmStudy) -> None:
     """Fails the study's trials still running: the Tuner that ran them has stopped (Ctrl-C, an
     error), and a later `--resume` replaces them with new trials."""
@@ -104,27 +157,56 @@ def _fail(opened: optuna.Study, trials: Iterable[Any]) -> None:
         opened.tell(trial.number, state=TrialState.FAIL)
 
 
+def asked_trials(study: ArmStudy) -> int:
+    """How many trials the study's searchers have asked for (every trial but the queued ones): a
+    resumed search seeds its sampler with this count (`run.search.searcher_seed`), so it draws new
+    points instead of repeating the first ones."""
+    opened = optuna.load_study(study_name=study.name, storage=study.storage)
+    return sum(trial.state != TrialState.WAITING for trial in opened.get_trials(deepcopy=False))
+
+
+def chosen_trial(study: ArmStudy) -> FinishedTrial:
+    """The arm's choice: the study's best trial (Optuna's `best_trial`) as MLflow recorded it.
+
+    Call it on a prepared study, whose COMPLETE trials are MLflow's finished ones. Among trials with
+    the same dev value Optuna's storage decides (the earliest trial, in SQLite and PostgreSQL as
+    nerplat uses them), and reading the choice from the study makes nerplat's runs table
+    (`nerplat.best_trial`) and optuna-dashboard agree on it.
+    """
+    best = optuna.load_study(study_name=study.name, storage=study.storage).best_trial
+    return next(finished for finished in study.finished if finished.run_id == best.user_attrs.get(RUN_ID_ATTR))
+
+
 def enqueue_unfinished(study: ArmStudy, points: Sequence[dict[str, Any]]) -> None:
-    """Queues every point that has not finished and is not queued yet, in order: a grid search
-    asks the queue first, so it runs exactly the grid points MLflow lacks, whatever ran before."""
+    """Queues every point that has not finished and is not queued yet, in order: a searcher asks the
+    queue first. A grid search so runs exactly the grid points MLflow lacks, whatever ran before, and
+    a spec's starting points (`tune.enqueue`, which may name some searched keys only) run once each
+    however often the search is resumed. A point has finished when a finished trial has its values."""
     opened = optuna.load_study(study_name=study.name, storage=study.storage)
     waiting = opened.get_trials(deepcopy=False, states=(TrialState.WAITING,))
-    skip = {_key(trial.system_attrs.get("fixed_params", trial.params)) for trial in waiting}  # where enqueue_trial keeps them
-    skip |= {_key(finished.values) for finished in study.finished}
+    queued = [trial.system_attrs.get(FIXED_PARAMS_ATTR, trial.params) for trial in waiting]
     for point in points:
-        if _key(point) not in skip:
-            opened.enqueue_trial(point)
+        if point in queued or any(_has(finished.values, point) for finished in study.finished):
+            continue
+        opened.enqueue_trial(dict(point))
+        queued.append(point)
 
 
-def _key(values: dict[str, Any]) -> str:
-    return json.dumps(values, sort_keys=True)
+def _has(values: dict[str, Any], point: dict[str, Any]) -> bool:
+    return all(key in values and values[key] == value for key, value in point.items())
 
 
 class StudySearch(OptunaSearch):
-    """Ray Tune's OptunaSearch on an arm's persistent study, whose trials name their MLflow runs."""
+    """Ray Tune's OptunaSearch on an arm's persistent study, whose trials name their MLflow runs.
+
+    Tune reports a trial's end to its searcher before its callbacks, so the study would be told
+    before the ledger ends the trial's MLflow run. The report is held here instead, and `tell` (the
+    driver's callback, once the run ended) passes it on.
+    """
 
     def __init__(self, sampler: Any, study: ArmStudy):
         super().__init__(sampler=sampler, storage=study.storage, study_name=study.name)
+        self._held: dict[str, tuple[dict | None, bool]] = {}
 
     def record_run(self, trial_id: str, run_id: str, run_name: str) -> None:
         """Tune trial `trial_id` logs to this MLflow run: said on its Optuna trial."""
@@ -132,3 +214,15 @@ class StudySearch(OptunaSearch):
         if trial is not None:
             for key, value in run_attributes(run_id, run_name).items():
                 trial.set_user_attr(key, value)
+
+    def on_trial_complete(self, trial_id: str, result: dict | None = None, error: bool = False) -> None:
+        self._held[trial_id] = (result, error)
+
+    def tell(self, trial_id: str) -> None:
+        """Tells the study how trial `trial_id` ended, once its MLflow run has ended. A trial that
+        errored fails, whatever it reported before (MLflow calls it failed)."""
+        if trial_id not in self._held:
+            return
+        result, error = self._held.pop(trial_id)
+        super().on_trial_complete(trial_id, None if error else result, error)
+        kill_point("optuna_commit")

@@ -156,6 +156,22 @@ def test_a_tuning_trial_tells_the_arms_study_which_mlflow_run_it_logs_to(ledger,
     assert told == [("trial_1", ledger.open["trial_1"].run_id, f"{arm.label} · t0000")]
 
 
+def test_a_tuning_trials_end_reaches_its_study_only_after_its_mlflow_run_ended(ledger, tiny_plan, tmp_path: Path, result):
+    """H1: Optuna committed a trial 16-73 ms before MLflow ended its run; a kill between left them disagreeing."""
+    seen = []
+    search = SimpleNamespace(record_run=lambda *args: None, tell=lambda trial_id: seen.append(ledger.tracker.client.get_run(run_id).info.status))
+    events = TrialEvents(ledger, ProgressBoard("events", Console(quiet=True)), search=search)
+    arm = next(arm for arm in tiny_plan.arms if arm.search_space)
+    parent = ledger.start_phase(arm, "tune", params={})
+    job = TrialJob(arm=arm, phase="tune", seed=0, partition=0, eval_split=None, select_metric="micro_f1", parent_run_id=parent.run_id)
+    trial = SimpleNamespace(trial_id="trial_1", config={PHASE_KEY: job.model_dump(mode="json"), "objective.lambda": 0.5}, local_path=str(tmp_path))
+    events.on_trial_start(0, [], trial)
+    run_id = ledger.open["trial_1"].run_id
+    events.on_trial_result(0, [], trial, result(2, 0.7, checkpointed=False))
+    events.on_trial_complete(0, [], trial)
+    assert seen == ["FINISHED"]
+
+
 def test_a_replicate_tells_no_study(events, trial):
     events.search = SimpleNamespace(record_run=lambda *args: pytest.fail(f"told {args}"))
     events.on_trial_start(0, [], trial)

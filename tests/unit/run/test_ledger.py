@@ -136,6 +136,18 @@ def test_resume_marks_runs_a_dead_driver_left_running_and_returns_finished_trial
     assert run_of(ledger, done).data.tags[schema.STATUS] == "completed"
 
 
+def test_a_run_killed_between_its_status_tag_and_its_end_is_interrupted_on_resume(ledger, mom, tune_parent, evaluation_at):
+    """L1: the tag said completed, MLflow said RUNNING, and no resume ever closed it."""
+    run_id = start_tuning_trial(ledger, mom, tune_parent, "a")
+    ledger.record_evaluation("a", evaluation_at(2, 0.7), awaits_checkpoint=False)
+    ledger.tracker.client.set_tag(run_id, schema.STATUS, "completed")  # then the driver died: no set_terminated
+    resumed = RunLedger(ledger.tracker)
+    assert resumed.finished_earlier(mom, "tune") == 0
+    assert resumed.finished_trials(tune_parent, "dev_best_micro_f1") == []
+    run = run_of(ledger, run_id)
+    assert (run.data.tags[schema.STATUS], run.info.status) == ("interrupted", "KILLED")
+
+
 def test_finished_trials_leaves_the_runs_this_ledger_has_open(ledger, mom, tune_parent):
     run_id = start_tuning_trial(ledger, mom, tune_parent, "a")
     assert ledger.finished_trials(tune_parent, "dev_best_micro_f1") == []
@@ -192,16 +204,17 @@ def test_resume_deletes_a_run_a_killed_driver_created_but_never_claimed(ledger, 
 
 
 def test_the_choice_is_logged_as_params_of_the_tune_run_and_its_trial_is_tagged_best(ledger, mom, tune_parent, evaluation_at):
-    for trial_id, value, f1 in (("a", 0.25, 0.6), ("b", 0.75, 0.7)):
+    for trial_id, value, f1 in (("a", 0.25, 0.7), ("b", 0.75, 0.7), ("c", 0.5, 0.6)):  # a and b tie
         start_tuning_trial(ledger, mom, tune_parent, trial_id, value=value)
         ledger.record_evaluation(trial_id, evaluation_at(2, f1), awaits_checkpoint=False)
         ledger.end(trial_id, failed=False)
-    ledger.record_choice(tune_parent, {"objective.lambda": 0.75}, "dev_best_micro_f1", 0.7)
-    ledger.record_choice(tune_parent, {"objective.lambda": 0.75}, "dev_best_micro_f1", 0.7)  # a resume chooses again
+    chosen = next(t for t in ledger.finished_trials(tune_parent, "dev_best_micro_f1") if t.values == {"objective.lambda": 0.75})
+    ledger.record_choice(tune_parent, chosen, "dev_best_micro_f1")
+    ledger.record_choice(tune_parent, chosen, "dev_best_micro_f1")  # a resume chooses again
     run = run_of(ledger, tune_parent)
     assert run.data.params["objective.lambda"] == "0.75" and run.data.metrics["dev_best_micro_f1"] == 0.7
     best = {json.loads(r.data.tags[schema.SAMPLED])["objective.lambda"]: r.data.tags.get(schema.BEST_TRIAL) for r in ledger.children(tune_parent)}
-    assert best == {0.25: None, 0.75: "true"}
+    assert best == {0.25: None, 0.75: "true", 0.5: None}  # the chosen run, not the first with its value
 
 
 def test_the_replicate_arm_run_carries_mean_and_sd_of_its_completed_replicates(ledger, tiny_plan):

@@ -11,7 +11,7 @@ from optuna.trial import TrialState
 from nerplat.config.search_space import Choice, Uniform
 from nerplat.run.ledger import FinishedTrial
 from nerplat.run.search import SEARCHERS, optuna_distributions, tune_domains
-from nerplat.run.study import ArmStudy, fail_running, prepare_study
+from nerplat.run.study import ArmStudy, asked_trials, chosen_trial, enqueue_unfinished, fail_running, prepare_study
 from nerplat.track.studies import open_optuna_storage
 
 SPACE = {"objective.lambda": Uniform(low=0.0, high=1.0), "objective.base": Choice(options=("ce", "focal"))}
@@ -29,9 +29,9 @@ def prepare(storage, finished=(), owner="tune-run", name="e/arm") -> tuple[ArmSt
     return study, prepare_study(study, owner=owner, metric=METRIC, mode="max", distributions=optuna_distributions(SPACE))
 
 
-def searcher(study: ArmStudy, name: str = "tpe", **params):
+def searcher(study: ArmStudy, name: str = "tpe", seed: int = 0, **params):
     """A searcher as Tune sets it up: the space comes with the Tuner's param_space."""
-    search = SEARCHERS.build(name, params, at="tune.search", space=SPACE, seed=0, study=study)
+    search = SEARCHERS.build(name, params, at="tune.search", space=SPACE, seed=seed, study=study)
     assert search.set_search_properties(METRIC, "max", {"nerplat_job": {}, **tune_domains(SPACE)})
     return search
 
@@ -55,6 +55,7 @@ def test_a_resumed_study_is_the_same_and_gets_no_finished_trial_twice(storage):
     config = search.suggest("tune-1")
     search.record_run("tune-1", "run-b", "e/arm/tune/t0001")
     search.on_trial_complete("tune-1", {METRIC: 0.8})
+    search.tell("tune-1")
     study_id = storage.get_study_id_from_name("e/arm")
 
     later = FinishedTrial(config, 0.8, "run-b", "e/arm/tune/t0001")
@@ -106,3 +107,108 @@ def test_a_resumed_grid_runs_exactly_the_points_mlflow_has_not_seen_finish(stora
     points = [(p["objective.lambda"], p["objective.base"]) for p in asked]
     assert sorted(points) == [(0.0, "focal"), (1.0, "ce"), (1.0, "focal")]
     assert (interrupted["objective.lambda"], interrupted["objective.base"]) in points
+
+
+def finish(search, trial_id: str, run_id: str, value: float | None, *, error: bool = False) -> dict:
+    """Tune asks for a trial, it runs (logging to MLflow run `run_id`) and ends; the driver tells the study."""
+    config = search.suggest(trial_id)
+    search.record_run(trial_id, run_id, f"e/arm/tune/{run_id}")
+    search.on_trial_complete(trial_id, None if value is None else {METRIC: value}, error)
+    search.tell(trial_id)
+    return config
+
+
+def test_the_study_is_told_only_when_the_driver_says_the_mlflow_run_ended(storage):
+    """Tune reports a trial's end to its searcher before the ledger ends the MLflow run: held till `tell`."""
+    study, _ = prepare(storage)
+    search = searcher(study)
+    search.suggest("tune-1")
+    search.record_run("tune-1", "run-a", "t0000")
+    search.on_trial_complete("tune-1", {METRIC: 0.8})
+    assert [t.state for t in trials(storage)] == [TrialState.RUNNING]  # a kill now leaves MLflow ahead, never Optuna
+    search.tell("tune-1")
+    assert [(t.state, t.value) for t in trials(storage)] == [(TrialState.COMPLETE, 0.8)]
+
+
+def test_a_trial_that_errored_fails_in_the_study_even_with_a_metric_reported(storage):
+    study, _ = prepare(storage)
+    finish(searcher(study), "tune-1", "run-a", 0.8, error=True)  # MLflow calls it failed
+    assert [t.state for t in trials(storage)] == [TrialState.FAIL]
+
+
+def test_a_complete_trial_mlflow_calls_interrupted_is_failed_on_resume_and_the_rest_kept(storage):
+    """H1: the study was told before MLflow's end and the driver died between: the study held one
+    COMPLETE trial too many, and a resume made it num_samples + 1."""
+    study, _ = prepare(storage)
+    search = searcher(study)
+    first = finish(search, "tune-1", "run-a", 0.7)
+    finish(search, "tune-2", "run-b", 0.9)  # told COMPLETE; its MLflow run was then marked interrupted
+    search.suggest("tune-3")  # running when the driver died
+    enqueue_unfinished(study, [{"objective.lambda": 0.5}])
+
+    done = FinishedTrial(first, 0.7, "run-a", "e/arm/tune/run-a")
+    _, replaced = prepare(storage, [done])
+    assert not replaced
+    found = trials(storage)
+    assert [t.state for t in found] == [TrialState.COMPLETE, TrialState.FAIL, TrialState.FAIL, TrialState.WAITING]
+    assert found[0].params == first and found[0].user_attrs["mlflow_run_id"] == "run-a"
+    assert found[1].params and found[1].user_attrs["mlflow_run_id"] == "run-b"  # kept, failed: the sampler's history stays
+    assert optuna.load_study(study_name="e/arm", storage=storage).user_attrs["nerplat.tune_run_id"] == "tune-run"
+    assert chosen_trial(ArmStudy(storage, "e/arm", (done,))) == done
+
+
+def test_a_trial_told_twice_for_one_run_is_complete_once(storage):
+    prepare(storage, [DONE])
+    prepare(storage, [DONE])
+    study = optuna.load_study(study_name="e/arm", storage=storage)
+    study.add_trial(optuna.trial.create_trial(params=DONE.values, distributions=optuna_distributions(SPACE), value=0.7,
+                                              user_attrs={"mlflow_run_id": "run-a", "mlflow_run_name": DONE.run_name}))
+    prepare(storage, [DONE])
+    assert [t.state for t in trials(storage)] == [TrialState.COMPLETE, TrialState.FAIL]
+
+
+def test_the_choice_is_the_studys_best_trial_ties_included(storage):
+    """L2: on tied dev values nerplat chose the first MLflow listed (newest first), Optuna another."""
+    study, _ = prepare(storage)
+    search = searcher(study)
+    configs = [finish(search, f"tune-{n}", f"run-{n}", value) for n, value in enumerate((0.7, 0.8, 0.8))]
+    finished = tuple(FinishedTrial(c, v, f"run-{n}", f"e/arm/tune/run-{n}") for n, (c, v) in enumerate(zip(configs, (0.7, 0.8, 0.8))))
+    study, _ = prepare(storage, reversed(finished))  # MLflow lists the newest run first
+    best = optuna.load_study(study_name="e/arm", storage=storage).best_trial
+    assert chosen_trial(study) == finished[1] and best.user_attrs["mlflow_run_id"] == "run-1"
+
+
+def test_a_resumed_search_seeded_with_the_trials_asked_draws_no_point_again(storage):
+    """M11: resumed during TPE's random start with the same seed, the sampler drew its first point
+    again (one finished trial, then lambda 0.5488 again)."""
+    from nerplat.run.search import searcher_seed
+
+    study, _ = prepare(storage)
+    first_session = searcher(study, seed=searcher_seed(0, "e/arm", asked_trials(study)), n_startup_trials=5)
+    done = finish(first_session, "tune-1", "run-a", 0.7)
+    killed = first_session.suggest("tune-2")  # the driver dies with it running
+
+    study, _ = prepare(storage, [FinishedTrial(done, 0.7, "run-a", "t0000")])
+    assert asked_trials(study) == 2
+    resumed = searcher(study, seed=searcher_seed(0, "e/arm", asked_trials(study)), n_startup_trials=5)
+    drawn = [resumed.suggest(f"resume-{n}")["objective.lambda"] for n in range(3)]
+    earlier = {done["objective.lambda"], killed["objective.lambda"]}
+    assert not earlier & set(drawn) and len(set(drawn)) == 3
+
+
+def test_starting_points_run_first_and_once_however_often_the_search_resumes(storage):
+    start = [{"objective.lambda": 0.175}, {"objective.lambda": 0.446, "objective.base": "focal"}]
+    study, _ = prepare(storage)
+    enqueue_unfinished(study, start)
+    enqueue_unfinished(study, start)  # queued already
+    search = searcher(study)
+    first = finish(search, "tune-1", "run-a", 0.7)
+    assert first["objective.lambda"] == 0.175  # the partial point: the searcher drew the base
+    search.suggest("tune-2")  # the second point was running when the driver died
+
+    done = FinishedTrial({"objective.lambda": 0.175, "objective.base": first["objective.base"]}, 0.7, "run-a", "t0000")
+    study, _ = prepare(storage, [done])
+    enqueue_unfinished(study, start)
+    resumed = searcher(study)
+    assert resumed.suggest("resume-1") == {"objective.lambda": 0.446, "objective.base": "focal"}
+    assert resumed.suggest("resume-2")["objective.lambda"] not in (0.175, 0.446)
