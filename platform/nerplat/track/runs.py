@@ -56,6 +56,7 @@ from pathlib import Path
 from typing import Any
 
 from nerplat.errors import UserInputError
+from nerplat.kill_points import kill_point
 from nerplat.track import schema
 from nerplat.track.environment import environment_report
 from nerplat.track.names import (
@@ -323,6 +324,7 @@ class ExperimentTracker:
         if status not in MLFLOW_STATUS:
             raise ValueError(f"status must be one of {tuple(MLFLOW_STATUS)}, not {status!r}")
         self.client.set_tag(run_id, schema.STATUS, status)
+        kill_point("status_tag")  # a driver killed here leaves the tag on a RUNNING run: resume interrupts it
         self.client.set_terminated(run_id, MLFLOW_STATUS[status])
 
     # -- artifacts --------------------------------------------------------------------------
