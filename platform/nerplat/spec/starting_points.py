@@ -68,7 +68,7 @@ def _point(document: Document, method: ResolvedMethod, point: dict[str, Any], at
     checked: dict[str, Any] = {}
     problems: list[Problem] = []
     for written, value in point.items():
-        key, problem = _searched_key(method, written)
+        key, problem = searched_key(method, written)
         if problem is None and key in checked:
             problem = f"'{written}' names {key} a second time in this point"
         if problem is None and not method.space[key].contains(value):
@@ -80,7 +80,7 @@ def _point(document: Document, method: ResolvedMethod, point: dict[str, Any], at
     return (None if problems else checked), problems
 
 
-def _searched_key(method: ResolvedMethod, written: str) -> tuple[str, str | None]:
+def searched_key(method: ResolvedMethod, written: str) -> tuple[str, str | None]:
     """The dotted search-space key `written` names (`lambda` -> `objective.lambda`), or why none."""
     if written in method.space:
         return written, None
