@@ -44,7 +44,7 @@ from nerplat.run.ray_preflight import joining_problem, refuse_busy_port, refuse_
 from nerplat.run.spec_change import SpecChange, spec_change
 from nerplat.track import schema
 from nerplat.track.runs import ExperimentTracker, experiment_exists
-from nerplat.track.store import StoreLost, resolve_tracking_uri, sqlite_path
+from nerplat.track.store import StoreLost, local_artifact_root, resolve_tracking_uri, sqlite_path
 from nerplat.track.studies import open_optuna_storage, resolve_optuna_storage, study_name
 
 # Ray's own console output would fight the progress view; its result loggers (CSV, JSON,
@@ -295,6 +295,7 @@ class ExperimentRunner:
         quiet_library_logs(self.options.verbose)
         treat_sigterm_as_ctrl_c()
         self.board.stage(f"opening the MLflow store {self.tracking_uri}")
+        self._refuse_unwritable_store()
         if self.options.resume and not experiment_exists(self.tracking_uri, self.plan.experiment):
             # `make run` resumes on a fresh clone too: say so and start, rather than refuse.
             self.console.print(escape(f"--resume: the store {self.tracking_uri} has no experiment '{self.plan.experiment}' yet; starting it"))
@@ -426,6 +427,21 @@ class ExperimentRunner:
                 f"the MLflow store {self.tracking_uri} is a file on this machine, but Ray at {address} runs trials on "
                 "other machines that cannot write to it: set MLFLOW_TRACKING_URI (or tracking.uri in the spec) to an "
                 "MLflow server they can reach"
+            )
+
+    def _refuse_unwritable_store(self) -> None:
+        """A SQLite store (or its artifact folder) this driver cannot write is said before Ray starts; its
+        first write would be the lease's claim, after (which tells a refused write from a lost race too)."""
+        path = sqlite_path(self.tracking_uri)
+        if path is None or not path.is_file():
+            return
+        folders = [path.parent] + [root for root in [local_artifact_root(self.tracking_uri)] if root is not None and root.is_dir()]
+        unwritable = [str(p) for p in (path, *folders) if not os.access(p, os.W_OK)]
+        if unwritable:
+            raise StorageError(
+                f"the MLflow store at {self.tracking_uri} is read-only or not writable by this user ({', '.join(unwritable)}); "
+                "nothing was changed: make it writable, or point tracking.uri (or MLFLOW_TRACKING_URI) at a store this "
+                "driver can write to"
             )
 
     def _refuse_silent_rerun(self, tracker: ExperimentTracker) -> None:

@@ -11,18 +11,23 @@ tag `nerplat.lease.<n>.heartbeat` (unix time) every `HEARTBEAT_SECONDS` from a t
 A driver may claim generation `n + 1` when generation `n` is released, or its heartbeat is older
 than `STALE_SECONDS` (a driver killed on another machine), or its holder was a process on this
 machine that no longer exists (a killed driver is replaced at once, with no wait).
+
+A claim the store refuses while no other driver's claim took its place is not a lost race: the
+store is read-only or not writable, and is reported as such (`StorageError`).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import threading
 import time
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass
 
-from nerplat.errors import UserInputError
+from nerplat.errors import StorageError, UserInputError
 
 LEASE_PREFIX = "nerplat.lease."
 HEARTBEAT_SECONDS = 15.0
@@ -72,6 +77,19 @@ class LeaseState:
         return self.heartbeat is not None and now - float(self.heartbeat) > STALE_SECONDS
 
 
+@contextmanager
+def _quiet_store_errors():
+    """MLflow's SQL store logs a refused insert with its traceback before raising; the claim's outcome
+    (a lost race, or a store that cannot be written) is what the driver reports instead."""
+    logger = logging.getLogger("mlflow.store.db.utils")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
 def read_lease(client, run_id: str) -> LeaseState:
     run = client.get_run(run_id)
     generation = 0
@@ -102,9 +120,12 @@ class ExperimentLease:
         state = self.refuse_if_held()
         generation = state.generation + 1
         try:
-            self.client.log_param(self.run_id, lease_key(generation), self.holder)
-        except MlflowException:
+            with _quiet_store_errors():
+                self.client.log_param(self.run_id, lease_key(generation), self.holder)
+        except MlflowException as error:
             state = read_lease(self.client, self.run_id)
+            if state.generation < generation:  # no one claimed it: the store refused the write itself
+                raise self._unwritable(error) from None
             if state.generation != generation or state.holder != self.holder:  # another driver won the claim
                 raise UserInputError(self._held_message(state)) from None
         self.generation = generation
@@ -146,6 +167,16 @@ class ExperimentLease:
                 client.set_tag(self.run_id, heartbeat_key(self.generation), f"{time.time():.0f}")
             except Exception:  # a store outage: the driver's own writes report it
                 continue
+
+    def _unwritable(self, error: Exception) -> StorageError:
+        """A claim the store refused with no other claim in its place: a read-only or unwritable store,
+        not a lost race (which would name a driver that may have ended long ago)."""
+        detail = str(error).strip().splitlines()[0][:300] if str(error).strip() else type(error).__name__
+        return StorageError(
+            f"the MLflow store at {self.tracking_uri} is read-only or not writable by this user: it refused the "
+            f"lease of experiment '{self.experiment}' ({detail}); nothing was changed: make the store writable, or "
+            "point tracking.uri (or MLFLOW_TRACKING_URI) at a store this driver can write to"
+        )
 
     def _held_message(self, state: LeaseState) -> str:
         age = "" if state.heartbeat in (None, RELEASED) else f", last heartbeat {time.time() - float(state.heartbeat):.0f} s ago"

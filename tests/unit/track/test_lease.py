@@ -96,3 +96,24 @@ def test_of_two_drivers_claiming_one_generation_the_store_lets_one_win(summary, 
     monkeypatch.setattr(lease_module, "read_lease", raced)
     with pytest.raises(UserInputError, match="other-host:1:feedbeef"):
         loser.acquire()
+
+
+def test_a_store_that_refuses_the_claim_is_said_read_only_not_held_by_a_driver_long_gone(summary, tmp_path):
+    """Issue 31, M7: a resume on a read-only store named the driver that had released the lease."""
+    from mlflow import MlflowClient
+
+    from nerplat.errors import StorageError
+    from nerplat.track.store import sqlite_path
+
+    tracker, run_id = summary
+    earlier = new_lease(tracker, run_id)
+    earlier.acquire()
+    earlier.release()
+    read_only = f"sqlite:///file:{sqlite_path(tracker.tracking_uri)}?mode=ro&uri=true"
+    lease = ExperimentLease(read_only, MlflowClient(read_only), run_id, "leased")
+    with pytest.raises(StorageError) as refused:
+        lease.acquire()
+    message = str(refused.value)
+    assert f"the MLflow store at {read_only} is read-only or not writable" in message
+    assert "readonly database" in message and "another driver" not in message and earlier.holder not in message
+    assert read_lease(tracker.client, run_id).holder == earlier.holder  # nothing was claimed
