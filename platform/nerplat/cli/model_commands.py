@@ -1,19 +1,18 @@
-"""`nerplat models`, `export`, `predict`, `serve`: get a trained tagger out of MLflow and use it.
+"""`nerplat models`, `export`, `predict`, `evaluate`, `serve`: get a trained tagger out of MLflow and use it.
 
 MODEL is a registered model (NAME, NAME/VERSION, NAME@ALIAS), a models:/ URI, a run id, an MLflow
 model folder (`nerplat export` of a non-softmax head) or a bundle folder (`nerplat train --save`);
-see `nerplat.serving.references`.
+see `nerplat.serving.references`. The tagger is read from its folder where a local store keeps it
+(a remote store's model is downloaded once into a cache), without MLflow's pyfunc loader.
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
+import json
 import sys
-import tempfile
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 from rich.console import Console
@@ -25,12 +24,14 @@ from nerplat.errors import Problem, UserInputError
 MODEL_ARGUMENT = typer.Argument(..., help="Registered NAME\\[/VERSION|@ALIAS], models:/ URI, run id, or a model folder.")
 TRACKING_OPTION = typer.Option(None, "--tracking-uri", help="MLflow store. Default: $MLFLOW_TRACKING_URI, else <workdir>/mlflow.db.")
 WORKDIR_OPTION = typer.Option(Path("."), "--workdir", help="Directory where `nerplat run` keeps its local store.")
+BATCH_OPTION = typer.Option(32, "--batch-size", min=1, help="Windows per forward pass.")
 
 
 def register(app: typer.Typer) -> None:
     app.command("models")(list_models)
     app.command("export")(export)
     app.command("predict")(predict)
+    app.command("evaluate")(evaluate)
     app.command("serve")(serve)
 
 
@@ -43,59 +44,99 @@ def _tracking_uri(tracking_uri: str | None, workdir: Path) -> str:
         raise UserInputError(
             Problem(f"no MLflow store at {database}: run `nerplat run SPEC` in {workdir.resolve()} first, or pass --tracking-uri", path="--tracking-uri")
         )
-    check_store(uri)
+    check_store(uri, create=False)  # read-only: never create or migrate a store
     return uri
 
 
-def _resolve(model: str, tracking_uri: str | None, workdir: Path):
-    """MODEL resolved against the store (a local folder needs none); and the store's URI or ""."""
-    from nerplat.serving.references import resolve_model
+def _open(model: str, tracking_uri: str | None, workdir: Path):
+    """MODEL's tagger (`OpenedModel`), resolved against the store (a local folder needs none)."""
+    from nerplat.serving.references import open_model, resolve_model
 
     uri = "" if Path(model).is_dir() else _tracking_uri(tracking_uri, workdir)
-    return resolve_model(model, uri), uri
+    return open_model(resolve_model(model, uri), uri)
 
 
-def _open(model: str, tracking_uri: str | None, workdir: Path, download_to: Path):
-    from nerplat.serving.references import open_model
+def list_models(
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON list: name, version, aliases, uri, run_id, test metrics, selected epoch."),
+    tracking_uri: Optional[str] = TRACKING_OPTION,
+    workdir: Path = WORKDIR_OPTION,
+) -> None:
+    """List registered taggers: every version with its run, test metrics and selected epoch.
 
-    reference, uri = _resolve(model, tracking_uri, workdir)
-    return open_model(reference, uri, download_to)
-
-
-def list_models(tracking_uri: Optional[str] = TRACKING_OPTION, workdir: Path = WORKDIR_OPTION) -> None:
-    """List registered taggers: every version with its run, test metrics and selected epoch."""
+    A table when the terminal is wide enough for the full names, else each name on its own line
+    (the name is what predict, evaluate, export and serve take, so it is never cut).
+    """
     from mlflow import MlflowClient
 
     uri = _tracking_uri(tracking_uri, workdir)
     versions = sorted(MlflowClient(uri).search_model_versions(), key=lambda v: (v.name, int(v.version)))
-    if not versions:
+    rows = [_model_row(version) for version in versions]
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+    elif not rows:
         typer.echo(f"no registered models in {uri}")
-        return
-    table = Table(title=f"registered models in {uri}")
-    for column in ("model", "version", "run", "test_micro_f1", "test_macro_f1", "selected epoch"):
+    else:
+        typer.echo(f"registered models in {uri}")
+        _print_models(rows, Console(highlight=False, soft_wrap=True))
+
+
+def _model_row(version: Any) -> dict[str, Any]:
+    tags = version.tags
+
+    def number(key: str, kind: type) -> Any:
+        try:
+            return kind(tags[key])
+        except (KeyError, ValueError):
+            return None
+
+    return {
+        "name": version.name,
+        "version": int(version.version),
+        "aliases": list(getattr(version, "aliases", None) or []),
+        "uri": f"models:/{version.name}/{version.version}",
+        "run_id": version.run_id,
+        "test_micro_f1": number("test_micro_f1", float),
+        "test_macro_f1": number("test_macro_f1", float),
+        "selected_epoch": number("selected_epoch", int),
+    }
+
+
+def _print_models(rows: list[dict[str, Any]], console: Console) -> None:
+    """A table when it fits the console with the names whole, else name lines with details under them."""
+
+    def score(value: float | None) -> str:
+        return "" if value is None else f"{value:.4f}"
+
+    details = [
+        (str(row["version"]), (row["run_id"] or "")[:8], score(row["test_micro_f1"]), score(row["test_macro_f1"]), str(row["selected_epoch"] or ""))
+        for row in rows
+    ]
+    table = Table(box=None, pad_edge=False)
+    for column in ("model", "version", "run", "test micro F1", "test macro F1", "epoch"):
         table.add_column(column, no_wrap=True)
-    for version in versions:
-        tags = version.tags
-        table.add_row(
-            version.name, str(version.version), version.run_id or "", tags.get("test_micro_f1", "")[:6],
-            tags.get("test_macro_f1", "")[:6], tags.get("selected_epoch", ""),
-        )
-    Console(width=max(120, Console().width)).print(table)
+    for row, cells in zip(rows, details):
+        table.add_row(row["name"], *cells)
+    if console.measure(table).maximum <= console.width:
+        console.print(table)
+        return
+    for row, (version, run, micro, macro, epoch) in zip(rows, details):
+        typer.echo(row["name"])
+        typer.echo(f"    version {version}  run {run}  test micro F1 {micro or '-'}  macro F1 {macro or '-'}  epoch {epoch or '-'}")
 
 
 def export(
     model: str = MODEL_ARGUMENT,
-    out: Path = typer.Option(..., "--out", help="Folder to write (new or empty)."),
+    out: Path = typer.Option(..., "--out", help="Folder to write: new or empty (a symlink to an empty folder is followed); written whole or not at all."),
     tracking_uri: Optional[str] = TRACKING_OPTION,
     workdir: Path = WORKDIR_OPTION,
 ) -> None:
     """Write MODEL as a folder to take elsewhere: Hugging Face format for softmax heads, else an MLflow model."""
-    from nerplat.serving.export import check_target, export_model
+    from nerplat.serving.export import export_model
+    from nerplat.serving.files import check_output_folder
 
-    check_target(out)
-    with tempfile.TemporaryDirectory(prefix="nerplat-export-") as download:
-        opened = _open(model, tracking_uri, workdir, Path(download))
-        kind = export_model(opened.bundle, opened.folder, out, model)
+    check_output_folder(out)
+    opened = _open(model, tracking_uri, workdir)
+    kind = export_model(opened.bundle, opened.folder, out, model)
     size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
     typer.echo(f"wrote {kind} folder {out} ({size / 1e6:.1f} MB); {out / 'README.md'} says how to load it")
 
@@ -106,14 +147,21 @@ def predict(
     text: Optional[str] = typer.Option(None, "--text", help="Tag this sentence instead of a file."),
     input_format: Optional[str] = typer.Option(None, "--format", help="text, conll or jsonl; default: from the suffix."),
     words: str = typer.Option("encoder", "--words", help="How text is split into words: encoder (the model tokenizer's pre-tokenizer) or whitespace."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write here instead of standard output."),
+    output: Optional[Path] = typer.Option(
+        None,
+        "--output",
+        "-o",
+        help="Write here instead of standard output. A file is replaced whole once tagging is done (through a symlink, its target); "
+        "a FIFO or character device (/dev/stdout, /dev/null) is written in place; a folder, dangling symlink, block device or socket is refused.",
+    ),
     output_format: str = typer.Option("jsonl", "--output-format", help="jsonl (spans with scores) or conll (WORD TAG [SCORE])."),
-    batch_size: int = typer.Option(32, "--batch-size", min=1, help="Windows per forward pass."),
+    batch_size: int = BATCH_OPTION,
     tracking_uri: Optional[str] = TRACKING_OPTION,
     workdir: Path = WORKDIR_OPTION,
 ) -> None:
     """Tag sentences with MODEL, windowed and decoded exactly as in training; prints sentences/s."""
     from nerplat.serving.documents import OUTPUT_FORMATS, input_format as choose_format, read_rows, write_records
+    from nerplat.serving.files import check_output_file, write_output_file
     from nerplat.serving.words import WORD_SPLITTERS
 
     if (text is None) == (input_file is None):
@@ -124,24 +172,21 @@ def predict(
         raise UserInputError(Problem(f"--output-format {output_format!r}: choose one of {', '.join(OUTPUT_FORMATS)}", path="--output-format"))
     if text is not None and not text.strip():
         raise UserInputError(Problem("--text is empty: nothing to tag", path="--text"))
+    if output is not None:
+        check_output_file(output)  # before the model loads and the tagging runs
     rows = [{"text": text}] if text is not None else read_rows(input_file, choose_format(input_file, input_format))
-    with tempfile.TemporaryDirectory(prefix="nerplat-predict-") as download:
-        bundle = _open(model, tracking_uri, workdir, Path(download)).bundle
-        records, seconds = _predict_with_progress(bundle, rows, words, batch_size, show=input_file is not None)
+    bundle = _open(model, tracking_uri, workdir).bundle
+    records, seconds = _predict_with_progress(bundle, rows, words, batch_size, show=input_file is not None)
     if output is None:
         write_records(records, output_format, sys.stdout)
     else:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        temporary = output.with_name(f".{output.name}.tmp")
-        with open(temporary, "w", encoding="utf-8") as stream:
-            write_records(records, output_format, stream)
-        os.replace(temporary, output)
+        write_output_file(output, lambda stream: write_records(records, output_format, stream))
     typer.echo(f"tagged {len(rows)} sentences in {seconds:.2f} s ({len(rows) / seconds:.1f} sentences/s)", err=True)
 
 
 def _predict_with_progress(bundle, rows: list[dict], words: str, batch_size: int, show: bool) -> tuple[list[dict], float]:
     """Records of all rows, tagged in chunks so a progress bar can follow; and the seconds tagging took."""
-    from nerplat.serving.pyfunc import predict_records
+    from nerplat.serving.records import predict_records
 
     chunk = batch_size * 8
     columns = (TextColumn("tagging"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
@@ -155,27 +200,73 @@ def _predict_with_progress(bundle, rows: list[dict], words: str, batch_size: int
     return records, time.perf_counter() - started
 
 
+def evaluate(
+    model: str = MODEL_ARGUMENT,
+    gold_file: Path = typer.Argument(..., help="Sentences with gold tags: CoNLL (TOKEN TAG lines) or JSONL (tokens with tags or spans, or text with spans)."),
+    gold_format: Optional[str] = typer.Option(
+        None, "--format", help="conll, jsonl_tokens or jsonl_text (a corpus format); default: conll, or for .jsonl files the one whose key the first record has."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print {model, file, sentences, seconds, metrics} as JSON (metrics named as in MLflow, without the split prefix)."),
+    batch_size: int = BATCH_OPTION,
+    tracking_uri: Optional[str] = TRACKING_OPTION,
+    workdir: Path = WORKDIR_OPTION,
+) -> None:
+    """Score MODEL on a file with gold tags: strict span precision, recall and F1, micro, macro and per type, as the reports give them."""
+    from nerplat.metrics import evaluate_tags
+    from nerplat.serving.gold import read_gold
+    from nerplat.serving.predictor import tag_sentences
+
+    sentences = read_gold(gold_file, gold_format)
+    bundle = _open(model, tracking_uri, workdir).bundle
+    started = time.perf_counter()
+    tagged = tag_sentences(bundle, [s.tokens for s in sentences], batch_size)
+    seconds = time.perf_counter() - started
+    metrics = evaluate_tags([list(s.tags) for s in sentences], [t.tags for t in tagged])
+    if as_json:
+        typer.echo(json.dumps({"model": model, "file": str(gold_file), "sentences": len(sentences), "seconds": round(seconds, 3), "metrics": metrics}, indent=2))
+        return
+    _print_scores(model, gold_file, len(sentences), metrics)
+    typer.echo(f"tagged {len(sentences)} sentences in {seconds:.2f} s", err=True)
+
+
+def _print_scores(model: str, gold_file: Path, sentences: int, metrics: dict[str, float]) -> None:
+    """Micro, macro, then one row per entity type, as in the reports (strict IOB2 spans)."""
+    typer.echo(f"{model} on {gold_file} ({sentences} sentences; strict IOB2 span matching)")
+    table = Table(box=None, pad_edge=False)
+    for column in ("", "precision", "recall", "F1", "support"):
+        table.add_column(column, justify="left" if not column else "right", no_wrap=True)
+    types = sorted(key[len("type_") : -len("_f1")] for key in metrics if key.startswith("type_") and key.endswith("_f1"))
+    support = sum(int(metrics[f"type_{t}_support"]) for t in types)
+    for name, prefix, count in [("micro", "micro_", support), ("macro", "macro_", support)] + [(t, f"type_{t}_", int(metrics[f"type_{t}_support"])) for t in types]:
+        table.add_row(name, *(f"{metrics.get(prefix + m, 0.0):.4f}" for m in ("precision", "recall", "f1")), str(count))
+    Console(highlight=False).print(table)
+    typer.echo(f"token macro F1 {metrics['token_macro_f1']:.4f}  word accuracy {metrics['word_accuracy']:.4f}  sentence accuracy {metrics['sentence_accuracy']:.4f}")
+
+
 def serve(
     model: str = MODEL_ARGUMENT,
     port: int = typer.Option(5001, "--port", min=1, max=65535, help="Port to listen on."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (loopback by default)."),
+    max_request_bytes: int = typer.Option(1_000_000, "--max-request-bytes", min=1, help="Larger request bodies are refused (HTTP 413) unread."),
+    timeout: float = typer.Option(60.0, "--timeout", min=0.1, help="Seconds a request may take, waiting included; its tagging is then stopped (HTTP 504)."),
+    max_waiting: int = typer.Option(8, "--max-waiting", min=1, help="Requests queued or running at once; more are answered HTTP 503."),
     tracking_uri: Optional[str] = TRACKING_OPTION,
     workdir: Path = WORKDIR_OPTION,
 ) -> None:
-    """Serve MODEL over HTTP with `mlflow models serve` (POST /invocations, GET /ping) in this environment."""
-    reference, uri = _resolve(model, tracking_uri, workdir)
-    if reference.uri is None:
-        raise UserInputError(
-            Problem(f"{model} is a bundle folder, not an MLflow model: `nerplat export` or log it first", path="MODEL")
-        )
-    command = serve_command(reference.uri, host, port)
-    environment = {**os.environ, **({"MLFLOW_TRACKING_URI": uri} if uri else {})}
-    # MLflow starts the server as `exec uvicorn ...`: this environment's scripts must be on PATH.
-    environment["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), environment.get("PATH", "")])
-    typer.echo(f"serving {reference.uri} on http://{host}:{port}/invocations: {' '.join(command)}", err=True)
-    raise typer.Exit(subprocess.call(command, env=environment))
+    """Serve MODEL over HTTP in this process, on MLflow's scoring protocol (POST /invocations, GET /ping), until Ctrl-C or SIGTERM.
 
+    Body: {"dataframe_records": [{"text": "a sentence"} or {"tokens": [...]}, ...]} (also dataframe_split, inputs, instances);
+    answer: {"predictions": [...]}, one record per row as `nerplat predict` writes it. A request without rows, with an unknown
+    field or a malformed row gets HTTP 400 naming the expected schema; tagging whose client disconnected is stopped.
+    """
+    from nerplat.cli import package_version
+    from nerplat.cli.options import Verbosity
+    from nerplat.serving.http_server import ServingLimits, check_address, serve_forever, tagging_app
+    from nerplat.serving.records import predict_records
 
-def serve_command(model_uri: str, host: str, port: int) -> list[str]:
-    """`mlflow models serve` in this Python environment (no new virtualenv: nerplat must be importable)."""
-    return [sys.executable, "-m", "mlflow", "models", "serve", "-m", model_uri, "--env-manager", "local", "--host", host, "--port", str(port)]
+    check_address(host, port)
+    bundle = _open(model, tracking_uri, workdir).bundle
+    limits = ServingLimits(max_request_bytes=max_request_bytes, timeout=timeout, max_waiting=max_waiting)
+    app = tagging_app(lambda rows, stop: predict_records(bundle, rows, stop=stop), limits, package_version())
+    typer.echo(f"serving {model} on http://{host}:{port}/invocations (POST JSON; GET /ping); Ctrl-C stops it", err=True)
+    serve_forever(app, host, port, quiet=Verbosity.quiet())

@@ -31,6 +31,7 @@ FORMAT_VERSION = 1
 SETTINGS_FILE = "tagger.json"
 WEIGHTS_FILE = "weights.safetensors"
 WORD_EMBEDDINGS_FILE = "word_embeddings.json"
+MLFLOW_ARTIFACT = "tagger"  # the folder's artifact key in the MLflow pyfunc model (`nerplat.serving.pyfunc`)
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,8 @@ layer are exactly `AutoModelForTokenClassification`'s encoder and classifier, an
 on its first sub-token is the pipeline's `aggregation_strategy="first"`. Other heads decode with more
 than an argmax over sub-token logits (Viterbi, Algorithm 1 with tuned thresholds, one-vs-all
 sigmoids), which that class cannot express: they are exported as the MLflow pyfunc model folder.
-Each folder gets a README.md saying what it holds and how to load it.
+Each folder gets a README.md saying what it holds and how to load it; it is written whole or not at
+all, with the umask's permissions (`nerplat.serving.files`).
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from nerplat.errors import Problem, UserInputError
 from nerplat.models.encoders import quiet_transformers
-from nerplat.serving.bundle import TaggerBundle
+from nerplat.serving.bundle import MLFLOW_ARTIFACT, TaggerBundle
+from nerplat.serving.files import output_folder
 
 HF_README = """# nerplat tagger `{source}` (Hugging Face token classification)
 
@@ -57,35 +58,29 @@ DECODING = {
 
 
 def export_model(bundle: TaggerBundle, model_folder: Path | None, out: Path, source: str) -> str:
-    """Writes `out` (which must not exist or be empty); returns the kind written: "huggingface" or "mlflow".
+    """Writes `out` (new, or an empty folder) whole or not at all; returns the kind written: "huggingface" or "mlflow".
 
-    `model_folder` is the downloaded MLflow model, copied for heads that are not softmax; None when
-    MODEL was a bundle folder, which is then wrapped in a new MLflow model.
+    `model_folder` is the MLflow model, copied for heads that are not softmax; None when MODEL was
+    a bundle folder, which is then wrapped in a new MLflow model.
     """
-    check_target(out)
     labels = ", ".join(bundle.labels)
-    if bundle.head.name == "softmax":
-        _write_huggingface(bundle, out)
-        readme = HF_README.format(
-            source=source, count=len(bundle.labels), labels=labels, encoder=bundle.encoder.name, folder=out,
-            max_length=bundle.encoder.max_length, stride=bundle.encoder.window_stride,
-        )
-        kind = "huggingface"
-    else:
-        _write_mlflow(bundle, model_folder, out)
-        readme = MLFLOW_README.format(
-            source=source, head=bundle.head.name, count=len(bundle.labels), labels=labels, encoder=bundle.encoder.name,
-            decoding=DECODING.get(bundle.head.name, bundle.head.name), folder=out,
-        )
-        kind = "mlflow"
-    (out / "README.md").write_text(readme)
+    with output_folder(out) as folder:
+        if bundle.head.name == "softmax":
+            _write_huggingface(bundle, folder)
+            readme = HF_README.format(
+                source=source, count=len(bundle.labels), labels=labels, encoder=bundle.encoder.name, folder=out,
+                max_length=bundle.encoder.max_length, stride=bundle.encoder.window_stride,
+            )
+            kind = "huggingface"
+        else:
+            _write_mlflow(bundle, model_folder, folder)
+            readme = MLFLOW_README.format(
+                source=source, head=bundle.head.name, count=len(bundle.labels), labels=labels, encoder=bundle.encoder.name,
+                decoding=DECODING.get(bundle.head.name, bundle.head.name), folder=out,
+            )
+            kind = "mlflow"
+        (folder / "README.md").write_text(readme)
     return kind
-
-
-def check_target(out: Path) -> None:
-    """Refuses a target that holds anything: an export never mixes with other files."""
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise UserInputError(Problem(f"{out} exists and is not an empty folder: choose a new one", path="--out"))
 
 
 def _write_huggingface(bundle: TaggerBundle, out: Path) -> None:
@@ -116,9 +111,8 @@ def _write_mlflow(bundle: TaggerBundle, model_folder: Path | None, out: Path) ->
 
     with tempfile.TemporaryDirectory(prefix="nerplat-export-") as directory:
         saved = save_bundle(Path(directory) / "tagger", bundle.tagger, bundle.tokenizer, bundle.labels, bundle.head, bundle.encoder)
-        if out.exists():
-            out.rmdir()
+        out.rmdir()  # save_model creates the folder itself
         mlflow.pyfunc.save_model(
-            str(out), python_model=pyfunc.TaggerModel(), artifacts={pyfunc.ARTIFACT: str(saved)},
+            str(out), python_model=pyfunc.TaggerModel(), artifacts={MLFLOW_ARTIFACT: str(saved)},
             signature=model_signature(), input_example=pyfunc.input_example(), pip_requirements=pinned_requirements(),
         )

@@ -54,7 +54,7 @@ def log_tagger_model(
     from mlflow.models import Model
 
     from nerplat.serving import pyfunc
-    from nerplat.serving.bundle import save_bundle
+    from nerplat.serving.bundle import MLFLOW_ARTIFACT, save_bundle
 
     existing = logged_model_of_run(tracking_uri, run_id)
     if existing is not None:
@@ -74,7 +74,7 @@ def log_tagger_model(
             run_id=run_id,
             model_id=model.model_id,
             python_model=pyfunc.TaggerModel(),
-            artifacts={pyfunc.ARTIFACT: str(bundle)},
+            artifacts={MLFLOW_ARTIFACT: str(bundle)},
             signature=model_signature(),
             input_example=pyfunc.input_example(),
             pip_requirements=pinned_requirements(),

@@ -2,8 +2,9 @@
 
 Input: a DataFrame (or JSON records) with a `text` column (a sentence, split into words by the
 encoder's pre-tokenizer, `nerplat.serving.words`) or a `tokens` column (a list of words). Output:
-one record per row with the words, their tags, per-word scores (where the head has them) and the spans; spans carry word and, for text, character
-offsets, and a score where the head has one (`nerplat.serving.confidence`).
+one record per row (`nerplat.serving.records`). `nerplat predict` and `nerplat serve` read the
+bundle folder directly and do not go through this class; it is what `mlflow.pyfunc.load_model` and
+`mlflow models serve` run elsewhere.
 """
 
 from __future__ import annotations
@@ -13,10 +14,9 @@ from typing import Any
 
 import mlflow.pyfunc
 
-from nerplat.serving.words import split_words
+from nerplat.serving.bundle import MLFLOW_ARTIFACT
+from nerplat.serving.records import predict_records
 
-ARTIFACT = "tagger"  # the artifact key of the bundle folder (`nerplat.serving.bundle`)
-BATCH_SIZE = 32
 EXAMPLE_SENTENCE = "EU rejects German call to boycott British lamb ."
 
 
@@ -26,7 +26,7 @@ class TaggerModel(mlflow.pyfunc.PythonModel):
     def load_context(self, context: Any) -> None:
         from nerplat.serving.bundle import load_bundle
 
-        self.bundle = load_bundle(Path(context.artifacts[ARTIFACT]))
+        self.bundle = load_bundle(Path(context.artifacts[MLFLOW_ARTIFACT]))
 
     # No type hints: MLflow would read them as a second, conflicting signature.
     def predict(self, context, model_input, params=None):
@@ -38,46 +38,6 @@ def input_example() -> Any:
     import pandas as pd
 
     return pd.DataFrame({"text": [EXAMPLE_SENTENCE]})
-
-
-def predict_records(
-    bundle: Any, rows: list[dict[str, Any]], splitter: str = "encoder", batch_size: int = BATCH_SIZE
-) -> list[dict[str, Any]]:
-    """Tag rows that hold `text` (split into words by `splitter`) or `tokens`; one record per row, in order."""
-    from nerplat.serving.predictor import tag_sentences
-
-    words, sources = [], []
-    for index, row in enumerate(rows):
-        text, tokens = row.get("text"), row.get("tokens")
-        if isinstance(text, str):
-            split = split_words(text, bundle.tokenizer, splitter)
-            words.append([w for w, _ in split])
-            sources.append((text, [o for _, o in split]))
-        elif tokens is not None and not isinstance(tokens, str):
-            words.append([str(t) for t in tokens])
-            sources.append(None)
-        else:
-            raise ValueError(f"input row {index} has neither a 'text' string nor a 'tokens' list")
-    tagged = tag_sentences(bundle, words, batch_size)
-    return [_record(sentence, source) for sentence, source in zip(tagged, sources)]
-
-
-def _record(sentence: Any, source: tuple[str, list[tuple[int, int]]] | None) -> dict[str, Any]:
-    """Spans with word offsets; for text input also character offsets and the text they cover."""
-    spans = []
-    for span in sentence.spans:
-        entry = {"type": span.type, "start": span.start, "end": span.end, "text": " ".join(sentence.words[span.start : span.end])}
-        if source is not None:
-            text, offsets = source
-            start, end = offsets[span.start][0], offsets[span.end - 1][1]
-            entry |= {"start_char": start, "end_char": end, "text": text[start:end]}
-        if span.score is not None:
-            entry["score"] = span.score
-        spans.append(entry)
-    record = {"words": sentence.words, "tags": sentence.tags, "spans": spans}
-    if sentence.scores is not None:
-        record["scores"] = sentence.scores
-    return record
 
 
 def _rows(model_input: Any) -> list[dict[str, Any]]:

@@ -47,22 +47,105 @@ def resolve_model(reference: str, tracking_uri: str) -> ModelReference:
 @dataclass(frozen=True)
 class OpenedModel:
     bundle: TaggerBundle
-    folder: Path | None  # the MLflow model folder it came from (downloaded), None for a bundle
+    folder: Path | None  # the MLflow model folder it came from, None for a bundle
 
 
-def open_model(reference: ModelReference, tracking_uri: str, download_to: Path) -> OpenedModel:
-    """Loads the tagger through MLflow's own pyfunc loader (models are downloaded to `download_to`)."""
-    import mlflow
-
+def open_model(reference: ModelReference, tracking_uri: str) -> OpenedModel:
+    """Loads the tagger from its bundle folder, without MLflow's pyfunc loader (slow, and it warns)."""
     from nerplat.serving.bundle import load_bundle
-    from nerplat.serving.mlflow_models import global_tracking_uri
 
     if reference.bundle is not None:
         return OpenedModel(load_bundle(reference.bundle), None)
+    folder = model_folder(reference.uri, tracking_uri)
+    return OpenedModel(load_bundle(tagger_folder(folder)), folder)
+
+
+def model_folder(uri: str, tracking_uri: str, cache: Path | None = None) -> Path:
+    """The MLflow model folder `uri` names, on this disk.
+
+    A store with local artifacts (nerplat's SQLite stores) keeps the folder on disk: it is read
+    where it lies. Other stores' models are downloaded once into `cache` (default `model_cache()`),
+    under a key of their artifact location, which MLflow never reuses for another model.
+    """
+    from mlflow.store.artifact.models_artifact_repo import ModelsArtifactRepository
+
+    from nerplat.serving.mlflow_models import global_tracking_uri
+
+    if Path(uri).is_dir():
+        return Path(uri)
     with global_tracking_uri(tracking_uri):
-        folder = Path(mlflow.artifacts.download_artifacts(artifact_uri=reference.uri, dst_path=str(download_to)))
-        model = mlflow.pyfunc.load_model(str(folder))
-    return OpenedModel(model.unwrap_python_model().bundle, folder)
+        location = ModelsArtifactRepository.get_underlying_uri(uri)
+        local = local_path(location)
+        if local is not None and (local / "MLmodel").is_file():
+            return local
+        return cached_download(location, cache or model_cache())
+
+
+def local_path(location: str) -> Path | None:
+    """The folder an artifact location names when it is on this disk (`file:` or a plain path), else None."""
+    from urllib.parse import urlparse
+    from urllib.request import url2pathname
+
+    parsed = urlparse(location)
+    if parsed.scheme == "file":
+        return Path(url2pathname(parsed.path))
+    if parsed.scheme == "" and Path(location).is_absolute():
+        return Path(location)
+    return None
+
+
+def model_cache() -> Path:
+    """Where downloaded models are kept: $NERPLAT_MODEL_CACHE, else $XDG_CACHE_HOME/nerplat/models."""
+    import os
+
+    if os.environ.get("NERPLAT_MODEL_CACHE"):
+        return Path(os.environ["NERPLAT_MODEL_CACHE"])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "nerplat" / "models"
+
+
+def cached_download(location: str, cache: Path) -> Path:
+    """The model folder at `location`, downloaded into `cache` on first use (atomically, without progress bars)."""
+    import hashlib
+    import os
+    import shutil
+    import tempfile
+
+    import mlflow
+
+    target = cache / hashlib.sha256(location.encode()).hexdigest()[:24]
+    if (target / "MLmodel").is_file():
+        return target
+    cache.mkdir(parents=True, exist_ok=True)
+    temporary = Path(tempfile.mkdtemp(dir=cache, prefix=".download-"))
+    previous = os.environ.get("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR")
+    os.environ["MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR"] = "false"
+    try:
+        mlflow.artifacts.download_artifacts(artifact_uri=location, dst_path=str(temporary))
+        downloaded = next(temporary.rglob("MLmodel")).parent
+        os.replace(downloaded, target)
+    except FileExistsError:  # another process downloaded it first
+        pass
+    finally:
+        shutil.rmtree(temporary, ignore_errors=True)
+        if previous is None:
+            os.environ.pop("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", None)
+        else:
+            os.environ["MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR"] = previous
+    return target
+
+
+def tagger_folder(model: Path) -> Path:
+    """The bundle inside an MLflow model folder: the pyfunc artifact its MLmodel file names `tagger`."""
+    import yaml
+
+    from nerplat.serving.bundle import MLFLOW_ARTIFACT
+
+    try:
+        artifacts = yaml.safe_load((model / "MLmodel").read_text())["flavors"]["python_function"]["artifacts"]
+        return model / artifacts[MLFLOW_ARTIFACT]["path"]
+    except (OSError, KeyError, TypeError, yaml.YAMLError):
+        what = f"is an MLflow model but not a nerplat tagger (its MLmodel names no '{MLFLOW_ARTIFACT}' artifact)"
+        raise _problem(str(model), what) from None
 
 
 def _run_model_uri(run_id: str, tracking_uri: str) -> str:

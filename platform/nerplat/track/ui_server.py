@@ -4,7 +4,10 @@
 `optuna-dashboard` for the arms' Optuna studies (track/studies.py), a study being
 `/dashboard/studies/<id>`. The MLflow server becomes healthy after 7-18 s here, optuna-dashboard in
 about 2 s, so both are launched first and then waited for. Each runs in its own process group and
-is stopped with that group, because servers fork workers that would otherwise outlive them.
+is stopped with that group, because servers fork workers that would otherwise outlive them
+(`mlflow server` starts uvicorn as a child). A watchdog process per server ends the group when the
+process that started it dies in any way, SIGKILL included: the watchdog waits for its stdin pipe
+to close, which the kernel does when the parent ends, and is told "stopped" by a clean `stop`.
 """
 
 from __future__ import annotations
@@ -27,6 +30,24 @@ from nerplat.errors import UserInputError
 from nerplat.suggest import closest
 
 OPTUNA_DASHBOARD = "optuna-dashboard"
+STOP_GRACE = 10.0  # seconds a server's group gets between SIGTERM and SIGKILL
+
+# What the watchdog runs (`python -I -S -c`, so it starts in milliseconds and imports nothing of ours).
+_WATCHDOG = """
+import os, signal, sys, time
+group, grace = int(sys.argv[1]), float(sys.argv[2])
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+if sys.stdin.buffer.read() != b"stopped":
+    try:
+        os.killpg(group, signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline:
+            time.sleep(0.2)
+            os.killpg(group, 0)
+        os.killpg(group, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+"""
 
 
 def free_port() -> int:
@@ -65,6 +86,7 @@ class LocalServer:
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self._process: subprocess.Popen | None = None
+        self._watchdog: subprocess.Popen | None = None
         self._log = None
 
     def command(self) -> list[str]:
@@ -82,6 +104,13 @@ class LocalServer:
             stdin=subprocess.DEVNULL,
             env=self.environment(),
             start_new_session=True,
+        )
+        self._watchdog = subprocess.Popen(
+            [sys.executable, "-I", "-S", "-c", _WATCHDOG, str(self._process.pid), str(STOP_GRACE)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # Ctrl-C in the terminal reaches `nerplat ui`, which stops the servers itself
         )
 
     def wait_until_healthy(self, timeout: float = 90.0) -> str:
@@ -109,8 +138,8 @@ class LocalServer:
         """None while it runs."""
         return self._process.poll()
 
-    def stop(self, grace: float = 10.0) -> None:
-        """Stops the server and its workers (its whole process group)."""
+    def stop(self, grace: float = STOP_GRACE) -> None:
+        """Stops the server and its workers (its whole process group), then releases its watchdog."""
         process, self._process = self._process, None
         if process is not None:
             if process.poll() is None:
@@ -121,6 +150,9 @@ class LocalServer:
                     pass
             _signal_group(process.pid, signal.SIGKILL)  # workers that outlived the server, if any
             process.wait()
+        watchdog, self._watchdog = self._watchdog, None
+        if watchdog is not None:
+            watchdog.communicate(b"stopped")
         if self._log is not None:
             self._log.close()
             self._log = None

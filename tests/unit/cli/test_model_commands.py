@@ -12,7 +12,7 @@ from tiny_taggers import train_bundle
 from nerplat.cli import main
 from nerplat.serving.bundle import load_bundle
 from nerplat.serving.mlflow_models import log_tagger_model, register_arm_models
-from nerplat.serving.pyfunc import predict_records
+from nerplat.serving.records import predict_records
 from nerplat.track.store import check_store
 
 NAME = "exp.conll2003.full.ce"

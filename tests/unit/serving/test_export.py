@@ -9,7 +9,7 @@ import pytest
 from nerplat.errors import UserInputError
 from nerplat.serving.bundle import load_bundle
 from nerplat.serving.export import export_model
-from nerplat.serving.pyfunc import predict_records
+from nerplat.serving.records import predict_records
 
 TEXTS = [
     "EU rejects German call to boycott British lamb.",

@@ -16,7 +16,7 @@ from nerplat.serving.mlflow_models import (
     registered_model_name,
     select_replicates,
 )
-from nerplat.serving.pyfunc import predict_records
+from nerplat.serving.records import predict_records
 from nerplat.track.store import check_store
 
 
