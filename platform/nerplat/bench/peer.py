@@ -23,6 +23,13 @@ batches are grouped), loads data in the main process, and saves no checkpoints a
 Figures per side: wall time of the whole sweep (nerplat's with Ray's start, the peer's with its data
 and Trainer set-up), per-trial time (wall / trials), the best dev micro F1 of any evaluation of any
 trial; and the ratio peer wall / nerplat wall (above 1: nerplat is faster).
+
+Repeats (`bench.repeats`): the two sweeps run in turns, nerplat, peer, nerplat, peer, ... `repeats`
+times (at least 5), each repeat's peer trying the learning rates of that repeat's nerplat sweep;
+every figure is the median (min-max) of the repeats, the ratio and the best-dev difference taken
+within each repeat. Five repeats of the 20-trial sweep take over half an hour on two cores, so each
+repeat's sweeps run `DEFAULT_TRIALS` trials unless `trials` is given (`--trials 20`: the full sweep);
+Ray's start and each side's set-up weigh more in a shorter sweep.
 """
 
 from __future__ import annotations
@@ -36,17 +43,19 @@ from typing import Any
 
 from rich.console import Console
 
+from nerplat.bench.repeats import DEFAULT_REPEATS, Spread, check_repeats, interleaved, ratios
 from nerplat.bench.run import SWEEP_SPEC, run_sweep
 from nerplat.errors import UserInputError
 from nerplat.track import schema
 
 PEER_SEARCH_SEED = 0  # the order in which Optuna's grid sampler visits nerplat's learning rates
 BEST_DEV = "dev_best_micro_f1"  # a nerplat trial's best dev evaluation by the sweep's metric
+DEFAULT_TRIALS = 4  # trials of each side's sweep in a repeat, unless given
 
 
 @dataclass
 class SweepFigures:
-    """One side of the comparison."""
+    """One side's sweep in one repeat."""
 
     name: str
     trials: int
@@ -54,31 +63,48 @@ class SweepFigures:
     best_dev_micro_f1: float
     learning_rates: list[float]  # the values its trials tried, ascending
 
-    @property
-    def per_trial_s(self) -> float:
-        return self.wall_s / self.trials
+
+@dataclass
+class SideFigures:
+    """One side over the repeats."""
+
+    name: str
+    wall_s: Spread
+    per_trial_s: Spread
+    best_dev_micro_f1: Spread
+    learning_rates: list[list[float]]  # per repeat
+
+    @classmethod
+    def of(cls, sweeps: list[SweepFigures]) -> SideFigures:
+        return cls(
+            name=sweeps[0].name,
+            wall_s=Spread.of([sweep.wall_s for sweep in sweeps]),
+            per_trial_s=Spread.of([sweep.wall_s / sweep.trials for sweep in sweeps]),
+            best_dev_micro_f1=Spread.of([sweep.best_dev_micro_f1 for sweep in sweeps]),
+            learning_rates=[sweep.learning_rates for sweep in sweeps],
+        )
 
 
 @dataclass
 class PeerBenchResult:
-    trials: int
+    trials: int  # of each side's sweep in each repeat
     epochs: int
     sentences: int
     encoder: str
     threads: int
-    nerplat: SweepFigures
-    peer: SweepFigures
+    repeats: int
+    nerplat: SideFigures
+    peer: SideFigures
+    ratio: Spread  # peer wall / nerplat wall per repeat: above 1, nerplat is faster
+    best_dev_difference: Spread  # nerplat's best dev micro F1 minus the peer's, per repeat
 
     @property
-    def ratio(self) -> float:
-        """Peer wall time over nerplat's: above 1, nerplat is faster."""
-        return self.peer.wall_s / self.nerplat.wall_s
+    def same_learning_rates(self) -> bool:
+        """Whether in every repeat the peer tried exactly the learning rates nerplat drew."""
+        return self.nerplat.learning_rates == self.peer.learning_rates
 
     def as_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        for side in ("nerplat", "peer"):
-            data[side]["per_trial_s"] = getattr(self, side).per_trial_s
-        return data | {"ratio": self.ratio}
+        return asdict(self) | {"same_learning_rates": self.same_learning_rates}
 
 
 def bench_peer(
@@ -88,16 +114,18 @@ def bench_peer(
     sentences: int | None = None,
     encoder: str | None = None,
     threads: int | None = None,
+    repeats: int = DEFAULT_REPEATS,
 ) -> PeerBenchResult:
-    """The sweep, shrunk by whichever of trials, epochs, training sentences and encoder are given."""
+    """The sweep, shrunk by whichever of trials, epochs, training sentences and encoder are given,
+    run by each side in turns `repeats` times."""
     from nerplat.catalog import default_catalog
     from nerplat.plan.compiler import compile_plan
 
+    repeats = check_repeats(repeats)
     _require_accelerate()
     threads = threads or os.cpu_count() or 1
-    overrides = [f"train.threads={threads}", f"resources.cpus_per_worker={threads}"]
-    if trials is not None:
-        overrides.append(f"tune.num_samples={trials}")
+    trials = trials or DEFAULT_TRIALS
+    overrides = [f"train.threads={threads}", f"resources.cpus_per_worker={threads}", f"tune.num_samples={trials}"]
     if epochs is not None:
         overrides.append(f"train.epochs={epochs}")
     if sentences is not None:
@@ -106,7 +134,37 @@ def bench_peer(
         overrides.append(f"model.encoder={encoder}")
     plan = compile_plan(SWEEP_SPEC, default_catalog(), overrides=overrides)
     arm = plan.arms[0]
-    console.print(f"nerplat: {arm.tune_trials} trials, one at a time on {threads} threads ...")
+    drawn: list[float] = []  # the learning rates of the current repeat's nerplat sweep
+
+    def nerplat_side(repeat: int) -> SweepFigures:
+        console.print(f"repeat {repeat + 1}/{repeats}, nerplat: {arm.tune_trials} trials, one at a time on {threads} threads ...")
+        figures = nerplat_sweep(plan, console)
+        drawn[:] = figures.learning_rates
+        return figures
+
+    def peer_side(repeat: int) -> SweepFigures:
+        console.print(f"repeat {repeat + 1}/{repeats}, Hugging Face Trainer + Optuna: {arm.tune_trials} trials, in-process on {threads} threads ...")
+        return hf_optuna_sweep(arm, threads, list(drawn))
+
+    sweeps = interleaved({"nerplat": nerplat_side, "peer": peer_side}, repeats)
+    nerplat, peer = sweeps["nerplat"], sweeps["peer"]
+    return PeerBenchResult(
+        trials=arm.tune_trials,
+        epochs=arm.fixed["train"]["epochs"],
+        sentences=arm.fixed["samplers"][0]["params"]["size"],
+        encoder=arm.fixed["encoder"]["name"],
+        threads=threads,
+        repeats=repeats,
+        nerplat=SideFigures.of(nerplat),
+        peer=SideFigures.of(peer),
+        ratio=ratios([sweep.wall_s for sweep in peer], [sweep.wall_s for sweep in nerplat]),
+        best_dev_difference=Spread.of([ours.best_dev_micro_f1 - theirs.best_dev_micro_f1 for ours, theirs in zip(nerplat, peer)]),
+    )
+
+
+def nerplat_sweep(plan: Any, console: Console) -> SweepFigures:
+    """nerplat's side once: the sweep through `nerplat run`'s runner, Ray's start included, then Ray stopped."""
+    arm = plan.arms[0]
     sweep = run_sweep(plan, console)
     _stop_ray()
     scores = [run.data.metrics[BEST_DEV] for run in sweep.trials if BEST_DEV in run.data.metrics]
@@ -114,18 +172,7 @@ def bench_peer(
         raise RuntimeError(f"nerplat's sweep scored {len(scores)} of {arm.tune_trials} trials (its messages are above)")
     (key,) = arm.search_space
     drawn = sorted(json.loads(run.data.tags[schema.SAMPLED])[key] for run in sweep.trials)
-    nerplat = SweepFigures("nerplat", arm.tune_trials, sweep.command_s, max(scores), drawn)
-    console.print(f"Hugging Face Trainer + Optuna: {arm.tune_trials} trials, in-process on {threads} threads ...")
-    peer = hf_optuna_sweep(arm, threads, drawn)
-    return PeerBenchResult(
-        trials=arm.tune_trials,
-        epochs=arm.fixed["train"]["epochs"],
-        sentences=arm.fixed["samplers"][0]["params"]["size"],
-        encoder=arm.fixed["encoder"]["name"],
-        threads=threads,
-        nerplat=nerplat,
-        peer=peer,
-    )
+    return SweepFigures("nerplat", arm.tune_trials, sweep.command_s, max(scores), drawn)
 
 
 def hf_optuna_sweep(arm: Any, threads: int, learning_rates: list[float]) -> SweepFigures:

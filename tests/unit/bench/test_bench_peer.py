@@ -48,3 +48,22 @@ def test_evaluated_rows_in_any_order_and_padding_find_their_windows(features):
     found = WindowLookup(features).rows(np.array(rows))
     assert sorted(found) == list(range(len(features)))  # the two identical windows are told apart
     assert [features.window(i).input_ids.tolist() for i in found] == [features.window(i).input_ids.tolist() for i in order]
+
+
+def test_each_sides_figures_over_repeats_and_the_per_repeat_ratio():
+    from nerplat.bench.peer import PeerBenchResult, SideFigures, SweepFigures
+    from nerplat.bench.repeats import Spread, ratios
+
+    rates = [1e-5, 1e-4]
+    ours = [SweepFigures("nerplat", 2, wall, 0.30, rates) for wall in (10.0, 12.0, 11.0, 30.0, 10.0)]
+    theirs = [SweepFigures("peer", 2, wall, 0.29, rates) for wall in (16.0, 18.0, 17.0, 40.0, 15.0)]
+    nerplat, peer = SideFigures.of(ours), SideFigures.of(theirs)
+    assert nerplat.wall_s.median == 11.0 and nerplat.per_trial_s.median == 5.5 and nerplat.per_trial_s.max == 15.0
+    result = PeerBenchResult(
+        trials=2, epochs=1, sentences=20, encoder="tiny", threads=1, repeats=5, nerplat=nerplat, peer=peer,
+        ratio=ratios([s.wall_s for s in theirs], [s.wall_s for s in ours]), best_dev_difference=Spread.of([0.01] * 5),
+    )  # fmt: skip
+    assert result.ratio.median == pytest.approx(1.5) and result.same_learning_rates
+    figures = result.as_dict()
+    assert figures["nerplat"]["wall_s"]["repeats"] == [10.0, 12.0, 11.0, 30.0, 10.0] and figures["ratio"]["median"] == pytest.approx(1.5)
+    assert figures["same_learning_rates"] is True

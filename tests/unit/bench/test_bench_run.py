@@ -1,6 +1,6 @@
 import pytest
 
-from nerplat.bench.run import SlotTime, TrialTime
+from nerplat.bench.run import SlotTime, TrialTime, trial_blocks
 
 
 def test_slot_time_splits_wall_time_times_slots_into_shares_that_sum_to_one():
@@ -17,3 +17,23 @@ def test_slot_time_splits_wall_time_times_slots_into_shares_that_sum_to_one():
     assert shares.trial_other == pytest.approx((17.0 - 15.75) / 20)
     assert shares.between_trials == pytest.approx(3.0 / 20)
     assert sum(vars(shares).values()) == pytest.approx(1.0)
+
+
+def test_a_block_until_the_next_blocks_start_counts_the_gap_after_it_as_between_trials():
+    trials = [TrialTime(start=0.0, end=4.0, setup=0.5, train=3.0, evaluate=0.25)]
+    shares = SlotTime.of(trials, slots=1, until=5.0)
+    assert shares.train == pytest.approx(3.0 / 5) and shares.between_trials == pytest.approx(1.0 / 5)
+
+
+def test_trials_are_cut_into_blocks_of_consecutive_trials_as_equal_as_can_be():
+    trials = [TrialTime(start=float(i), end=i + 0.5, setup=0.0, train=0.5, evaluate=0.0) for i in range(22)]
+    blocks = trial_blocks(trials, 5)
+    assert [len(block) for block in blocks] == [5, 5, 4, 4, 4]
+    assert [t for block in blocks for t in block] == trials
+
+
+def test_bench_run_refuses_fewer_than_five_repeats(capsys):
+    from nerplat.cli import main
+
+    assert main(["bench", "run", "--profile", "smoke", "--repeats", "4"]) == 2
+    assert "--repeats must be at least 5" in capsys.readouterr().err
