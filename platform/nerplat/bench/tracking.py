@@ -289,6 +289,7 @@ def write_trials(tracker: Any, arm: Any, writer: int, trials: int, epochs: int, 
     from nerplat.plan.compiler import TUNE_SEED
     from nerplat.run.job import TrialJob
     from nerplat.run.ledger import RunLedger
+    from nerplat.track import schema
 
     logging.getLogger("mlflow").setLevel(logging.CRITICAL)  # a refused write is reported by the benchmark, once
     report = WriterReport(writer)
@@ -307,7 +308,7 @@ def write_trials(tracker: Any, arm: Any, writer: int, trials: int, epochs: int, 
             trial_id = f"w{writer}-t{trial}"
             ledger.start_trial(trial_id, job, config)
             report.events += 1
-            ledger.record_node(trial_id, f"node-{writer}", process_malloc())
+            ledger.record_node(trial_id, f"node-{writer}", {schema.MALLOC: process_malloc()})
             report.events += 1
             for evaluation in evaluations:
                 started = time.perf_counter()

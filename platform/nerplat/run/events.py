@@ -21,7 +21,7 @@ from ray.tune import Callback
 from ray.tune.result import SHOULD_CHECKPOINT
 
 from nerplat.run.exported_metrics import TrialMetrics
-from nerplat.run.job import EVALUATION_KEY, MALLOC_KEY, NODE_KEY, PHASE_KEY, RESULT_KEY, TrialJob
+from nerplat.run.job import EVALUATION_KEY, NODE_KEY, PHASE_KEY, RESULT_KEY, WORKER_TAGS, TrialJob
 from nerplat.run.ledger import RunLedger
 from nerplat.run.progress import PhaseProgress, ProgressBoard
 from nerplat.track.store import StoreLost
@@ -81,7 +81,8 @@ class TrialEvents(Callback):
         if state is None:
             return
         if result.get(NODE_KEY):
-            self.ledger.record_node(trial.trial_id, result[NODE_KEY], result[MALLOC_KEY])
+            worker = {tag: result[key] for key, tag in WORKER_TAGS.items() if key in result}
+            self.ledger.record_node(trial.trial_id, result[NODE_KEY], worker)
         if RESULT_KEY in result:
             self.ledger.record_result(trial.trial_id, TrialResult.from_dict(result[RESULT_KEY]))
         elif EVALUATION_KEY in result:

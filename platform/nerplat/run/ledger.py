@@ -252,14 +252,15 @@ class RunLedger:
         """The MLflow run name of an open trial."""
         return self.open[trial_id].name
 
-    def record_node(self, trial_id: str, node: str, malloc: str) -> None:
-        """The Ray node the trial runs on and its worker's allocator (tagged again when a retry moves it)."""
+    def record_node(self, trial_id: str, node: str, worker: dict[str, str]) -> None:
+        """The Ray node the trial runs on and how its worker runs it (`run.job.WORKER_TAGS`: allocator,
+        arithmetic, device), tagged again when a retry moves it."""
         from mlflow.entities import RunTag
 
         run = self.open.get(trial_id)
         if run is not None and node and node != run.node:
             run.node = node
-            tags = [RunTag(schema.RAY_NODE, node), RunTag(schema.MALLOC, malloc)]
+            tags = [RunTag(schema.RAY_NODE, node), *(RunTag(tag, value) for tag, value in worker.items())]
             self.tracker.client.log_batch(run.run_id, tags=tags)
 
     def record_evaluation(self, trial_id: str, evaluation: Evaluation, *, awaits_checkpoint: bool) -> None:
@@ -322,8 +323,8 @@ class RunLedger:
         else:
             status = "completed" if run.has_result or run.last_epoch >= run.epochs else "early_stopped"
         self.tracker.finish(run.run_id, status)
-        return status
         kill_point("mlflow_finish" if run.tuning else "replicate")
+        return status
 
     def interrupt_open(self) -> list[str]:
         """Closes every run still open as `interrupted`; returns the Tune trial ids."""

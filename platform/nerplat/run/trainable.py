@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from nerplat.run.allocator import process_malloc
-from nerplat.run.job import EVALUATION_KEY, MALLOC_KEY, NODE_KEY, PHASE_KEY, PRECISION_KEY, RESULT_KEY, TrialJob
+from nerplat.run.job import DEVICE_KEY, EVALUATION_KEY, MALLOC_KEY, NODE_KEY, PHASE_KEY, PRECISION_KEY, RESULT_KEY, TrialJob
 from nerplat.trial.report import Evaluation, TrainedTagger, TrialResult
 
 
@@ -55,11 +55,19 @@ def ray_node_name() -> str:
 
 
 def _worker_facts(trial_config: Any) -> dict[str, str]:
-    """Where and how this worker runs the trial, for the driver to tag its run with."""
-    from nerplat.trial.device import resolve_precision, trial_device  # the device and arithmetic `run_trial` picks
+    """Where and how this worker runs the trial, for the driver to tag its run with (after `_set_threads`)."""
+    import torch
 
-    precision = resolve_precision(trial_config.train.precision, trial_device())
-    return {NODE_KEY: ray_node_name(), MALLOC_KEY: process_malloc(), PRECISION_KEY: precision}
+    from nerplat.trial.device import device_label, resolve_precision, trial_device  # the device and arithmetic `run_trial` picks
+
+    device = trial_device()
+    threads = trial_config.train.threads or torch.get_num_threads()
+    return {
+        NODE_KEY: ray_node_name(),
+        MALLOC_KEY: process_malloc(),
+        PRECISION_KEY: resolve_precision(trial_config.train.precision, device),
+        DEVICE_KEY: device_label(device, threads),
+    }
 
 
 def _evaluation_report(evaluation: Evaluation, facts: dict[str, str]) -> dict[str, Any]:

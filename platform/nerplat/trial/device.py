@@ -74,6 +74,28 @@ def runs_bf16_natively(device: torch.device) -> bool:
     return device.type == "cpu" and bool(cpu_flags() & NATIVE_BF16_CPU_FLAGS)
 
 
+def device_label(device: torch.device, threads: int) -> str:
+    """What a trial computes on, as a run records it and `nerplat plan` matches earlier runs by:
+    `cuda: <GPU name>`, or `cpu: <CPU model> x<threads> threads` (throughput grows with them)."""
+    if device.type == "cuda":
+        return f"cuda: {torch.cuda.get_device_name(device)}"
+    return f"{device.type}: {cpu_model()} x{threads} threads"
+
+
+def cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo, else the platform's processor string."""
+    try:
+        text = CPUINFO.read_text()
+    except OSError:
+        text = ""
+    for line in text.splitlines():
+        if line.startswith("model name"):
+            return line.partition(":")[2].strip()
+    import platform
+
+    return platform.processor() or platform.machine() or "unknown CPU"
+
+
 def resolve_precision(precision: str, device: torch.device) -> str:
     """The arithmetic a trial runs on `device`: `auto` resolved to bf16 or fp32, any other value as given."""
     if precision != AUTO:
