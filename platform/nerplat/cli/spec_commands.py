@@ -70,15 +70,26 @@ def plan(
     profile: str | None = PROFILE_OPTION,
     overrides: list[str] = SET_OPTION,
     as_json: bool = typer.Option(False, "--json", help="Print the plan as JSON on stdout."),
+    cost: bool = typer.Option(
+        False, "--cost", help="Also predict each arm's wall time and device-hours from earlier runs of the same encoder and device (--json: a `cost` field)."
+    ),
+    tracking_uri: str | None = typer.Option(
+        None, "--tracking-uri", help="MLflow store whose runs --cost reads (default: MLFLOW_TRACKING_URI, the spec's, else ./mlflow.db)."
+    ),
 ) -> None:
     """Show the arms a spec compiles to (dataset x sampler x method): search spaces, tune trials, replicates.
 
     Arms are named by their short labels (MLflow's run names); --json gives every id in full."""
     from nerplat.cli.options import compile_spec
+    from nerplat.plan.cost import spec_cost
 
     compiled = compile_spec(spec, profile, overrides)
+    predicted = spec_cost(compiled, tracking_uri) if cost else None
     if as_json:
-        sys.stdout.write(compiled.model_dump_json(indent=2) + "\n")
+        if predicted is None:
+            sys.stdout.write(compiled.model_dump_json(indent=2) + "\n")
+        else:
+            sys.stdout.write(_json(compiled.model_dump(mode="json") | {"cost": predicted.as_dict()}) + "\n")
         return
     title = f"{compiled.experiment}" + (f" (profile {compiled.profile})" if compiled.profile else "")
     table = Table(title=title, title_justify="left", caption=compiled.description or None, caption_justify="left")
@@ -114,6 +125,8 @@ def plan(
         for method, points in tune.enqueue.items():  # run first, once each
             console.print(f"  {method} starts from: " + "; ".join(", ".join(f"{k}={v}" for k, v in p.items()) for p in points))
     console.print(f"replicates evaluated on {compiled.replicate_split}; plan sha256 {compiled.sha256()}")
+    for line in predicted.lines() if predicted is not None else ():
+        console.print(line)
 
 
 def _setting_lines(compiled: Plan) -> list[str]:

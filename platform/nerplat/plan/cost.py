@@ -1,0 +1,257 @@
+"""What a spec will cost before it runs: wall time and device-hours per arm, from earlier runs.
+
+A trial of an arm is predicted as
+
+    seconds = epochs x (training tokens of an epoch) / (training tokens/s) + rest
+
+- training tokens/s: the median, over earlier completed runs (tuning trials and replicates) of the
+  same encoder on the same device in the same arithmetic, of `train_tokens / time_train_s`;
+- training tokens of an epoch: from earlier runs of the same arm (`train_tokens / epochs`), else
+  counted on the arm's training split (sampled, windowed by the encoder's tokenizer) by `tokens_of`;
+- rest: what a run spends outside training steps (start-up, dev and test evaluation, reports), the
+  median of `wall - time_train_s` over earlier runs of the same arm (its dev set, its evaluation
+  cadence), else over those of the same encoder and device.
+
+An arm's trials are its tuning trials and replicates, every one counted at full length (a scheduler
+that stops trials early makes the tune phase cheaper than predicted). Device-hours are trial seconds
+x trials x the CPUs (or GPUs) a trial holds; wall time is the arm's trial seconds spread over the
+trials this machine runs at once (its CPUs, or GPUs, over a trial's share, at most
+`tune.max_concurrent`). Ray's start and the analysis are left out.
+
+The device is what runs record in `nerplat.device` (`trial.device.device_label`: CPU model and
+threads, or GPU name). Runs made before that tag existed match any device; a prediction from them
+says so.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import statistics
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from nerplat.plan.model import Arm, Plan
+from nerplat.track import schema
+
+FINISHED = "completed"
+
+
+@dataclass(frozen=True)
+class MeasuredRun:
+    """An earlier completed run, as far as its cost goes."""
+
+    arm: str
+    encoder: str
+    device: str | None  # `nerplat.device`; None for runs made before the tag existed
+    precision: str  # the arithmetic it ran (`nerplat.precision`, else its `train.precision` param)
+    epochs: int
+    train_tokens: float
+    train_s: float
+    wall_s: float
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.train_tokens / self.train_s
+
+    @property
+    def rest_s(self) -> float:
+        return max(0.0, self.wall_s - self.train_s)
+
+
+@dataclass(frozen=True)
+class Machine:
+    """What this machine offers trials: CPUs and GPUs, and the device label of a trial's share of them."""
+
+    cpus: int
+    gpus: int
+    label_of: Callable[[Arm], str]  # the device label an arm's trials would record here
+    precision_of: Callable[[Arm], str]  # the arithmetic an arm's trials would run here
+
+
+@dataclass(frozen=True)
+class ArmCost:
+    arm: str
+    label: str
+    trials: int  # tuning trials and replicates
+    device: str
+    precision: str
+    runs: int  # earlier runs the throughput is the median of (0: no prediction)
+    basis: str  # where the figures come from, or why there are none
+    trial_s: float | None = None
+    at_once: int = 1
+    wall_s: float | None = None
+    device_hours: float | None = None
+    unit: str = "CPU"  # what device-hours count: CPU (cores) or GPU
+
+
+@dataclass(frozen=True)
+class SpecCost:
+    arms: list[ArmCost]
+    wall_s: float | None  # None when some arm has no prediction
+    device_hours: dict[str, float]  # by unit, over the arms that have a prediction
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def lines(self) -> list[str]:
+        """One line per arm and a total, for `nerplat plan --cost`."""
+        lines = []
+        for cost in self.arms:
+            if cost.trial_s is None:
+                lines.append(f"cost {cost.label}: no prediction: {cost.basis}")
+                continue
+            lines.append(
+                f"cost {cost.label}: {cost.trials} trials x {_duration(cost.trial_s)}, {cost.at_once} at a time: "
+                f"wall {_duration(cost.wall_s)}, {cost.device_hours:.2f} {cost.unit}-hours ({cost.basis})"
+            )
+        hours = ", ".join(f"{value:.2f} {unit}-hours" for unit, value in self.device_hours.items()) or "no device-hours"
+        wall = _duration(self.wall_s) if self.wall_s is not None else "unknown (an arm has no earlier runs to go by)"
+        lines.append(f"predicted wall time {wall}; {hours}")
+        return lines
+
+
+def predict_cost(plan: Plan, runs: Iterable[MeasuredRun], machine: Machine, tokens_of: Callable[[Arm], float]) -> SpecCost:
+    """Each arm's predicted trial seconds, wall time and device-hours (module docstring)."""
+    runs = list(runs)
+    arms = [_arm_cost(plan, arm, runs, machine, tokens_of) for arm in plan.arms]
+    predicted = [cost for cost in arms if cost.wall_s is not None]
+    hours: dict[str, float] = {}
+    for cost in predicted:
+        hours[cost.unit] = hours.get(cost.unit, 0.0) + cost.device_hours
+    wall = sum(cost.wall_s for cost in predicted) if len(predicted) == len(arms) else None
+    return SpecCost(arms=arms, wall_s=wall, device_hours=hours)
+
+
+def _arm_cost(plan: Plan, arm: Arm, runs: list[MeasuredRun], machine: Machine, tokens_of: Callable[[Arm], float]) -> ArmCost:
+    encoder = arm.fixed["encoder"]["name"]
+    device, precision = machine.label_of(arm), machine.precision_of(arm)
+    trials = arm.tune_trials + len(arm.replicates)
+    same = dict(arm=arm.id, label=arm.label, trials=trials, device=device, precision=precision)
+    alike = [run for run in runs if run.encoder == encoder and run.precision == precision and run.device == device]
+    recorded = "on this device"
+    if not alike:
+        alike = [run for run in runs if run.encoder == encoder and run.precision == precision and run.device is None]
+        recorded = "device not recorded"
+    if not alike:
+        return ArmCost(**same, runs=0, basis=f"no earlier completed runs of {encoder} in {precision} on {device}")
+    own = [run for run in alike if run.arm == arm.id]
+    tokens_per_s = statistics.median(run.tokens_per_s for run in alike)
+    epoch_tokens = statistics.median(run.train_tokens / run.epochs for run in own) if own else tokens_of(arm)
+    rest = statistics.median(run.rest_s for run in own or alike)
+    trial_s = arm.fixed["train"]["epochs"] * epoch_tokens / tokens_per_s + rest
+    resources = arm.resources
+    unit, held, offered = ("GPU", resources.gpus_per_worker, machine.gpus) if resources.gpus_per_worker else ("CPU", resources.cpus_per_worker, machine.cpus)
+    held *= resources.workers
+    at_once = max(1, math.floor(offered / held)) if held else 1
+    if plan.tune is not None and plan.tune.max_concurrent:
+        at_once = min(at_once, plan.tune.max_concurrent)
+    basis = f"{len(alike)} runs of {encoder}, {recorded}" + (f"; {len(own)} of this arm" if own else "; epoch tokens counted on its data")
+    return ArmCost(
+        **same, runs=len(alike), basis=basis, trial_s=trial_s, at_once=at_once,
+        wall_s=trials * trial_s / min(at_once, max(1, trials)), device_hours=trials * trial_s * held / 3600, unit=unit,
+    )  # fmt: skip
+
+
+def spec_cost(plan: Plan, tracking_uri: str | None) -> SpecCost:
+    """`predict_cost` from the runs of the MLflow store at `tracking_uri` (else the one `nerplat run`
+    would use here), on this machine; a store that does not exist has no runs."""
+    from pathlib import Path
+
+    from nerplat.analysis.runs import open_client
+    from nerplat.track.store import resolve_tracking_uri, sqlite_path
+
+    uri = tracking_uri or resolve_tracking_uri(plan.tracking_uri, Path("."))
+    database = sqlite_path(uri)
+    runs = []
+    if database is None or database.exists():
+        runs = measured_runs(open_client(uri), (arm.fixed["encoder"]["name"] for arm in plan.arms))
+    return predict_cost(plan, runs, this_machine(), epoch_tokens_on_data)
+
+
+def measured_runs(client: Any, encoders: Iterable[str]) -> list[MeasuredRun]:
+    """Completed tuning trials and replicates of `encoders` in every experiment of the MLflow store."""
+    experiments = [experiment.experiment_id for experiment in client.search_experiments(max_results=1000)]
+    found = []
+    for encoder in sorted(set(encoders)):
+        quoted = encoder.replace("'", "\\'")
+        token = None
+        while experiments:
+            page = client.search_runs(
+                experiments, filter_string=f"tags.`{schema.ENCODER}` = '{quoted}' and tags.`{schema.STATUS}` = '{FINISHED}'",
+                max_results=1000, page_token=token,
+            )  # fmt: skip
+            found += [measured for run in page if (measured := measured_run(run)) is not None]
+            token = page.token
+            if not token:
+                break
+    return found
+
+
+def measured_run(run: Any) -> MeasuredRun | None:
+    """An MLflow run's cost figures; None when it is not a completed trial or replicate that timed its training."""
+    tags, metrics, params = run.data.tags, run.data.metrics, run.data.params
+    if tags.get(schema.KIND) not in ("trial", "replicate") or run.info.end_time is None:
+        return None
+    if not metrics.get("time_train_s") or not metrics.get("train_tokens") or "train.epochs" not in params:
+        return None
+    precision = tags.get(schema.PRECISION) or params.get("train.precision", "fp32")
+    if precision == "auto":  # resolved on a device the run did not record
+        return None
+    return MeasuredRun(
+        arm=tags.get(schema.ARM, ""),
+        encoder=tags[schema.ENCODER],
+        device=tags.get(schema.DEVICE),
+        precision=precision,
+        epochs=int(params["train.epochs"]),
+        train_tokens=metrics["train_tokens"],
+        train_s=metrics["time_train_s"],
+        wall_s=(run.info.end_time - run.info.start_time) / 1000,
+    )
+
+
+def this_machine() -> Machine:
+    """This machine's CPUs and GPUs, and the device and arithmetic an arm's trials would get here."""
+    import torch
+
+    from nerplat.trial.device import device_label, resolve_precision
+
+    def device_of(arm: Arm) -> torch.device:
+        return torch.device("cuda", 0) if arm.resources.gpus_per_worker and torch.cuda.is_available() else torch.device("cpu")
+
+    def label_of(arm: Arm) -> str:
+        if arm.resources.gpus_per_worker and not torch.cuda.is_available():
+            return "cuda (no GPU on this machine)"
+        return device_label(device_of(arm), arm.fixed["train"].get("threads") or max(1, int(arm.resources.cpus_per_worker)))
+
+    def precision_of(arm: Arm) -> str:
+        return resolve_precision(arm.fixed["train"].get("precision", "fp32"), device_of(arm))
+
+    gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    return Machine(cpus=os.cpu_count() or 1, gpus=gpus, label_of=label_of, precision_of=precision_of)
+
+
+def epoch_tokens_on_data(arm: Arm) -> float:
+    """Training sub-tokens of one epoch of the arm's first replicate (its sampled split, windowed as trials window it)."""
+    from nerplat.config.trial import Component, DatasetRef, EncoderSettings
+    from nerplat.models.encoders import load_encoder
+    from nerplat.trial.data import featurize_for_head, prepare_corpus
+
+    fixed = arm.fixed
+    replicate = arm.replicates[0] if arm.replicates else None
+    seed, partition = (replicate.seed, replicate.partition) if replicate else (0, arm.partitions[0])
+    samplers = tuple(Component.model_validate(sampler) for sampler in fixed["samplers"])
+    corpus = prepare_corpus(DatasetRef.model_validate(fixed["dataset"]), samplers, seed=seed, partition=partition).corpus
+    settings = EncoderSettings.model_validate(fixed["encoder"])
+    tokenizer = load_encoder(settings, train=corpus.train, seed=seed).tokenizer
+    features = featurize_for_head(Component.model_validate(fixed["head"]), corpus.name, corpus.train, tokenizer, settings, corpus.labels())
+    return float(features.token_counts().sum())
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.2f} h"

@@ -1,0 +1,118 @@
+"""`nerplat plan --cost`: trial seconds, wall time and device-hours per arm from earlier runs of known durations."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from nerplat.bench.run import SWEEP_SPEC
+from nerplat.catalog import default_catalog
+from nerplat.plan.compiler import compile_plan
+from nerplat.plan.cost import Machine, MeasuredRun, predict_cost, this_machine
+from nerplat.track import schema
+
+DEVICE = "cpu: Test CPU x2 threads"
+
+
+@pytest.fixture(scope="module")
+def sweep():
+    """The bench sweep: one arm of minilm-l6, 20 tuning trials one at a time and 1 replicate, 2 CPUs a trial."""
+    return compile_plan(SWEEP_SPEC, default_catalog())
+
+
+def machine(cpus: int = 2, device: str = DEVICE) -> Machine:
+    return Machine(cpus=cpus, gpus=0, label_of=lambda arm: device, precision_of=lambda arm: "fp32")
+
+
+def run(arm: str, device: str | None = DEVICE, *, tokens: float = 8000.0, train_s: float = 4.0, wall_s: float = 6.0, encoder: str = "minilm-l6") -> MeasuredRun:
+    return MeasuredRun(arm=arm, encoder=encoder, device=device, precision="fp32", epochs=4, train_tokens=tokens, train_s=train_s, wall_s=wall_s)
+
+
+def test_runs_of_the_same_arm_give_its_epoch_tokens_throughput_and_rest(sweep):
+    arm = sweep.arms[0]
+    runs = [run(arm.id), run(arm.id, train_s=5.0, wall_s=8.0), run(arm.id, train_s=3.0, wall_s=4.0)]
+    cost = predict_cost(sweep, runs, machine(), tokens_of=lambda arm: pytest.fail("counted although its runs tell"))
+    (arm_cost,) = cost.arms
+    # 2000 tokens an epoch at a median 2000 tokens/s for 4 epochs, plus a median 2 s outside training
+    assert arm_cost.trial_s == pytest.approx(4 * 2000 / 2000 + 2.0)
+    assert arm_cost.trials == 21 and arm_cost.at_once == 1 and arm_cost.runs == 3
+    assert arm_cost.wall_s == pytest.approx(21 * 6.0) and cost.wall_s == pytest.approx(21 * 6.0)
+    assert arm_cost.device_hours == pytest.approx(21 * 6.0 * 2 / 3600) and cost.device_hours == {"CPU": pytest.approx(21 * 12 / 3600)}
+    assert "3 runs of minilm-l6, on this device; 3 of this arm" in arm_cost.basis
+
+
+def test_an_arm_without_runs_of_its_own_counts_its_epoch_tokens_on_its_data(sweep):
+    runs = [run("another/arm", tokens=4000.0, train_s=2.0, wall_s=3.0)]  # 2000 tokens/s, 1 s outside training
+    (arm_cost,) = predict_cost(sweep, runs, machine(), tokens_of=lambda arm: 1000.0).arms
+    assert arm_cost.trial_s == pytest.approx(4 * 1000 / 2000 + 1.0)
+    assert "epoch tokens counted on its data" in arm_cost.basis
+
+
+def test_more_cpus_run_more_trials_at_once_up_to_max_concurrent(sweep):
+    arm = sweep.arms[0]
+    loose = sweep.model_copy(update={"tune": sweep.tune.model_copy(update={"max_concurrent": None})})
+    (arm_cost,) = predict_cost(loose, [run(arm.id)], machine(cpus=8), tokens_of=lambda arm: 0.0).arms
+    assert arm_cost.at_once == 4 and arm_cost.wall_s == pytest.approx(21 * 6.0 / 4)
+    (capped,) = predict_cost(sweep, [run(arm.id)], machine(cpus=8), tokens_of=lambda arm: 0.0).arms
+    assert capped.at_once == 1  # the sweep's max_concurrent
+
+
+def test_runs_of_another_device_or_encoder_give_no_prediction_and_say_why(sweep):
+    arm = sweep.arms[0]
+    runs = [run(arm.id, device="cuda: A100"), run(arm.id, encoder="bert-base")]
+    cost = predict_cost(sweep, runs, machine(), tokens_of=lambda arm: 1000.0)
+    assert cost.arms[0].trial_s is None and cost.wall_s is None and cost.device_hours == {}
+    assert cost.arms[0].basis == f"no earlier completed runs of minilm-l6 in fp32 on {DEVICE}"
+    assert cost.lines()[-1].startswith("predicted wall time unknown")
+
+
+def test_runs_made_before_devices_were_recorded_count_and_say_so(sweep):
+    arm = sweep.arms[0]
+    (arm_cost,) = predict_cost(sweep, [run(arm.id, device=None)], machine(), tokens_of=lambda arm: 0.0).arms
+    assert arm_cost.trial_s == pytest.approx(6.0) and "device not recorded" in arm_cost.basis
+    # a run that recorded this device wins over unrecorded ones
+    (arm_cost,) = predict_cost(sweep, [run(arm.id, device=None), run(arm.id, train_s=8.0, wall_s=10.0)], machine(), tokens_of=lambda arm: 0.0).arms
+    assert arm_cost.trial_s == pytest.approx(4 * 2000 / 1000 + 2.0) and "on this device" in arm_cost.basis
+
+
+def test_plan_cost_reads_an_mlflow_store_with_runs_of_known_durations(sweep, tmp_path, capsys, monkeypatch):
+    """Three completed trials of the sweep's arm on this machine, 20 s each with 12 s of training steps."""
+    from mlflow import MlflowClient
+    from mlflow.entities import Metric, Param, RunTag
+
+    from nerplat.cli import main
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    arm = sweep.arms[0]
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    client = MlflowClient(uri)
+    experiment = client.create_experiment("earlier")
+    label = this_machine().label_of(arm)
+    for index in range(3):
+        tags = {schema.KIND: "trial", schema.ARM: arm.id, schema.ENCODER: "minilm-l6", schema.STATUS: "completed", schema.DEVICE: label, schema.PRECISION: "fp32"}
+        started = 1_000_000 + 100_000 * index
+        created = client.create_run(experiment, start_time=started, tags=tags)
+        metrics = {"time_train_s": 12.0, "train_tokens": 24_000.0, "time_eval_s": 5.0}
+        client.log_batch(created.info.run_id, metrics=[Metric(k, v, 0, 0) for k, v in metrics.items()], params=[Param("train.epochs", "4")], tags=[RunTag("other", "x")])
+        client.set_terminated(created.info.run_id, end_time=started + 20_000)
+    client.create_run(experiment, tags={schema.KIND: "trial", schema.ENCODER: "minilm-l6", schema.STATUS: "failed"})  # not counted
+    assert main(["plan", str(SWEEP_SPEC), "--cost", "--json", "--tracking-uri", uri]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["experiment"] == sweep.experiment  # the plan itself, with the cost beside it
+    (arm_cost,) = printed["cost"]["arms"]
+    assert arm_cost["runs"] == 3 and arm_cost["trial_s"] == pytest.approx(20.0)  # 4 x 6000 tokens at 2000/s + 8 s
+    assert printed["cost"]["wall_s"] == pytest.approx(21 * 20.0)
+    assert main(["plan", str(SWEEP_SPEC), "--cost", "--tracking-uri", uri]) == 0
+    out = capsys.readouterr().out
+    assert "21 trials x 20 s, 1 at a time: wall 7.0 min, 0.23 CPU-hours (3 runs of minilm-l6, on this device; 3 of this arm)" in " ".join(out.split())
+
+
+def test_plan_cost_without_a_store_says_there_is_nothing_to_go_by(sweep, tmp_path, capsys, monkeypatch):
+    from nerplat.cli import main
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    assert main(["plan", str(SWEEP_SPEC), "--cost", "--tracking-uri", f"sqlite:///{tmp_path / 'none.db'}"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "cost ce: no prediction: no earlier completed runs of minilm-l6 in fp32" in out
+    assert not (tmp_path / "none.db").exists()
