@@ -22,7 +22,7 @@ def register(app: typer.Typer) -> None:
 
 
 def _tracking_uri(tracking_uri: str | None) -> str:
-    from nerplat.track.store import resolve_tracking_uri, sqlite_path
+    from nerplat.track.store import check_store, resolve_tracking_uri, sqlite_path
 
     uri = tracking_uri or resolve_tracking_uri(None, Path("."))
     database = sqlite_path(uri)
@@ -30,6 +30,7 @@ def _tracking_uri(tracking_uri: str | None) -> str:
         raise UserInputError(
             Problem(f"no MLflow store at {database}: run `nerplat run SPEC` here first, or give --tracking-uri", path="--tracking-uri")
         )
+    check_store(uri, create=False)  # it adds a report to a store, never creates or migrates one
     return uri
 
 

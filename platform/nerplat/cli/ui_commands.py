@@ -58,7 +58,7 @@ def ui(
             f"no MLflow store at {database}: run `nerplat run SPEC` in {workdir.resolve()} first, "
             "or point --workdir or --tracking-uri at an existing store"
         )
-    check_store(uri)
+    check_store(uri, create=False)  # read-only: never create or migrate a store
     experiments = experiments_to_show(uri, experiment)
     studies = optuna_storage_url(optuna_storage, workdir) if optuna_storage else resolve_optuna_storage(None, uri, workdir)
     dashboard = _optuna_dashboard(studies)

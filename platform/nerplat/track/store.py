@@ -10,6 +10,11 @@ libpq's `PGUSER`/`PGPASSWORD`) and dropped from the URI, which is then safe to l
 hand to Ray (its state files and runtime environment are readable on the cluster). An embedded
 Ray's workers inherit those variables; on a remote cluster they come from the pods' environment.
 
+`check_store` refuses a SQLite file that is not an MLflow store (another program's database, an
+Optuna study's) before MLflow would add its tables to it; read-only commands (`models`, `export`,
+`predict`, `ui`, `analyze`) pass `create=False`, so a store missing or lacking tables of this MLflow
+version is refused rather than created or migrated.
+
 `check_store` talks to a server with no retries and a short timeout: MLflow's own client retries
 7 times with exponential backoff (`MLFLOW_HTTP_REQUEST_MAX_RETRIES`, `..._BACKOFF_FACTOR`,
 `..._TIMEOUT`), which turns "the server is down" into a four-minute hang. Later calls of a driver
@@ -24,7 +29,7 @@ import os
 import re
 import time
 from collections.abc import Callable, MutableMapping
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -97,16 +102,18 @@ def local_artifact_root(uri: str) -> Path | None:
     return None if path is None else path.parent / ARTIFACTS_DIR_NAME
 
 
-def check_store(uri: str, timeout: float = 5.0) -> None:
+def check_store(uri: str, timeout: float = 5.0, *, create: bool = True) -> None:
     """Raises UserInputError, within about `timeout` seconds, when the store cannot be used.
 
-    A SQLite store is created (with MLflow's tables) if missing: doing that once here, in the
-    driver, keeps concurrent workers from racing to initialise the same file.
+    With `create`, a SQLite store is created (with MLflow's tables) if missing: doing that once
+    here, in the driver, keeps concurrent workers from racing to initialise the same file. Without
+    it (a read-only command), nothing is written: the store must exist with every table of this
+    MLflow version. Either way a SQLite file holding something else than an MLflow store is refused.
     """
     if is_server_uri(uri):
         _check_server(uri, timeout)
     else:
-        _check_database(uri)
+        _check_database(uri, create)
 
 
 def _check_server(uri: str, timeout: float) -> None:
@@ -166,17 +173,69 @@ def _short_reason(message: str) -> str:
     return message.splitlines()[0][:200]
 
 
-def _check_database(uri: str) -> None:
+def _check_database(uri: str, create: bool) -> None:
     from mlflow import MlflowClient
 
     path = sqlite_path(uri)
+    if path is not None:
+        _check_sqlite_file(path, create)
     try:
-        if path is not None:
+        if path is not None and create:
             path.parent.mkdir(parents=True, exist_ok=True)
-        with _schema_lock(path):
+        with _schema_lock(path if create else None):
             MlflowClient(tracking_uri=uri).search_experiments(max_results=1)
     except Exception as error:  # any failure to open the store is the user's to fix
         raise UserInputError(f"MLflow store {uri} cannot be used: {error}") from error
+
+
+_MLFLOW_MARKS = {"alembic_version", "experiments"}  # tables every MLflow store has had
+
+
+def _check_sqlite_file(path: Path, create: bool) -> None:
+    """Refuses, having written nothing, a SQLite file that is not an MLflow store; without `create`,
+    also one that is missing or lacks tables of this MLflow version (MLflow would add them)."""
+    if not path.is_file():
+        if create and not path.exists():
+            return
+        raise UserInputError(f"no MLflow store at {path}: give the store `nerplat run` wrote (<workdir>/mlflow.db)")
+    tables = _sqlite_tables(path)
+    if not tables and create:
+        return  # an empty database: MLflow makes it a store
+    if not _MLFLOW_MARKS <= tables:
+        shown = ", ".join(sorted(tables)[:6]) + (", ..." if len(tables) > 6 else "") or "none"
+        hint = " (an Optuna study storage?)" if {"studies", "trials"} <= tables else ""
+        raise UserInputError(
+            f"{path} is a SQLite database but not an MLflow store{hint}; its tables: {shown}. "
+            "Give the MLflow store (<workdir>/mlflow.db)"
+        )
+    missing = sorted(_mlflow_tables() - tables) if not create else []
+    if missing:
+        raise UserInputError(
+            f"the MLflow store {path} lacks tables of this MLflow version ({', '.join(missing[:4])}"
+            f"{', ...' if len(missing) > 4 else ''}), and a read-only command does not migrate it: "
+            f"back it up and run `mlflow db upgrade sqlite:///{path}`, or `nerplat run` on it"
+        )
+
+
+def _sqlite_tables(path: Path) -> set[str]:
+    """The tables of a SQLite file, read without writing to it."""
+    import sqlite3
+
+    try:
+        with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as database:
+            return {row[0] for row in database.execute("select name from sqlite_master where type = 'table'")}
+    except sqlite3.OperationalError as error:
+        raise UserInputError(f"cannot read the MLflow store {path}: {error}") from None
+    except sqlite3.DatabaseError:
+        raise UserInputError(f"{path} is not a SQLite database: give an MLflow store (<workdir>/mlflow.db)") from None
+
+
+def _mlflow_tables() -> set[str]:
+    """The tables a store of the installed MLflow version has (its SQL models' metadata)."""
+    import mlflow.store.db.utils  # noqa: F401  (importing it registers every model's table)
+    from mlflow.store.db.base_sql_model import Base
+
+    return set(Base.metadata.tables)
 
 
 @contextmanager

@@ -126,3 +126,57 @@ def test_fresh_drivers_creating_one_new_sqlite_store_at_once_all_succeed(tmp_pat
     outputs = [worker.communicate(timeout=300)[0] for worker in workers]
     assert [worker.returncode for worker in workers] == [0, 0, 0], outputs
     assert (tmp_path / "new" / "mlflow.db.lock").exists()
+
+
+def sqlite_tables(path: Path) -> set[str]:
+    import sqlite3
+
+    with sqlite3.connect(path) as db:
+        return {row[0] for row in db.execute("select name from sqlite_master where type = 'table'")}
+
+
+@pytest.fixture
+def optuna_db(tmp_path: Path) -> Path:
+    """A SQLite file of another program: an Optuna study storage (issue 31 M8)."""
+    import optuna
+
+    path = tmp_path / "optuna.db"
+    optuna.create_study(storage=f"sqlite:///{path}", study_name="someone-elses")
+    return path
+
+
+@pytest.mark.parametrize("create", [True, False])
+def test_a_sqlite_file_that_is_not_an_mlflow_store_is_refused_untouched(optuna_db, create):
+    before, files = sqlite_tables(optuna_db), sorted(optuna_db.parent.iterdir())
+    with pytest.raises(UserInputError, match=r"optuna.db is a SQLite database but not an MLflow store \(an Optuna study storage\?\)"):
+        check_store(f"sqlite:///{optuna_db}", create=create)
+    assert sqlite_tables(optuna_db) == before and sorted(optuna_db.parent.iterdir()) == files
+
+
+def test_a_read_only_check_creates_and_migrates_nothing(tmp_path, tracking_uri):
+    missing, not_sqlite = tmp_path / "absent" / "mlflow.db", tmp_path / "notes.txt"
+    not_sqlite.write_text("not a database\n")
+    with pytest.raises(UserInputError, match="no MLflow store at"):
+        check_store(f"sqlite:///{missing}", create=False)
+    assert not missing.parent.exists()
+    with pytest.raises(UserInputError, match="notes.txt is not a SQLite database"):
+        check_store(f"sqlite:///{not_sqlite}", create=False)
+    store = sqlite_path(tracking_uri)
+    check_store(tracking_uri, create=False)  # a complete store passes
+    import sqlite3
+
+    with sqlite3.connect(store) as db:
+        db.execute("drop table logged_models")  # as if an older MLflow wrote it
+    with pytest.raises(UserInputError, match=r"lacks tables of this MLflow version \(logged_models\).*does not migrate it"):
+        check_store(tracking_uri, create=False)
+    assert "logged_models" not in sqlite_tables(store) and not store.with_name("mlflow.db.lock").exists()
+
+
+def test_read_only_commands_refuse_a_foreign_sqlite_file_with_exit_2(optuna_db, capsys):
+    from nerplat.cli import main
+
+    before = sqlite_tables(optuna_db)
+    assert main(["models", "--tracking-uri", f"sqlite:///{optuna_db}"]) == 2
+    err = capsys.readouterr().err
+    assert "not an MLflow store" in err and "Traceback" not in err
+    assert sqlite_tables(optuna_db) == before
