@@ -649,6 +649,9 @@ class ExperimentRunner:
                 if any(outcomes[a.id].errors for a in active):
                     break  # a failed replicate leaves its claims unjudged: a resume runs it again first
                 needed = needed_arms(self._claim_verdicts(), claimed)
+                for arm in active:
+                    if arm.id not in needed:  # its claims are decided: the progress table counts what it ran
+                        self.board.phase(arm.id, "replicate", len(arm.replicates)).total = len(asked[arm.id])
                 active = [arm for arm in active if arm.id in needed and len(asked[arm.id]) < len(arm.replicates)]
                 if not active:
                     break
@@ -684,7 +687,7 @@ class ExperimentRunner:
         runs = fetch_experiment(open_client(self.tracking_uri), self.plan.experiment)
         usable = runs.replicates.filter(pl.col("status") == "completed") if not runs.replicates.is_empty() else runs.replicates
         settings = settings_from_plan(self.plan.model_dump(mode="json"), "plan")
-        return verdicts(usable, usable.clear().select(), settings, aso=False) if not usable.is_empty() else verdicts(usable, usable, settings)
+        return verdicts(usable, pl.DataFrame(), settings, aso=False)
 
     def _replicate_jobs(
         self, arm: Arm, replicates: tuple[Replicate, ...], chosen: dict[str, Any], parents: dict[str, str]

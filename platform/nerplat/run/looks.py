@@ -1,0 +1,79 @@
+"""Replicate until decided: which replicates each look of a sequential design runs, and which arms go on.
+
+With `replicate.sequential` the plan holds every replicate up to max_seeds, but they run in looks:
+look k runs seeds 0..s_k-1 of the arms still needed (every partition of each seed), then the
+claims are judged on what has finished (`analysis.verdicts`, the claim's repeated interval at that
+look). An arm is needed at the next look while some claim it takes part in is undecided: its
+method, its partner, and for a `best_other` claim every arm of the setting, since the choice of
+partner may change. Arms in no claim run the first look only. A resume recomputes the same looks
+from the finished runs (the decisions are deterministic), so it continues the design where it
+stopped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from nerplat.analysis.sequential import MINIMUM_PAIRS, look_schedule
+from nerplat.config.experiment import Sequential
+from nerplat.plan.model import Arm, Replicate
+
+
+@dataclass(frozen=True)
+class ReplicateLooks:
+    """The looks of a sequential design, in seeds (a look's pairs are its seeds x the arm's partitions)."""
+
+    sequential: Sequential
+    seeds: tuple[int, ...]  # the plan's seeds, in order
+
+    def seed_counts(self, partitions: int) -> tuple[int, ...]:
+        """Seeds run by each look: the pair counts of `analysis.verdicts.claim_design` over partitions."""
+        pairs = look_schedule(self.sequential.max_seeds * partitions, self.sequential.look_every * partitions, MINIMUM_PAIRS)
+        return tuple(dict.fromkeys(-(-n // partitions) for n in pairs))
+
+    def replicates(self, arm: Arm, look: int) -> tuple[Replicate, ...]:
+        """The arm's replicates up to look `look` (0-based; past the last look: all of them)."""
+        counts = self.seed_counts(len(arm.partitions))
+        wanted = set(self.seeds[: counts[min(look, len(counts) - 1)]])
+        return tuple(r for r in arm.replicates if r.seed in wanted)
+
+    def looks(self, arms: Iterable[Arm]) -> int:
+        """Looks of the design over these arms (arms with more partitions reach max_seeds in fewer)."""
+        return max(len(self.seed_counts(len(arm.partitions))) for arm in arms)
+
+
+def needed_arms(verdicts: pl.DataFrame, claimed: dict[str, list[str]]) -> set[str]:
+    """Arms some undecided claim still reads: the `arms` of each row without a `decided_look`, and
+    for a claim with no row yet (no pairs finished) the arms `claimed` lists for it."""
+    needed: set[str] = set()
+    for row in verdicts.iter_rows(named=True):
+        if row["decided_look"] is None:
+            needed.update(row["arms"] or [])
+    seen = set(verdicts["claim"].to_list()) if not verdicts.is_empty() else set()
+    for claim, arms in claimed.items():
+        if claim not in seen:
+            needed.update(arms)
+    return needed
+
+
+def claimed_arms(plan_arms: Iterable[Arm], claims: Iterable[Any]) -> dict[str, list[str]]:
+    """Per claim id, the arms it may read: the method's and partner's in the matching settings
+    (every arm of those settings for `best_other`)."""
+    from nerplat.config.experiment import BEST_OTHER
+
+    arms = list(plan_arms)
+    found: dict[str, list[str]] = {}
+    for claim in claims:
+        settings = {(a.dataset, a.sampler) for a in arms if a.method == claim.method and _matches(a, claim)}
+        wanted = None if claim.partner == BEST_OTHER else {claim.method, claim.partner}
+        found[claim.id] = [a.id for a in arms if (a.dataset, a.sampler) in settings and (wanted is None or a.method in wanted)]
+    return found
+
+
+def _matches(arm: Arm, claim: Any) -> bool:
+    where = claim.where
+    return (where.dataset in (None, arm.dataset)) and (where.sampler in (None, arm.sampler))
