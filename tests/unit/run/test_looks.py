@@ -26,8 +26,8 @@ def test_looks_run_a_prefix_of_the_seeds_over_every_partition():
     assert every_seed.seed_counts(1) == (3, 4, 5, 6, 7, 8)  # the first look needs 3 pairs
     assert every_seed.seed_counts(3) == (1, 2, 3, 4, 5, 6, 7, 8)  # 3 partitions: one seed gives 3 pairs
     arm = _Arm("ce", partitions=2)
-    assert {(r.seed, r.partition) for r in looks.replicates(arm, 0)} == {(s, p) for s in range(2) for p in range(2)}
-    assert len(looks.replicates(arm, 99)) == 16 and looks.looks([_Arm("ce"), arm]) == 4
+    assert {(r.seed, r.partition) for r in looks.replicates(arm, 0)} == {(s, p) for s in range(3) for p in range(2)}
+    assert len(looks.replicates(arm, 99)) == 16 and looks.looks([_Arm("ce"), arm]) == 3
 
 
 def _claim(claim_id: str, method: str, partner: str) -> Claim:
