@@ -4,10 +4,15 @@
 worker. It drives a `trial.session.TrialSession` and knows nothing of Ray Tune or MLflow: it reports
 each dev evaluation through the `Reporter` the caller passes, and resumes from a directory that
 reporter asked it to save. Model selection is described in `trial.session`.
+
+A loss that is not finite fails the trial (`NonFiniteLoss`) after the epoch it appeared in: the
+weights it updated are NaN, every later evaluation would score a broken model as if it had trained,
+and an arm whose trials all "complete" with `train_loss nan` would be replicated and reported.
 """
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Callable
 
@@ -41,9 +46,25 @@ def run_trial(
     if resume_from is not None:
         session.restore(resume_from)
     for epoch in session.remaining_epochs():
-        session.train_epoch(epoch)
+        refuse_non_finite(session.train_epoch(epoch), config, epoch, session.steps)
         if session.evaluates_after(epoch):
             evaluation = session.evaluate()
             if report is not None:  # every rank: Ray Train's reports are a barrier (the reporter picks who saves)
                 report(evaluation, session.save)
     return session.finish(keep_model)
+
+
+class NonFiniteLoss(ArithmeticError):
+    """The training loss became NaN or infinite: the trial failed, and says where."""
+
+
+def refuse_non_finite(loss: float, config: TrialConfig, epoch: int, steps: int) -> None:
+    """Raises `NonFiniteLoss` naming the objective (the method's loss), the epoch and the step."""
+    if math.isfinite(loss):
+        return
+    params = ", ".join(f"{key}={value}" for key, value in sorted(config.objective.params.items()))
+    objective = f"'{config.objective.name}'" + (f" ({params})" if params else "")
+    raise NonFiniteLoss(
+        f"the loss of objective {objective} is {loss} at epoch {epoch}, step {steps} of the trial (the epoch's last "
+        "step): the trial failed; lower train.lr, keep train.max_grad_norm set, or check the objective's parameters"
+    )

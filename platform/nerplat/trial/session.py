@@ -96,6 +96,7 @@ class TrialSession:
         self.timings = Timings()
         self.epoch = 0
         self.last_loss = math.nan
+        self.steps = 0  # optimiser steps this trial has taken (counted on from a checkpoint's epoch)
         self.best: BestEvaluation | None = None
         self.evaluations: list[Evaluation] = []
         self._started = 0.0
@@ -176,6 +177,7 @@ class TrialSession:
             else:
                 self.timings.train_tokens += batch.real_tokens()
             self.last_loss = float(loss.detach())
+            self.steps += 1
             if reporting:
                 self.progress.step_done(self.last_loss)
         self.timings.train += time.perf_counter() - epoch_started

@@ -66,3 +66,36 @@ def test_tune_threshold_on_a_head_without_thresholds_is_refused():
 
     with pytest.raises(UserInputError, match="tune_threshold needs a head with decision thresholds"):
         run_trial(tiny_config(tune_threshold=True))
+
+
+@pytest.fixture
+def nan_loss():
+    """An objective whose loss is NaN (cross-entropy times NaN), registered for one test as a plugin would."""
+    import torch
+
+    from nerplat.objectives import OBJECTIVES
+    from nerplat.objectives.ce import CEConfig, CrossEntropy
+
+    class NanLoss(CrossEntropy):
+        def word_losses(self, scores: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+            return super().word_losses(scores, labels) * float("nan")
+
+    OBJECTIVES.register("test_nan_loss", config=CEConfig)(lambda config, context: NanLoss(config))
+    yield "test_nan_loss"
+    OBJECTIVES._entries.pop("test_nan_loss", None)
+
+
+def test_a_loss_that_is_not_finite_fails_the_trial_naming_the_objective_epoch_and_step(nan_loss):
+    """Issue 31, H4: a NaN loss trained on to `completed` with `train_loss nan`; it fails at the first epoch."""
+    from nerplat.trial.loop import NonFiniteLoss
+
+    config = tiny_config().model_copy(update={"objective": Component(name=nan_loss)})
+    reports = []
+    with pytest.raises(NonFiniteLoss) as failed:
+        run_trial(config, report=lambda evaluation, save: reports.append(evaluation))
+    message = str(failed.value)
+    import re
+
+    found = re.search(rf"the loss of objective '{nan_loss}' is nan at epoch 1, step (\d+) of the trial", message)
+    assert found and int(found.group(1)) >= 3, message  # at least 24 sentences' windows in batches of 8
+    assert reports == []  # no evaluation of the broken weights was reported
