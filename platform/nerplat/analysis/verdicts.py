@@ -15,7 +15,8 @@ verdicts.parquet:
                       interval of the look the claim stopped at, at alpha / m per claim
                       (Bonferroni over the m claims: Holm's step-down needs every p-value at
                       once, which looks taken at different times do not have)
-  p_vs_paper          one-sample t-test of delta = the paper's effect
+  p_vs_paper          one-sample t-test of delta = the paper's effect (null for a claim of direction
+                      only, which is judged as an effect just beyond zero on its side)
   converged           both compared cells' dev curves converged (`convergence`)
   verdict             not converged -> inconclusive; interval wholly on the paper's side of zero ->
                       reproduced; interval excludes the paper's effect -> contradicted; otherwise
@@ -49,14 +50,14 @@ from nerplat.config.experiment import BEST_OTHER, Claim
 
 SETTING_COLUMNS = ("dataset", "sampler", "size")
 VERDICT_COLUMNS = (
-    "claim", "paper", "method", "partner", "metric", *SETTING_COLUMNS, "paper_effect", "delta", "ci_low", "ci_high", "ci_level",
+    "claim", "paper", "method", "partner", "metric", *SETTING_COLUMNS, "paper_effect", "direction", "delta", "ci_low", "ci_high", "ci_level",
     "p_value", "p_holm", "p_vs_paper", "n_pairs", "converged", "verdict", "design", "looks_taken", "decided_look",
     "aso_eps_min", "aso_eps_min_reverse", "method_trials", "partner_trials", "method_searched", "partner_searched",
     "method_epochs", "partner_epochs", "cpu_hours", "gpu_hours", "arms", "note",
 )
 SCHEMA = {
     "claim": pl.String(), "paper": pl.String(), "method": pl.String(), "partner": pl.String(), "metric": pl.String(),
-    "dataset": pl.String(), "sampler": pl.String(), "size": pl.Int64(), "paper_effect": pl.Float64(), "delta": pl.Float64(),
+    "dataset": pl.String(), "sampler": pl.String(), "size": pl.Int64(), "paper_effect": pl.Float64(), "direction": pl.String(), "delta": pl.Float64(),
     "ci_low": pl.Float64(), "ci_high": pl.Float64(), "ci_level": pl.Float64(), "p_value": pl.Float64(), "p_holm": pl.Float64(),
     "p_vs_paper": pl.Float64(), "n_pairs": pl.Int64(), "converged": pl.Boolean(), "verdict": pl.String(), "design": pl.String(),
     "looks_taken": pl.Int64(), "decided_look": pl.Int64(), "aso_eps_min": pl.Float64(), "aso_eps_min_reverse": pl.Float64(),
@@ -132,7 +133,7 @@ def verdicts(
         row["arms"] = _arm_ids(replicates, side)
         row |= _tuning(side, row["arms"], arms)
         row["converged"] = _converged(cells, side, axes)
-        row["verdict"] = interval_verdict(row["ci_low"], row["ci_high"], side.claim.effect) if row["converged"] else "inconclusive"
+        row["verdict"] = interval_verdict(row["ci_low"], row["ci_high"], side.claim.rule_effect) if row["converged"] else "inconclusive"
         if row["ci_low"] is None or math.isnan(row["ci_low"]):
             row["verdict"] = "inconclusive"
         used = row["n_pairs"]
@@ -179,7 +180,7 @@ def _interval(side: _Side, p: float, p_holm: float, design: SequentialDesign | N
     d = side.a - side.b
     row: dict[str, Any] = {"p_value": _finite(p), "p_holm": _finite(p_holm), "looks_taken": None, "decided_look": None}
     if design is not None and d.size >= design.looks[0]:
-        decision = decide(d, side.claim.effect, design)
+        decision = decide(d, side.claim.rule_effect, design)
         last = decision.looks[-1]
         used = last.pairs
         row |= {"ci_low": last.ci_low, "ci_high": last.ci_high, "ci_level": 1 - last.nominal_alpha, "looks_taken": len(decision.looks),
@@ -197,8 +198,8 @@ def _interval(side: _Side, p: float, p_holm: float, design: SequentialDesign | N
     row["delta"] = float(kept.mean()) if used else None
     row["n_pairs"] = int(used)
     row["p_vs_paper"] = None
-    if used >= 2 and kept.std(ddof=1) > 0:
-        row["p_vs_paper"] = float(stats.ttest_1samp(kept, side.claim.effect).pvalue)
+    if used >= 2 and kept.std(ddof=1) > 0 and side.claim.effect is not None:
+        row["p_vs_paper"] = float(stats.ttest_1samp(kept, side.claim.rule_effect).pvalue)
     row["ci_low"], row["ci_high"] = _finite(row["ci_low"]), _finite(row["ci_high"])
     return row
 
@@ -278,5 +279,6 @@ def _identity(side: _Side, settings: AnalysisSettings) -> dict[str, Any]:
     return {
         "claim": claim.id, "paper": claim.paper, "method": claim.method, "partner": side.partner,
         "metric": settings.claim_metric(claim), "dataset": side.setting["dataset"], "sampler": side.setting["sampler"],
-        "size": claim.where.size, "paper_effect": claim.effect, "note": claim.note,
+        "size": claim.where.size, "paper_effect": claim.effect, "direction": claim.direction or ("better" if claim.rule_effect > 0 else "worse"),
+        "note": claim.note,
     }

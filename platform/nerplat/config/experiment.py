@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from nerplat.config.frozen import Frozen
 from nerplat.config.trial import Component
@@ -41,7 +41,8 @@ class Tune(Frozen):
     )
 
 
-BEST_OTHER = "best_other"  # a claim's partner chosen on dev from the results, per setting
+BEST_OTHER = "best_other"
+DIRECTION_ONLY = 1e-9  # a claim of direction only is tested as an effect this far beyond zero  # a claim's partner chosen on dev from the results, per setting
 ClaimMetric = Literal["micro_f1", "macro_f1", "micro_precision", "macro_precision", "micro_recall", "macro_recall"]
 
 
@@ -64,9 +65,28 @@ class Claim(Frozen):
     method: str = Field(description="The method the claim is about.")
     partner: str = Field(description=f"The method it is compared with, or {BEST_OTHER}: the other method with the best mean dev score.")
     metric: ClaimMetric = Field(description="micro_f1, macro_f1, micro_precision, ... on the replicates' split.")
-    effect: float = Field(allow_inf_nan=False, description="The paper's difference method - partner, in the report's units (F1 as a fraction).")
+    effect: float | None = Field(
+        None, allow_inf_nan=False, description="The paper's difference method - partner, in the report's units (F1 as a fraction)."
+    )
+    direction: Literal["better", "worse"] | None = Field(
+        None, description="For a paper that gives no number (a figure, a sentence): the method is better or worse than its partner."
+    )
     where: ClaimWhere = Field(ClaimWhere(), description="The dataset, sampler setting and size the claim is tested at; default: every setting.")
     note: str = Field("", description="Where the paper's number comes from when it is not printed (e.g. read off a figure).")
+
+    @model_validator(mode="after")
+    def _effect_or_direction(self) -> "Claim":
+        if (self.effect is None) == (self.direction is None):
+            raise ValueError("give the paper's effect (a number), or only its direction (better or worse) when it prints none")
+        return self
+
+    @property
+    def rule_effect(self) -> float:
+        """The effect the verdict rule tests: the paper's, or for a direction only, one just beyond zero
+        on that side (reproduced above zero, contradicted when the interval lies wholly at or below it)."""
+        if self.effect is not None:
+            return self.effect
+        return DIRECTION_ONLY if self.direction == "better" else -DIRECTION_ONLY
 
     @field_validator("effect", mode="before")
     @classmethod

@@ -122,3 +122,14 @@ def test_aso_is_reported_both_ways_and_claims_without_runs_give_no_rows():
     claim = Claim(**(_claim(0.02).model_dump() | {"where": {"dataset": "wnut17"}}))
     empty = verdicts(frame, _cells(frame), _settings(claim))
     assert empty.is_empty() and tuple(empty.columns) == VERDICT_COLUMNS
+
+
+def test_a_claim_of_direction_only_is_reproduced_above_zero_and_contradicted_below():
+    frame = _frame({"ce": 0.0, "mom": 0.03})
+    better = Claim(id="better", paper="Nguyen et al. 2023b, Fig. 2", method="mom", partner="ce", metric="macro_f1", direction="better")
+    worse = Claim(id="worse", paper="x", method="mom", partner="ce", metric="macro_f1", direction="worse")
+    rows = {r["claim"]: r for r in verdicts(frame, _cells(frame), _settings(better, worse), aso=False).iter_rows(named=True)}
+    assert rows["better"]["verdict"] == "reproduced" and rows["better"]["paper_effect"] is None and rows["better"]["p_vs_paper"] is None
+    assert rows["worse"]["verdict"] == "contradicted" and rows["worse"]["direction"] == "worse"
+    with pytest.raises(ValueError, match="effect .* or only its direction"):
+        Claim(id="x", paper="x", method="mom", partner="ce", metric="macro_f1")
