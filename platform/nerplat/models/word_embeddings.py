@@ -61,7 +61,7 @@ class WordEmbeddingConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     method: ClassVar[Method]
 
-    dimensions: int = Field(50, ge=1, description="Vector size (002: 50).")
+    dimensions: int = Field(50, ge=1, description="Vector size (Wang & Wang 2022: 50).")
     min_count: int = Field(1, ge=1, description="Training occurrences a word needs to get its own vector.")
     trainable: bool = Field(False, description="Whether the tagger's optimiser updates the vectors.")
 

@@ -1,4 +1,4 @@
-"""CE-2T, the two-task baseline of 000: binary cross-entropy on both heads of the two-task model.
+"""CE-2T, the two-task baseline of Nguyen et al. 2023a: binary cross-entropy on both heads of the two-task model.
 
 L = BCE(sigma(z_en), y_en) + BCE(sigma(z_be), y_be), each a mean over labelled words, with y_en = tag != O
 and y_be = tag starts with B (Nguyen et al. 2023a, Fig. 1). Nguyen et al. 2023a give no weighting between the two BCE terms; they

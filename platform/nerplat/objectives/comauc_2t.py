@@ -1,4 +1,4 @@
-"""COMAUC-2T of 000: compositional training (Yuan, Guo, Chawla & Yang 2022, ICLR) of AUC-2T, with PDSCA.
+"""COMAUC-2T of Nguyen et al. 2023a: compositional training (Yuan, Guo, Chawla & Yang 2022, ICLR) of AUC-2T, with PDSCA.
 
 Compositional AUC minimises L_AUC(w - eta0 grad L_CE(w)): an inner cross-entropy step, then the AUC
 loss at the point it reached. Per batch this objective has ``k + 1`` substeps, each with a fresh
@@ -35,7 +35,7 @@ class ComAUC2TConfig(PrimalDualSettings):
     default_head: ClassVar[str] = "two_task"
     optimizer: ClassVar[OptimizerName] = "pdsca"
 
-    lambda_: float = Field(100.0, alias="lambda", ge=0.0, description="Weight of the begin task's AUCM (000: 100).")
+    lambda_: float = Field(100.0, alias="lambda", ge=0.0, description="Weight of the begin task's AUCM (Nguyen et al. 2023a: 100).")
     margin: float = Field(1.0, gt=0.0, le=10.0, description="AUC margin m of both tasks.")
     k: int = Field(1, ge=1, le=10, description="Cross-entropy (inner) substeps before each AUC substep (LibAUC's k).")
     inner_lr_scale: float = Field(

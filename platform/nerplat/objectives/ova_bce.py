@@ -1,4 +1,4 @@
-"""OVA-BCE of 001: binary cross-entropy on each label's head of the one-vs-all model.
+"""OVA-BCE of Nguyen et al. 2023b: binary cross-entropy on each label's head of the one-vs-all model.
 
 Per word, L = sum_k BCE(sigma(z_k), y_k) with y_k = 1 iff the gold label is k; averaged over labelled
 words. Nguyen et al. 2023b give no reduction; summing over the K heads mirrors OVA-AUC's sum of per-label losses

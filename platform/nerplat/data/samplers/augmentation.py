@@ -42,7 +42,7 @@ class AugmentationConfig(SamplerConfig):
         ("lwtr", "sr", "mr", "sis"), min_length=1, description="Methods each copy is drawn from: lwtr, sr, mr, sis (Dai & Adel's four)."
     )
     p: float = Field(0.3, ge=0, le=1, description="Probability of replacing a token or mention, or of shuffling a segment.")
-    copies: int = Field(1, ge=1, le=20, description="Augmented copies made of every train sentence (002: 1).")
+    copies: int = Field(1, ge=1, le=20, description="Augmented copies made of every train sentence (Wang & Wang 2022: 1).")
 
 
 class Vocabulary:
