@@ -25,6 +25,7 @@ command+=("$@")
 commit=$(git -C "$repo" rev-parse HEAD)
 dirty=$(git -C "$repo" status --porcelain -- platform specs | wc -l)
 started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 begin=$(date +%s)
 status=0
 (cd "$repo" && "$repo/.venv/bin/${command[0]}" "${command[@]:1}" --workdir "$work") | tee -a "$work/console.txt" || status=$?
@@ -34,6 +35,7 @@ if [ "$status" -ne 0 ]; then
   exit "$status"
 fi
 seconds=$(( $(date +%s) - begin ))
+load_end=$(cut -d' ' -f1-3 /proc/loadavg)
 rm -rf "$out"
 mkdir -p "$out"
 cp -r "$work/reports/$spec/." "$out/"
@@ -45,6 +47,7 @@ cat > "$out/RUN.md" <<MD
 - commit: \`$commit\`$( [ "$dirty" -gt 0 ] && echo " (with uncommitted changes under platform/ or specs/)" )
 - started: $started; wall time: $((seconds / 60)) min $((seconds % 60)) s$( [ -n "$resume_from" ] && echo " (this resumed run only; console.txt holds every attempt)" )
 - machine: $(nproc) CPU cores, no GPU; NERPLAT_DATA=${NERPLAT_DATA:-unset}
+- load average (1, 5, 15 min) at the start: $load_start; at the end: $load_end (above 2 on 2 cores: other work shared the machine)
 - MLflow store of the run: a scratch directory (not committed); \`console.txt\` is what the command printed
 MD
 echo "report written to $out"
