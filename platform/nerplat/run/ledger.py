@@ -180,7 +180,8 @@ class RunLedger:
 
     def record_choice(self, tune_run_id: str, chosen: FinishedTrial, metric: str) -> None:
         """The trial the tune phase chose: its values on the parent run (as params too, so the runs
-        table shows them) and the `nerplat.best_trial` tag on its own run."""
+        table shows them) and the `nerplat.best_trial` tag on its own run, and on no other (an
+        earlier nerplat may have tagged another of tied trials)."""
         from mlflow.entities import Param
 
         client = self.tracker.client
@@ -189,6 +190,9 @@ class RunLedger:
         if params:
             client.log_batch(tune_run_id, params=params)
         self.tracker.log_epoch(tune_run_id, {metric: chosen.value}, epoch=0, tags={schema.SAMPLED: json.dumps(chosen.values)})
+        for run in self.children(tune_run_id):
+            if run.data.tags.get(schema.BEST_TRIAL) and run.info.run_id != chosen.run_id:
+                client.delete_tag(run.info.run_id, schema.BEST_TRIAL)
         client.set_tag(chosen.run_id, schema.BEST_TRIAL, "true")
 
     def record_replicate_summary(self, replicate_run_id: str, split: str) -> None:
