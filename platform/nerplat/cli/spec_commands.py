@@ -23,6 +23,7 @@ from nerplat.errors import UserInputError
 from nerplat.plan.model import Plan
 
 SPEC_HELP = "A spec file (YAML)."
+REGISTRY_WORD = 22  # widest word kept whole in `nerplat registry` (balanced_undersampling); type names and paths fold
 
 
 def register(app: typer.Typer) -> None:
@@ -57,6 +58,9 @@ def validate(
         profiles = [v.profile for v in variants if v.profile is not None]
         checked.append({"spec": str(spec), "profiles": profiles})
         console.print(f"OK {spec}" + (f" (profiles: {', '.join(profiles)})" if profiles else ""))
+        for variant in variants:
+            for line in _effort_warnings(variant):
+                console.print(f"warning: {spec}" + (f" (profile {variant.profile})" if variant.profile else "") + f": {line}")
     if as_json:
         sys.stdout.write(_json({"ok": not problems, "specs": checked, "problems": [problem_json(p) for p in problems]}) + "\n")
         if problems:
@@ -80,6 +84,7 @@ def plan(
     """Show the arms a spec compiles to (dataset x sampler x method): search spaces, tune trials, replicates.
 
     Arms are named by their short labels (MLflow's run names); --json gives every id in full."""
+    from nerplat.analysis.claim_design import claim_costs, unequal_effort
     from nerplat.cli.options import compile_spec
     from nerplat.plan.cost import spec_cost
 
@@ -127,6 +132,19 @@ def plan(
     console.print(f"replicates evaluated on {compiled.replicate_split}; plan sha256 {compiled.sha256()}")
     for line in predicted.lines() if predicted is not None else ():
         console.print(line)
+    seconds = {a.arm: a.trial_s for a in predicted.arms if a.trial_s is not None} if predicted is not None else None
+    for cost_line in claim_costs(compiled, seconds):
+        console.print(cost_line.line())
+    for line in unequal_effort(compiled):
+        console.print(f"warning: {line}")
+
+
+def _effort_warnings(variant: Any) -> list[str]:
+    """Claims of a validated spec whose arms get unequal tuning effort (`analysis.claim_design`)."""
+    from nerplat.analysis.claim_design import unequal_effort
+    from nerplat.plan.compiler import build_plan
+
+    return unequal_effort(build_plan(variant)) if variant.spec.claims else []
 
 
 def _setting_lines(compiled: Plan) -> list[str]:
@@ -166,14 +184,10 @@ def registry(
     console = Console(highlight=False, markup=False)
     for group, entries in listing.items():
         table = Table(title=f"{group} ({len(entries)})", title_justify="left")
-        table.add_column("name", no_wrap=True)
-        table.add_column("summary", overflow="fold")
-        table.add_column("parameters", overflow="fold")
-        table.add_column("from", overflow="fold")
-        for entry in entries:
-            params = "\n".join(_param_line(p) for p in entry["params"]) or "-"
-            table.add_row(entry["name"], entry["summary"], params, entry["origin"])
-        console.print(table)
+        for column in ("name", "summary", "parameters", "from"):
+            table.add_column(column)
+        rows = [(e["name"], e["summary"], "\n".join(_param_line(p) for p in e["params"]) or "-", e["origin"]) for e in entries]
+        console.print(add_rows(table, rows, longest=REGISTRY_WORD))
 
 
 def config_fields(config: type[BaseModel]) -> list[dict[str, Any]]:

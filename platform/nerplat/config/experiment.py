@@ -73,6 +73,9 @@ class Claim(Frozen):
     )
     where: ClaimWhere = Field(ClaimWhere(), description="The dataset, sampler setting and size the claim is tested at; default: every setting.")
     note: str = Field("", description="Where the paper's number comes from when it is not printed (e.g. read off a figure).")
+    unequal_effort: str = Field(
+        "", description="Why the compared arms get unequal tuning effort (e.g. the paper's own protocol); without it `validate` warns."
+    )
 
     @model_validator(mode="after")
     def _effect_or_direction(self) -> "Claim":
