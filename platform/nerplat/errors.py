@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
+import reprlib
 from dataclasses import dataclass
+
+_SHOWN = reprlib.Repr()  # a value quoted from a user's file may be megabytes long
+_SHOWN.maxstring = _SHOWN.maxother = 80
+_SHOWN.maxlist = _SHOWN.maxtuple = _SHOWN.maxdict = _SHOWN.maxset = 8
+
+
+def shown(value: object) -> str:
+    """`repr(value)` cut short for a message: strings to 80 characters, containers to 8 items."""
+    return _SHOWN.repr(value)
 
 
 @dataclass(frozen=True)

@@ -6,30 +6,43 @@ with token offsets (end exclusive), or ``"tags": [...]`` instead of spans (IOB2,
 "label": "PER"}]}`` with character offsets, tokenised by a named tokenizer (`TOKENIZERS`); a span must
 start and end on token boundaries. Every bad record of a file is reported at once with its file:line;
 tags then pass the CoNLL reader's checks (illegal tags, IOB1 conversion or refusal).
+
+Hostile files cost little: a line longer than `MAX_RECORD_BYTES` is refused unparsed, values quoted
+in messages are cut short, and a file reports its first `PROBLEMS_SHOWN` bad records and how many
+more there are. A span's label is an entity type (`PER`), never a tag (`B-PER`) or `O`, and its
+offsets are integers, never `true`/`false`. The `words` tokenizer keeps a character's combining
+marks with it (`Café` written with U+0301 is one token), and a span may not end inside a character.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
+import regex
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from nerplat.data.conll import ConllFile, to_iob2
 from nerplat.data.corpus import Sentence
-from nerplat.data.tags import OUTSIDE, bioes_to_iob2, is_legal_bioes_tag, is_legal_tag
-from nerplat.errors import Problem, UserInputError
+from nerplat.data.tags import BIOES_TO_IOB2, OUTSIDE, bioes_to_iob2, is_legal_bioes_tag, is_legal_tag
+from nerplat.errors import Problem, UserInputError, shown
 from nerplat.suggest import unknown_name
 
+# What continues the character before it (Unicode's grapheme clusters): combining marks, spacing
+# marks of Indic scripts, the zero-width joiner and non-joiner.
+_EXTENDING = r"\p{Grapheme_Cluster_Break=Extend}\p{Grapheme_Cluster_Break=SpacingMark}\p{Grapheme_Cluster_Break=ZWJ}"
 # Named tokenizers of `jsonl_text`: a regular expression whose matches are the tokens.
 TOKENIZERS = {
-    "whitespace": re.compile(r"\S+"),  # tokens are the runs of non-space characters
-    "words": re.compile(r"\w+|[^\w\s]"),  # words, and each punctuation mark alone
+    "whitespace": regex.compile(r"\S+"),  # tokens are the runs of non-space characters
+    # words with their marks, and each other character (`\X`: an emoji sequence is one) alone
+    "words": regex.compile(rf"[\w{_EXTENDING}]+|(?=\S)\X"),
 }
+_CONTINUES_A_CHARACTER = regex.compile(rf"[{_EXTENDING}]")
+MAX_RECORD_BYTES = 1_000_000  # a sentence, or a short document; a longer line is not a record
+PROBLEMS_SHOWN = 10  # of one file: a broken file can have thousands of bad records
 
 
 class TokenSpansFormat(BaseModel):
@@ -77,20 +90,22 @@ def _read_records(path: Path, iob1: str, to_sentence: Callable[[Any], Sentence])
     sentences: list[Sentence] = []
     lines: list[int] = []
     problems: list[Problem] = []
+    bad = 0
     for number, raw in enumerate(data.split(b"\n"), start=1):
         if not raw.strip():
             continue
         try:
-            sentence = to_sentence(json.loads(raw))
-        except (UnicodeDecodeError, json.JSONDecodeError) as error:
-            problems.append(Problem(f"not a JSON object: {error}", source, number))
-            continue
+            sentence = to_sentence(_record(raw))
         except _BadRecord as error:
-            problems.append(Problem(str(error), source, number))
+            bad += 1
+            if bad <= PROBLEMS_SHOWN:
+                problems.append(Problem(str(error), source, number))
             continue
         if sentence.tokens:
             sentences.append(sentence)
             lines.append(number)
+    if bad > PROBLEMS_SHOWN:
+        problems.append(Problem(f"... and {bad - PROBLEMS_SHOWN:,} more bad records in this file", source))
     if not sentences and not problems:
         problems.append(Problem("empty JSONL file: no sentences", source))
     if problems:
@@ -99,11 +114,26 @@ def _read_records(path: Path, iob1: str, to_sentence: Callable[[Any], Sentence])
     return ConllFile(source, tuple(sentences), hashlib.sha256(data).hexdigest(), changed, 0)
 
 
+def _record(raw: bytes) -> Any:
+    """One line's JSON value; a line too long to be a record is refused unparsed."""
+    if len(raw) > MAX_RECORD_BYTES:
+        raise _BadRecord(
+            f"the line is {len(raw):,} bytes, more than the {MAX_RECORD_BYTES:,} a record may have: "
+            "write one sentence (or a short document) per line"
+        )
+    try:
+        return json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise _BadRecord(f"not a JSON object: {error}") from None
+    except RecursionError:
+        raise _BadRecord("not a JSON object: it nests lists or objects too deeply") from None
+
+
 def _field(record: Any, key: str, kind: type, example: str) -> Any:
     if not isinstance(record, dict):
         raise _BadRecord(f"expected a JSON object per line, e.g. {example}")
     if key not in record:
-        raise _BadRecord(f"the record has no '{key}' (keys: {', '.join(record) or 'none'}), e.g. {example}")
+        raise _BadRecord(f"the record has no '{key}' (keys: {shown(list(record)) if record else 'none'}), e.g. {example}")
     value = record[key]
     if not isinstance(value, kind):
         raise _BadRecord(f"'{key}' must be a {kind.__name__}, not {type(value).__name__}")
@@ -121,7 +151,7 @@ def _token_record(record: Any, scheme: str) -> Sentence:
     return Sentence(tuple(tokens), _tags_of(spans, len(tokens)))
 
 
-def _text_record(record: Any, pattern: re.Pattern[str]) -> Sentence:
+def _text_record(record: Any, pattern: regex.Pattern) -> Sentence:
     example = '{"text": "Ada wrote", "spans": [{"start": 0, "end": 3, "label": "PER"}]}'
     text = _field(record, "text", str, example)
     found = list(pattern.finditer(text))
@@ -130,25 +160,43 @@ def _text_record(record: Any, pattern: re.Pattern[str]) -> Sentence:
     ends = {m.end(): i + 1 for i, m in enumerate(found)}
     token_spans = []
     for start, end, label in spans:
+        split = next((offset for offset in (start, end) if _splits_a_character(text, offset)), None)
+        if split is not None:
+            raise _BadRecord(
+                f"span [{start}, {end}) {shown(text[start:end])} splits the character {shown(text[split - 1 : split + 1])} "
+                f"at offset {split} (a letter and its combining marks, or a joined emoji, are one character): move the offset past it"
+            )
         if start not in starts or end not in ends:
             raise _BadRecord(
-                f"span [{start}, {end}) {text[start:end]!r} does not start and end on token boundaries "
-                f"(tokens: {[m.group() for m in found if m.end() > start and m.start() < end]})"
+                f"span [{start}, {end}) {shown(text[start:end])} does not start and end on token boundaries "
+                f"(tokens: {shown([m.group() for m in found if m.end() > start and m.start() < end])})"
             )
         token_spans.append((starts[start], ends[end], label))
     return Sentence(tuple(m.group() for m in found), _tags_of(token_spans, len(found)))
+
+
+def _splits_a_character(text: str, offset: int) -> bool:
+    """True where `offset` falls inside a character: before a mark that belongs to the letter ahead
+    of it, or after a zero-width joiner."""
+    return 0 < offset < len(text) and (bool(_CONTINUES_A_CHARACTER.match(text, offset)) or text[offset - 1] == "\u200d")
 
 
 def _spans(items: list[Any], limit: int, unit: str) -> list[tuple[int, int, str]]:
     spans = []
     for item in items:
         if not isinstance(item, dict) or not {"start", "end", "label"} <= item.keys():
-            raise _BadRecord(f'a span is {{"start": {unit} offset, "end": exclusive offset, "label": type}}, not {item!r}')
+            raise _BadRecord(f'a span is {{"start": {unit} offset, "end": exclusive offset, "label": type}}, not {shown(item)}')
         start, end, label = item["start"], item["end"], item["label"]
-        if not (isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= limit):
-            raise _BadRecord(f"span {item!r} is out of range: need 0 <= start < end <= {limit} ({unit}s)")
-        if not isinstance(label, str) or not label.strip() or any(c.isspace() for c in label):
-            raise _BadRecord(f"span {item!r} needs a label without spaces, e.g. PER")
+        if type(start) is not int or type(end) is not int:  # bool is an int to Python, not to a span
+            raise _BadRecord(f"span {shown(item)} needs whole-number {unit} offsets for start and end")
+        if not 0 <= start < end <= limit:
+            raise _BadRecord(f"span {shown(item)} is out of range: need 0 <= start < end <= {limit} ({unit}s)")
+        if not isinstance(label, str) or not label.strip() or not label.isprintable() or any(c.isspace() for c in label):
+            raise _BadRecord(f"span {shown(item)} needs a label without spaces, e.g. PER")
+        if label == OUTSIDE:
+            raise _BadRecord(f"span {shown(item)} is labelled O, which marks words outside entities: leave the span out")
+        if len(label) > 2 and label[0] in BIOES_TO_IOB2 and label[1] == "-":
+            raise _BadRecord(f"span {shown(item)} is labelled with the tag {shown(label)}: a span's label is the entity type alone, {shown(label[2:])}")
         spans.append((start, end, label))
     spans.sort()
     for (_, end, _), (start, _, _) in zip(spans, spans[1:]):
@@ -168,8 +216,8 @@ def _checked_tags(tags: list[Any], length: int, scheme: str) -> tuple[str, ...]:
     if len(tags) != length:
         raise _BadRecord(f"{len(tags)} tags for {length} tokens")
     legal = is_legal_bioes_tag if scheme == "bioes" else is_legal_tag
-    illegal = sorted({str(t) for t in tags if not isinstance(t, str) or not legal(t)})
+    illegal = sorted({shown(t) for t in tags if not isinstance(t, str) or not legal(t)})
     if illegal:
         expected = "O or B-, I-, E-, S-TYPE" if scheme == "bioes" else "O, B-TYPE or I-TYPE"
-        raise _BadRecord(f"illegal tags {illegal}: expected {expected}")
+        raise _BadRecord(f"illegal tags [{', '.join(illegal[:8])}{', ...' if len(illegal) > 8 else ''}]: expected {expected}")
     return bioes_to_iob2(tags) if scheme == "bioes" else tuple(tags)

@@ -33,6 +33,12 @@ CASES = {
     "dev_from_train_with_dev": (", dev_from_train: 0.2", "already has a dev split; remove dev_from_train", None),
     "dev_from_train_too_small": (", dev_from_train: 0.5", "dev_from_train on corpus", None),
     "iob1_refused": (", iob1: refuse", "which IOB2 forbids (IOB1 input); set iob1: convert", "train.txt:1"),
+    "jsonl_label_is_a_tag": (", format: jsonl_tokens", "labelled with the tag 'B-PER': a span's label is the entity type alone, 'PER'", "train.jsonl:2"),
+    "jsonl_label_is_o": (", format: jsonl_tokens", "is labelled O, which marks words outside entities: leave the span out", "train.jsonl:3"),
+    "jsonl_offsets_true_false": (", format: jsonl_tokens", "needs whole-number token offsets for start and end", "train.jsonl:1"),
+    "jsonl_text_span_splits_an_accent": (
+        ", format: jsonl_text", "span [0, 4) 'Cafe' splits the character 'e\u0301' at offset 4", "train.jsonl:2"
+    ),
 }
 
 
@@ -107,3 +113,23 @@ def test_a_folder_name_a_run_key_cannot_hold_is_written_as_percent_escapes(folde
     [arm] = plan.arms
     assert arm.dataset == label and arm.id == f"{label}/full/ce"
     assert arm_run_key(arm.id, "tune") and replicate_run_key(arm.id, 1, 0)
+
+
+def test_jsonl_lines_are_bounded_and_so_is_what_is_printed(capsys, tmp_path, monkeypatch):
+    """Thirty bad 1 MB lines once took gigabytes to read and printed 52 MB: a line too long to be a
+    record is refused unparsed, values quoted in messages are cut short, and a file prints its
+    first 10 problems and how many more it has."""
+    folder = tmp_path / "long_lines"
+    folder.mkdir()
+    too_long = '{"tokens": ["' + "x" * 1_100_000 + '"], "spans": []}\n'
+    bad_label = json.dumps({"tokens": ["Ada"], "spans": [{"start": 0, "end": 1, "label": "P" * 900_000 + " x"}]}) + "\n"
+    (folder / "train.jsonl").write_text(bad_label * 5 + too_long * 25)
+    spec = spec_for(folder, ", format: jsonl_tokens", tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert main(["validate", str(spec)]) == 2
+    err = capsys.readouterr().err
+    assert f"{folder}/train.jsonl:1)" in err and "needs a label without spaces" in err
+    assert f"{folder}/train.jsonl:6)" in err and "the line is 1,100,029 bytes, more than the 1,000,000 a record may have" in err
+    assert f"... and 20 more bad records in this file ({folder}/train.jsonl)" in err
+    assert len(err) < 10_000 and "Traceback" not in err
+    assert sorted(os.listdir(tmp_path)) == ["long_lines", "spec.yaml"]

@@ -1,6 +1,7 @@
 """JSONL formats: token spans, character spans with a named tokenizer, tags in BIOES; bad records at file:line."""
 
 import json
+import re
 
 import pytest
 
@@ -76,3 +77,36 @@ def test_character_spans_are_tokenised_by_the_named_tokenizer(tmp_path):
 def test_unknown_tokenizer_is_refused_with_a_suggestion():
     with pytest.raises(ValueError, match="did you mean 'words'"):
         TextSpansFormat(tokenizer="word")
+
+
+def test_the_words_tokenizer_keeps_combining_marks_with_their_letter(tmp_path):
+    text = "Cafe\u0301 Rouge in Sa\u0303o Paulo, \u0939\u093f\u0928\u094d\u0926\u0940 \U0001F469\u200d\U0001F4BB!"
+    path = write_lines(tmp_path / "train.jsonl", [{"text": text, "spans": [{"start": 0, "end": 11, "label": "ORG"}, {"start": 15, "end": 25, "label": "LOC"}]}])
+    sentence = read_text_spans(path, TextSpansFormat(tokenizer="words"), "convert").sentences[0]
+    assert sentence.tokens == ("Cafe\u0301", "Rouge", "in", "Sa\u0303o", "Paulo", ",", "\u0939\u093f\u0928\u094d\u0926\u0940", "\U0001F469\u200d\U0001F4BB", "!")
+    assert sentence.tags == ("B-ORG", "I-ORG", "O", "B-LOC", "I-LOC", "O", "O", "O", "O")
+
+
+@pytest.mark.parametrize("tokenizer", ["words", "whitespace"])
+@pytest.mark.parametrize(("start", "end"), [(0, 4), (6, 8)])
+def test_a_span_that_splits_a_letter_from_its_accent_is_refused(tmp_path, tokenizer, start, end):
+    path = write_lines(tmp_path / "train.jsonl", [{"text": "Cafe\u0301 x\u200d\U0001F4BB", "spans": [{"start": start, "end": end, "label": "ORG"}]}])
+    with pytest.raises(UserInputError, match=r"splits the character .* \(a letter and its combining marks, or a joined emoji, are one character\).*:1"):
+        read_text_spans(path, TextSpansFormat(tokenizer=tokenizer), "convert")
+
+
+@pytest.mark.parametrize(
+    ("span", "message"),
+    [
+        ({"start": 0, "end": 1, "label": "B-PER"}, "labelled with the tag 'B-PER': a span's label is the entity type alone, 'PER'"),
+        ({"start": 0, "end": 1, "label": "S-LOC"}, "labelled with the tag 'S-LOC'"),
+        ({"start": 0, "end": 1, "label": "O"}, "labelled O, which marks words outside entities"),
+        ({"start": False, "end": True, "label": "PER"}, "needs whole-number token offsets"),
+        ({"start": 0, "end": 1.0, "label": "PER"}, "needs whole-number token offsets"),
+        ({"start": 0, "end": 1, "label": "P\u001bR"}, "needs a label without spaces"),
+    ],
+)
+def test_span_labels_are_entity_types_and_offsets_whole_numbers(tmp_path, span, message):
+    path = write_lines(tmp_path / "train.jsonl", [{"tokens": ["Ada", "wrote"], "spans": [span]}])
+    with pytest.raises(UserInputError, match=re.escape(message)):
+        read_token_spans(path, TokenSpansFormat(), "convert")
