@@ -68,9 +68,9 @@ def load_entry_points() -> list[Plugin]:
                 loaded = point.load()
                 if callable(loaded) and not isinstance(loaded, ModuleType):
                     loaded()
-            except Exception as error:  # a broken installed plugin: say which one and why
+            except BaseException as error:  # a broken installed plugin: say which one and why
                 raise UserInputError(
-                    f"plugin entry point '{point.name}' ({point.value}) of {dist} failed to load: {error}"
+                    f"plugin entry point '{point.name}' ({point.value}) of {dist} failed to load: {_failure(error)}"
                 ) from None
         module = sys.modules[module_name]
         found.append(_remember(Plugin(origin, module_name, _module_files(module), None)))
@@ -99,6 +99,14 @@ def load_spec_plugins(names: list[Any], spec_folder: Path, locate: Any) -> list[
 
 class _PluginError(Exception):
     pass
+
+
+def _failure(error: BaseException) -> str:
+    """What a plugin's import did instead of finishing. `sys.exit` and KeyboardInterrupt count too:
+    importing a plugin must not end nerplat with their exit code and no word of which plugin it was."""
+    if isinstance(error, SystemExit):
+        return f"it called sys.exit({error.code!r})"
+    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
 
 
 def plugin_path(name: str, spec_folder: Path) -> Path | None:
@@ -132,8 +140,8 @@ def _load_module(name: str) -> Plugin:
             if error.name and name.startswith(error.name):
                 raise _PluginError(f"plugin '{name}': no such module (install it, or give a .py file relative to the spec)") from None
             raise _PluginError(f"plugin '{name}' failed to import: {error}") from None
-        except Exception as error:
-            raise _PluginError(f"plugin '{name}' failed to import: {type(error).__name__}: {error}") from None
+        except BaseException as error:
+            raise _PluginError(f"plugin '{name}' failed to import: {_failure(error)}") from None
     top = sys.modules[name.split(".")[0]]
     ship = None if _is_installed(top) else _shippable(top)
     return _remember(Plugin(origin, name, _module_files(module), ship))
@@ -157,9 +165,9 @@ def _load_file(entry: Path, module_name: str, ship: Path, files: tuple[str, ...]
     with registering_from(origin):
         try:
             spec.loader.exec_module(module)
-        except Exception as error:
+        except BaseException as error:
             del sys.modules[module_name]
-            raise _PluginError(f"plugin '{ship}' failed to import: {type(error).__name__}: {error}") from None
+            raise _PluginError(f"plugin '{ship}' failed to import: {_failure(error)}") from None
     return _remember(Plugin(origin, module_name, files, str(ship)))
 
 

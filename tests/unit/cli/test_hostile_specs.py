@@ -117,3 +117,23 @@ def test_a_hostile_set_value_is_refused_naming_the_flag(name, command, capsys, t
     assert text in err and f"(--set {assignment[:20]}".replace("\x1b", "\\x1b") in err, err
     assert "Traceback" not in err and "\x1b" not in err and len(err) < 1000, err
     assert os.listdir(tmp_path) == ["spec.yaml"]
+
+
+@pytest.mark.parametrize(
+    ("body", "text"),
+    [
+        ("import sys\nsys.exit(3)\n", "failed to import: it called sys.exit(3)"),
+        ("raise SystemExit\n", "failed to import: it called sys.exit(None)"),
+        ("raise KeyboardInterrupt\n", "failed to import: KeyboardInterrupt"),
+        ("raise GeneratorExit('odd')\n", "failed to import: GeneratorExit: odd"),
+    ],
+)
+def test_a_plugin_that_exits_or_interrupts_at_import_is_named_with_exit_2(body, text, capsys, tmp_path, monkeypatch):
+    (tmp_path / "exits_at_import.py").write_text(body)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("experiment: hostile\nplugins: [exits_at_import.py]\ndataset: conll2003\nmethods: {ce: {loss: ce}}\n")
+    monkeypatch.chdir(tmp_path)
+    code, err = run_cli(["validate", str(spec)], capsys)
+    assert code == 2, err
+    assert f"plugin '{tmp_path / 'exits_at_import.py'}' {text}" in err and f"at plugins[0] ({spec}:2)" in err, err
+    assert "Traceback" not in err
