@@ -46,3 +46,14 @@ def test_an_arm_is_named_by_its_label_only_in_run_names(tiny_plan):
     arm = earlier["arms"][0]
     assert arm_fingerprint(earlier, {**arm, "label": "renamed"}) == arm_fingerprint(earlier, arm)
     assert arm_fingerprint(earlier, {**arm, "replicates": []}) != arm_fingerprint(earlier, arm)
+
+
+def test_a_plan_from_before_tune_seed_and_enqueue_resumes_unchanged(tiny_plan):
+    earlier = started(tiny_plan)
+    earlier["tune"] = {key: value for key, value in earlier["tune"].items() if key not in ("seed", "enqueue")}
+    assert spec_change("", earlier, tiny_plan).rerun == ()
+
+
+def test_starting_points_and_the_searcher_seed_change_the_tuned_arms_they_reach(tiny_plan, tiny_plan_with):
+    assert spec_change("", started(tiny_plan), tiny_plan_with("tune.enqueue={mom: [{lambda: 0.175}]}")).changed == (MOM,)
+    assert spec_change("", started(tiny_plan), tiny_plan_with("tune.seed=1")).changed == (MOM,)
