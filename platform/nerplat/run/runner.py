@@ -22,7 +22,7 @@ import shutil
 import signal
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -464,29 +464,43 @@ class ExperimentRunner:
             ExperimentLease(self.tracking_uri, self.tracker.client, bookkeeping, self.plan.experiment).refuse_if_held()
 
     def _check_spec_change(self, tracker: ExperimentTracker) -> None:
-        """A resume with another spec or profile is refused before Ray starts, unless it leaves every
-        arm's runs as they were, or --rerun-changed asks to run the arms it changes anew."""
-        from nerplat.analysis.runs import read_plan
+        """A resume with another spec or profile, or whose arms' finished runs read other corpus or plugin
+        files than those there now (`run/inputs.py`), is refused before Ray starts, unless it leaves
+        every arm's runs as they were, or --rerun-changed asks to run the arms it changes anew."""
+        from nerplat.analysis.runs import read_plan, search_all
+        from nerplat.run.inputs import arm_inputs, input_changes
 
+        tracker.inputs = arm_inputs(self.plan, files_record())  # what this session's runs record reading
         summary = tracker.find_summary_run() if self.options.resume else None
-        started_with = summary.data.tags.get(schema.SPEC_SHA) if summary is not None else None
-        if not started_with or started_with == self.plan.spec_sha256:
+        if summary is None:
+            return
+        started_with = summary.data.tags.get(schema.SPEC_SHA) or self.plan.spec_sha256
+        spec_changed = started_with != self.plan.spec_sha256
+        runs = [run for kind in ("trial", "replicate") for run in search_all(tracker.client, tracker.experiment_id, kind)]
+        inputs = input_changes(runs, tracker.inputs)
+        if not spec_changed and not inputs:
             return
         shas = f"sha256 {started_with[:12]}, now {self.plan.spec_sha256[:12]}"
         earlier = read_plan(tracker.client, summary)
-        if not earlier or "arms" not in earlier:
+        if spec_changed and (not earlier or "arms" not in earlier):
             raise UserInputError(
                 f"--resume: experiment '{self.plan.experiment}' was started from another resolved spec ({shas}) and "
                 "it has no plan.json with its arms, so what changed cannot be told; nothing was changed: resume with the spec and "
                 "profile it was started with, or change `experiment:` to start anew"
             )
-        change = spec_change(started_with, earlier, self.plan)
+        change = spec_change(started_with, earlier, self.plan) if spec_changed else SpecChange(started_with, earlier or {}, (), ())
+        change = replace(change, inputs=inputs)
         if change.rerun and not self.options.rerun_changed:
+            what = []
+            if spec_changed:
+                what.append(f"was started from another resolved spec ({shas})")
+            if inputs:
+                what.append("has finished runs that read other corpus or plugin files than those there now")
             raise UserInputError(
-                f"--resume: experiment '{self.plan.experiment}' was started from another resolved spec ({shas}): the spec "
-                f"or --profile changed the runs of arms ({change.describe()}); nothing was changed: add --rerun-changed "
-                "to run those arms anew (their runs are deleted; the other arms keep their finished runs), resume with "
-                "the spec and profile it was started with, or change `experiment:` to start anew"
+                f"--resume: experiment '{self.plan.experiment}' {' and '.join(what)}: that changes the runs of arms "
+                f"({change.describe()}); nothing was changed: add --rerun-changed to run those arms anew (their runs "
+                "are deleted; the other arms keep their finished runs), resume with the spec, profile and files it was "
+                "started with, or change `experiment:` to start anew"
             )
         self.spec_change = change
 
@@ -494,14 +508,15 @@ class ExperimentRunner:
         """Under the lease, once the summary run has the resumed spec: the runs of the arms it changes are deleted."""
         runs, versions = self.ledger.retire_arms(change.rerun)
         shas = f"sha256 {change.started_with[:12]} -> {self.plan.spec_sha256[:12]}"
+        what = f"the spec changed ({shas})" if change.started_with != self.plan.spec_sha256 else "the files some arms read changed"
         if not change.rerun:
-            self.board.stage(f"the spec changed ({shas}) but no arm's runs: every finished run is kept")
+            self.board.stage(f"{what} but no arm's runs: every finished run is kept")
             return
         models = f" and {versions} registered model version(s)" if versions else ""
         self.board.stage(
-            f"the spec changed ({shas}): running anew the arms it changes ({change.describe()}); their {runs} earlier "
-            f"runs{models} were deleted in MLflow (`mlflow runs restore --run-id ID` restores a run); the other arms "
-            "keep their finished runs"
+            f"{what}: running anew the arms it changes ({change.describe()}); their {runs} earlier "
+            f"runs{models} were deleted in MLflow (`mlflow runs restore --run-id ID` restores a run, docs/tracking.md); "
+            "the other arms keep their finished runs"
         )
 
     def _refuse_unplaceable(self) -> None:

@@ -7,6 +7,9 @@ comments, the other arms) changes what an arm's trials compute, and its label on
 So a resume with a changed spec can keep the finished runs of every arm whose part is unchanged.
 The arms it changes, and those it no longer has (their runs would still be analysed), are rerun:
 `nerplat run --resume --rerun-changed` deletes their runs and runs them anew.
+
+The files an arm's runs read count as its spec: an arm whose finished runs recorded other corpus
+or plugin files than those there now (`run/inputs.py`) is changed the same way, named with the files.
 """
 
 from __future__ import annotations
@@ -24,15 +27,19 @@ class SpecChange:
     earlier: Mapping[str, Any] = field(repr=False)  # the plan.json it was started with
     changed: tuple[str, ...]  # arms of both plans whose runs would differ
     removed: tuple[str, ...]  # arms only the earlier plan has
+    inputs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # arm -> its input files that changed
 
     @property
     def rerun(self) -> tuple[str, ...]:
         """The arms whose recorded runs no longer belong to the experiment."""
-        return self.changed + self.removed
+        spec = self.changed + self.removed
+        return spec + tuple(arm for arm in self.inputs if arm not in spec)
 
     def describe(self) -> str:
-        """'changed: a, b; removed: c' for messages."""
+        """'changed: a, b; removed: c; read other files: d (conll2003/train.txt changed)' for messages."""
         parts = [f"{kind}: {', '.join(arms)}" for kind, arms in (("changed", self.changed), ("removed", self.removed)) if arms]
+        if self.inputs:
+            parts.append("read other files: " + ", ".join(f"{arm} ({'; '.join(files)})" for arm, files in self.inputs.items()))
         return "; ".join(parts)
 
 

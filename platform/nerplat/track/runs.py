@@ -59,6 +59,7 @@ from nerplat.errors import UserInputError
 from nerplat.kill_points import kill_point
 from nerplat.track import schema
 from nerplat.track.environment import environment_report
+from nerplat.track.inputs import InputFile, dataset_inputs
 from nerplat.track.names import (
     SUMMARY_RUN_KEY,
     SUMMARY_RUN_NAME,
@@ -115,6 +116,7 @@ class ExperimentTracker:
         self._client = None
         self._bookkeeping_experiment_id: str | None = None
         self._bookkeeping_runs: dict[str, str] = {}  # run id -> its bookkeeping run's id
+        self.inputs: dict[str, tuple[InputFile, ...]] = {}  # arm id -> the files its runs read (track/inputs.py)
 
     @classmethod
     def open(
@@ -226,8 +228,8 @@ class ExperimentTracker:
         *,
         label: str | None = None,
     ) -> TrackedRun:
-        """One tuning trial under its arm's tune run; safe to call from any process."""
-        return self.start_or_resume_run(
+        """One tuning trial under its arm's tune run, recording what it reads; safe to call from any process."""
+        return self._reading(arm, self.start_or_resume_run(
             trial_run_key(arm, trial_id),
             name=trial_run_name(label or arm, trial_id),
             kind="trial",
@@ -235,7 +237,7 @@ class ExperimentTracker:
             parent_run_id=arm_run_id,
             tags={schema.ARM: arm, schema.TRIAL: trial_id, **(tags or {})},
             params=params,
-        )
+        ))
 
     def start_replicate_run(
         self,
@@ -248,8 +250,9 @@ class ExperimentTracker:
         *,
         label: str | None = None,
     ) -> TrackedRun:
-        """One replicate (seed, partition) under its arm's replicate run; safe from any process."""
-        return self.start_or_resume_run(
+        """One replicate (seed, partition) under its arm's replicate run, recording what it reads; safe
+        from any process."""
+        return self._reading(arm, self.start_or_resume_run(
             replicate_run_key(arm, seed, partition),
             name=replicate_run_name(label or arm, seed, partition),
             kind="replicate",
@@ -257,7 +260,14 @@ class ExperimentTracker:
             parent_run_id=arm_run_id,
             tags={schema.ARM: arm, schema.SEED: seed, schema.PARTITION: partition, **(tags or {})},
             params=params,
-        )
+        ))
+
+    def _reading(self, arm: str, run: TrackedRun) -> TrackedRun:
+        """`run`, which is about to train, with the files of `arm` it reads logged as its inputs (a
+        finished run keeps what it recorded)."""
+        if not run.finished and self.inputs.get(arm):
+            self.client.log_inputs(run.run_id, datasets=dataset_inputs(self.inputs[arm]))
+        return run
 
     def start_or_resume_run(
         self,
