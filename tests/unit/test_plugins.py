@@ -116,7 +116,8 @@ def test_the_worker_hook_imports_what_the_driver_listed(tmp_path, monkeypatch):
 
 
 def test_the_documented_loss_works_as_written(tmp_path):
-    """docs/plugins.md's "A new loss, in full": its file and spec lines, verbatim, validate and train."""
+    """docs/plugins.md's "A new loss, in full": its file and spec, verbatim, compile under the spec's own
+    experiment (a copy of a tour spec under its old name is refused by a store that ran it)."""
     import re
 
     import torch
@@ -128,12 +129,16 @@ def test_the_documented_loss_works_as_written(tmp_path):
     doc = (Path(__file__).parents[2] / "docs" / "plugins.md").read_text()
     section = doc[doc.index("## A new loss, in full") :]
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
-    lines = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
     (tmp_path / "focal_smooth.py").write_text(code)
     spec = tmp_path / "spec.yaml"
-    spec.write_text(f"experiment: doc\ndataset: conll2003\n{lines}tune: {{num_samples: 2}}\nreplicate: {{seeds: 1}}\n")
-    (arm,) = compile_plan(spec, spec_catalog(spec)).arms
-    assert arm.objective == "focal_smooth" and list(arm.search_space) == ["objective.gamma"]
+    spec.write_text(re.search(r"```yaml\n(.*?)```", section, re.S).group(1))
+    plan = compile_plan(spec, spec_catalog(spec))
+    tour = {compile_plan(s, spec_catalog(s), p).experiment for s in (Path(__file__).parents[2] / "specs").glob("*.yaml") for p in (None, "smoke") if p is None or s.stem == "quickstart"}
+    assert plan.experiment not in tour
+    ce, arm = plan.arms
+    assert arm.objective == "focal_smooth" and list(arm.search_space) == ["objective.gamma"] and ce.objective == "ce"
+    commands = re.search(r"```bash\n(.*?)```", section, re.S).group(1)
+    assert "nerplat run my_loss/spec.yaml" in commands
     context = ObjectiveContext(labels=["O", "B-PER", "I-PER"], label_counts=[5, 2, 1], max_length=8)
     scores, labels = torch.randn(2, 3, 3, generator=torch.Generator().manual_seed(0)), torch.tensor([[0, 1, 2], [0, 0, 1]])
     plain = build_objective("focal_smooth", {"gamma": 0.0, "smoothing": 0.0}, context)

@@ -12,6 +12,7 @@ bootstrap SE of precision, recall and F1 per arm) are metrics `<arm label>/<metr
 
 from __future__ import annotations
 
+import base64
 import os
 import shutil
 import tempfile
@@ -19,6 +20,7 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import polars as pl
@@ -36,7 +38,7 @@ from nerplat.analysis.compare import (
     with_power,
 )
 from nerplat.analysis.convergence import convergence, dev_curves, unconverged_cells, with_cell_convergence, with_convergence
-from nerplat.analysis.render import EXTENSIONS, FORMATS, RENDERERS, html_page, to_html, to_markdown
+from nerplat.analysis.render import EXTENSIONS, FORMATS, RENDERERS, html_page, to_html, to_latex, to_markdown
 from nerplat.analysis.runs import (
     EPOCH_SCHEMA,
     ExperimentRuns,
@@ -108,7 +110,7 @@ def analyze_experiment(
             summary_run_id = runs.summary_run_id or create_summary_run(client, runs.experiment_id, experiment)
             refuse_clashes(scratch, out_dir, previous)
             client.log_artifacts(summary_run_id, str(scratch), artifact_path=ARTIFACT_PATH)
-            client.log_text(summary_run_id, _report_markdown(experiment, settings, analysis, f"{ARTIFACT_PATH}/"), REPORT_ARTIFACT)
+            client.log_text(summary_run_id, _report_markdown(experiment, settings, analysis, embed_from=scratch), REPORT_ARTIFACT)
             _log_headline_metrics(client, summary_run_id, analysis.summary, settings)
             files = install(scratch, out_dir, previous)
     finally:
@@ -163,6 +165,10 @@ def settings_from_plan(plan: dict | None, source: str, overrides: dict | None = 
     for key in ("claims", "sequential"):  # plan-level parts the analysis needs (older plans lack them)
         if (plan or {}).get(key):
             values[key] = plan[key]
+    methods = ((plan or {}).get("resolved_spec") or {}).get("methods") or {}
+    display = {name: method["display"] for name, method in methods.items() if isinstance(method, dict) and method.get("display")}
+    if display:
+        values["display"] = display
     if overrides:
         values.update(overrides)
         source = f"{source} and flags" if plan else "flags"
@@ -384,7 +390,7 @@ def write_report(
     table_dir.mkdir()
     for table in analysis.tables:
         for fmt in formats:
-            renderer = RENDERERS[fmt]
+            renderer = partial(to_latex, names=settings.display) if fmt == "latex" else RENDERERS[fmt]
             text = renderer(table) if fmt != "html" else html_page(table.caption, renderer(table))
             (table_dir / f"{table.name}.{EXTENSIONS[fmt]}").write_text(text, encoding="utf-8")
     plot_dir = folder / "plots"
@@ -429,8 +435,10 @@ def _log_headline_metrics(client, run_id: str, summary: pl.DataFrame, settings: 
         client.log_batch(run_id, metrics=metrics[start : start + 1000])
 
 
-def _report_markdown(experiment: str, settings: AnalysisSettings, analysis: Analysis, folder: str = "") -> str:
-    """The report page; `folder` is where its plots are, relative to the page."""
+def _report_markdown(experiment: str, settings: AnalysisSettings, analysis: Analysis, embed_from: Path | None = None) -> str:
+    """The report page. Its figures link to `plots/` beside it, or, with `embed_from` (the report
+    folder), are embedded as data URLs: MLflow's artifact viewer shows an image only from a URL with
+    a scheme and prints a relative one as text, so REPORT.md on the summary run carries its figures."""
     lines = [f"# Analysis of experiment `{experiment}`", "", f"Settings: {_settings_line(settings)}.", ""]
     if analysis.warnings:
         lines += ["## Warnings", ""] + [f"- {w}" for w in analysis.warnings] + [""]
@@ -440,7 +448,12 @@ def _report_markdown(experiment: str, settings: AnalysisSettings, analysis: Anal
     if analysis.plots:
         lines += ["## Figures", ""]
         for plot in analysis.plots:
-            lines += [f"![{plot.name}]({folder}plots/{plot.name}.png)", "", f"_{plot.caption}_ ([SVG]({folder}plots/{plot.name}.svg))", ""]
+            if embed_from is None:
+                lines += [f"![{plot.name}](plots/{plot.name}.png)", "", f"_{plot.caption}_ ([SVG](plots/{plot.name}.svg))", ""]
+            else:
+                png = base64.b64encode((embed_from / "plots" / f"{plot.name}.png").read_bytes()).decode("ascii")
+                svg = f"{ARTIFACT_PATH}/plots/{plot.name}.svg"
+                lines += [f"![{plot.name}](data:image/png;base64,{png})", "", f"_{plot.caption}_ (SVG: `{svg}` among the artifacts)", ""]
     lines += [
         "## Data",
         "",

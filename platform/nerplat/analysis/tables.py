@@ -40,6 +40,7 @@ class Cell:
 
     value: float | None = None
     se: float | None = None
+    sd: float | None = None  # spread over replicates: LaTeX prints mean ± sd
     delta: float | None = None
     significant: bool = False
     arrow: Literal["", "up", "down"] = ""
@@ -133,11 +134,12 @@ def _cell_lookup(summary: pl.DataFrame, keys: Sequence[str]) -> dict[tuple, dict
     return {tuple(row[k] for k in keys): row for row in summary.iter_rows(named=True)}
 
 
-def _mean(row: Mapping | None, *, with_se: bool = False, **marks) -> Cell:
-    """The cell of one summary row (blank when the setting was not run)."""
+def _mean(row: Mapping | None, digits: int, *, with_se: bool = False, **marks) -> Cell:
+    """The cell of one summary row with `digits` decimals (blank when the setting was not run)."""
     if row is None:
         return Cell()
-    return Cell(value=row["mean"], se=row["se"] if with_se else None, unconverged=_unconverged(row), **marks)
+    se = row["se"] if with_se else None
+    return Cell(value=row["mean"], se=se, sd=row.get("sd"), digits=digits, unconverged=_unconverged(row), **marks)
 
 
 def _n_note(rows: pl.DataFrame) -> str:
@@ -173,13 +175,13 @@ def size_tables(summary: pl.DataFrame, settings: AnalysisSettings, axes: Sequenc
         lookup = _cell_lookup(part, ["method", "size", "metric"])
         columns = tuple(Column(str(s), short) for s in sizes for short in metrics.values())
         body = tuple(
-            Row(m, tuple(_mean(lookup.get((m, s, metric)), with_se=True) for s in sizes for metric in metrics))
+            Row(m, tuple(_mean(lookup.get((m, s, metric)), settings.decimals, with_se=True) for s in sizes for metric in metrics))
             for m in method_order(part["method"].to_list(), settings.baseline)
         )
         where = _where(("dataset", key["dataset"]), ("sampler", key["sampler_family"]), *((a, key[a]) for a in axes))
         caption = (
-            f"{_metric_words(settings)} by training size ({where}). Mean over replicates with the "
-            f"non-parametric bootstrap standard error ({settings.bootstrap_resamples} resamples) as subscript; "
+            f"{_metric_words(settings)} by training size ({where}). Mean over replicates with its "
+            f"non-parametric bootstrap standard error, SE ({settings.bootstrap_resamples} resamples); "
             "best in bold, second underlined."
         )
         name = slug("size", key["dataset"], key["sampler_family"], *(key[a] for a in axes))
@@ -226,7 +228,7 @@ def comparison_tables(
                     delta = None
                     if row and base and method != settings.baseline:
                         delta = row["mean"] - base["mean"]
-                    cells.append(_mean(row, delta=delta, significant=marks.get((method, dataset, metric), False)))
+                    cells.append(_mean(row, settings.decimals, delta=delta, significant=marks.get((method, dataset, metric), False)))
             body.append(Row(method, tuple(cells)))
         columns = tuple(Column(d, short) for d in datasets for short in metrics.values())
         where = _where(("sampler", key["sampler"]), *((a, key[a]) for a in axes))
@@ -289,7 +291,7 @@ def grid_tables(summary: pl.DataFrame, settings: AnalysisSettings) -> list[Table
         body = tuple(
             Row(
                 _grid_label(entry, one_sampler, one_loss),
-                tuple(_mean(lookup.get((*entry, encoder, head))) for encoder, head in models),
+                tuple(_mean(lookup.get((*entry, encoder, head)), settings.decimals) for encoder, head in models),
             )
             for entry in entries
         )
@@ -341,8 +343,8 @@ def per_type_tables(summary: pl.DataFrame, settings: AnalysisSettings, axes: Seq
                     base = lookup.get((settings.baseline, pattern.format(measure)))
                     arrow = ""
                     if row and base and method != settings.baseline:
-                        arrow = _arrow(row["mean"], base["mean"], 4)
-                    cells.append(Cell(value=row["mean"], arrow=arrow, unconverged=_unconverged(row)) if row else Cell())
+                        arrow = _arrow(row["mean"], base["mean"], settings.decimals)
+                    cells.append(_mean(row, settings.decimals, arrow=arrow))
             cells.append(Cell(value=support.get(label), digits=0))
             body.append(Row(label, tuple(cells), rule_above=is_average))
         columns = tuple(Column(m, short, ranked=False) for m in methods for _, short in HEADLINE)
@@ -440,12 +442,12 @@ def tests_table(tests: pl.DataFrame, settings: AnalysisSettings, name: str, capt
     for r in sorted(tests.iter_rows(named=True), key=lambda row: natural_key(tuple(row[k] for k in order))):
         texts = (r["dataset"], r["sampler"], *(r[a] for a in axes), r["metric"], str(r["n_pairs"]))
         cells = [Cell(text=str(t)) for t in texts]
-        cells.append(Cell(value=r["mean"], unconverged=r.get("converged") is False))
-        cells.append(Cell(value=r["partner_mean"], unconverged=r.get("partner_converged") is False))
-        cells.append(Cell(value=r["delta"], significant=bool(r["significant"])))
+        cells.append(Cell(value=r["mean"], digits=settings.decimals, unconverged=r.get("converged") is False))
+        cells.append(Cell(value=r["partner_mean"], digits=settings.decimals, unconverged=r.get("partner_converged") is False))
+        cells.append(Cell(value=r["delta"], digits=settings.decimals, significant=bool(r["significant"])))
         cells.append(Cell(value=r["statistic"], digits=3))
         cells += [Cell(text=_p_text(r["p_value"])), Cell(text=_p_text(r["p_holm"]))]
-        cells.append(Cell(value=r.get("mde")))
+        cells.append(Cell(value=r.get("mde"), digits=settings.decimals))
         cells.append(Cell(text="n/a" if r.get("n_needed") is None else str(r["n_needed"])))
         body.append(Row(_test_label(r), tuple(cells)))
     columns = tuple(Column("", h, ranked=False) for h in headers)
@@ -489,7 +491,7 @@ def sampler_tables(summary: pl.DataFrame, tests: pl.DataFrame, settings: Analysi
             for metric in metrics:
                 row, base = lookup.get((label, metric)), lookup.get((reference, metric))
                 delta = row["mean"] - base["mean"] if row and base and label != reference else None
-                cells.append(_mean(row, delta=delta, significant=marks.get((described.get(label), metric), False)))
+                cells.append(_mean(row, settings.decimals, delta=delta, significant=marks.get((described.get(label), metric), False)))
             body.append(Row(label, tuple(cells)))
         where = _where(("dataset", key["dataset"]), ("method", key["method"]), *((a, key[a]) for a in axes))
         caption = (
@@ -524,7 +526,7 @@ def dev_curve_tables(curves: pl.DataFrame, verdicts: pl.DataFrame, settings: Ana
         verdict = {r["method"]: r for r in verdicts.filter(*same).iter_rows(named=True)} if verdicts.height else {}
         body = []
         for method in method_order(part["method"].to_list(), settings.baseline):
-            cells = [_mean(lookup.get((method, e))) for e in epochs]
+            cells = [_mean(lookup.get((method, e)), settings.decimals) for e in epochs]
             v = verdict.get(method, {})
             share = v.get("last_epoch_share")
             cells.append(Cell(text="n/a" if share is None else f"{share:.0%}"))

@@ -138,10 +138,13 @@ class ModelSection(Section):
 class MethodSection(Section):
     """A method: an objective, its head, and their hyper-parameters (values or distributions).
 
-    Every key besides loss, encoder, head, head_params, train and samplers is a hyper-parameter of the objective.
+    Every key besides loss, display, encoder, head, head_params, train and samplers is a hyper-parameter of the objective.
     """
 
     loss: str = Field(description="Objective name (registry `objectives`).")
+    display: str | None = Field(
+        None, min_length=1, description="The method's name in the report's LaTeX tables (e.g. 'WCE ($w$=1)'); default: its key."
+    )
     encoder: str | None = Field(
         None, description="Encoder of this method (registry `encoders`, HF id or folder); default: model.encoder."
     )
@@ -158,7 +161,7 @@ class MethodSection(Section):
     def _gather_params(cls, value: Any) -> Any:
         if not isinstance(value, dict):
             return value
-        own = {"loss", "encoder", "head", "head_params", "train", "samplers"}
+        own = {"loss", "display", "encoder", "head", "head_params", "train", "samplers"}
         gathered = {k: v for k, v in value.items() if k in own}
         gathered["params"] = {k: v for k, v in value.items() if k not in own}
         return gathered

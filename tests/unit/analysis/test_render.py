@@ -25,9 +25,11 @@ TABLE = Table(
 )
 
 
-def test_markdown_marks_best_second_se_delta_and_significance():
+def test_markdown_marks_best_second_se_delta_and_significance_without_html_tags():
+    """MLflow's artifact viewer prints HTML tags as text: REPORT.md showed `<u>0.0359</u>`."""
     text = to_markdown(TABLE)
-    assert "| ce | <u>0.5000</u><sub>0.0100</sub> | **0.6000** | 1,000 |" in text
+    assert "| ce | *0.5000* (SE 0.0100) | **0.6000** | 1,000 |" in text
+    assert not re.search(r"</?[a-z]+>", text.replace("<best>", ""))
     assert "| m\\|x | **0.7000** (+0.2000)† | 0.4000↓ |  |" in text
     assert "size 20 · P" in text and "_† p < 0.05_" in text
 
@@ -41,6 +43,19 @@ def test_latex_escapes_text_and_spans_group_headers():
     assert r"0.4000$\downarrow$" in text
     assert text.count(r"\midrule") == 2  # below the header and above the average row
     assert latex_escape("~^\\") == r"\textasciitilde{}\textasciicircum{}\textbackslash{}"
+    assert "standard deviation" not in text  # no cell carries one
+
+
+def test_latex_gives_mean_plus_minus_sd_at_the_cells_digits_and_display_names():
+    table = Table(
+        "demo", "F1", "Method", (Column("conll", "F1"),),
+        (Row("wce1", (Cell(0.56789, sd=0.01234, digits=3, rank=1),)), Row("ce", (Cell(0.5, sd=0.02, digits=3),))),
+    )
+    text = to_latex(table, names={"wce1": "WCE ($w$=1)"})
+    assert r"\textbf{0.568} $\pm$ 0.012" in text and r"0.500 $\pm$ 0.020" in text
+    assert r"WCE (\$w\$=1) & " in text and "wce1" not in text
+    assert r"Means over replicates $\pm$ their standard deviation." in text
+    assert "0.568 |" in to_markdown(table) or "**0.568** |" in to_markdown(table)  # Markdown: no sd, same digits
 
 
 def test_html_escapes_and_marks():

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import stat
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -78,8 +80,12 @@ def test_report_folder_and_summary_run_artifacts(store, tmp_path):
     # ... with the report page first among its artifacts, its plots linked in the report folder
     top = [a.path for a in store.client.list_artifacts(report.summary_run_id)]
     assert top[0] == "REPORT.md"
-    page = store.client.download_artifacts(report.summary_run_id, "REPORT.md", str(tmp_path))
-    assert "](analysis/plots/learning-curve-toy-low_resource.png)" in open(page).read()
+    page = Path(store.client.download_artifacts(report.summary_run_id, "REPORT.md", str(tmp_path))).read_text()
+    # MLflow's viewer shows only images with a URL scheme, and prints HTML tags as text: figures are data URLs
+    png = (out / "plots" / "learning-curve-toy-low_resource.png").read_bytes()
+    assert f"](data:image/png;base64,{base64.b64encode(png).decode()})" in page
+    assert "<u>" not in page and "<sub>" not in page and "](analysis/" not in page
+    assert "](plots/learning-curve-toy-low_resource.png)" in (out / "report.md").read_text()  # the folder's page: beside it
     # ... and the headline numbers as metrics, one per arm (its short label) and measure
     expected = pl.read_parquet(out / "summary.parquet").filter(
         (pl.col("method") == "mom") & (pl.col("size") == 20) & (pl.col("metric") == "test_micro_f1")
@@ -131,6 +137,15 @@ def test_plan_settings_with_flag_overrides(store):
     settings = experiment_settings(store.experiment, store.client.tracking_uri, {"alpha": 0.01, "test": "wilcoxon"})
     assert (settings.baseline, settings.alpha, settings.test, settings.bootstrap_resamples) == ("ce", 0.01, "wilcoxon", 200)
     assert settings.comparisons == (("mom", "focal"),)
+
+
+def test_the_methods_display_names_and_the_decimals_come_from_the_plan():
+    from nerplat.analysis.report import settings_from_plan
+
+    plan = {"analysis": {"baseline": "ce", "decimals": 3}, "resolved_spec": {"methods": {"wce1": {"loss": "wce", "display": "WCE (w=1)"}, "ce": {"loss": "ce"}}}}
+    settings = settings_from_plan(plan, "plan.json")
+    assert settings.display == {"wce1": "WCE (w=1)"} and settings.decimals == 3
+    assert settings_from_plan({"analysis": {}}, "plan.json").display == {}
 
 
 def test_a_bad_plan_analysis_names_the_field(store):

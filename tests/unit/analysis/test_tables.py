@@ -202,3 +202,16 @@ def test_chosen_table_lists_each_tuned_arms_values_and_dev_score():
     mom = table.rows[1].cells
     assert [c.text for c in mom[:3]] == ["", "0.25", "2e-05"] and mom[3].value == 0.61
     assert layouts.chosen_table(chosen.clear()) is None  # no arm was tuned: no table
+
+
+def test_the_decimals_setting_sets_every_score_cells_digits_and_cells_carry_the_sd(frame, summary):
+    comparison = paired_comparisons(frame, SETTINGS, [])
+    three = SETTINGS.model_copy(update={"decimals": 3})
+    for settings, digits in ((SETTINGS, 4), (three, 3)):
+        (table, *_) = layouts.comparison_tables(summary, comparison.tests, comparison.missing, settings)
+        cells = [c for row in table.rows for c in row.cells if c.value is not None]
+        assert {c.digits for c in cells} == {digits} and all(c.sd is not None for c in cells)
+    row = summary.filter((pl.col("method") == "mom") & (pl.col("metric") == "test_micro_f1") & (pl.col("size") == 20))
+    (table, *_) = layouts.size_tables(summary, three)
+    (mom,) = [r for r in table.rows if r.label == "mom"]
+    assert mom.cells[2].sd == pytest.approx(row["sd"][0]) and mom.cells[2].number() == f"{row['mean'][0]:.3f}"
