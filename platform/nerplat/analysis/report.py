@@ -379,6 +379,7 @@ def write_report(
     runs.replicates.write_parquet(folder / "runs.parquet")
     runs.trials.write_parquet(folder / "trials.parquet")
     runs.chosen.write_parquet(folder / "chosen.parquet")
+    runs.epochs.write_parquet(folder / "epochs.parquet")  # the dev curves: a report can be judged again from its frames
     analysis.summary.write_parquet(folder / "summary.parquet")
     analysis.tests.write_parquet(folder / "tests.parquet")
     if settings.claims:
@@ -457,7 +458,7 @@ def _report_markdown(experiment: str, settings: AnalysisSettings, analysis: Anal
     lines += [
         "## Data",
         "",
-        "`runs.parquet` (one row per replicate run), `trials.parquet` (tune trials), `chosen.parquet` "
+        "`runs.parquet` (one row per replicate run), `epochs.parquet` (their dev curves), `trials.parquet` (tune trials), `chosen.parquet` "
         "(the hyper-parameters each tuned arm chose), `summary.parquet` "
         "(mean, sd, bootstrap SE and CI per setting and metric, and the cell's `converged` verdict), `tests.parquet` "
         "(paired tests with Holm, `mde` and `n_needed`), `verdicts.parquet` (one row per claim of the spec: the verdict "

@@ -52,6 +52,7 @@ def _global_options(
 def _register_commands() -> None:
     from nerplat.cli import (
         analyze_commands,
+        claims_commands,
         ui_commands,
         cluster_commands,
         data_commands,
@@ -61,7 +62,10 @@ def _register_commands() -> None:
         train_commands,
     )
 
-    groups = (spec_commands, data_commands, train_commands, run_commands, model_commands, ui_commands, analyze_commands, cluster_commands)
+    groups = (
+        spec_commands, data_commands, train_commands, run_commands, model_commands, ui_commands, analyze_commands, claims_commands,
+        cluster_commands,
+    )
     for module in groups:
         module.register(app)
 

@@ -1,0 +1,58 @@
+"""Verdicts from a committed report's frames, and the generated verdict table."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from nerplat.analysis.committed import TABLE_END, TABLE_START, judge_report, update_readme, verdict_table
+from nerplat.analysis.settings import AnalysisSettings
+from nerplat.analysis.verdicts import VERDICT_COLUMNS
+from nerplat.config.experiment import Claim
+from nerplat.errors import UserInputError
+
+REPORT = Path(__file__).resolve().parents[3] / "docs" / "results" / "mom_conll"
+CLAIMS = (
+    Claim(id="mom_vs_ce", paper="Nemoto et al. 2024, Table 3", method="mom", partner="ce", metric="macro_f1", effect=0.0033),
+    Claim(id="mom_vs_best_other", paper="Nemoto et al. 2024, Table 3", method="mom", partner="best_other", metric="macro_f1", effect=0.0016),
+)
+
+
+@pytest.fixture
+def report(tmp_path: Path) -> Path:
+    copy = tmp_path / "results" / "mom_conll"
+    shutil.copytree(REPORT, copy)
+    (copy / "verdicts.parquet").unlink(missing_ok=True)
+    return copy
+
+
+def test_a_committed_report_is_judged_from_its_frames_by_the_analysis_rule(report: Path):
+    judged = judge_report(report, AnalysisSettings(claims=CLAIMS, average="macro"))
+    assert tuple(judged.columns) == VERDICT_COLUMNS and judged["claim"].to_list() == ["mom_vs_ce", "mom_vs_best_other"]
+    assert pl.read_parquet(report / "verdicts.parquet").equals(judged)
+    runs = pl.read_parquet(report / "runs.parquet")
+    for row in judged.iter_rows(named=True):
+        assert row["n_pairs"] == runs.filter(pl.col("method") == "mom").height
+        assert row["ci_low"] <= row["delta"] <= row["ci_high"]
+        inside = row["ci_low"] <= row["paper_effect"] <= row["ci_high"]
+        above_zero = row["ci_low"] > 0
+        expected = "inconclusive" if not row["converged"] else "reproduced" if above_zero else "inconclusive" if inside else "contradicted"
+        assert row["verdict"] == expected, row
+        assert row["method_trials"] > 0 and "objective.lambda" in row["method_searched"]
+
+
+def test_the_verdict_table_is_generated_between_the_readme_markers(report: Path, tmp_path: Path):
+    judge_report(report, AnalysisSettings(claims=CLAIMS, average="macro"))
+    table = verdict_table(report.parent)
+    assert table.count("\n") == 4 and "| [mom_conll](mom_conll/report.md) | mom_vs_ce | Nemoto et al. 2024, Table 3 |" in table
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# Results\n\n{TABLE_START}\nold, typed by hand\n{TABLE_END}\n\nafter\n", encoding="utf-8")
+    update_readme(readme, table)
+    text = readme.read_text(encoding="utf-8")
+    assert "typed by hand" not in text and table in text and text.endswith(f"{TABLE_END}\n\nafter\n")
+    readme.write_text("no markers\n", encoding="utf-8")
+    with pytest.raises(UserInputError, match="no verdict markers"):
+        update_readme(readme, table)
