@@ -116,7 +116,7 @@ def _print_models(rows: list[dict[str, Any]], console: Console) -> None:
         table.add_column(column, no_wrap=True)
     for row, cells in zip(rows, details):
         table.add_row(row["name"], *cells)
-    if console.measure(table).maximum <= console.width:
+    if console.measure(table, options=console.options.update(max_width=10_000)).maximum <= console.width:
         console.print(table)
         return
     for row, (version, run, micro, macro, epoch) in zip(rows, details):

@@ -13,6 +13,7 @@ from typing import Any, Callable
 from nerplat.serving.words import split_words
 
 BATCH_SIZE = 32
+ROWS_PER_CHUNK = 256  # rows split, tokenised and tagged together
 ROW_SCHEMA = '{"text": "a sentence"} or {"tokens": ["a", "list", "of", "words"]}'
 
 
@@ -45,15 +46,24 @@ def predict_records(
 ) -> list[dict[str, Any]]:
     """Tag rows that hold `text` (split into words by `splitter`) or `tokens`; one record per row, in order.
 
-    `stop` is asked between batches; when it answers True, `TaggingStopped` is raised (a client gave up).
+    `stop` is asked between batches; when it answers True, `TaggingStopped` is raised (a client gave
+    up). Rows are split and tokenised `ROWS_PER_CHUNK` at a time, so that stop comes soon too.
     """
-    from nerplat.serving.predictor import tag_sentences
-
-    words, sources = [], []
     for index, row in enumerate(rows):
         problem = row_problem(row)
         if problem is not None:
             raise ValueError(f"input row {index}: {problem}")
+    records: list[dict[str, Any]] = []
+    for first in range(0, len(rows), ROWS_PER_CHUNK):
+        records += _tagged_records(bundle, rows[first : first + ROWS_PER_CHUNK], splitter, batch_size, stop)
+    return records
+
+
+def _tagged_records(bundle: Any, rows: list[dict[str, Any]], splitter: str, batch_size: int, stop: Callable[[], bool] | None) -> list[dict[str, Any]]:
+    from nerplat.serving.predictor import tag_sentences
+
+    words, sources = [], []
+    for row in rows:
         if row.get("text") is not None:
             split = split_words(row["text"], bundle.tokenizer, splitter)
             words.append([w for w, _ in split])

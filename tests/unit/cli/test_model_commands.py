@@ -178,3 +178,64 @@ def test_train_save_writes_a_weights_only_model_that_predict_reads(tmp_path, cap
     capsys.readouterr()
     assert main(["predict", str(saved), "--text", "EU rejects German call ."]) == 0
     assert json.loads(capsys.readouterr().out)["words"] == ["EU", "rejects", "German", "call", "."]
+
+
+def test_models_json_has_the_full_name_and_numbers(store, capsys):
+    assert nerplat(store, "models", "--json") == 0
+    [row] = json.loads(capsys.readouterr().out)
+    assert row["name"] == NAME and row["version"] == 1 and row["run_id"] == store.run_id
+    assert row["uri"] == f"models:/{NAME}/1" and row["test_micro_f1"] == 0.25
+
+
+@pytest.mark.parametrize("columns", [200, 40])
+def test_models_keeps_names_whole_at_any_width(store, capsys, monkeypatch, columns):
+    monkeypatch.setenv("COLUMNS", str(columns))
+    assert nerplat(store, "models") == 0
+    lines = capsys.readouterr().out.splitlines()
+    if columns == 200:  # a table row
+        assert any(line.startswith(NAME) and "0.2500" in line for line in lines)
+    else:  # the name alone on its line, the details under it
+        assert NAME in lines and any(line.strip().startswith("version 1") and "0.2500" in line for line in lines)
+
+
+def test_evaluate_scores_a_gold_file_with_the_reports_metrics(store, tmp_path, capsys):
+    from nerplat.metrics import evaluate_tags
+
+    gold = [(["EU", "rejects", "German", "call"], ["B-ORG", "O", "B-MISC", "O"]), (["Peter", "Blackburn"], ["B-PER", "I-PER"])]
+    source = tmp_path / "gold.conll"
+    source.write_text("\n\n".join("\n".join(f"{w}\t{t}" for w, t in zip(*s)) for s in gold) + "\n")
+    assert nerplat(store, "evaluate", NAME, str(source), "--json") == 0
+    report = json.loads(capsys.readouterr().out)
+    predicted = [r["tags"] for r in predict_records(store.bundle, [{"tokens": words} for words, _ in gold])]
+    assert report["sentences"] == 2 and report["metrics"] == evaluate_tags([tags for _, tags in gold], predicted)
+    assert nerplat(store, "evaluate", NAME, str(source)) == 0
+    out = capsys.readouterr().out
+    assert all(row in out for row in ("micro", "macro", "PER", "MISC", "ORG", "strict IOB2"))
+
+
+def test_evaluate_names_a_bad_gold_line(store, tmp_path, capsys):
+    source = tmp_path / "gold.conll"
+    source.write_text("EU\tB-ORG\nrejects\n")
+    assert nerplat(store, "evaluate", NAME, str(source)) == 2
+    assert f"{source}:2" in capsys.readouterr().err
+
+
+def test_a_model_is_read_where_the_store_keeps_it_quietly(store, capsys):
+    from nerplat.serving.references import model_folder, resolve_model
+
+    uri = f"sqlite:///{store.workdir / 'mlflow.db'}"
+    folder = model_folder(resolve_model(NAME, uri).uri, uri)
+    assert folder.is_relative_to(store.workdir / "mlartifacts")  # in place: nothing downloaded
+    assert nerplat(store, "predict", NAME, "--text", "EU rejects German call .") == 0
+    err = capsys.readouterr().err
+    assert "Downloading artifacts" not in err and "Warning" not in err
+
+
+def test_a_model_of_a_remote_store_is_downloaded_once_into_the_cache(store, tmp_path):
+    from nerplat.serving.references import cached_download, model_folder, resolve_model
+
+    uri = f"sqlite:///{store.workdir / 'mlflow.db'}"
+    location = model_folder(resolve_model(NAME, uri).uri, uri).as_uri()  # as a remote store would name it
+    first = cached_download(location, tmp_path / "cache")
+    assert (first / "MLmodel").is_file() and first.parent == tmp_path / "cache"
+    assert cached_download(location, tmp_path / "cache") == first and len(list((tmp_path / "cache").iterdir())) == 1

@@ -1,0 +1,94 @@
+"""Hostile but realistic targets for `nerplat predict -o` and `nerplat export --out` (issue: C1, L4, L7).
+
+Each: exit 2 with a message naming the flag and the path and nothing written, or the write a user
+expects (a FIFO or device written in place, a symlink kept); never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import threading
+
+import pytest
+from tiny_taggers import train_bundle
+
+from nerplat.cli import main
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory) -> str:
+    return str(train_bundle("softmax", tmp_path_factory.mktemp("bundle")))
+
+
+def predict_to(model: str, target) -> int:
+    return main(["predict", model, "--text", "EU rejects German call .", "-o", str(target)])
+
+
+@pytest.fixture
+def umask_022():
+    previous = os.umask(0o022)
+    yield
+    os.umask(previous)
+
+
+def test_a_folder_is_refused_and_nothing_is_left_in_it(model, tmp_path, capsys):
+    assert predict_to(model, tmp_path) == 2
+    err = capsys.readouterr().err
+    assert f"-o {tmp_path} is a folder" in err and "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_dangling_symlink_is_refused(model, tmp_path, capsys):
+    (tmp_path / "l").symlink_to("t.txt")
+    assert predict_to(model, tmp_path / "l") == 2
+    assert "which does not exist" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["l"]
+
+
+def test_a_symlink_to_a_file_stays_a_symlink(model, tmp_path, capsys):
+    (tmp_path / "t.txt").write_text("")
+    (tmp_path / "l").symlink_to("t.txt")
+    assert predict_to(model, tmp_path / "l") == 0
+    assert (tmp_path / "l").is_symlink() and json.loads((tmp_path / "t.txt").read_text())["words"][0] == "EU"
+
+
+def test_a_fifo_is_written_in_place(model, tmp_path):
+    fifo = tmp_path / "f"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_text()))
+    reader.start()
+    assert predict_to(model, fifo) == 0
+    reader.join(timeout=30)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and json.loads(received[0])["words"][0] == "EU"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mknod of a character device needs root")
+def test_a_device_node_stays_a_device(model, tmp_path):
+    null = tmp_path / "mynull"
+    os.mknod(null, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    assert predict_to(model, null) == 0
+    assert stat.S_ISCHR(os.lstat(null).st_mode) and [p.name for p in tmp_path.iterdir()] == ["mynull"]
+
+
+def test_a_new_output_file_gets_the_umask_mode(model, tmp_path, umask_022):
+    assert predict_to(model, tmp_path / "out.jsonl") == 0
+    assert stat.S_IMODE((tmp_path / "out.jsonl").stat().st_mode) == 0o644
+
+
+def test_export_onto_a_dangling_symlink_exits_2_without_a_traceback(model, tmp_path, capsys):
+    (tmp_path / "out").symlink_to(tmp_path / "nowhere")
+    assert main(["export", model, "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert f"--out {tmp_path / 'out'} is a symlink" in err and "Traceback" not in err
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_export_writes_weights_with_normal_permissions(model, tmp_path, umask_022):
+    out = tmp_path / "exported"
+    assert main(["export", model, "--out", str(out)]) == 0
+    assert stat.S_IMODE((out / "model.safetensors").stat().st_mode) == 0o644
+    assert stat.S_IMODE(out.stat().st_mode) == 0o755
+    assert [p.name for p in tmp_path.iterdir()] == ["exported"]  # no temporary sibling left
