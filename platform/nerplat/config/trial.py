@@ -57,6 +57,11 @@ class TrainSettings(Frozen):
         "compute capability 8.0 and later), else fp32, recorded on each run as the tag nerplat.precision. "
         "Weights and optimiser state stay fp32.",
     )
+    eval_precision: Literal["fp32", "bf16", "fp16", "auto"] | None = Field(
+        None,
+        description="Arithmetic of dev and test forward passes; none: as training. auto: bf16 where the device runs it "
+        "natively, else as training (a cheaper evaluation of an fp32 model; scores are read in fp32, decoding unchanged).",
+    )
     tune_threshold: bool = Field(
         False,
         description="Two-task heads: choose the entity and beginning decision thresholds on dev at each evaluation "

@@ -17,9 +17,15 @@ PHASE_KEY = "nerplat_job"  # the one constant entry of a trial's Tune config; se
 NODE_KEY = "nerplat_node"  # reported with every result: the Ray node the trial ran on
 MALLOC_KEY = "nerplat_malloc"  # reported with every result: its worker's allocator (`run.allocator.process_malloc`)
 PRECISION_KEY = "nerplat_precision"  # reported with every result: the arithmetic the trial runs (`train.precision: auto` resolved)
+EVAL_PRECISION_KEY = "nerplat_eval_precision"  # reported with every result: the arithmetic of its evaluations
 DEVICE_KEY = "nerplat_device"  # reported with every result: what the trial computes on (`trial.device.device_label`)
 # What a worker reports of how it runs a trial, and the run tag each becomes.
-WORKER_TAGS = {MALLOC_KEY: schema.MALLOC, PRECISION_KEY: schema.PRECISION, DEVICE_KEY: schema.DEVICE}
+WORKER_TAGS = {
+    MALLOC_KEY: schema.MALLOC,
+    PRECISION_KEY: schema.PRECISION,
+    EVAL_PRECISION_KEY: schema.EVAL_PRECISION,
+    DEVICE_KEY: schema.DEVICE,
+}
 EVALUATION_KEY = "nerplat_evaluation"  # an evaluation report: `trial.report.Evaluation.to_dict()`
 RESULT_KEY = "nerplat_result"  # the final report of a trial with an eval split: `TrialResult.to_dict()`
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from nerplat.run.allocator import process_malloc
-from nerplat.run.job import DEVICE_KEY, EVALUATION_KEY, MALLOC_KEY, NODE_KEY, PHASE_KEY, PRECISION_KEY, RESULT_KEY, TrialJob
+from nerplat.run.job import DEVICE_KEY, EVAL_PRECISION_KEY, EVALUATION_KEY, MALLOC_KEY, NODE_KEY, PHASE_KEY, PRECISION_KEY, RESULT_KEY, TrialJob
 from nerplat.trial.report import Evaluation, TrainedTagger, TrialResult
 
 
@@ -58,15 +58,16 @@ def _worker_facts(trial_config: Any) -> dict[str, str]:
     """Where and how this worker runs the trial, for the driver to tag its run with (after `_set_threads`)."""
     import torch
 
-    from nerplat.trial.device import device_label, resolve_precision, trial_device  # the device and arithmetic `run_trial` picks
+    from nerplat.trial.device import device_label, resolve_eval_precision, resolve_precision, trial_device  # as `run_trial` picks them
 
-    device = trial_device()
-    threads = trial_config.train.threads or torch.get_num_threads()
+    device, train = trial_device(), trial_config.train
+    precision = resolve_precision(train.precision, device)
     return {
         NODE_KEY: ray_node_name(),
         MALLOC_KEY: process_malloc(),
-        PRECISION_KEY: resolve_precision(trial_config.train.precision, device),
-        DEVICE_KEY: device_label(device, threads),
+        PRECISION_KEY: precision,
+        EVAL_PRECISION_KEY: resolve_eval_precision(train.eval_precision, precision, device),
+        DEVICE_KEY: device_label(device, train.threads or torch.get_num_threads()),
     }
 
 

@@ -41,7 +41,8 @@ def run_trial(
     """
     if fitted_outside_loop(config.head):  # crfsuite: one fit, not epochs of optimiser steps
         return run_feature_trial(config, report=report, resume_from=resume_from)
-    session = TrialSession(config, select_metric=select_metric, progress=progress, device=device)
+    keep_weights = config.eval_split is not None or keep_model is not None  # else no one reads the best epoch's weights
+    session = TrialSession(config, select_metric=select_metric, progress=progress, device=device, keep_weights=keep_weights)
     session.setup()
     if resume_from is not None:
         session.restore(resume_from)

@@ -5,7 +5,9 @@ drives it. The session knows nothing of Ray Tune or MLflow.
 
 Model selection: `finish` scores the trial's evaluation split with the weights of the best dev
 evaluation by `select_metric` (the spec's tune metric), or of the last epoch when the corpus has no
-dev split. Checkpoints hold plain data only (tensors, numbers, strings, lists, dicts) and are read
+dev split. A session that nothing will read the weights from (`keep_weights=False`: a tuning trial,
+with no evaluation split and no model to keep) copies none at its best evaluations: its selection is
+by dev scores alone. Checkpoints hold plain data only (tensors, numbers, strings, lists, dicts) and are read
 with `torch.load(weights_only=True)`, which refuses to unpickle anything else.
 
 Device and arithmetic (`train.precision`: autocast, gradient scaler, pinned copies) are described in
@@ -37,13 +39,14 @@ from nerplat.optim import build_optimizer, clip_gradients, end_epoch
 from nerplat.config.trial import TrialConfig
 from nerplat.trial.batching import Batch, iterate_batches
 from nerplat.trial.data import TrialData, prepare_corpus, prepare_trial_data
-from nerplat.trial.device import autocast, refuse_fp16_off_cuda, grad_scaler, resolve_precision, trial_device
+from nerplat.trial.device import autocast, grad_scaler, refuse_fp16_off_cuda, resolve_eval_precision, resolve_precision, trial_device
 from nerplat.trial.features import WindowFeatures
 from nerplat.trial.predict import evaluate_sentences
 from nerplat.trial.report import Evaluation, Thresholds, Timings, TrainedTagger, TrialResult
 from nerplat.trial.thresholds import choose_thresholds, fixed_threshold_metrics
 
 CHECKPOINT_FILE = "trial_state.pt"
+EVAL_BATCH_TOKENS = 8192  # sub-tokens of an evaluation batch at the encoder's max_length (see `setup`)
 
 
 class StepProgress(Protocol):
@@ -73,7 +76,7 @@ class BestEvaluation:
     epoch: int
     value: float  # of the selection metric
     metrics: dict[str, float]
-    state: dict[str, torch.Tensor]
+    state: dict[str, torch.Tensor]  # empty when the session keeps no weights
 
 
 class TrialSession:
@@ -86,11 +89,15 @@ class TrialSession:
         select_metric: str = "micro_f1",
         progress: StepProgress | None = None,
         device: torch.device | None = None,
+        keep_weights: bool = True,
     ):
         self.config = config
         self.device = device or trial_device()
         self.precision = resolve_precision(config.train.precision, self.device)  # `auto` made concrete
+        self.eval_precision = resolve_eval_precision(config.train.eval_precision, self.precision, self.device)
         refuse_fp16_off_cuda(self.precision, self.device)
+        refuse_fp16_off_cuda(self.eval_precision, self.device)
+        self.keep_weights = keep_weights
         self.select_metric = select_metric
         self.progress = progress
         self.timings = Timings()
@@ -136,7 +143,9 @@ class TrialSession:
         if self.world > 1:
             self.trained = nn.parallel.DistributedDataParallel(self.step_module, find_unused_parameters=True)
         self.batch_size = max(1, config.train.batch_size // self.world)
-        self.eval_batch = max(32, config.train.batch_size * 2)
+        # Evaluation batches are sorted by length (little padding at any size): as many windows as
+        # fill EVAL_BATCH_TOKENS sub-tokens at the longest window, at least twice a training batch.
+        self.eval_batch = max(32, config.train.batch_size * 2, EVAL_BATCH_TOKENS // config.encoder.max_length)
         steps_per_epoch = -(-len(self.data.train) // self.batch_size)
         steps_per_epoch = -(-steps_per_epoch // self.world)
         steps_total = config.train.epochs * steps_per_epoch * self.objective.num_substeps
@@ -195,11 +204,11 @@ class TrialSession:
             chosen = choose_thresholds(self.tagger, data.dev, gold, data.labels, self.eval_batch, self.device, self.select_metric)
             thresholds = Thresholds(*chosen)
         metrics, _ = evaluate_sentences(
-            self.tagger, data.dev, data.dev_sentences, data.labels, self.eval_batch, self.device, self.precision
+            self.tagger, data.dev, data.dev_sentences, data.labels, self.eval_batch, self.device, self.eval_precision
         )
         self.timings.evaluate += time.perf_counter() - started
         if self.best is None or metrics[self.select_metric] > self.best.value:
-            weights = {k: v.detach().to("cpu", copy=True) for k, v in self.tagger.state_dict().items()}
+            weights = {k: v.detach().to("cpu", copy=True) for k, v in self.tagger.state_dict().items()} if self.keep_weights else {}
             self.best = BestEvaluation(self.epoch, metrics[self.select_metric], metrics, weights)
         evaluation = Evaluation(
             epoch=self.epoch,
@@ -217,7 +226,8 @@ class TrialSession:
         """Restores the selected weights, hands them to `keep_model`, and scores the evaluation split."""
         selected_epoch = self.config.train.epochs
         if self.best is not None:
-            self.tagger.load_state_dict(self.best.state)
+            if self.best.state:
+                self.tagger.load_state_dict(self.best.state)
             selected_epoch = self.best.epoch
         if keep_model is not None and self.is_main_process:
             self.tagger.eval()
@@ -228,7 +238,7 @@ class TrialSession:
         if data.eval is not None:
             started = time.perf_counter()
             final, predicted = evaluate_sentences(
-                self.tagger, data.eval, data.eval_sentences, data.labels, self.eval_batch, self.device, self.precision
+                self.tagger, data.eval, data.eval_sentences, data.labels, self.eval_batch, self.device, self.eval_precision
             )
             self.timings.evaluate += time.perf_counter() - started
             metrics = {f"{split}_{k}": v for k, v in final.items()}

@@ -186,3 +186,57 @@ def test_auto_resolves_on_the_device_and_the_trial_trains_and_evaluates_in_it(mo
         evaluated_in.clear()
         session.evaluate()
         assert set(evaluated_in) == {resolved}
+
+
+def test_eval_precision_auto_evaluates_an_fp32_trial_in_bf16_only_where_the_device_runs_it(monkeypatch):
+    from nerplat.trial import device as device_module
+    from nerplat.trial import predict as predict_module
+
+    evaluated_in = []
+    real_autocast = predict_module.autocast
+    monkeypatch.setattr(predict_module, "autocast", lambda precision, device: evaluated_in.append(precision) or real_autocast(precision, device))
+    for flags, resolved in ((frozenset({"amx_bf16"}), "bf16"), (frozenset(), "fp32")):
+        monkeypatch.setattr(device_module, "cpu_flags", lambda flags=flags: flags)
+        session = started(tiny_config(eval_precision="auto", epochs=1))
+        assert (session.precision, session.eval_precision) == ("fp32", resolved)
+        session.train_epoch(1)
+        evaluated_in.clear()
+        session.evaluate()
+        session.finish()
+        assert set(evaluated_in) == {resolved}  # dev and the final evaluation alike
+
+
+def test_evaluation_batches_fill_a_token_budget_at_the_longest_window():
+    from nerplat.trial.session import EVAL_BATCH_TOKENS
+
+    assert started(tiny_config()).eval_batch == EVAL_BATCH_TOKENS // 48  # max_length 48: 170 windows
+    assert started(tiny_config(batch_size=128)).eval_batch == 256  # never below two training batches
+
+
+def test_a_session_that_keeps_no_weights_selects_by_dev_scores_alone():
+    session = TrialSession(tiny_config(epochs=2), keep_weights=False)
+    session.setup()
+    for epoch in session.remaining_epochs():
+        session.train_epoch(epoch)
+        session.evaluate()
+    assert session.best.state == {} and session.best.epoch in (1, 2)
+    last = {k: v.clone() for k, v in session.tagger.state_dict().items()}
+    result = session.finish()
+    assert result.selected_epoch == session.best.epoch
+    assert all(torch.equal(last[k], v) for k, v in session.tagger.state_dict().items())  # nothing restored
+
+
+def test_a_tuning_trial_copies_no_weights_and_a_replicate_does(monkeypatch):
+    from nerplat.trial import loop
+
+    kept = []
+    real = loop.TrialSession
+
+    def recording(*args, **kwargs):
+        kept.append(kwargs["keep_weights"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(loop, "TrialSession", recording)
+    loop.run_trial(tiny_config(epochs=1).model_copy(update={"eval_split": None}))
+    loop.run_trial(tiny_config(epochs=1))
+    assert kept == [False, True]
