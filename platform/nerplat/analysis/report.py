@@ -115,7 +115,7 @@ def analyze_experiment(
             files = install(scratch, out_dir, previous)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return Report(experiment, out_dir, tuple(files), tuple(analysis.warnings), summary_run_id, tuple(analysis.unconverged))
+    return Report(experiment, out_dir, tuple(files), runs.ignored + tuple(analysis.warnings), summary_run_id, tuple(analysis.unconverged))
 
 
 @contextmanager

@@ -20,6 +20,7 @@ import polars as pl
 
 from nerplat.errors import Problem, UserInputError
 from nerplat.track import schema
+from nerplat.track.current_runs import current_runs
 from nerplat.track.names import SUMMARY_RUN_KEY, SUMMARY_RUN_NAME
 
 if TYPE_CHECKING:
@@ -247,20 +248,24 @@ class ExperimentRuns:
     plan: dict | None
     epochs: pl.DataFrame  # per-epoch dev metrics of the replicate runs (`epoch_frame`)
     chosen: pl.DataFrame  # the configuration each tuned arm chose (`chosen_frame`)
+    ignored: tuple[str, ...] = ()  # a warning naming runs left out as duplicates of a run key (`track/current_runs.py`)
 
 
 def fetch_experiment(client: MlflowClient, name: str) -> ExperimentRuns:
     experiment = find_experiment(client, name)
     summary = find_summary_run(client, experiment.experiment_id)
-    replicates = search_all(client, experiment.experiment_id, "replicate")
+    current = current_runs(run for kind in ("arm", "replicate", "trial") for run in search_all(client, experiment.experiment_id, kind))
+    of_kind = lambda kind: [run for run in current.kept if run.data.tags.get(schema.KIND) == kind]  # noqa: E731
+    replicates = of_kind("replicate")
     return ExperimentRuns(
         experiment_id=experiment.experiment_id,
         replicates=replicate_frame(replicates),
-        trials=trial_frame(search_all(client, experiment.experiment_id, "trial")),
+        trials=trial_frame(of_kind("trial")),
         summary_run_id=summary.info.run_id if summary else None,
         plan=read_plan(client, summary) if summary else None,
         epochs=epoch_frame(client, replicates),
-        chosen=chosen_frame([run for run in search_all(client, experiment.experiment_id, "arm") if run.data.tags.get(schema.PHASE) == "tune"]),
+        chosen=chosen_frame([run for run in of_kind("arm") if run.data.tags.get(schema.PHASE) == "tune"]),
+        ignored=tuple(filter(None, [current.warning()])),
     )
 
 

@@ -43,6 +43,7 @@ from nerplat.run.progress import DEFAULT_EVERY, ProgressBoard
 from nerplat.run.ray_preflight import joining_problem, refuse_busy_port, refuse_small_file_size_limit, refuse_unreachable_cluster
 from nerplat.run.spec_change import SpecChange, spec_change
 from nerplat.track import schema
+from nerplat.track.current_runs import current_runs
 from nerplat.track.runs import ExperimentTracker, experiment_exists
 from nerplat.track.store import StoreLost, local_artifact_root, resolve_tracking_uri, sqlite_path
 from nerplat.track.studies import open_optuna_storage, resolve_optuna_storage, study_name
@@ -476,8 +477,11 @@ class ExperimentRunner:
             return
         started_with = summary.data.tags.get(schema.SPEC_SHA) or self.plan.spec_sha256
         spec_changed = started_with != self.plan.spec_sha256
-        runs = [run for kind in ("trial", "replicate") for run in search_all(tracker.client, tracker.experiment_id, kind)]
-        inputs = input_changes(runs, tracker.inputs)
+        # Runs restored after --rerun-changed deleted them are not the experiment's: never judged (track/current_runs.py).
+        runs = current_runs(run for kind in ("arm", "trial", "replicate") for run in search_all(tracker.client, tracker.experiment_id, kind))
+        if runs.ignored:
+            self.console.print(f"[yellow]warning:[/] {escape(runs.warning())}")
+        inputs = input_changes(runs.kept, tracker.inputs)
         if not spec_changed and not inputs:
             return
         shas = f"sha256 {started_with[:12]}, now {self.plan.spec_sha256[:12]}"

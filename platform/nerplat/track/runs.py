@@ -58,6 +58,7 @@ from typing import Any
 from nerplat.errors import UserInputError
 from nerplat.kill_points import kill_point
 from nerplat.track import schema
+from nerplat.track.current_runs import CurrentRuns
 from nerplat.track.environment import environment_report
 from nerplat.track.inputs import InputFile, dataset_inputs
 from nerplat.track.names import (
@@ -117,6 +118,7 @@ class ExperimentTracker:
         self._bookkeeping_experiment_id: str | None = None
         self._bookkeeping_runs: dict[str, str] = {}  # run id -> its bookkeeping run's id
         self.inputs: dict[str, tuple[InputFile, ...]] = {}  # arm id -> the files its runs read (track/inputs.py)
+        self._named_duplicates: set[str] = set()  # keys of arm runs whose restored duplicates were named
 
     @classmethod
     def open(
@@ -407,8 +409,10 @@ class ExperimentTracker:
             self.client.log_batch(run_id, params=[Param(key, value) for key, value in params.items()])
 
     def _find_top_level_run(self, key: str, kind: str):
-        """The oldest active top-level run with this key and kind; experiments written before keys
-        became tags have the key as the run's name."""
+        """The active top-level run with this key and kind: the oldest summary run (two drivers creating
+        it at once keep the older), the newest arm run (an older one was restored after `--rerun-changed`
+        deleted it: `track/current_runs.py`, and is named once). Experiments written before keys became
+        tags have the key as the run's name."""
         from mlflow.entities import ViewType
 
         for selector in (f"tags.`{schema.RUN_KEY}` = '{key}'", f"attributes.run_name = '{key}'"):
@@ -419,8 +423,13 @@ class ExperimentTracker:
                 order_by=["attributes.start_time ASC"],
             )
             runs = sorted((run for run in runs if schema.PARENT_RUN not in run.data.tags), key=lambda r: (r.info.start_time, r.info.run_id))
-            if runs:
+            if runs and kind == "summary":
                 return runs[0]
+            if runs:
+                if len(runs) > 1 and key not in self._named_duplicates:
+                    self._named_duplicates.add(key)
+                    self.notify(CurrentRuns(runs[-1:], runs[:-1]).warning() + f"; run {runs[-1].info.run_id} is continued")
+                return runs[-1]
         return None
 
     def _claim_child_run(self, parent_run_id: str, key: str, name: str, tags: Mapping[str, str], params: Mapping[str, str]):
