@@ -19,6 +19,8 @@ fastest arithmetic (measured on a 2-core machine without AMX or avx512_bf16: bf1
 2-2.5x slower). nerplat runs its sweep with `train.threads` and `resources.cpus_per_worker` set to
 the threads; the peer sets torch's threads, batches by length (`group_by_length`, as nerplat's
 batches are grouped), loads data in the main process, and saves no checkpoints and logs to nothing.
+Both evaluate in the arithmetic of nerplat's trials (`train.eval_precision`, resolved on this
+machine): under bf16 autocast the peer's evaluation steps run as nerplat's do, logits read in fp32.
 
 Figures per side: wall time of the whole sweep (nerplat's with Ray's start, the peer's with its data
 and Trainer set-up), per-trial time (wall / trials), the best dev micro F1 of any evaluation of any
@@ -180,7 +182,7 @@ def hf_optuna_sweep(arm: Any, threads: int, learning_rates: list[float]) -> Swee
     and encoder of the arm's tuning trials; the wall time counts from data preparation to the last trial."""
     import optuna
     import torch
-    from transformers import AutoModelForTokenClassification, DataCollatorForTokenClassification, Trainer, TrainingArguments
+    from transformers import AutoModelForTokenClassification, DataCollatorForTokenClassification, TrainingArguments
     from transformers.trainer_callback import PrinterCallback
 
     from nerplat.metrics import evaluate_tags
@@ -188,10 +190,14 @@ def hf_optuna_sweep(arm: Any, threads: int, learning_rates: list[float]) -> Swee
     from nerplat.plan.compiler import TUNE_SEED
     from nerplat.trial.batching import ids_to_tags, join_windows
     from nerplat.trial.data import prepare_trial_data
+    from nerplat.trial.device import resolve_eval_precision, resolve_precision
+    from nerplat.trial.session import eval_batch_size
 
     (key, space), = arm.search_space.items()
     config = arm.trial_config({key: space.low}, seed=TUNE_SEED, eval_split=None)
     train = config.train
+    cpu = torch.device("cpu")
+    eval_precision = resolve_eval_precision(train.eval_precision, resolve_precision(train.precision, cpu), cpu)
     started = time.perf_counter()
     torch.set_num_threads(threads)
     encoder = load_encoder(config.encoder)
@@ -228,7 +234,7 @@ def hf_optuna_sweep(arm: Any, threads: int, learning_rates: list[float]) -> Swee
         arguments = TrainingArguments(
             output_dir=scratch,
             per_device_train_batch_size=train.batch_size,
-            per_device_eval_batch_size=max(32, 2 * train.batch_size),  # nerplat's evaluation batch
+            per_device_eval_batch_size=eval_batch_size(config),  # nerplat's evaluation batch
             num_train_epochs=train.epochs,
             weight_decay=train.weight_decay,
             warmup_steps=train.warmup_ratio,  # a float below 1 is a share of the steps
@@ -245,7 +251,7 @@ def hf_optuna_sweep(arm: Any, threads: int, learning_rates: list[float]) -> Swee
             dataloader_pin_memory=torch.cuda.is_available(),  # pinning is for copies to a GPU
             seed=TUNE_SEED,
         )
-        trainer = Trainer(
+        trainer = evaluating_in(eval_precision)(
             model_init=model_init,
             args=arguments,
             train_dataset=window_dataset(data.train),
@@ -268,6 +274,26 @@ def hf_optuna_sweep(arm: Any, threads: int, learning_rates: list[float]) -> Swee
             )
     wall = time.perf_counter() - started
     return SweepFigures("Hugging Face Trainer + Optuna", len(learning_rates), wall, max(scores), sorted(tried))
+
+
+def evaluating_in(precision: str) -> type:
+    """The Trainer, its evaluation steps under autocast at `precision` (fp32: the Trainer as it is)
+    and their logits handed on in fp32 (numpy has no bf16)."""
+    import torch
+    from transformers import Trainer
+
+    from nerplat.trial.device import autocast
+
+    if precision == "fp32":
+        return Trainer
+
+    class AutocastEvaluation(Trainer):
+        def prediction_step(self, model: Any, inputs: Any, prediction_loss_only: bool, ignore_keys: Any = None) -> Any:
+            with autocast(precision, torch.device(self.args.device.type)):
+                loss, logits, labels = super().prediction_step(model, inputs, prediction_loss_only, ignore_keys)
+            return loss, None if logits is None else logits.float(), labels
+
+    return AutocastEvaluation
 
 
 def window_dataset(features: Any) -> list[dict[str, Any]]:

@@ -143,9 +143,7 @@ class TrialSession:
         if self.world > 1:
             self.trained = nn.parallel.DistributedDataParallel(self.step_module, find_unused_parameters=True)
         self.batch_size = max(1, config.train.batch_size // self.world)
-        # Evaluation batches are sorted by length (little padding at any size): as many windows as
-        # fill EVAL_BATCH_TOKENS sub-tokens at the longest window, at least twice a training batch.
-        self.eval_batch = max(32, config.train.batch_size * 2, EVAL_BATCH_TOKENS // config.encoder.max_length)
+        self.eval_batch = eval_batch_size(config)
         steps_per_epoch = -(-len(self.data.train) // self.batch_size)
         steps_per_epoch = -(-steps_per_epoch // self.world)
         steps_total = config.train.epochs * steps_per_epoch * self.objective.num_substeps
@@ -306,6 +304,13 @@ class TrialSession:
             self.scaler.update()
             self.scheduler.step()
         return loss
+
+
+def eval_batch_size(config: TrialConfig) -> int:
+    """Windows per evaluation batch. Evaluation batches are sorted by length, so they pad little at any
+    size: as many windows as fill `EVAL_BATCH_TOKENS` sub-tokens at the encoder's longest window, at
+    least twice a training batch (and 32)."""
+    return max(32, config.train.batch_size * 2, EVAL_BATCH_TOKENS // config.encoder.max_length)
 
 
 def load_checkpoint(path: Path, device: torch.device) -> dict[str, Any]:

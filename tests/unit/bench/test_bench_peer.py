@@ -67,3 +67,20 @@ def test_each_sides_figures_over_repeats_and_the_per_repeat_ratio():
     figures = result.as_dict()
     assert figures["nerplat"]["wall_s"]["repeats"] == [10.0, 12.0, 11.0, 30.0, 10.0] and figures["ratio"]["median"] == pytest.approx(1.5)
     assert figures["same_learning_rates"] is True
+
+
+def test_the_peers_evaluation_runs_in_nerplats_evaluation_arithmetic_and_hands_on_fp32_logits(tmp_path):
+    import torch
+    from transformers import BertConfig, BertForTokenClassification, Trainer, TrainingArguments
+
+    from nerplat.bench.peer import evaluating_in
+
+    assert evaluating_in("fp32") is Trainer
+    torch.manual_seed(0)
+    model = BertForTokenClassification(BertConfig(vocab_size=50, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64, num_labels=3))
+    arguments = TrainingArguments(output_dir=str(tmp_path), report_to="none", use_cpu=True)
+    inputs = {"input_ids": torch.tensor([[1, 5, 7, 2]]), "attention_mask": torch.ones(1, 4, dtype=torch.long), "labels": torch.tensor([[0, 1, 2, 0]])}
+    exact = Trainer(model=model, args=arguments).prediction_step(model, dict(inputs), prediction_loss_only=False)[1]
+    rounded = evaluating_in("bf16")(model=model, args=arguments).prediction_step(model, dict(inputs), prediction_loss_only=False)[1]
+    assert rounded.dtype == exact.dtype == torch.float32
+    assert not torch.equal(rounded, exact) and torch.allclose(rounded, exact, atol=0.1)
