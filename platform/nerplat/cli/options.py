@@ -81,12 +81,14 @@ def print_figures(title: str, rows: list[tuple[str, str]], console: Console) -> 
     console.print(table)
 
 
-def add_rows(table: Table, rows: Sequence[Sequence[str]]) -> Table:
+def add_rows(table: Table, rows: Sequence[Sequence[str]], longest: int | None = None) -> Table:
     """Adds `rows` to `table` so that no cell splits a word: each column is at least as wide as its
-    longest word (header included), so a narrow terminal wraps cells between words only."""
+    longest word (header included), so a narrow terminal wraps cells between words only. `longest`
+    caps that width for columns of long type names or paths, which then fold past it."""
     for j, column in enumerate(table.columns):
         texts = [str(column.header), *(str(row[j]) for row in rows)]
-        column.min_width = max((len(word) for text in texts for word in text.split()), default=0)
+        width = max((len(word) for text in texts for word in text.split()), default=0)
+        column.min_width = width if longest is None else min(width, longest)
     for row in rows:
         table.add_row(*row)
     return table
@@ -105,7 +107,7 @@ def print_headline(headline: Headline, console: Console) -> None:
     table.add_column("converged")
     rows = []
     for row in headline.rows:
-        score = "-" if row.mean is None else f"{row.mean:.{digits}f} ± {'-' if row.sd is None else f'{row.sd:.{digits}f}'}"
+        score = "-" if row.mean is None else f"{row.mean:.{digits}f}" + ("" if row.sd is None else f" ± {row.sd:.{digits}f}")  # no sd of n = 1
         converged = {True: "yes", False: "no", None: "-"}[row.converged]
         rows.append((row.label, score, str(row.n), converged))
     console.print(add_rows(table, rows))

@@ -41,6 +41,16 @@ def test_analyze_writes_the_report_and_says_where(store, tmp_path, capsys):
     assert f"to {out}/" in captured.out and "under analysis/" in captured.out
     assert (out / "tables" / "comparison-low_resource-size-20.csv").exists()
     assert json.loads((out / "settings.json").read_text())["bootstrap_resamples"] == 100
+    # the headline table, from the report's summary.parquet: per arm mean ± sd, n, converged; --json the same numbers
+    assert "test micro F1, mean ± sd over replicates" in captured.out
+    assert any(line.startswith("│ mom") and "0.5600 ± 0.0100 │ 3 │" in line for line in captured.out.splitlines()), captured.out
+    code = main(["analyze", store.experiment, "--tracking-uri", store.client.tracking_uri, "--out", str(out),
+                 "--format", "md", "--baseline", "ce", "--resamples", "100", "--json", "-q"])
+    results = json.loads(capsys.readouterr().out)["results"]
+    assert code == 0 and [(r["label"], r["mean"], r["sd"], r["n"]) for r in results] == [
+        ("ce", pytest.approx(0.51), pytest.approx(0.01), 3), ("mom", pytest.approx(0.56), pytest.approx(0.01), 3)
+    ]
+    assert [r["arm"].rsplit("/", 1)[-1] for r in results] == ["ce", "mom"] and results[0]["arm"].startswith("toy/")
 
 
 @pytest.mark.slow
