@@ -11,6 +11,7 @@ the replication design is expected to use and, where earlier runs measured the t
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from nerplat.config.experiment import BEST_OTHER, Claim
@@ -19,14 +20,15 @@ from nerplat.plan.model import Arm, Plan
 STANDARDISED_EFFECTS = (1.0, 0.5)  # paper effect / sd of the paired differences, at which expected pairs are shown
 
 
-def claim_arms(plan: Plan, claim: Claim) -> list[tuple[Arm, list[Arm]]]:
+def claim_arms(arms: Sequence[Arm], claim: Claim) -> list[tuple[Arm, list[Arm]]]:
     """Per setting the claim covers, the method's arm and its partner arms (every other arm for best_other)."""
     where = claim.where
     found = []
-    for arm in plan.arms:
+    for arm in arms:
         if arm.method != claim.method or where.dataset not in (None, arm.dataset) or where.sampler not in (None, arm.sampler):
             continue
-        same = [a for a in plan.arms if (a.dataset, a.sampler) == (arm.dataset, arm.sampler) and a.id != arm.id]
+        sampler = claim.partner_sampler or arm.sampler
+        same = [a for a in arms if (a.dataset, a.sampler) == (arm.dataset, sampler) and a.id != arm.id]
         partners = same if claim.partner == BEST_OTHER else [a for a in same if a.method == claim.partner]
         found.append((arm, partners))
     return found
@@ -45,7 +47,7 @@ def unequal_effort(plan: Plan) -> list[str]:
     for claim in plan.claims:
         if claim.unequal_effort:  # the spec says why (the paper's own protocol, say): the report shows it
             continue
-        for arm, partners in claim_arms(plan, claim):
+        for arm, partners in claim_arms(plan.arms, claim):
             mine = effort(arm)
             for partner in partners:
                 theirs = effort(partner)
@@ -93,7 +95,7 @@ def claim_costs(plan: Plan, trial_seconds: dict[str, float] | None = None) -> li
 
     costs = []
     for claim in plan.claims:
-        covered = claim_arms(plan, claim)
+        covered = claim_arms(plan.arms, claim)
         arms = list({a.id: a for arm, partners in covered for a in (arm, *partners)}.values())
         if not arms:
             continue

@@ -90,7 +90,11 @@ class _Side:
 
     claim: Claim
     partner: str
-    setting: dict[str, Any]
+    setting: dict[str, Any]  # the method's cell: dataset, sampler and axes
+    partner_setting: dict[str, Any]  # the partner's: the same but for a claim across samplers
+    arms: list[str]  # the arms the verdict reads (every arm of the setting for best_other)
+    method_arms: list[str]
+    partner_arms: list[str]
     a: np.ndarray
     b: np.ndarray
 
@@ -127,11 +131,11 @@ def verdicts(
     arms = arms if arms is not None else pl.DataFrame(schema=ARM_SCHEMA)
     rows = []
     for side, p, p_holm in zip(sides, p_values, adjusted):
-        partitions = max(1, replicates.filter(pl.col("arm").is_in(_arm_ids(replicates, side)))["partition"].drop_nulls().n_unique())
+        partitions = max(1, replicates.filter(pl.col("arm").is_in(side.arms))["partition"].drop_nulls().n_unique())
         design = claim_design(settings, partitions, len(sides))
         row = _interval(side, p, p_holm, design, settings.alpha)
-        row["arms"] = _arm_ids(replicates, side)
-        row |= _tuning(side, row["arms"], arms)
+        row["arms"] = side.arms
+        row |= _tuning(side, arms)
         row["converged"] = _converged(cells, side, axes)
         row["verdict"] = interval_verdict(row["ci_low"], row["ci_high"], side.claim.rule_effect) if row["converged"] else "inconclusive"
         if row["ci_low"] is None or math.isnan(row["ci_low"]):
@@ -145,12 +149,16 @@ def verdicts(
 
 def _sides(replicates: pl.DataFrame, claim: Claim, settings: AnalysisSettings, axes: Sequence[str]) -> list[_Side]:
     metric = settings.claim_metric(claim)
+    if metric not in replicates.columns:
+        return []
+    if claim.partner_sampler is not None:
+        return _sampler_sides(replicates, claim, metric, axes)
     frame = replicates
     where = claim.where
     for column, value in (("dataset", where.dataset), ("sampler_label", where.sampler), ("size", where.size)):
         if value is not None:
             frame = frame.filter(pl.col(column) == value)
-    if frame.is_empty() or metric not in frame.columns:
+    if frame.is_empty():
         return []
     average = claim.metric.split("_")[0]
     if claim.partner == BEST_OTHER:
@@ -163,7 +171,32 @@ def _sides(replicates: pl.DataFrame, claim: Claim, settings: AnalysisSettings, a
         part = frame if only is None else frame.filter(*(pl.col(k).eq_missing(v) for k, v in only.items()))
         for row in paired_values(part, claim.method, partner, metric, axes).iter_rows(named=True):
             setting = {k: row[k] for k in ("dataset", "sampler", *axes)}
-            sides.append(_Side(claim, partner, setting, np.asarray(row["a"], dtype=float), np.asarray(row["b"], dtype=float)))
+            in_setting = frame.filter(*(pl.col(k).eq_missing(v) for k, v in setting.items()))
+            read = in_setting if claim.partner == BEST_OTHER else in_setting.filter(pl.col("method").is_in([claim.method, partner]))
+            arms = sorted(read["arm"].drop_nulls().unique().to_list())
+            own, other = (in_setting.filter(pl.col("method") == m)["arm"].drop_nulls().unique().to_list() for m in (claim.method, partner))
+            sides.append(_Side(claim, partner, setting, setting, arms, own, other, np.asarray(row["a"], dtype=float), np.asarray(row["b"], dtype=float)))
+    return sides
+
+
+def _sampler_sides(replicates: pl.DataFrame, claim: Claim, metric: str, axes: Sequence[str]) -> list[_Side]:
+    """A claim across sampler settings: the method at `where.sampler` against the partner at
+    `partner_sampler`, paired by dataset, seed and partition (resampling changes the size)."""
+    where = claim.where
+    frame = replicates if where.dataset is None else replicates.filter(pl.col("dataset") == where.dataset)
+    mine = frame.filter(pl.col("method") == claim.method, pl.col("sampler_label") == where.sampler)
+    theirs = frame.filter(pl.col("method") == claim.partner, pl.col("sampler_label") == claim.partner_sampler)
+    if mine.is_empty() or theirs.is_empty():
+        return []
+    marked = pl.concat([mine.with_columns(pl.lit("a").alias("method")), theirs.with_columns(pl.lit("b").alias("method"))], how="diagonal_relaxed")
+    marked = marked.with_columns(pl.lit(where.sampler).alias("sampler"), pl.lit(None, pl.Int64).alias("size"))
+    sides = []
+    for row in paired_values(marked, "a", "b", metric, axes).iter_rows(named=True):
+        setting = {"dataset": row["dataset"], "sampler": mine["sampler"][0], **{a: row[a] for a in axes}}
+        partner_setting = {**setting, "sampler": theirs["sampler"][0]}
+        own, other = (sorted(set(part["arm"].drop_nulls().to_list())) for part in (mine, theirs))
+        sides.append(_Side(claim, claim.partner, setting, partner_setting, sorted({*own, *other}), own, other,
+                           np.asarray(row["a"], dtype=float), np.asarray(row["b"], dtype=float)))
     return sides
 
 
@@ -212,22 +245,17 @@ def _converged(cells: pl.DataFrame, side: _Side, axes: Sequence[str]) -> bool:
     """Both cells' verdicts are `converged` (an unknown verdict is not)."""
     if cells.is_empty():
         return False
-    same = [pl.col(k).eq_missing(v) for k, v in side.setting.items()]
-    found = cells.filter(*same, pl.col("method").is_in([side.claim.method, side.partner]))
-    return found.height == 2 and bool(found["converged"].fill_null(False).all())
+    found = []
+    for setting, method in ((side.setting, side.claim.method), (side.partner_setting, side.partner)):
+        same = [pl.col(k).eq_missing(v) for k, v in setting.items()]
+        found += cells.filter(*same, pl.col("method") == method)["converged"].to_list()
+    return len(found) == 2 and all(bool(c) for c in found)
 
 
-def _arm_ids(replicates: pl.DataFrame, side: _Side) -> list[str]:
-    same = [pl.col(k).eq_missing(v) for k, v in side.setting.items()]
-    methods = [side.claim.method, side.partner]
-    return sorted(replicates.filter(*same, pl.col("method").is_in(methods))["arm"].drop_nulls().unique().to_list())
-
-
-def _tuning(side: _Side, arm_ids: list[str], arms: pl.DataFrame) -> dict[str, Any]:
+def _tuning(side: _Side, arms: pl.DataFrame) -> dict[str, Any]:
     """Both sides' tune trials, searched keys and epochs, from the plan's arms."""
     found: dict[str, Any] = {}
-    for key, method in (("method", side.claim.method), ("partner", side.partner)):
-        ids = [a for a in arm_ids if a.endswith(f"/{method}")]
+    for key, ids in (("method", side.method_arms), ("partner", side.partner_arms)):
         rows = arms.filter(pl.col("arm").is_in(ids))
         row = rows.row(0, named=True) if rows.height else {}
         found |= {f"{key}_trials": row.get("tune_trials"), f"{key}_searched": row.get("searched"), f"{key}_epochs": row.get("epochs")}

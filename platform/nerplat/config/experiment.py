@@ -71,6 +71,10 @@ class Claim(Frozen):
     direction: Literal["better", "worse"] | None = Field(
         None, description="For a paper that gives no number (a figure, a sentence): the method is better or worse than its partner."
     )
+    partner_sampler: str | None = Field(
+        None, description="For a claim across sampler settings (sC vs the original data): the partner's sampler setting label; "
+        "the method's is where.sampler."
+    )
     where: ClaimWhere = Field(ClaimWhere(), description="The dataset, sampler setting and size the claim is tested at; default: every setting.")
     note: str = Field("", description="Where the paper's number comes from when it is not printed (e.g. read off a figure).")
     unequal_effort: str = Field(
@@ -81,6 +85,12 @@ class Claim(Frozen):
     def _effect_or_direction(self) -> "Claim":
         if (self.effect is None) == (self.direction is None):
             raise ValueError("give the paper's effect (a number), or only its direction (better or worse) when it prints none")
+        return self
+
+    @model_validator(mode="after")
+    def _samplers_named(self) -> "Claim":
+        if self.partner_sampler is not None and (self.where.sampler is None or self.partner == BEST_OTHER):
+            raise ValueError("a claim across sampler settings names the method's (where.sampler) and a partner method, not best_other")
         return self
 
     @property

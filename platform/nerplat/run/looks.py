@@ -63,17 +63,10 @@ def needed_arms(verdicts: pl.DataFrame, claimed: dict[str, list[str]]) -> set[st
 def claimed_arms(plan_arms: Iterable[Arm], claims: Iterable[Any]) -> dict[str, list[str]]:
     """Per claim id, the arms it may read: the method's and partner's in the matching settings
     (every arm of those settings for `best_other`)."""
-    from nerplat.config.experiment import BEST_OTHER
+    from nerplat.analysis.claim_design import claim_arms
 
     arms = list(plan_arms)
-    found: dict[str, list[str]] = {}
-    for claim in claims:
-        settings = {(a.dataset, a.sampler) for a in arms if a.method == claim.method and _matches(a, claim)}
-        wanted = None if claim.partner == BEST_OTHER else {claim.method, claim.partner}
-        found[claim.id] = [a.id for a in arms if (a.dataset, a.sampler) in settings and (wanted is None or a.method in wanted)]
-    return found
-
-
-def _matches(arm: Arm, claim: Any) -> bool:
-    where = claim.where
-    return (where.dataset in (None, arm.dataset)) and (where.sampler in (None, arm.sampler))
+    return {
+        claim.id: list(dict.fromkeys(a.id for arm, partners in claim_arms(arms, claim) for a in (arm, *partners)))
+        for claim in claims
+    }

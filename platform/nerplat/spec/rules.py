@@ -217,14 +217,16 @@ def check_claims(
             if key == "partner":
                 message += f"; or {BEST_OTHER} (the other method with the best mean dev score)"
             problems.append(document.problem(message, at + (key,)))
-        if claim.method == claim.partner:
+        if claim.method == claim.partner and claim.partner_sampler in (None, claim.where.sampler):
             problems.append(document.problem(f"a claim comparing {claim.method} with itself tests nothing", at + ("partner",)))
         where = claim.where
         if where.dataset is not None and dataset_labels is not None and where.dataset not in dataset_labels:
             problems.append(document.problem(unknown_name("dataset", where.dataset, dataset_labels, "datasets"), at + ("where", "dataset")))
         if where.sampler is not None and labels is not None and where.sampler not in labels:
             problems.append(document.problem(unknown_name("sampler setting", where.sampler, labels, "settings"), at + ("where", "sampler")))
-        if unknown or labels is None:
+        if claim.partner_sampler is not None and labels is not None and claim.partner_sampler not in labels:
+            problems.append(document.problem(unknown_name("sampler setting", claim.partner_sampler, labels, "settings"), at + ("partner_sampler",)))
+        if unknown or labels is None or claim.partner_sampler is not None:
             continue
         wanted = [claim.method] + ([claim.partner] if claim.partner != BEST_OTHER else [])
         shared = [s for s in labels if where.sampler in (None, s) and all(_runs_with(methods, name, s) for name in wanted)]

@@ -133,3 +133,15 @@ def test_a_claim_of_direction_only_is_reproduced_above_zero_and_contradicted_bel
     assert rows["worse"]["verdict"] == "contradicted" and rows["worse"]["direction"] == "worse"
     with pytest.raises(ValueError, match="effect .* or only its direction"):
         Claim(id="x", paper="x", method="mom", partner="ce", metric="macro_f1")
+
+
+def test_a_claim_across_sampler_settings_pairs_one_method_by_seed():
+    frame = synthetic_replicates(methods=("ce",), sizes=(100, 200), seeds=5, types=())
+    frame = frame.with_columns(pl.when(pl.col("size") == 200).then(0.75).otherwise(0.70).add(pl.col("seed") * 0.001).alias(METRIC))
+    claim = Claim(id="resampled", paper="Wang & Wang 2022, Table 3", method="ce", partner="ce", partner_sampler="low_resource-100",
+                  where={"sampler": "low_resource-200"}, metric="macro_f1", effect=0.0693)
+    (row,) = verdicts(frame, _cells(frame), _settings(claim), aso=False).iter_rows(named=True)
+    assert row["n_pairs"] == 5 and row["delta"] == pytest.approx(0.05) and row["converged"] is True
+    assert len(row["arms"]) == 2 and row["sampler"].startswith("low_resource(size=200")
+    with pytest.raises(ValueError, match="across sampler settings"):
+        Claim(id="x", paper="x", method="ce", partner="ce", partner_sampler="low_resource-100", metric="macro_f1", effect=0.1)
