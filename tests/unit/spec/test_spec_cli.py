@@ -63,7 +63,8 @@ def test_validate_ok(folder, capsys):
 def test_plan_prints_a_table_and_json(folder, capsys):
     assert main(["plan", "good.yaml"]) == 0
     out = capsys.readouterr().out
-    assert "corpus/full/ce" in out and "1 arms, 0 tune trials, 2 replicate runs: 2 trials in all" in out
+    assert "│ ce " in out and "corpus/full/ce" not in out  # the arm's short label; its id is in --json
+    assert "dataset: corpus" in out and "1 arms, 0 tune trials, 2 replicate runs: 2 trials in all" in out
     assert main(["plan", "good.yaml", "--profile", "short", "--json"]) == 0
     plan = Plan.model_validate_json(capsys.readouterr().out)
     assert plan.profile == "short" and plan.arms[0].fixed["train"]["epochs"] == 1
