@@ -213,3 +213,192 @@ def test_an_mlflow_server_lost_mid_run_is_retried_visibly_then_the_run_stops_wit
     assert status_of(by_kind(all_runs, "summary")[0]) == "completed"
     assert sum(status_of(r) in ("completed", "early_stopped") for r in by_kind(all_runs, "trial")) == 3
     assert Counter(status_of(r) for r in by_kind(all_runs, "replicate")) == {"completed": 2}
+
+
+# -- the kill harness (issue 31, item 3): the driver SIGKILLs itself at each recorded boundary ----------
+
+# Every tuning point is a starting point, so a resumed search evaluates the same three points as a
+# clean run and must choose the same one; one epoch, one trial at a time, one replicate per arm.
+KILL_SPEC_EDITS = (
+    ("tune: {search: tpe, scheduler: asha, num_samples: 3, max_concurrent: 2}",
+     "tune: {search: tpe, scheduler: fifo, num_samples: 3, max_concurrent: 1, enqueue: {mom: [{lambda: 0.1}, {lambda: 0.5}, {lambda: 0.9}]}}"),
+    ("epochs: 2", "epochs: 1"),
+    FEW_REPLICATES,
+)
+# boundary (NERPLAT_KILL_AT) -> what the killed driver had done: the n-th time each is reached
+KILL_AT = {
+    "trial_start:2": "the second tuning trial's MLflow run was created and its Optuna trial asked",
+    "status_tag:1": "the first trial's status tag was written, its run not ended",
+    "mlflow_finish:2": "the second trial's MLflow run ended; the study not yet told",
+    "optuna_commit:2": "the study was told the second trial's result",
+    "replicate:1": "the first replicate's run ended",
+    "analysis:1": "every replicate ended; the analysis not started",
+}
+TUNED_ARM = "conll2003/low_resource-40/mom"
+
+
+def kill_session(driver) -> None:
+    """SIGKILLs what a dead driver left in its session (the embedded Ray's processes)."""
+    import os
+
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            session = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[3])
+        except (OSError, IndexError, ValueError):
+            continue
+        if session == driver.pid:
+            try:
+                os.kill(int(entry.name), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def one_record(workdir: Path, experiment: str) -> dict:
+    """Checks that MLflow and the tuned arm's Optuna study tell the same story; returns the choice."""
+    import json
+
+    import optuna
+    from optuna.trial import TrialState
+
+    all_runs = runs(workdir, experiment)
+    no_duplicates(all_runs)
+    assert [key_of(r) for r in all_runs if r.info.status == "RUNNING"] == []
+    finished = [
+        r for r in by_kind(all_runs, "trial") if r.info.status == "FINISHED" and status_of(r) in ("completed", "early_stopped")
+    ]
+    study = optuna.load_study(study_name=f"{experiment}/{TUNED_ARM}", storage=f"sqlite:///{workdir / 'optuna.db'}")
+    complete = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+    assert len(finished) == len(complete) == 3  # num_samples, never more
+    assert sorted(t.user_attrs["mlflow_run_id"] for t in complete) == sorted(r.info.run_id for r in finished)
+    assert len({r.data.tags[schema.SAMPLED] for r in finished}) == 3  # no point twice
+    assert study.get_trials(deepcopy=False, states=(TrialState.RUNNING, TrialState.WAITING)) == []
+    (best,) = [r for r in finished if r.data.tags.get(schema.BEST_TRIAL) == "true"]
+    assert study.best_trial.user_attrs["mlflow_run_id"] == best.info.run_id
+    (tune_run,) = [r for r in by_kind(all_runs, "arm") if key_of(r) == f"{TUNED_ARM}/tune"]
+    assert status_of(tune_run) == "completed"
+    assert Counter(status_of(r) for r in by_kind(all_runs, "replicate")) == {"completed": 2}
+    return json.loads(tune_run.data.tags[schema.SAMPLED])
+
+
+@pytest.fixture(scope="module")
+def clean_choice(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The choice of the kill harness's spec run once without a kill."""
+    workdir = tmp_path_factory.mktemp("clean")
+    spec = spec_file(workdir, "kill_clean", *KILL_SPEC_EDITS)
+    code, output = finish(nerplat("run", str(spec), "--workdir", str(workdir), "--no-analyze", workdir=workdir))
+    assert code == 0, output
+    return one_record(workdir, "kill_clean")
+
+
+@pytest.mark.parametrize("kill_at", list(KILL_AT))
+def test_a_driver_killed_at_a_boundary_resumes_to_one_record_and_the_clean_runs_choice(kill_at: str, clean_choice: dict, tmp_path: Path):
+    """H1, L1, M11: wherever the driver dies, after --resume MLflow and the study agree (three
+    finished trials, each COMPLETE once, the same best trial, nothing left running) and the arm
+    chooses what a clean run chose."""
+    experiment = "kill_" + kill_at.split(":")[0]
+    spec = spec_file(tmp_path, experiment, *KILL_SPEC_EDITS)
+    analyze = () if kill_at.startswith("analysis") else ("--no-analyze",)
+    driver = nerplat("run", str(spec), "--workdir", str(tmp_path), *analyze, workdir=tmp_path, env={"NERPLAT_KILL_AT": kill_at})
+    try:
+        code, output = finish(driver)
+    finally:
+        kill_session(driver)
+    assert code == -signal.SIGKILL, f"{kill_at} never reached ({KILL_AT[kill_at]}): exit {code}\n{output}"
+
+    code, output = finish(nerplat("run", str(spec), "--workdir", str(tmp_path), *analyze, "--resume", workdir=tmp_path))
+    assert code == 0, output
+    assert one_record(tmp_path, experiment) == clean_choice
+    if analyze == ():
+        assert (tmp_path / "reports" / experiment).is_dir()
+
+
+NAN_LOSS_PLUGIN = '''
+import torch
+
+from nerplat.objectives import OBJECTIVES
+from nerplat.objectives.ce import CrossEntropy
+from nerplat.objectives.base import ObjectiveConfig
+
+
+class NanLossConfig(ObjectiveConfig):
+    scale: float = 1.0
+
+
+class NanLoss(CrossEntropy):
+    def word_losses(self, scores, labels):
+        return super().word_losses(scores, labels) * float("nan")
+
+
+@OBJECTIVES.register("nan_loss", config=NanLossConfig)
+def build(config, context):
+    """Cross-entropy times NaN: a loss that is never finite."""
+    return NanLoss(config)
+'''
+
+
+def test_a_loss_that_is_not_finite_fails_its_trials_and_the_arm_is_not_replicated(tmp_path: Path):
+    """Issue 31, H4: every trial ended `completed` with `train_loss nan`, exit 0; now each trial fails
+    naming the objective, the epoch and the step, the arm stays unreplicated and the run exits 1."""
+    (tmp_path / "nan_loss_plugin.py").write_text(NAN_LOSS_PLUGIN)
+    spec = spec_file(
+        tmp_path, "nan_loss",
+        ("  mom: {loss: mom, lambda: {uniform: [0.0, 1.0]}}", "  nan: {loss: nan_loss, scale: {uniform: [0.0, 1.0]}}"),
+        ("analysis: {baseline: ce}", "analysis: {baseline: ce}\nplugins: [./nan_loss_plugin.py]"),
+        FEW_REPLICATES,
+    )
+    code, output = finish(nerplat("run", str(spec), "--workdir", str(tmp_path), "--no-analyze", workdir=tmp_path))
+    assert code == 1, output
+    assert "the loss of objective 'nan_loss' (scale=" in output and "is nan at epoch 1, step " in output
+    assert "tuning incomplete: 0 of 3 trials finished" in output and "run failed" in output
+    assert "Traceback" not in output
+    all_runs = runs(tmp_path, "nan_loss")
+    assert Counter(status_of(r) for r in by_kind(all_runs, "trial")) == {"failed": 3}
+    replicated = {r.data.tags[schema.ARM] for r in by_kind(all_runs, "replicate")}
+    assert replicated and all(arm.endswith("/ce") for arm in replicated)  # the nan arm is not replicated
+
+
+def test_a_busy_metrics_port_an_address_without_a_cluster_and_a_small_file_size_limit_are_refused_before_ray(tmp_path: Path):
+    """Issue 31, M6: each ended in an opaque Ray timeout or a ConnectionError traceback; now exit 2 naming the cause."""
+    import resource
+    import socket
+
+    spec = spec_file(tmp_path, "preflight")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        code, output = finish(nerplat("run", str(spec), "--workdir", str(tmp_path), "--metrics-port", str(port), workdir=tmp_path), timeout=300)
+        assert code == 2, output
+        assert f"port {port} on 127.0.0.1 cannot serve the metrics (another process listens on it)" in output and "--metrics-port" in output
+        code, output = finish(nerplat("run", str(spec), "--workdir", str(tmp_path), "--resume", workdir=tmp_path, env={"RAY_ADDRESS": "127.0.0.1:1"}), timeout=300)
+        assert code == 2, output
+        assert "no Ray cluster answers at 127.0.0.1:1" in output and "at RAY_ADDRESS" in output
+
+    def small_file_size_limit() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (100 << 20, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+
+    run = nerplat("run", str(spec), "--workdir", str(tmp_path), "--resume", workdir=tmp_path, preexec_fn=small_file_size_limit)
+    code, output = finish(run, timeout=300)
+    assert code == 2, output
+    assert "ulimit -f: 102400 KiB" in output and "Traceback" not in output
+    assert by_kind(runs(tmp_path, "preflight"), "trial") == []  # nothing ran
+
+
+def test_a_token_protected_cluster_is_refused_naming_the_token(tmp_path: Path):
+    """Issue 31, M6: joining a cluster with token authentication without its token is exit 2 with the
+    variables to set, not a ConnectionError traceback minutes later."""
+    from ray_nodes import LocalRayCluster
+
+    spec = spec_file(tmp_path, "token")
+    cluster = LocalRayCluster(tmp_path, head_cpus=1)
+    try:
+        cluster.start_head()
+        env = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": "0" * 64}  # not the cluster's token
+        code, output = finish(nerplat("run", str(spec), "--workdir", str(tmp_path), "--address", cluster.address, workdir=tmp_path, env=env), timeout=300)
+    finally:
+        cluster.stop()
+    assert code == 2, output
+    assert f"the Ray cluster at {cluster.address} requires an authentication token" in output
+    assert "RAY_AUTH_TOKEN" in output and "at --address" in output and "Traceback" not in output
