@@ -140,6 +140,9 @@ def quiet_library_logs(verbose: bool) -> None:
     level = logging.INFO if verbose else logging.ERROR
     for name in ("ray", "ray.tune", "ray.train", "mlflow", "optuna", "alembic"):
         logging.getLogger(name).setLevel(level)
+    # Tune logs a failed trial with Ray's whole traceback; the run prints the trial's own message instead
+    # (run/events.py, in full, with its arm), and --verbose still shows the traceback.
+    logging.getLogger("ray.tune.execution.tune_controller").setLevel(level if verbose else logging.CRITICAL)
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.INFO if verbose else optuna.logging.WARNING)
