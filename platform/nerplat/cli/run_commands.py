@@ -39,11 +39,12 @@ def run(
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted experiment: finished trials are kept."),
     rerun_changed: bool = typer.Option(
         False, "--rerun-changed",
-        help="With --resume after the spec or profile changed: run anew the arms whose runs it changes (their runs are "
-        "deleted in MLflow); every other arm keeps its finished runs. Without it such a resume is refused.",
+        help="With --resume after the spec, the profile, or the corpus or plugin files the finished runs read changed: run "
+        "anew the arms whose runs it changes (their runs are deleted in MLflow); every other arm keeps its finished runs. "
+        "Without it such a resume is refused.",
     ),
     address: Optional[str] = typer.Option(
-        None, "--address", help="Ray cluster to use (default: $RAY_ADDRESS, else an embedded local Ray)."
+        None, "--address", help="Ray cluster to join, HOST:PORT or ray://HOST:PORT (default: $RAY_ADDRESS, else a new embedded Ray on 127.0.0.1, never one found in /tmp/ray)."
     ),
     storage: Optional[str] = typer.Option(
         None, "--storage", help="Ray Tune storage_path (shared directory or s3://...); default .nerplat/ray."
