@@ -88,9 +88,13 @@ def format_cell(cell: Cell, markup: CellMarkup) -> str:
 MARKDOWN = CellMarkup(lambda t: t.replace("|", "\\|"), "**{}**", "*{}*", " (SE {})", ARROWS["up"], ARROWS["down"], DAGGER, DOUBLE_DAGGER)
 
 
+SECOND_WORDS = ("second underlined", "second in italics")  # Markdown has no underline: the caption says what it shows
+
+
 def to_markdown(table: Table) -> str:
     headers = [table.row_header] + [f"{c.group} · {c.name}" if c.group else c.name for c in table.columns]
-    lines = [f"**{table.caption}**", "", "| " + " | ".join(h.replace("|", "\\|") for h in headers) + " |"]
+    caption = table.caption.replace(*SECOND_WORDS)
+    lines = [f"**{caption}**", "", "| " + " | ".join(h.replace("|", "\\|") for h in headers) + " |"]
     lines.append("|:--|" + "".join("--:|" if numeric else ":--|" for numeric in _numeric(table)))
     for row in table.rows:
         label = row.label.replace("|", "\\|")

@@ -30,6 +30,8 @@ def test_markdown_marks_best_second_se_delta_and_significance_without_html_tags(
     text = to_markdown(TABLE)
     assert "| ce | *0.5000* (SE 0.0100) | **0.6000** | 1,000 |" in text
     assert not re.search(r"</?[a-z]+>", text.replace("<best>", ""))
+    captioned = to_markdown(Table("t", "Mean; best in bold, second underlined.", "Method", TABLE.columns, TABLE.rows))
+    assert "**Mean; best in bold, second in italics.**" in captioned
     assert "| m\\|x | **0.7000** (+0.2000)† | 0.4000↓ |  |" in text
     assert "size 20 · P" in text and "_† p < 0.05_" in text
 
