@@ -49,10 +49,20 @@ def _tracking_uri(tracking_uri: str | None, workdir: Path) -> str:
 
 
 def _open(model: str, tracking_uri: str | None, workdir: Path):
-    """MODEL's tagger (`OpenedModel`), resolved against the store (a local folder needs none)."""
-    from nerplat.serving.references import open_model, resolve_model
+    """MODEL's tagger (`OpenedModel`), resolved against the store (a local folder needs none).
 
-    uri = "" if Path(model).is_dir() else _tracking_uri(tracking_uri, workdir)
+    A registered model of a local SQLite store is looked up without MLflow when that is certain
+    (`registered_folder_on_disk`): seconds less for a one-sentence predict.
+    """
+    from nerplat.serving.references import ModelReference, open_model, registered_folder_on_disk, resolve_model
+    from nerplat.track.store import resolve_tracking_uri
+
+    if Path(model).is_dir():
+        return open_model(resolve_model(model, ""), "")
+    folder = registered_folder_on_disk(model, tracking_uri or resolve_tracking_uri(None, workdir))
+    if folder is not None:
+        return open_model(ModelReference(str(folder), None, model), "")
+    uri = _tracking_uri(tracking_uri, workdir)
     return open_model(resolve_model(model, uri), uri)
 
 
