@@ -109,3 +109,17 @@ def test_a_changed_plugin_file_changes_every_arm_that_read_it(plan_on_copy, trac
     edited = arm_inputs(plan_on_copy, [{**plugin, "sha256": "b" * 64}])
     assert input_changes(runs, edited) == {arm.id: ("plugin my_loss:my_loss.py changed",) for arm in plan_on_copy.arms}
     assert input_changes(runs, arm_inputs(plan_on_copy, [])) == {arm.id: ("plugin my_loss:my_loss.py is gone",) for arm in plan_on_copy.arms}
+
+
+def test_a_tuning_trial_records_its_files_when_it_starts_and_a_finished_one_keeps_them(plan_on_copy, tracking_uri):
+    tracker = ExperimentTracker.open(tracking_uri, plan_on_copy.experiment, spec_sha256=plan_on_copy.spec_sha256)
+    tracker.inputs = arm_inputs(plan_on_copy, [])
+    mom = plan_on_copy.arms[1]
+    parent = tracker.start_arm_run(mom.id, "tune").run_id
+    trial = tracker.start_trial_run(parent, mom.id, "t0000").run_id
+    tracker.finish(trial, "completed")
+    assert len(recorded_files(tracker.client.get_run(trial))) == 3
+    plugin = {"origin": "plugin my_loss.py", "module": "my_loss", "file": "/specs/my_loss.py", "sha256": "a" * 64}
+    tracker.inputs = arm_inputs(plan_on_copy, [plugin])  # files read now are not written onto a finished run
+    assert tracker.start_trial_run(parent, mom.id, "t0000").finished
+    assert len(recorded_files(tracker.client.get_run(trial))) == 3
