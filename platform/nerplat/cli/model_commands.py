@@ -265,9 +265,7 @@ def serve(
 ) -> None:
     """Serve MODEL over HTTP in this process, on MLflow's scoring protocol (POST /invocations, GET /ping), until Ctrl-C or SIGTERM.
 
-    Body: {"dataframe_records": [{"text": "a sentence"} or {"tokens": [...]}, ...]} (also dataframe_split, inputs, instances);
-    answer: {"predictions": [...]}, one record per row as `nerplat predict` writes it. A request without rows, with an unknown
-    field or a malformed row gets HTTP 400 naming the expected schema; tagging whose client disconnected is stopped.
+    Body: {"dataframe_records": [{"text": "a sentence"} or {"tokens": [...]}, ...]} (also dataframe_split, inputs, instances); answer: {"predictions": [...]}, one record per row as `nerplat predict` writes it. A request without rows, with an unknown field or a malformed row gets HTTP 400 naming the expected schema; tagging whose client disconnected is stopped. Nothing else is started: the server ends with this process.
     """
     from nerplat.cli import package_version
     from nerplat.cli.options import Verbosity
