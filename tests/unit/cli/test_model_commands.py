@@ -122,7 +122,7 @@ def free_port() -> int:
 
 @pytest.mark.slow
 def test_serve_answers_an_http_request_on_loopback_with_spans(store):
-    """`nerplat serve` (mlflow models serve, local env manager) in its own process group, stopped at the end."""
+    """`nerplat serve` of a registered model answers like `nerplat predict`; run in its own process group, stopped at the end."""
     import os
     import signal
     import subprocess
