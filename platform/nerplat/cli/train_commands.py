@@ -196,21 +196,25 @@ def bench_mrc_command(
     sentences: int = typer.Option(160, "--sentences", help="CoNLL-2003 training sentences (one epoch per framework)."),
     batch_size: int = typer.Option(32, "--batch-size", help="Sentences (sequence labelling) or examples (MRC) per step."),
     threads: Optional[int] = typer.Option(None, "--threads", help="torch threads (default: torch's choice)."),
+    repeats: int = typer.Option(5, "--repeats", help="Epochs of each framework, in turns (at least 5): figures are their median (min-max)."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON object instead of a table."),
 ) -> None:
     """Training tokens/s and sentences/s of the MRC framework against sequence labelling on the same sentences."""
     from nerplat.bench.mrc import bench_mrc
 
-    result = bench_mrc(encoder=encoder, sentences=sentences, batch_size=batch_size, threads=threads)
+    result = bench_mrc(encoder=encoder, sentences=sentences, batch_size=batch_size, threads=threads, repeats=repeats)
     if as_json:
         typer.echo(json.dumps(result.as_dict(), indent=2))
         return
     rows = [
-        ("sequence labelling, tokens/s", f"{result.sequence_labelling.tokens_per_s:.0f}"),
-        ("MRC, tokens/s (queries, K contexts)", f"{result.mrc.tokens_per_s:.0f}"),
-        ("sequence labelling, sentences/s", f"{result.sequence_labelling.sentences_per_s:.1f}"),
-        ("MRC, sentences/s", f"{result.mrc.sentences_per_s:.1f}"),
-        ("MRC cost per sentence (x sequence labelling)", f"{result.cost_per_sentence:.2f}"),
+        ("sequence labelling, tokens/s", result.sequence_labelling.tokens_per_s.text(0)),
+        ("MRC, tokens/s (queries, K contexts)", result.mrc.tokens_per_s.text(0)),
+        ("sequence labelling, sentences/s", result.sequence_labelling.sentences_per_s.text(1)),
+        ("MRC, sentences/s", result.mrc.sentences_per_s.text(1)),
+        ("MRC cost per sentence (x sequence labelling)", result.cost_per_sentence.text(2)),
     ]
-    title = f"nerplat bench mrc ({result.encoder}, {result.sentences} sentences, {result.types} types, {result.threads} threads)"
+    title = (
+        f"nerplat bench mrc ({result.encoder}, {result.sentences} sentences, {result.types} types, {result.threads} threads; "
+        f"median (min-max) of {result.repeats} epochs each, in turns)"
+    )
     print_figures(title, rows, Console())
