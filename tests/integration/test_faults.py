@@ -402,3 +402,35 @@ def test_a_token_protected_cluster_is_refused_naming_the_token(tmp_path: Path):
     assert code == 2, output
     assert f"the Ray cluster at {cluster.address} requires an authentication token" in output
     assert "RAY_AUTH_TOKEN" in output and "at --address" in output and "Traceback" not in output
+
+
+def test_a_resume_after_the_corpus_changed_is_refused_naming_the_file_then_rerun_changed_runs_the_arm_anew(tmp_path: Path):
+    """Issue 31, H3: tuned on one corpus, a resume replicated on a relabelled one without a word; each
+    run now records its files' sha256, and the resume is refused like a spec change."""
+    import shutil
+
+    from nerplat.data.corpora import data_root
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for split in ("train", "dev", "test"):
+        shutil.copy(data_root() / "conll2003" / f"{split}.txt", corpus / f"{split}.txt")
+    spec = spec_file(tmp_path, "corpus_changed", ("dataset: conll2003", f"dataset: {{path: {corpus}}}"), FEW_REPLICATES)
+    tune_only = ("run", str(spec), "--workdir", str(tmp_path), "--tune-only")
+    code, output = finish(nerplat(*tune_only, workdir=tmp_path))
+    assert code == 0, output
+    first = {r.info.run_id for r in by_kind(runs(tmp_path, "corpus_changed"), "trial")}
+    assert len(first) == 3
+
+    train = corpus / "train.txt"
+    train.write_text(train.read_text().replace("\tB-PER", "\tB-ORG", 50))  # relabelled, the same sentences
+    code, output = finish(nerplat(*tune_only, "--resume", workdir=tmp_path))
+    assert code == 2, output
+    assert f"{corpus}/train.txt changed" in output and "/mom" in output and "--rerun-changed" in output
+    assert "Traceback" not in output and "starting Ray" not in output
+
+    code, output = finish(nerplat(*tune_only, "--resume", "--rerun-changed", workdir=tmp_path))
+    assert code == 0, output
+    assert "the files some arms read changed" in output
+    trials = by_kind(runs(tmp_path, "corpus_changed"), "trial")
+    assert len(trials) == 3 and not first & {r.info.run_id for r in trials}  # run anew on the relabelled file
