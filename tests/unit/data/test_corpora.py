@@ -7,14 +7,12 @@ import pytest
 from corpus_fakes import FIXTURES
 
 from nerplat.config.trial import DatasetRef
-from nerplat.data.conll import sentences_sha256
 from nerplat.data import corpora
 from nerplat.data.corpora import CORPORA, CorpusFiles, dataset_problems, load_corpus
 from nerplat.errors import UserInputError
 
 real_find_spec = importlib.util.find_spec
 
-GMB_SUBSET_TEST_SHA256 = "ec78539782367889d82d6c2dbabe512199749687aa7a10b0e36f83813052692a"
 SHARED = ["anatem", "anem", "bc5cdr", "conll2003", "gmb", "linnaeus", "ncbi_disease", "s800", "wnut17"]
 
 
@@ -118,15 +116,6 @@ def test_dev_from_train_is_seeded_recorded_and_partitions_train(no_dev, tiny):
     seeds_differ = {load_corpus(ref, seed=s).dev for s in range(8)}
     assert len(seeds_differ) > 1 and other.dev in seeds_differ
     assert load_corpus(DatasetRef(path=str(no_dev))).dev is None
-
-
-@pytest.mark.slow
-def test_gmb_subset_is_002s_subset_with_a_fixed_split(data_root):
-    subset = load_corpus(DatasetRef(name="gmb_subset"), seed=5)
-    assert (len(subset.train), len(subset.test), subset.dev) == (2249, 750, None)
-    assert sum(len(s) for s in subset.train + subset.test) == 66161
-    # the split's seed is fixed, not the trial's: this checksum is the same for every seed
-    assert subset.checksums["test"] == sentences_sha256(subset.test) == GMB_SUBSET_TEST_SHA256
 
 
 def test_a_registered_corpus_knows_its_folder_and_files(data_root):
