@@ -118,14 +118,14 @@ def precision_runs_on(precision: str, device: torch.device) -> bool:
     return precision != "fp16" or device.type == "cuda"
 
 
-def refuse_fp16_off_cuda(precision: str, device: torch.device) -> None:
-    """A trial's `train.precision` that its device cannot run, refused with what to do instead."""
+def refuse_fp16_off_cuda(precision: str, device: torch.device, field: str = "train.precision") -> None:
+    """A trial's `train.precision` (or `field`) that its device cannot run, refused with what to do instead."""
     if not precision_runs_on(precision, device):
         message = (
             f"fp16 needs a CUDA device, but this trial runs on {device.type}: use bf16 (runs on CPUs) "
             "or fp32, or give the trial a GPU (resources.gpus_per_worker)"
         )
-        raise UserInputError(Problem(message, path="train.precision"))
+        raise UserInputError(Problem(message, path=field))
 
 
 def autocast(precision: str, device: torch.device) -> AbstractContextManager:

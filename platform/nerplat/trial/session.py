@@ -42,7 +42,7 @@ from nerplat.trial.data import TrialData, prepare_corpus, prepare_trial_data
 from nerplat.trial.device import autocast, grad_scaler, refuse_fp16_off_cuda, resolve_eval_precision, resolve_precision, trial_device
 from nerplat.trial.features import WindowFeatures
 from nerplat.trial.predict import evaluate_sentences
-from nerplat.trial.report import Evaluation, Thresholds, Timings, TrainedTagger, TrialResult
+from nerplat.trial.results import Evaluation, Thresholds, Timings, TrainedTagger, TrialResult
 from nerplat.trial.thresholds import choose_thresholds, fixed_threshold_metrics
 
 CHECKPOINT_FILE = "trial_state.pt"
@@ -96,7 +96,7 @@ class TrialSession:
         self.precision = resolve_precision(config.train.precision, self.device)  # `auto` made concrete
         self.eval_precision = resolve_eval_precision(config.train.eval_precision, self.precision, self.device)
         refuse_fp16_off_cuda(self.precision, self.device)
-        refuse_fp16_off_cuda(self.eval_precision, self.device)
+        refuse_fp16_off_cuda(self.eval_precision, self.device, "train.eval_precision")
         self.keep_weights = keep_weights
         self.select_metric = select_metric
         self.progress = progress

@@ -11,7 +11,7 @@ import torch
 from nerplat.config.trial import Component, DatasetRef, EncoderSettings, TrainSettings, TrialConfig
 from nerplat.errors import UserInputError
 from nerplat.models.packed_dropout import ATTENTION, PackedDropout
-from nerplat.trial.report import Evaluation, Thresholds, Timings, TrialResult
+from nerplat.trial.results import Evaluation, Thresholds, Timings, TrialResult
 from nerplat.trial.session import CHECKPOINT_FILE, TrialSession, load_checkpoint
 
 
@@ -86,6 +86,9 @@ def test_a_short_bf16_training_lowers_the_loss():
 def test_fp16_on_the_cpu_is_refused_before_anything_loads():
     with pytest.raises(UserInputError, match="fp16 needs a CUDA device, but this trial runs on cpu"):
         TrialSession(tiny_config(precision="fp16"), device=torch.device("cpu"))
+    with pytest.raises(UserInputError, match="fp16 needs a CUDA device") as raised:
+        TrialSession(tiny_config(eval_precision="fp16"), device=torch.device("cpu"))
+    assert raised.value.problems[0].path == "train.eval_precision"
 
 
 @pytest.mark.parametrize("objective, head", [("ce", "softmax"), ("comauc_2t", "two_task")])
