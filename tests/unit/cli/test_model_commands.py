@@ -3,38 +3,12 @@
 from __future__ import annotations
 
 import json
-from types import SimpleNamespace
 
 import pytest
-from mlflow import MlflowClient
-from tiny_taggers import train_bundle
+from registered_tagger import NAME
 
 from nerplat.cli import main
-from nerplat.serving.bundle import load_bundle
-from nerplat.serving.mlflow_models import log_tagger_model, register_arm_models
 from nerplat.serving.records import predict_records
-from nerplat.track.store import check_store
-
-NAME = "exp.conll2003.full.ce"
-
-
-@pytest.fixture(scope="module")
-def store(tmp_path_factory) -> SimpleNamespace:
-    """A workdir whose mlflow.db has one registered version, and a run with no model."""
-    workdir = tmp_path_factory.mktemp("workdir")
-    bundle_dir = train_bundle("softmax", tmp_path_factory.mktemp("bundle"))
-    bundle = load_bundle(bundle_dir)
-    uri = f"sqlite:///{workdir / 'mlflow.db'}"
-    check_store(uri)
-    client = MlflowClient(uri)
-    experiment = client.create_experiment("exp", artifact_location=str(workdir / "mlartifacts"))
-    with_model, without_model = client.create_run(experiment), client.create_run(experiment)
-    client.log_metric(with_model.info.run_id, "test_micro_f1", 0.25)
-    log_tagger_model(uri, with_model.info.run_id, bundle.tagger, bundle.tokenizer, bundle.labels, bundle.head, bundle.encoder)
-    register_arm_models(uri, NAME, [client.get_run(with_model.info.run_id)], "best", metric="micro_f1", split="test")
-    return SimpleNamespace(
-        workdir=workdir, bundle=bundle, bundle_dir=bundle_dir, run_id=with_model.info.run_id, bare_run_id=without_model.info.run_id
-    )
 
 
 def nerplat(store, *args: str) -> int:
@@ -110,59 +84,6 @@ def test_bad_files_exit_2_naming_the_file(store, capsys, tmp_path, content, mess
 def test_a_missing_store_is_named(tmp_path, capsys):
     assert main(["models", "--workdir", str(tmp_path)]) == 2
     assert "no MLflow store" in capsys.readouterr().err
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-@pytest.mark.slow
-def test_serve_answers_an_http_request_on_loopback_with_spans(store):
-    """`nerplat serve` of a registered model answers like `nerplat predict`; run in its own process group, stopped at the end."""
-    import os
-    import signal
-    import subprocess
-    import sys
-    import time
-    import urllib.request
-
-    port = free_port()
-    command = [sys.executable, "-m", "nerplat.cli", "serve", NAME, "--port", str(port), "--workdir", str(store.workdir)]
-    server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        deadline = time.monotonic() + 180
-        while True:
-            assert server.poll() is None, server.stdout.read().decode(errors="replace")
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/ping", timeout=2) as ping:
-                    if ping.status == 200:
-                        break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, "the model server did not answer /ping within 180 s"
-            time.sleep(1)
-        body = json.dumps({"dataframe_records": [{"text": "Peter Blackburn visited Brussels."}]}).encode()
-        request = urllib.request.Request(
-            f"http://127.0.0.1:{port}/invocations", data=body, headers={"Content-Type": "application/json"}, method="POST"
-        )
-        with urllib.request.urlopen(request, timeout=60) as response:
-            answer = json.loads(response.read())
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(timeout=30)
-    [served] = answer["predictions"]
-    [expected] = predict_records(store.bundle, [{"text": "Peter Blackburn visited Brussels."}])
-    assert served["tags"] == expected["tags"] and served["words"] == expected["words"]
-    assert served["scores"] == pytest.approx(expected["scores"], abs=1e-5)  # another process: other float sums
-
-    def without_score(spans):
-        return [{k: v for k, v in span.items() if k != "score"} for span in spans]
-
-    assert without_score(served["spans"]) == without_score(expected["spans"])
 
 
 def test_train_save_writes_a_weights_only_model_that_predict_reads(tmp_path, capsys):

@@ -1,0 +1,34 @@
+"""A SQLite MLflow store with one registered tiny tagger: what the model commands are tested on."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+from mlflow import MlflowClient
+from tiny_taggers import train_bundle
+
+from nerplat.serving.bundle import load_bundle
+from nerplat.serving.mlflow_models import log_tagger_model, register_arm_models
+from nerplat.track.store import check_store
+
+NAME = "exp.conll2003.full.ce"
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> SimpleNamespace:
+    """A workdir whose mlflow.db has one registered version, and a run with no model."""
+    workdir = tmp_path_factory.mktemp("workdir")
+    bundle_dir = train_bundle("softmax", tmp_path_factory.mktemp("bundle"))
+    bundle = load_bundle(bundle_dir)
+    uri = f"sqlite:///{workdir / 'mlflow.db'}"
+    check_store(uri)
+    client = MlflowClient(uri)
+    experiment = client.create_experiment("exp", artifact_location=str(workdir / "mlartifacts"))
+    with_model, without_model = client.create_run(experiment), client.create_run(experiment)
+    client.log_metric(with_model.info.run_id, "test_micro_f1", 0.25)
+    log_tagger_model(uri, with_model.info.run_id, bundle.tagger, bundle.tokenizer, bundle.labels, bundle.head, bundle.encoder)
+    register_arm_models(uri, NAME, [client.get_run(with_model.info.run_id)], "best", metric="micro_f1", split="test")
+    return SimpleNamespace(
+        workdir=workdir, bundle=bundle, bundle_dir=bundle_dir, run_id=with_model.info.run_id, bare_run_id=without_model.info.run_id
+    )
