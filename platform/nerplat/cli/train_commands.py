@@ -72,7 +72,7 @@ def train(
     `nerplat plan` shows. Searched hyper-parameters without a --set value take the middle of their
     range (the first choice), so a quick look needs no flags.
     """
-    from nerplat.trial.loop import run_trial
+    from nerplat.trial.loop import NonFiniteLoss, run_trial
 
     if split not in ("test", "dev"):
         raise UserInputError(f"--split must be test or dev, not {split!r}")
@@ -110,10 +110,14 @@ def train(
 
     console.print(f"arm {arm.id}  seed {seed}  partition {partition}  {format_values(values)}")
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("loss {task.fields[loss]:.4f}"), TimeRemainingColumn())
-    with Progress(*columns, console=console, transient=True) as bar:
-        result = run_trial(
-            config, report=report, progress=_BarProgress(bar), select_metric=select, keep_model=keep_model if save else None
-        )
+    try:
+        with Progress(*columns, console=console, transient=True) as bar:
+            result = run_trial(
+                config, report=report, progress=_BarProgress(bar), select_metric=select, keep_model=keep_model if save else None
+            )
+    except NonFiniteLoss as failed:  # the trial failed, not the program: its message, exit 1
+        console.print(f"trial failed: {failed}", soft_wrap=True)
+        raise typer.Exit(1) from None
     if as_json:
         typer.echo(json.dumps({"arm": arm.id, "seed": seed, "partition": partition, "values": values, **result.metrics}, indent=2))
         return

@@ -182,3 +182,24 @@ def test_predict_text_of_a_registered_model_imports_no_mlflow(store):
     assert done.returncode == 0, done.stderr[-2000:]
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
     assert "mlflow" not in imported and "seqeval" not in imported and "Downloading" not in done.stderr
+
+
+def test_train_with_a_loss_that_is_not_finite_exits_1_naming_the_objective_and_the_step(tmp_path, capsys):
+    """Issue 31, H4, in-process: the trial's message and exit 1, no traceback."""
+    (tmp_path / "nan_loss_plugin.py").write_text(
+        "from nerplat.objectives import OBJECTIVES\nfrom nerplat.objectives.ce import CEConfig, CrossEntropy\n\n\n"
+        "class NanLoss(CrossEntropy):\n    def word_losses(self, scores, labels):\n"
+        "        return super().word_losses(scores, labels) * float('nan')\n\n\n"
+        "@OBJECTIVES.register('cli_nan_loss', config=CEConfig)\ndef build(config, context):\n"
+        "    \"\"\"Never finite.\"\"\"\n    return NanLoss(config)\n"
+    )
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        "experiment: nan_check\ndataset: conll2003\nmodel: {encoder: tiny, max_length: 48}\nplugins: [./nan_loss_plugin.py]\n"
+        "train: {epochs: 2, batch_size: 8, lr: 1.0e-3, dev_subset: 20, threads: 1}\n"
+        "samplers: [{low_resource: {size: 16, partitions: 1}}]\nmethods:\n  nan: {loss: cli_nan_loss}\nreplicate: {seeds: 1}\n"
+    )
+    assert main(["train", str(spec), "-m", "nan", "--split", "dev"]) == 1
+    out = capsys.readouterr()
+    assert "trial failed:" in out.out and "the loss of objective 'cli_nan_loss' is nan at epoch 1, step " in out.out
+    assert "Traceback" not in out.out + out.err
