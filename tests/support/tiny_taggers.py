@@ -7,7 +7,7 @@ from pathlib import Path
 from nerplat.config.trial import Component, DatasetRef, EncoderSettings, TrainSettings, TrialConfig
 from nerplat.serving.bundle import save_bundle
 from nerplat.trial.loop import run_trial
-from nerplat.trial.report import TrainedTagger
+from nerplat.trial.results import TrainedTagger
 
 LOSSES = {"softmax": "ce", "crf": "crf", "two_task": "auc_2t"}
 

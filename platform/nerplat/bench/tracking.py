@@ -325,7 +325,7 @@ def write_trials(tracker: Any, arm: Any, writer: int, trials: int, epochs: int, 
 def conll_dev_evaluation(epoch: int, epochs: int) -> Any:
     """An evaluation with the metric keys of a CoNLL-2003 dev evaluation (56 metrics in one report)."""
     from nerplat.metrics import evaluate_tags
-    from nerplat.trial.report import Evaluation, Timings
+    from nerplat.trial.results import Evaluation, Timings
 
     gold = [[f"B-{t}", "O", f"B-{t}", f"I-{t}"] for t in CONLL_TYPES]
     pred = [[f"B-{t}", "O", f"B-{t}", "O"] for t in CONLL_TYPES]

@@ -25,7 +25,7 @@ from nerplat.run.job import EVALUATION_KEY, NODE_KEY, PHASE_KEY, RESULT_KEY, WOR
 from nerplat.run.ledger import RunLedger
 from nerplat.run.progress import PhaseProgress, ProgressBoard
 from nerplat.track.store import StoreLost
-from nerplat.trial.report import Evaluation, TrialResult
+from nerplat.trial.results import Evaluation, TrialResult
 
 
 @dataclass

@@ -32,7 +32,7 @@ from typing import Any
 from nerplat.run.job import TrialJob
 from nerplat.run.progress import PhaseProgress
 from nerplat.track.names import SEPARATOR
-from nerplat.trial.report import Evaluation
+from nerplat.trial.results import Evaluation
 
 RAY_PREFIX = "ray_"  # what Ray's metrics agent puts before every application metric's name
 LINGER_SECONDS = 30.0

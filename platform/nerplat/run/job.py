@@ -26,7 +26,7 @@ WORKER_TAGS = {
     EVAL_PRECISION_KEY: schema.EVAL_PRECISION,
     DEVICE_KEY: schema.DEVICE,
 }
-EVALUATION_KEY = "nerplat_evaluation"  # an evaluation report: `trial.report.Evaluation.to_dict()`
+EVALUATION_KEY = "nerplat_evaluation"  # an evaluation report: `trial.results.Evaluation.to_dict()`
 RESULT_KEY = "nerplat_result"  # the final report of a trial with an eval split: `TrialResult.to_dict()`
 
 

@@ -48,7 +48,7 @@ from nerplat.track.names import replicate_run_name
 from nerplat.track.params import flatten_params
 from nerplat.track.runs import ExperimentTracker, TrackedRun
 from nerplat.track.view import runs_view_tag
-from nerplat.trial.report import Evaluation, TrialResult
+from nerplat.trial.results import Evaluation, TrialResult
 
 FINISHED_TRIAL_STATUSES = ("completed", "early_stopped")
 

@@ -9,7 +9,7 @@ nohup) would show that table only at the end, so it gets a plain timestamped sta
 events (trial started, each epoch's evaluation, trial ended), so it works the same for tuning and
 replicate phases.
 
-The ETA: each arm's seconds per epoch (training and dev evaluation, `trial.report.Timings`) are
+The ETA: each arm's seconds per epoch (training and dev evaluation, `trial.results.Timings`) are
 measured from its running and finished trials (other arms' rate stands in until its own is
 measured), and each trial's overhead (start-up, test evaluation, logging) from the trials that
 ended. A trial then lasts overhead + epochs x seconds per epoch; the running trials' remainders

@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 from nerplat.run.allocator import process_malloc
 from nerplat.run.job import DEVICE_KEY, EVAL_PRECISION_KEY, EVALUATION_KEY, MALLOC_KEY, NODE_KEY, PHASE_KEY, PRECISION_KEY, RESULT_KEY, TrialJob
-from nerplat.trial.report import Evaluation, TrainedTagger, TrialResult
+from nerplat.trial.results import Evaluation, TrainedTagger, TrialResult
 
 
 def trial_resources(job_config: dict[str, Any]) -> Any:

@@ -30,7 +30,7 @@ from nerplat.models.word_embeddings import WordEmbeddings
 from nerplat.config.trial import Component, TrialConfig
 from nerplat.trial.data import prepare_corpus
 from nerplat.trial.dev_subset import dev_subset
-from nerplat.trial.report import Evaluation, Reporter, Timings, TrialResult
+from nerplat.trial.results import Evaluation, Reporter, Timings, TrialResult
 
 MODEL_FILE = "crfsuite.model"
 FIT_FILE = "crfsuite_fit.json"  # final loss and convergence of the fit, kept with the checkpoint

@@ -20,7 +20,7 @@ import torch
 
 from nerplat.config.trial import TrialConfig
 from nerplat.trial.feature_crf import fitted_outside_loop, run_feature_trial
-from nerplat.trial.report import Reporter, TrainedTagger, TrialResult
+from nerplat.trial.results import Reporter, TrainedTagger, TrialResult
 from nerplat.trial.session import StepProgress, TrialSession
 
 

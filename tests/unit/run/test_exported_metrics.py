@@ -22,7 +22,7 @@ from nerplat.run.exported_metrics import (
 )
 from nerplat.run.job import TrialJob
 from nerplat.run.progress import PhaseProgress
-from nerplat.trial.report import Evaluation, Timings
+from nerplat.trial.results import Evaluation, Timings
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from nerplat.run.job import TrialJob
 from nerplat.run.ledger import FinishedTrial, RunLedger
 from nerplat.track import schema
 from nerplat.track.predictions import read_conll_predictions
-from nerplat.trial.report import Timings, TrialResult
+from nerplat.trial.results import Timings, TrialResult
 
 
 @pytest.fixture
