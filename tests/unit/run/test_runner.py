@@ -300,3 +300,19 @@ def test_a_tuner_stopped_by_its_time_budget_is_not_an_interruption(tiny_plan, tm
         runner._fit(StoppedTuner(0.0), EndedTrials(2), expected=5, time_budget_s=60)
     with pytest.raises(Interrupted):
         runner._fit(StoppedTuner(0.0), EndedTrials(2), expected=5)
+
+
+def test_a_sqlite_store_this_driver_cannot_write_is_refused_before_anything_else(tiny_plan, tracking_uri, tmp_path, monkeypatch):
+    """Issue 31, M7: said as read-only before Ray starts, not later as a lease "held by another driver".
+    (Tests run as root, whom file modes do not stop: the file's mode is what `os.access` answers for.)"""
+    import ray
+
+    from nerplat.errors import StorageError
+    from nerplat.run import runner as runner_module
+
+    database = tmp_path / "mlflow.db"
+    monkeypatch.setattr(runner_module.os, "access", lambda path, mode: not (mode == os.W_OK and str(path) == str(database)))
+    with pytest.raises(StorageError) as refused:
+        runner_for(tiny_plan, tmp_path, resume=True).run()
+    assert f"the MLflow store at {tracking_uri} is read-only or not writable by this user ({database})" in str(refused.value)
+    assert not ray.is_initialized() and not (tmp_path / ".nerplat").exists()
