@@ -1,7 +1,5 @@
 """`nerplat bench tracking` on tiny settings: real writer processes on SQLite; figures printed, never timed."""
 
-import re
-
 import pytest
 
 from nerplat.bench.tracking import StoreFigure, TrackingBenchResult, measure_writers
@@ -66,12 +64,3 @@ def test_postgres_options_are_refused_before_any_work(flags, message, capsys):
     assert message in capsys.readouterr().err
 
 
-@pytest.mark.slow
-def test_bench_tracking_prints_events_per_second_by_writers_and_the_plan_figures(capsys):
-    flags = ["--writers", "1", "--writers", "2", "--trials", "1", "--epochs", "2", "--plan-trials", "200"]
-    assert main(["bench", "tracking", *flags]) == 0
-    out = capsys.readouterr().out
-    rows = re.findall(r"sqlite\s*│\s*(\d+)\s*│\s*(\d+)\s*│\s*[\d.]+\s*│\s*([\d.]+)", out)
-    assert [(int(writers), int(events)) for writers, events, _ in rows] == [(1, 5), (2, 10)], out
-    assert "events/s" in out and re.search(r"sqlite( saturates at 1 writer\(s\)|: best [\d.]+ events/s at 2 writer\(s\))", out)
-    assert re.search(r"nerplat plan, 200 trials: [\d.]+ s, peak RSS \d+ MB", out)
