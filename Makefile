@@ -7,7 +7,7 @@ export NERPLAT_DATA ?= $(abspath ../shared/data)
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: run test install tcmalloc postgres prometheus chromium screenshots clean
+.PHONY: run test test-fast install tcmalloc postgres prometheus chromium screenshots clean
 
 # torch: on machines without an NVIDIA GPU take the 2.13.0 CPU build (the unpinned wheel is a
 # multi-GB CUDA build); GPU machines let pip choose. LibAUC goes in with --no-deps because its
@@ -62,6 +62,13 @@ TEST_WORKERS ?= 2
 test: $(STAMP) tcmalloc postgres prometheus chromium
 	$(BIN)/ruff check platform tests
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal --durations=25
+
+# The unit and regression tests alone: no real Ray, MLflow server or MiniLM (those are the `slow` tests,
+# under tests/integration), so nothing to install beyond the venv. A test that hangs fails after 300 s
+# instead of the suite-wide `timeout` of pyproject.toml.
+test-fast: $(STAMP)
+	$(BIN)/ruff check platform tests
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal -m 'not slow' --timeout 300 --durations=10 tests/unit tests/regression
 
 clean:
 	rm -rf $(VENV) .nerplat mlflow.db optuna.db mlruns mlartifacts reports
