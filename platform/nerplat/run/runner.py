@@ -135,10 +135,11 @@ class RunSummary:
 
 def quiet_library_logs(verbose: bool) -> None:
     """Ray, Tune, Optuna and MLflow log routine steps at INFO/WARNING; the progress view says it better."""
-    import mlflow  # noqa: F401  (configures its loggers on import: set levels after it)
+    from nerplat.track.store import tracking_logger
 
     level = logging.INFO if verbose else logging.ERROR
-    for name in ("ray", "ray.tune", "ray.train", "mlflow", "optuna", "alembic"):
+    tracking_logger().setLevel(level)  # MLflow configures its loggers on import: set levels after it
+    for name in ("ray", "ray.tune", "ray.train", "optuna", "alembic"):
         logging.getLogger(name).setLevel(level)
     # Tune logs a failed trial with Ray's whole traceback; the run prints the trial's own message instead
     # (run/events.py, in full, with its arm), and --verbose still shows the traceback.
@@ -408,7 +409,7 @@ class ExperimentRunner:
     def _analyze_into(self, summary: RunSummary) -> None:
         """The report, unless an arm failed (a resume that completes it writes the report); a store
         or disk that fails here is reported in `summary.analysis_error`, not as a traceback."""
-        from mlflow.exceptions import MlflowException
+        from nerplat.track.store import store_errors
 
         if not (self.options.analyze and self.options.replicate) or summary.failed():
             return
@@ -419,7 +420,7 @@ class ExperimentRunner:
         except StorageError as error:
             summary.analysis_error = str(error)
             return
-        except (OSError, MlflowException) as error:
+        except (OSError, *store_errors()) as error:
             summary.analysis_error = f"the analysis could not be written ({type(error).__name__}: {error})"
             return
         summary.report_dir, summary.unconverged = report.out_dir, report.unconverged
@@ -471,7 +472,7 @@ class ExperimentRunner:
         """A resume with another spec or profile, or whose arms' finished runs read other corpus or plugin
         files than those there now (`run/inputs.py`), is refused before Ray starts, unless it leaves
         every arm's runs as they were, or --rerun-changed asks to run the arms it changes anew."""
-        from nerplat.analysis.runs import read_plan, search_all
+        from nerplat.track.experiment_reader import read_plan, search_all
         from nerplat.run.inputs import arm_inputs, input_changes
 
         tracker.inputs = arm_inputs(self.plan, files_record())  # what this session's runs record reading
@@ -498,14 +499,16 @@ class ExperimentRunner:
         change = spec_change(started_with, earlier, self.plan) if spec_changed else SpecChange(started_with, earlier or {}, (), ())
         change = replace(change, inputs=inputs)
         if change.rerun and not self.options.rerun_changed:
-            what = []
+            what, causes = [], []
             if spec_changed:
                 what.append(f"was started from another resolved spec ({shas})")
+                causes.append("the spec or --profile")
             if inputs:
                 what.append("has finished runs that read other corpus or plugin files than those there now")
+                causes.append("the files")
             raise UserInputError(
-                f"--resume: experiment '{self.plan.experiment}' {' and '.join(what)}: that changes the runs of arms "
-                f"({change.describe()}); nothing was changed: add --rerun-changed to run those arms anew (their runs "
+                f"--resume: experiment '{self.plan.experiment}' {' and '.join(what)}: {' and '.join(causes)} changed the "
+                f"runs of arms ({change.describe()}); nothing was changed: add --rerun-changed to run those arms anew (their runs "
                 "are deleted; the other arms keep their finished runs), resume with the spec, profile and files it was "
                 "started with, or change `experiment:` to start anew"
             )
@@ -703,7 +706,8 @@ class ExperimentRunner:
         import polars as pl
 
         from nerplat.analysis.report import settings_from_plan
-        from nerplat.analysis.runs import fetch_experiment, open_client
+        from nerplat.analysis.run_frames import fetch_experiment
+        from nerplat.track.experiment_reader import open_client
         from nerplat.analysis.verdicts import verdicts
 
         runs = fetch_experiment(open_client(self.tracking_uri), self.plan.experiment)
