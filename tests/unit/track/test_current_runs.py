@@ -51,7 +51,8 @@ def test_each_run_key_counts_once_the_rerun_kept_and_the_restored_left_out(resto
 
 
 def test_nerplat_analyze_reads_one_replicate_per_key_and_warns(restored):
-    from nerplat.analysis.runs import fetch_experiment, open_client
+    from nerplat.analysis.run_frames import fetch_experiment
+    from nerplat.track.experiment_reader import open_client
 
     tracker, old, new = restored
     runs = fetch_experiment(open_client(tracker.tracking_uri), tracker.experiment_name)
