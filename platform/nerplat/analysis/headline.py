@@ -7,7 +7,7 @@ are plain data: the CLI renders them at any width, `--json` prints them with the
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,8 @@ from nerplat.track.names import SEPARATOR
 
 SUMMARY_FILE = "summary.parquet"
 SETTINGS_FILE = "settings.json"
+VERDICTS_FILE = "verdicts.parquet"
+VERDICT_FIELDS = ("claim", "method", "partner", "paper_effect", "direction", "delta", "ci_low", "ci_high", "n_pairs", "converged", "verdict", "decided_look")
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,7 @@ class Headline:
     rows: list[HeadlineRow]
     metric: str  # `test_micro_f1`
     decimals: int
+    verdicts: list[dict[str, Any]] = field(default_factory=list)  # the claims' verdicts (verdicts.parquet), when the spec has claims
 
     def metric_words(self) -> str:
         """`test_micro_f1` -> `test micro F1`."""
@@ -106,4 +109,6 @@ def report_headline(report_dir: Path) -> Headline:
     """The headline table of a written report folder (its summary.parquet and settings.json)."""
     settings = AnalysisSettings.model_validate_json((report_dir / SETTINGS_FILE).read_text(encoding="utf-8"))
     rows = headline_rows(pl.read_parquet(report_dir / SUMMARY_FILE), settings)
-    return Headline(rows, settings.headline("f1"), settings.decimals)
+    verdicts = report_dir / VERDICTS_FILE
+    claims = pl.read_parquet(verdicts).select(VERDICT_FIELDS).to_dicts() if verdicts.is_file() else []
+    return Headline(rows, settings.headline("f1"), settings.decimals, claims)

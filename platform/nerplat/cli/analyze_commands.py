@@ -74,7 +74,7 @@ def analyze(
         files = [str(f) for f in report.files]
         payload = {
             "out_dir": str(report.out_dir), "files": files, "summary_run_id": report.summary_run_id,
-            "warnings": list(report.warnings), "results": headline.as_json(),
+            "warnings": list(report.warnings), "results": headline.as_json(), "verdicts": headline.verdicts,
         }  # fmt: skip
         typer.echo(json.dumps(payload, indent=2))
         return

@@ -181,6 +181,7 @@ def summary_json(summary: Any, headline: Headline | None = None) -> dict[str, An
         "status": summary.status,
         "failed": [outcome.arm for outcome in summary.failed()],
         "results": None if headline is None else headline.as_json(),
+        "verdicts": None if headline is None else headline.verdicts,
     }
 
 

@@ -50,3 +50,27 @@ def test_a_report_folder_gives_its_rows_decimals_and_metric(tmp_path):
     headline = report_headline(tmp_path)
     assert isinstance(headline, Headline) and headline.decimals == 3 and headline.metric_words() == "test micro F1"
     assert headline.as_json()[0]["arm"] == "conll2003/untyped+low_resource-20/ce"
+
+
+def test_a_report_with_claims_gives_their_verdicts_and_the_cli_prints_them(tmp_path):
+    from io import StringIO
+
+    from rich.console import Console
+
+    from nerplat.analysis.verdicts import SCHEMA
+    from nerplat.cli.options import print_headline
+
+    pl.DataFrame([summary_row("ce"), summary_row("mom")]).write_parquet(tmp_path / "summary.parquet")
+    (tmp_path / "settings.json").write_text(AnalysisSettings().model_dump_json())
+    assert report_headline(tmp_path).verdicts == []
+    row = {name: None for name in SCHEMA} | {
+        "claim": "mom_vs_ce", "method": "mom", "partner": "ce", "paper_effect": 0.0033, "delta": -0.0051, "ci_low": -0.015,
+        "ci_high": 0.005, "n_pairs": 3, "converged": True, "verdict": "inconclusive", "arms": [],
+    }
+    pl.DataFrame([row], schema=SCHEMA).write_parquet(tmp_path / "verdicts.parquet")
+    headline = report_headline(tmp_path)
+    assert headline.verdicts[0]["claim"] == "mom_vs_ce" and headline.verdicts[0]["verdict"] == "inconclusive"
+    out = StringIO()
+    print_headline(headline, Console(file=out, width=80))
+    text = out.getvalue()
+    assert "mom_vs_ce: mom vs ce" in text and "-0.0051" in text and "inconclusive" in text
