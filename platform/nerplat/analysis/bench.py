@@ -1,7 +1,7 @@
 """How long analysis takes at scale: a 100,000-run synthetic frame, and 5,000 runs fetched from MLflow.
 
-The MLflow part first fills a local SQLite store with replicate runs through `MlflowClient`
-(one `create_run` with the tags and one `log_batch` with the metrics per run), which takes
+The MLflow part first fills a local SQLite store with replicate runs (`track/synthetic_runs.py`:
+one `create_run` with the tags and one `log_batch` with the metrics per run), which takes
 minutes; `store` keeps that database between benchmark runs.
 """
 
@@ -25,6 +25,7 @@ from nerplat.analysis.report import analyse, paired_comparisons
 from nerplat.analysis.settings import AnalysisSettings
 from nerplat.analysis.synthetic import synthetic_replicates
 from nerplat.track import schema
+from nerplat.track.synthetic_runs import fill_experiment
 
 BENCH_EXPERIMENT = "nerplat-bench-analysis"
 FILLED_TAG = "nerplat.bench.runs"  # experiment tag: the store holds this many benchmark runs
@@ -105,37 +106,25 @@ def bench_frame(result: BenchResult, settings: AnalysisSettings) -> None:
 
 def fill_store(tracking_uri: str, runs: int, log: Callable[[str], None]) -> str:
     """Creates the benchmark experiment with `runs` replicate runs unless it already has them."""
-    from mlflow import MlflowClient
-    from mlflow.entities import Metric
 
-    client = MlflowClient(tracking_uri)
-    experiment = client.get_experiment_by_name(BENCH_EXPERIMENT)
-    if experiment and experiment.tags.get(FILLED_TAG) == str(runs):
-        return experiment.experiment_id
-    experiment_id = experiment.experiment_id if experiment else client.create_experiment(BENCH_EXPERIMENT)
-    existing = len(client.search_runs([experiment_id], max_results=runs))  # an interrupted fill resumes
-    frame = synthetic_bench_frame(runs, 10).head(runs)
-    metric_names = metric_columns(frame)
-    now = int(time.time() * 1000)
-    for index, row in enumerate(frame.iter_rows(named=True)):
-        if index < existing:
-            continue
-        tags = {
-            schema.KIND: "replicate", schema.PHASE: "replicate", schema.ARM: row["arm"], schema.METHOD: row["method"],
-            schema.DATASET: row["dataset"], schema.SAMPLER: row["sampler"], schema.SIZE: str(row["size"]),
-            schema.SEED: str(row["seed"]), schema.PARTITION: str(row["partition"]), schema.OBJECTIVE: row["objective"],
-            schema.HEAD: row["head"], schema.ENCODER: row["encoder"], schema.STATUS: "completed",
-        }
-        run = client.create_run(experiment_id, tags=tags, run_name=f"bench-{index}")
-        client.log_batch(run.info.run_id, metrics=[Metric(m, row[m], now, 0) for m in metric_names])
-        if (index + 1) % 500 == 0:
-            log(f"  {index + 1}/{runs} runs logged")
-    client.set_experiment_tag(experiment_id, FILLED_TAG, str(runs))
-    return experiment_id
+    def tagged_rows() -> Iterator[tuple[dict[str, str], dict[str, float]]]:
+        frame = synthetic_bench_frame(runs, 10).head(runs)
+        metric_names = metric_columns(frame)
+        for row in frame.iter_rows(named=True):
+            tags = {
+                schema.KIND: "replicate", schema.PHASE: "replicate", schema.ARM: row["arm"], schema.METHOD: row["method"],
+                schema.DATASET: row["dataset"], schema.SAMPLER: row["sampler"], schema.SIZE: str(row["size"]),
+                schema.SEED: str(row["seed"]), schema.PARTITION: str(row["partition"]), schema.OBJECTIVE: row["objective"],
+                schema.HEAD: row["head"], schema.ENCODER: row["encoder"], schema.STATUS: "completed",
+            }
+            yield tags, {m: row[m] for m in metric_names}
+
+    return fill_experiment(tracking_uri, BENCH_EXPERIMENT, runs, tagged_rows, filled_tag=FILLED_TAG, log=log)
 
 
 def bench_fetch(result: BenchResult, store: Path | None, log: Callable[[str], None]) -> None:
-    from nerplat.analysis.runs import open_client, replicate_frame, search_all
+    from nerplat.analysis.run_frames import replicate_frame
+    from nerplat.track.experiment_reader import open_client, search_all
 
     with tempfile.TemporaryDirectory() as scratch:
         database = (store or Path(scratch) / "bench.db").resolve()

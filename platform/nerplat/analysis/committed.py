@@ -22,7 +22,7 @@ import polars as pl
 from nerplat.analysis.aggregate import GROUP_KEYS
 from nerplat.analysis.compare import setting_axes
 from nerplat.analysis.convergence import convergence
-from nerplat.analysis.runs import EPOCH_SCHEMA, PARAM_PREFIX
+from nerplat.analysis.run_frames import EPOCH_SCHEMA, PARAM_PREFIX
 from nerplat.analysis.settings import AnalysisSettings
 from nerplat.analysis.tables import slug
 from nerplat.analysis.verdicts import ARM_SCHEMA, verdicts

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
-from nerplat.analysis.runs import PARAM_PREFIX
+from nerplat.analysis.run_frames import PARAM_PREFIX
 from nerplat.analysis.settings import AnalysisSettings
 from nerplat.analysis.tables import method_order, natural_key, slug
 

@@ -16,7 +16,6 @@ import base64
 import os
 import shutil
 import tempfile
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -39,16 +38,7 @@ from nerplat.analysis.compare import (
 )
 from nerplat.analysis.convergence import convergence, dev_curves, unconverged_cells, with_cell_convergence, with_convergence
 from nerplat.analysis.render import EXTENSIONS, FORMATS, RENDERERS, html_page, to_html, to_latex, to_markdown
-from nerplat.analysis.runs import (
-    EPOCH_SCHEMA,
-    ExperimentRuns,
-    create_summary_run,
-    fetch_experiment,
-    find_experiment,
-    find_summary_run,
-    open_client,
-    read_plan,
-)
+from nerplat.analysis.run_frames import EPOCH_SCHEMA, ExperimentRuns, fetch_experiment
 from nerplat.analysis.report_folder import install, owned_files, refuse_clashes
 from nerplat.analysis.settings import AnalysisSettings, settings_from_mapping
 from nerplat.analysis.verdicts import arm_frame, verdicts as claim_verdicts
@@ -56,7 +46,10 @@ from nerplat.errors import Problem, StorageError, UserInputError
 from nerplat.plan.labels import arm_label_parts
 from nerplat.suggest import did_you_mean
 from nerplat.track import schema
+from nerplat.track.experiment_reader import find_experiment, find_summary_run, open_client, read_plan
 from nerplat.track.params import param_key
+from nerplat.track.reports import create_summary_run, log_report
+from nerplat.track.store import store_errors
 
 ARTIFACT_PATH = "analysis"  # folder of the summary run's artifacts that holds the report
 REPORT_ARTIFACT = "REPORT.md"  # the report page at the top of the summary run's artifacts
@@ -109,9 +102,11 @@ def analyze_experiment(
             write_report(experiment, runs, analysis, settings, formats, scratch)
             summary_run_id = runs.summary_run_id or create_summary_run(client, runs.experiment_id, experiment)
             refuse_clashes(scratch, out_dir, previous)
-            client.log_artifacts(summary_run_id, str(scratch), artifact_path=ARTIFACT_PATH)
-            client.log_text(summary_run_id, _report_markdown(experiment, settings, analysis, embed_from=scratch), REPORT_ARTIFACT)
-            _log_headline_metrics(client, summary_run_id, analysis.summary, settings)
+            log_report(
+                client, summary_run_id, scratch, artifact_path=ARTIFACT_PATH,
+                page=_report_markdown(experiment, settings, analysis, embed_from=scratch), page_name=REPORT_ARTIFACT,
+                metrics=headline_metrics(analysis.summary, settings),
+            )  # fmt: skip
             files = install(scratch, out_dir, previous)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -123,13 +118,12 @@ def storage_failures(what: str) -> Iterator[None]:
     """A full disk or a read-only folder or store, as one StorageError instead of a traceback.
 
     Polars reports a failed write as a ComputeError (around the OS error, or as a broken footer),
-    MLflow as an MlflowException."""
-    from mlflow.exceptions import MlflowException
+    the tracking store as one of `store_errors()`."""
     from polars.exceptions import ComputeError
 
     try:
         yield
-    except (OSError, MlflowException, ComputeError) as error:  # the frames are computed before: a ComputeError here is a write
+    except (OSError, *store_errors(), ComputeError) as error:  # the frames are computed before: a ComputeError here is a write
         raise StorageError(f"{what}: {error}") from error
 
 
@@ -425,15 +419,6 @@ def headline_metrics(summary: pl.DataFrame, settings: AnalysisSettings) -> dict[
             if value is not None:
                 metrics[f"{path}/{row['metric']}_{stat}"] = value
     return metrics
-
-
-def _log_headline_metrics(client, run_id: str, summary: pl.DataFrame, settings: AnalysisSettings) -> None:
-    from mlflow.entities import Metric
-
-    now = int(time.time() * 1000)
-    metrics = [Metric(key, float(value), now, 0) for key, value in headline_metrics(summary, settings).items()]
-    for start in range(0, len(metrics), 1000):  # MLflow takes at most 1000 metrics per batch
-        client.log_batch(run_id, metrics=metrics[start : start + 1000])
 
 
 def _report_markdown(experiment: str, settings: AnalysisSettings, analysis: Analysis, embed_from: Path | None = None) -> str:

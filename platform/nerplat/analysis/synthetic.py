@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import polars as pl
 
-from nerplat.analysis.runs import IDENTITY_COLUMNS, sampler_family
+from nerplat.analysis.run_frames import IDENTITY_COLUMNS, sampler_family
 
 
 def synthetic_replicates(

@@ -28,7 +28,7 @@ from typing import Literal
 import polars as pl
 
 from nerplat.analysis.convergence import RULE
-from nerplat.analysis.runs import PARAM_PREFIX
+from nerplat.analysis.run_frames import PARAM_PREFIX
 from nerplat.analysis.settings import AnalysisSettings
 
 HEADLINE = (("precision", "P"), ("recall", "R"), ("f1", "F1"))

@@ -66,7 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tracking-uri", required=True)
     parser.add_argument("--metric", default="test_micro_f1")
     args = parser.parse_args(argv)
-    from nerplat.analysis.runs import find_experiment, open_client, replicate_frame, search_all
+    from nerplat.analysis.run_frames import replicate_frame
+    from nerplat.track.experiment_reader import find_experiment, open_client, search_all
 
     try:
         client = open_client(args.tracking_uri)

@@ -284,14 +284,13 @@ def _collect(outcomes: Any, processes: list) -> list[WriterReport]:
 
 def write_trials(tracker: Any, arm: Any, writer: int, trials: int, epochs: int, ready: Any, go: Any, outcomes: Any) -> None:
     """One writer (a spawned process): the ledger calls of `trials` tuning trials, as Tune's callback makes them."""
-    import mlflow  # noqa: F401  (configures its loggers on import; quieted below, once)
-
     from nerplat.plan.compiler import TUNE_SEED
     from nerplat.run.job import TrialJob
     from nerplat.run.ledger import RunLedger
     from nerplat.track import schema
+    from nerplat.track.store import tracking_logger
 
-    logging.getLogger("mlflow").setLevel(logging.CRITICAL)  # a refused write is reported by the benchmark, once
+    tracking_logger().setLevel(logging.CRITICAL)  # a refused write is reported by the benchmark, once
     report = WriterReport(writer)
     try:
         ledger = RunLedger(tracker)

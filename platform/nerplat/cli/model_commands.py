@@ -76,10 +76,10 @@ def list_models(
     A table when the terminal is wide enough for the full names, else each name on its own line
     (the name is what predict, evaluate, export and serve take, so it is never cut).
     """
-    from mlflow import MlflowClient
+    from nerplat.serving.mlflow_models import registered_versions
 
     uri = _tracking_uri(tracking_uri, workdir)
-    versions = sorted(MlflowClient(uri).search_model_versions(), key=lambda v: (v.name, int(v.version)))
+    versions = registered_versions(uri)
     rows = [_model_row(version) for version in versions]
     if as_json:
         typer.echo(json.dumps(rows, indent=2))

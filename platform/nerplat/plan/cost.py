@@ -159,7 +159,7 @@ def spec_cost(plan: Plan, tracking_uri: str | None) -> SpecCost:
     would use here), on this machine; a store that does not exist has no runs."""
     from pathlib import Path
 
-    from nerplat.analysis.runs import open_client
+    from nerplat.track.experiment_reader import open_client
     from nerplat.track.store import resolve_tracking_uri, sqlite_path
 
     uri = tracking_uri or resolve_tracking_uri(plan.tracking_uri, Path("."))

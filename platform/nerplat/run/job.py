@@ -1,7 +1,8 @@
 """What a trial is given through its Tune config, and the keys of what it reports back to Tune.
 
 Plain data only: the job travels in the trial's Tune config, and reports cross from the worker to
-the driver, where `run.events` hands them to the ledger (`run.ledger`), the only MLflow writer.
+the driver, where `run.events` hands them to the ledger (`run.ledger`), which writes the trials' run
+records (a worker writes only a replicate's model: `run/trainable.py`).
 """
 
 from __future__ import annotations

@@ -1,9 +1,11 @@
-"""Every MLflow write of a `nerplat run`, made by the driver: the one tracking path for both phases.
+"""The run records of a `nerplat run`, written by the driver: one tracking path for both phases.
 
 `ExperimentTracker` (track/runs.py) knows how to create a named run exactly once; this module decides
-what is written to which run and when. Workers never write to MLflow: a trial reports its
-evaluations and its final result to Ray Tune, and Tune's driver-side callback (`run.events`) hands
-them to the ledger. One rule for tuning trials and replicates alike:
+what is written to which run and when, through `track/`. A trial reports its evaluations and its
+final result to Ray Tune, and Tune's driver-side callback (`run.events`) hands them to the ledger.
+The other MLflow writes are the report the analysis logs on the summary run (`track/reports.py`)
+and a replicate's model, which its worker logs (`run/trainable.py`). One rule for tuning trials and
+replicates alike:
 
 1. open: a trial's run is created (or reopened) before the trial's first report. A replicate's run is
    opened by the runner before its Tuner starts, so a finished replicate is skipped and a changed
@@ -46,6 +48,7 @@ from nerplat.track import schema
 from nerplat.track.lease import ExperimentLease
 from nerplat.track.names import replicate_run_name
 from nerplat.track.params import flatten_params
+from nerplat.track.run_edits import active_runs, log_params, log_tags
 from nerplat.track.runs import ExperimentTracker, TrackedRun
 from nerplat.track.view import runs_view_tag
 from nerplat.trial.results import Evaluation, TrialResult
@@ -141,19 +144,12 @@ class RunLedger:
     def retire_arms(self, arms: tuple[str, ...]) -> tuple[int, int]:
         """Deletes the runs of these arms (a resumed spec changed or dropped them) and the model versions
         registered from them, so they run anew and no analysis mixes them in; returns (runs, versions)."""
-        from mlflow.entities import ViewType
-
         from nerplat.serving.mlflow_models import unregister_run
 
         client = self.tracker.client
         runs = versions = 0
         for arm in arms:
-            for run in client.search_runs(
-                [self.tracker.experiment_id],
-                filter_string=f"tags.`{schema.ARM}` = '{arm}'",
-                run_view_type=ViewType.ACTIVE_ONLY,
-                max_results=50_000,
-            ):
+            for run in active_runs(client, self.tracker.experiment_id, f"tags.`{schema.ARM}` = '{arm}'"):
                 if run.data.tags.get(schema.KIND) == "replicate":
                     versions += unregister_run(self.tracker.tracking_uri, run.info.run_id)
                 client.delete_run(run.info.run_id)
@@ -182,13 +178,11 @@ class RunLedger:
         """The trial the tune phase chose: its values on the parent run (as params too, so the runs
         table shows them) and the `nerplat.best_trial` tag on its own run, and on no other (an
         earlier nerplat may have tagged another of tied trials)."""
-        from mlflow.entities import Param
-
         client = self.tracker.client
         existing = client.get_run(tune_run_id).data.params
-        params = [Param(key, text) for key, text in flatten_params(chosen.values).items() if key not in existing]
+        params = {key: text for key, text in flatten_params(chosen.values).items() if key not in existing}
         if params:
-            client.log_batch(tune_run_id, params=params)
+            log_params(client, tune_run_id, params)
         self.tracker.log_epoch(tune_run_id, {metric: chosen.value}, epoch=0, tags={schema.SAMPLED: json.dumps(chosen.values)})
         for run in self.children(tune_run_id):
             if run.data.tags.get(schema.BEST_TRIAL) and run.info.run_id != chosen.run_id:
@@ -259,13 +253,10 @@ class RunLedger:
     def record_node(self, trial_id: str, node: str, worker: dict[str, str]) -> None:
         """The Ray node the trial runs on and how its worker runs it (`run.job.WORKER_TAGS`: allocator,
         arithmetic, device), tagged again when a retry moves it."""
-        from mlflow.entities import RunTag
-
         run = self.open.get(trial_id)
         if run is not None and node and node != run.node:
             run.node = node
-            tags = [RunTag(schema.RAY_NODE, node), *(RunTag(tag, value) for tag, value in worker.items())]
-            self.tracker.client.log_batch(run.run_id, tags=tags)
+            log_tags(self.tracker.client, run.run_id, {schema.RAY_NODE: node, **worker})
 
     def record_evaluation(self, trial_id: str, evaluation: Evaluation, *, awaits_checkpoint: bool) -> None:
         run = self.open.get(trial_id)
@@ -347,14 +338,7 @@ class RunLedger:
     # -- children of a parent run (resume) -------------------------------------------------
 
     def children(self, parent_run_id: str) -> list[Any]:
-        from mlflow.entities import ViewType
-
-        return self.tracker.client.search_runs(
-            [self.tracker.experiment_id],
-            filter_string=f"tags.`{schema.PARENT_RUN}` = '{parent_run_id}'",
-            run_view_type=ViewType.ACTIVE_ONLY,
-            max_results=50_000,
-        )
+        return active_runs(self.tracker.client, self.tracker.experiment_id, f"tags.`{schema.PARENT_RUN}` = '{parent_run_id}'")
 
     def finished_earlier(self, arm: Arm, phase: str) -> int:
         """How many of the arm's tuning trials (phase `tune`) or replicates (`replicate`) an earlier

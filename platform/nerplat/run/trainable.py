@@ -8,8 +8,9 @@ through `TuneReportCallback`.
 
 Evaluations are reported to Tune with `dev_best_<metric>` (best so far), so ASHA and the searcher
 never judge a trial by a late dip, beside the typed `Evaluation` record; a trial with an eval split
-(a replicate) reports its `TrialResult` last. Workers never write to MLflow: the driver's ledger
-(`run.ledger`) logs what they report. Checkpoints are written only when a failed trial may be
+(a replicate) reports its `TrialResult` last. The driver's ledger (`run.ledger`) logs what workers
+report; a worker's one MLflow write is the replicate's model, when the spec keeps models
+(`_model_keeper`). Checkpoints are written only when a failed trial may be
 retried (`resources.max_retries > 0`): Tune keeps the newest one while the trial runs and the
 runner deletes it when the trial ends.
 """

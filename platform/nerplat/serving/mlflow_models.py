@@ -241,3 +241,10 @@ def unregister_run(tracking_uri: str, run_id: str) -> int:
     for version in versions:
         client.delete_model_version(version.name, version.version)
     return len(versions)
+
+
+def registered_versions(tracking_uri: str) -> list[Any]:
+    """Every registered model version in the store, by name then version number."""
+    from mlflow import MlflowClient
+
+    return sorted(MlflowClient(tracking_uri).search_model_versions(), key=lambda v: (v.name, int(v.version)))

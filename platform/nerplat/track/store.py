@@ -25,6 +25,7 @@ per attempt and gives up after `NERPLAT_STORE_PATIENCE` seconds (default 120) wi
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 import re
 import time
@@ -315,3 +316,17 @@ class PatientClient:
                     delay = min(delay * 2, 30.0)
 
         return patient_call
+
+
+def store_errors() -> tuple[type[BaseException], ...]:
+    """What a failed read or write of the tracking store raises (MLflow wraps every failure in one)."""
+    from mlflow.exceptions import MlflowException
+
+    return (MlflowException,)
+
+
+def tracking_logger() -> logging.Logger:
+    """MLflow's logger, after MLflow configured it on import (a level set before would be reset)."""
+    import mlflow  # noqa: F401
+
+    return logging.getLogger("mlflow")

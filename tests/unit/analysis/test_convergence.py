@@ -9,7 +9,7 @@ import pytest
 
 from nerplat.analysis.aggregate import metric_columns, summarise
 from nerplat.analysis.convergence import convergence, dev_curves, read_curve, unconverged_cells, with_convergence
-from nerplat.analysis.runs import EPOCH_SCHEMA
+from nerplat.analysis.run_frames import EPOCH_SCHEMA
 from nerplat.analysis.settings import AnalysisSettings
 from nerplat.analysis.synthetic import synthetic_replicates
 

@@ -93,7 +93,7 @@ def test_a_failure_while_writing_keeps_the_previous_report(store, tmp_path, monk
 
 def test_tune_only_experiments_still_get_their_hyperparameter_plot():
     from nerplat.analysis.report import analyse
-    from nerplat.analysis.runs import replicate_frame
+    from nerplat.analysis.run_frames import replicate_frame
 
     trials = pl.DataFrame({
         "dataset": ["toy"] * 4, "method": ["mom"] * 4, "status": ["completed"] * 4,

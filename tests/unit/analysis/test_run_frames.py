@@ -5,10 +5,10 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from nerplat.analysis import runs as runs_module
-from nerplat.analysis.runs import fetch_experiment, open_client, sampler_family
+from nerplat.analysis.run_frames import fetch_experiment, sampler_family
 from nerplat.errors import UserInputError
-from nerplat.track import schema
+from nerplat.track import experiment_reader, schema
+from nerplat.track.experiment_reader import open_client
 
 
 def test_replicate_frame_has_identity_columns_and_every_metric(store):
@@ -46,7 +46,7 @@ def test_trial_frame_turns_numeric_params_into_floats(store):
 
 
 def test_search_follows_page_tokens(store, monkeypatch):
-    monkeypatch.setattr(runs_module, "PAGE_SIZE", 2)
+    monkeypatch.setattr(experiment_reader, "PAGE_SIZE", 2)
     for seed in range(5):
         store.replicate("ce", seed, {"test_micro_f1": 0.1 * seed})
     frame = fetch_experiment(open_client(store.client.tracking_uri), store.experiment).replicates

@@ -1,4 +1,4 @@
-"""MLflow runs of one experiment -> Polars frames, one row per run.
+"""MLflow runs of one experiment -> Polars frames, one row per run (read through `track/experiment_reader.py`).
 
 Replicate runs become the frame every statistic is computed from: identity columns (from the
 `nerplat.*` tags of `track/schema.py`) and one Float64 column per metric. Tune trials become a
@@ -9,11 +9,8 @@ configuration each arm chose. Nothing here computes statistics.
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -21,11 +18,10 @@ import polars as pl
 from nerplat.errors import Problem, UserInputError
 from nerplat.track import schema
 from nerplat.track.current_runs import current_runs
-from nerplat.track.names import SUMMARY_RUN_KEY, SUMMARY_RUN_NAME
+from nerplat.track.experiment_reader import find_experiment, find_summary_run, latest_steps, read_plan, search_all
 
 if TYPE_CHECKING:
-    from mlflow import MlflowClient
-    from mlflow.entities import Experiment, Run
+    from nerplat.track.experiment_reader import MlflowClient, Run
 
 # Frame column -> tag. Order is the column order of every frame.
 TEXT_TAGS = {
@@ -41,7 +37,6 @@ TEXT_TAGS = {
 INTEGER_TAGS = {"size": schema.SIZE, "seed": schema.SEED, "partition": schema.PARTITION}
 IDENTITY_COLUMNS = ("run_id", *TEXT_TAGS, "sampler_label", "sampler_family", *INTEGER_TAGS)
 PARAM_PREFIX = "param."
-PAGE_SIZE = 5000  # runs per search_runs page; the SQLite store accepts up to 50,000
 # Per-epoch dev metrics read back as learning curves (the dev counterparts of the headline F1s).
 CURVE_METRICS = ("dev_micro_f1", "dev_macro_f1")
 EPOCH_SCHEMA = {"run_id": pl.String(), "metric": pl.String(), "epoch": pl.Int64(), "value": pl.Float64()}
@@ -68,43 +63,6 @@ def sampler_label(arm: str | None, dataset: str | None, method: str | None) -> s
     if arm.startswith(head) and arm.endswith(tail) and len(arm) > len(head) + len(tail):
         return arm[len(head) : -len(tail)]
     return None
-
-
-def open_client(tracking_uri: str) -> MlflowClient:
-    from mlflow import MlflowClient
-
-    # reading plan.json would otherwise draw a download progress bar on the terminal
-    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
-
-    return MlflowClient(tracking_uri=tracking_uri)
-
-
-def find_experiment(client: MlflowClient, name: str) -> Experiment:
-    experiment = client.get_experiment_by_name(name)
-    if experiment is None:
-        known = sorted(e.name for e in client.search_experiments(max_results=200))
-        hint = f"; experiments there: {', '.join(known)}" if known else "; the store has no experiments"
-        raise UserInputError(
-            Problem(f"no MLflow experiment named '{name}' at {client.tracking_uri}{hint}", path="EXPERIMENT")
-        )
-    return experiment
-
-
-def search_all(client: MlflowClient, experiment_id: str, kind: str) -> list[Run]:
-    """Every run of one `nerplat.kind` in the experiment, following page tokens."""
-    found: list[Run] = []
-    token = None
-    while True:
-        page = client.search_runs(
-            [experiment_id],
-            filter_string=f"tags.`{schema.KIND}` = '{kind}'",
-            max_results=PAGE_SIZE,
-            page_token=token,
-        )
-        found.extend(page)
-        token = page.token
-        if not token:
-            return found
 
 
 def _identity(run: Run) -> dict[str, Any]:
@@ -225,14 +183,8 @@ def epoch_frame(client: MlflowClient, runs: list[Run], metrics: tuple[str, ...] 
 
     A step logged twice (a worker retried from its checkpoint) keeps its latest value.
     """
-    rows: dict[tuple[str, str, int], tuple[int, float]] = {}
-    for run in runs:
-        for metric in (m for m in metrics if m in run.data.metrics):
-            for point in client.get_metric_history(run.info.run_id, metric):
-                key = (run.info.run_id, metric, int(point.step))
-                if key not in rows or point.timestamp >= rows[key][0]:
-                    rows[key] = (point.timestamp, point.value)
-    columns = [list(c) for c in zip(*((*key, value) for key, (_, value) in rows.items()))] or [[], [], [], []]
+    steps = latest_steps(client, runs, metrics)
+    columns = [list(c) for c in zip(*((*key, value) for key, value in steps.items()))] or [[], [], [], []]
     frame = pl.DataFrame(dict(zip(EPOCH_SCHEMA, columns)), schema=EPOCH_SCHEMA)
     return frame.sort("run_id", "metric", "epoch")
 
@@ -267,38 +219,3 @@ def fetch_experiment(client: MlflowClient, name: str) -> ExperimentRuns:
         chosen=chosen_frame([run for run in of_kind("arm") if run.data.tags.get(schema.PHASE) == "tune"]),
         ignored=tuple(filter(None, [current.warning()])),
     )
-
-
-def find_summary_run(client: MlflowClient, experiment_id: str) -> Run | None:
-    runs = search_all(client, experiment_id, "summary")
-    if len(runs) > 1:
-        ids = ", ".join(r.info.run_id for r in runs)
-        raise UserInputError(
-            Problem(f"experiment has {len(runs)} runs tagged {schema.KIND}=summary ({ids}); expected one")
-        )
-    return runs[0] if runs else None
-
-
-def read_plan(client: MlflowClient, run: Run) -> dict | None:
-    """The compiled plan logged as `plan.json` on the summary run, or None when it was not logged."""
-    if not any(a.path == schema.PLAN_ARTIFACT for a in client.list_artifacts(run.info.run_id)):
-        return None
-    with tempfile.TemporaryDirectory() as scratch:
-        path = Path(client.download_artifacts(run.info.run_id, schema.PLAN_ARTIFACT, scratch))
-        try:
-            return json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as error:
-            raise UserInputError(
-                Problem(f"plan.json is not JSON: {error.msg}", source=f"run {run.info.run_id}/plan.json", line=error.lineno)
-            ) from None
-
-
-def create_summary_run(client: MlflowClient, experiment_id: str, experiment_name: str) -> str:
-    """The summary run analysis artifacts go to, when the runner did not create one."""
-    run = client.create_run(
-        experiment_id,
-        run_name=SUMMARY_RUN_NAME,
-        tags={schema.KIND: "summary", schema.PHASE: "summary", schema.EXPERIMENT: experiment_name, schema.RUN_KEY: SUMMARY_RUN_KEY},
-    )
-    client.set_terminated(run.info.run_id)
-    return run.info.run_id
