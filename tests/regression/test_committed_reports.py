@@ -1,0 +1,53 @@
+"""Every committed report (docs/results/<name>/) has the columns the current analysis writes in its frames.
+
+The expected columns are not listed here: they are what `analysis.report.analyse` writes today for a
+small synthetic experiment, so a new column in the analysis makes every report that predates it fail
+until it is regenerated (`docs/results/reproduce.sh <spec> [profile]`, the command in its RUN.md).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import polars as pl
+import pytest
+from repo_paths import REPO
+
+from nerplat.analysis.report import analyse
+from nerplat.analysis.settings import AnalysisSettings
+from nerplat.analysis.synthetic import synthetic_replicates
+
+RESULTS = REPO / "docs" / "results"
+REPORTS = sorted(folder for folder in RESULTS.iterdir() if (folder / "RUN.md").is_file() or (folder / "summary.parquet").is_file())
+FRAMES = ("summary", "tests")
+
+
+@lru_cache(maxsize=1)
+def written_columns() -> dict[str, list[str]]:
+    """The columns of each frame the analysis writes, for two sizes, three methods and three seeds."""
+    replicates = synthetic_replicates(sizes=(20, 50), seeds=3)
+    analysis = analyse(replicates, pl.DataFrame(), AnalysisSettings(baseline="ce", comparisons=(("mom", "focal"),), bootstrap_resamples=100))
+    return {"summary": analysis.summary.columns, "tests": analysis.tests.columns}
+
+
+def test_the_synthetic_experiment_fills_both_frames():
+    columns = written_columns()
+    assert {"mean", "se", "ci_low", "ci_high", "converged"} <= set(columns["summary"])
+    assert {"p_value", "p_holm", "mde", "n_needed"} <= set(columns["tests"])
+
+
+def test_there_are_committed_reports():
+    assert len(REPORTS) >= 2, f"no report folders found under {RESULTS}"
+
+
+@pytest.mark.parametrize("report", REPORTS, ids=lambda folder: folder.name)
+@pytest.mark.parametrize("frame", FRAMES)
+def test_a_committed_report_has_every_column_the_analysis_writes(report: Path, frame: str):
+    path = report / f"{frame}.parquet"
+    assert path.is_file(), f"{path.relative_to(REPO)} is missing: regenerate the report ({report.name}/RUN.md has the command)"
+    missing = [column for column in written_columns()[frame] if column not in pl.read_parquet_schema(path)]
+    assert not missing, (
+        f"{path.relative_to(REPO)} lacks {', '.join(missing)}, which the current analysis writes: regenerate the report "
+        f"with the command in {report.name}/RUN.md (docs/results/reproduce.sh)"
+    )
