@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from nerplat.errors import Problem, UserInputError
+from nerplat.errors import Problem, UserInputError, shown
 from nerplat.suggest import did_you_mean
 
 M = TypeVar("M", bound=BaseModel)
@@ -83,7 +83,7 @@ def describe(error: Mapping[str, Any], allowed: list[str] | None = None, what: s
         message = message.removeprefix("Assertion failed, ")
     message = message[:1].lower() + message[1:]
     if show_input and isinstance(value, str | int | float | bool) and kind not in ("value_error", "assertion_error"):
-        message += f" (got {value!r})"
+        message += f" (got {shown(value)})"
     return message
 
 

@@ -39,3 +39,11 @@ def test_validated_returns_the_model_or_raises_every_problem_at_once():
         validated(Inner, {"partitions": "many"}, at="low_resource")
     assert [p.path for p in caught.value.problems] == ["low_resource.size", "low_resource.partitions"]
     assert caught.value.problems[0].message == "missing required key 'size'"
+
+
+def test_a_long_value_is_quoted_cut_short():
+    with pytest.raises(ValidationError) as caught:
+        Inner.model_validate({"size": "x" * 1_000_000})
+    [problem] = located_problems(caught.value, Inner)
+    assert problem.message.startswith("input should be a valid integer, unable to parse string as an integer (got 'xxx")
+    assert "..." in problem.message and len(problem.message) < 200
