@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import polars as pl
-
-from nerplat.analysis.sequential import MINIMUM_PAIRS, look_schedule
 from nerplat.config.experiment import Sequential
 from nerplat.plan.model import Arm, Replicate
+
+if TYPE_CHECKING:  # polars is imported where the verdicts are read: importing the runner sets no allocator variable
+    import polars as pl
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,8 @@ class ReplicateLooks:
 
     def seed_counts(self, partitions: int) -> tuple[int, ...]:
         """Seeds run by each look: the pair counts of `analysis.verdicts.claim_design` over partitions."""
+        from nerplat.analysis.sequential import MINIMUM_PAIRS, look_schedule
+
         pairs = look_schedule(self.sequential.max_seeds * partitions, self.sequential.look_every * partitions, MINIMUM_PAIRS)
         return tuple(dict.fromkeys(-(-n // partitions) for n in pairs))
 
@@ -46,7 +48,7 @@ class ReplicateLooks:
         return max(len(self.seed_counts(len(arm.partitions))) for arm in arms)
 
 
-def needed_arms(verdicts: pl.DataFrame, claimed: dict[str, list[str]]) -> set[str]:
+def needed_arms(verdicts: "pl.DataFrame", claimed: dict[str, list[str]]) -> set[str]:
     """Arms some undecided claim still reads: the `arms` of each row without a `decided_look`, and
     for a claim with no row yet (no pairs finished) the arms `claimed` lists for it."""
     needed: set[str] = set()
