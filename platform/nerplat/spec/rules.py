@@ -226,7 +226,7 @@ def check_claims(
             problems.append(document.problem(unknown_name("sampler setting", where.sampler, labels, "settings"), at + ("where", "sampler")))
         if claim.partner_sampler is not None and labels is not None and claim.partner_sampler not in labels:
             problems.append(document.problem(unknown_name("sampler setting", claim.partner_sampler, labels, "settings"), at + ("partner_sampler",)))
-        if unknown or labels is None or claim.partner_sampler is not None:
+        if unknown or labels is None or claim.partner_sampler is not None or where.sampler not in (None, *labels):
             continue
         wanted = [claim.method] + ([claim.partner] if claim.partner != BEST_OTHER else [])
         shared = [s for s in labels if where.sampler in (None, s) and all(_runs_with(methods, name, s) for name in wanted)]

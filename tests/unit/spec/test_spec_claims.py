@@ -1,0 +1,63 @@
+"""`claims:` and `replicate.sequential`: names resolved against the spec, every problem located."""
+
+import pytest
+
+from nerplat.errors import UserInputError
+from nerplat.spec.validate import load_spec
+
+SPEC = (
+    "experiment: t\ndataset: conll2003\n"
+    "samplers: [[], [{fraction: {f: 0.5}}]]\n"
+    "methods:\n"
+    "  ce: {loss: ce}\n"
+    "  mom: {loss: mom, lambda: 0.2, samplers: [full]}\n"
+)
+
+
+def problems(catalog, write_spec, text):
+    with pytest.raises(UserInputError) as raised:
+        load_spec(write_spec(text), catalog)
+    return [(p.path, p.line, p.message) for p in raised.value.problems]
+
+
+def test_claims_and_a_sequential_design_compile_into_the_plan(catalog, write_spec):
+    text = SPEC + (
+        "replicate: {sequential: {max_seeds: 6, look_every: 2}}\n"
+        "claims:\n"
+        "  - {id: a, paper: 'Nemoto et al. 2024, Table 3', method: mom, partner: ce, metric: macro_f1, effect: 0.0033}\n"
+        "  - {id: b, paper: x, method: ce, partner: ce, partner_sampler: full, where: {sampler: fraction-0.5}, metric: micro_f1,"
+        " direction: better}\n"
+    )
+    validated = load_spec(write_spec(text), catalog)
+    assert [c.id for c in validated.spec.claims] == ["a", "b"] and validated.seeds == tuple(range(6))
+    assert validated.spec.claims[1].rule_effect > 0 and validated.spec.replicate.sequential.spending == "obrien_fleming"
+
+
+@pytest.mark.parametrize(
+    ("claim", "path", "message"),
+    [
+        ("{id: a, paper: x, method: mon, partner: ce, metric: micro_f1, effect: 0.1}", "claims[0].method", "unknown method 'mon'; did you mean 'mom'?"),
+        ("{id: a, paper: x, method: mom, partner: bst, metric: micro_f1, effect: 0.1}", "claims[0].partner", "or best_other"),
+        ("{id: a, paper: x, method: mom, partner: mom, metric: micro_f1, effect: 0.1}", "claims[0].partner", "with itself tests nothing"),
+        ("{id: a, paper: x, method: mom, partner: ce, metric: micro_f1, effect: 0.1, where: {sampler: nope}}", "claims[0].where.sampler",
+         "unknown sampler setting 'nope'"),
+        ("{id: a, paper: x, method: mom, partner: ce, metric: micro_f1, effect: 0.1, where: {sampler: fraction-0.5}}", "claims[0]",
+         "never run with the same sampler setting"),
+        ("{id: a, paper: x, method: mom, partner: ce, metric: f1, effect: 0.1}", "claims[0].metric", "micro_f1"),
+        ("{id: a, paper: x, method: mom, partner: ce, metric: micro_f1, effect: true}", "claims[0].effect", "not true"),
+        ("{id: a, paper: x, method: mom, partner: ce, metric: micro_f1}", "claims[0]", "or only its direction"),
+        ("{id: a, paper: x, method: ce, partner: ce, partner_sampler: nope, where: {sampler: full}, metric: micro_f1, effect: 0.1}",
+         "claims[0].partner_sampler", "unknown sampler setting 'nope'"),
+    ],
+)
+def test_a_bad_claim_is_located(catalog, write_spec, claim, path, message):
+    found = problems(catalog, write_spec, SPEC + f"claims:\n  - {claim}\n")
+    assert any(p == path and line == 8 and message in text for p, line, text in found), found
+
+
+def test_claim_ids_are_unique_and_seeds_agree_with_the_design(catalog, write_spec):
+    claim = "{id: a, paper: x, method: mom, partner: ce, metric: micro_f1, effect: 0.1}"
+    found = problems(catalog, write_spec, SPEC + f"claims:\n  - {claim}\n  - {claim}\n")
+    assert ("claims[1].id", 9, "claim id 'a' is used twice: give each claim its own id") in found
+    found = problems(catalog, write_spec, SPEC + "replicate: {seeds: 3, sequential: {max_seeds: 6, look_every: 2}}\n")
+    assert any(p == "replicate" and "drop seeds (3) or set it to max_seeds (6)" in text for p, _, text in found), found
