@@ -17,7 +17,7 @@ import pytest
 from nerplat.catalog import default_catalog
 from nerplat.plan.compiler import compile_plan
 from nerplat.run.job import PHASE_KEY, TrialJob
-from nerplat.run.runner import trials_that_fit
+from nerplat.run.ray_session import trials_that_fit
 from nerplat.run.trainable import trial_resources
 
 pytestmark = pytest.mark.slow

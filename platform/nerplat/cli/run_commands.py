@@ -83,7 +83,8 @@ def run(
       nerplat run specs/quickstart.yaml --resume
     """
     from nerplat.analysis.headline import report_headline
-    from nerplat.run.runner import ExperimentRunner, Interrupted, RunOptions
+    from nerplat.run.ray_session import Interrupted
+    from nerplat.run.runner import ExperimentRunner, RunOptions
     from nerplat.track.store import StoreLost
 
     # Logs and CI are not terminals: give the progress table room instead of rich's default 80 columns.

@@ -10,19 +10,17 @@ deterministic keys (run tags) and skipped; a tuning search continues the arm's O
 optuna-dashboard shows, track/studies.py), brought in step with MLflow's finished trials first
 (run/study.py); trials that were running when the driver stopped are marked interrupted and
 replaced by new ones. This works the same after Ctrl-C, a killed driver, or on another cluster.
+
+The phases are `run/tune_phase.py` and `run/replicate_phase.py`; starting Ray, its environment and
+how many trials fit are `run/ray_session.py`; what a run returns is `run/outcomes.py`.
 """
 
 from __future__ import annotations
 
-import json
-import logging
-import math
 import os
 import shutil
-import signal
-import threading
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,65 +29,32 @@ from rich.markup import escape
 
 from nerplat.errors import Problem, StorageError, UserInputError
 from nerplat.kill_points import kill_point
-from nerplat.plan.compiler import TUNE_SEED
 from nerplat.plugins import files_record
-from nerplat.plan.model import Arm, Plan, Replicate
-from nerplat.run.allocator import worker_malloc_line, worker_preload
+from nerplat.plan.model import Plan
+from nerplat.run.allocator import worker_malloc_line
 from nerplat.run.exported_metrics import TrialMetrics
-from nerplat.run.job import PHASE_KEY, TrialJob
-from nerplat.run.ledger import FinishedTrial, RunLedger
-from nerplat.run.looks import ReplicateLooks, claimed_arms, needed_arms
+from nerplat.run.ledger import RunLedger
+from nerplat.run.outcomes import ArmOutcome, RunSummary
 from nerplat.run.progress import DEFAULT_EVERY, ProgressBoard
-from nerplat.run.ray_preflight import joining_problem, refuse_busy_port, refuse_small_file_size_limit, refuse_unreachable_cluster
+from nerplat.run.ray_session import (
+    Interrupted,
+    concurrency,
+    configure_ray_environment,
+    connect_ray,
+    is_local,
+    path_component,
+    placement_problem,
+    quiet_library_logs,
+    treat_sigterm_as_ctrl_c,
+)
+from nerplat.run.replicate_phase import ReplicatePhase
 from nerplat.run.spec_change import SpecChange, spec_change
+from nerplat.run.tune_phase import TunePhase
 from nerplat.track import schema
 from nerplat.track.current_runs import current_runs
 from nerplat.track.runs import ExperimentTracker, experiment_exists
 from nerplat.track.store import StoreLost, local_artifact_root, resolve_tracking_uri, sqlite_path
-from nerplat.track.studies import open_optuna_storage, resolve_optuna_storage, study_name
-
-# Ray's own console output would fight the progress view; its result loggers (CSV, JSON,
-# TensorBoard per trial) cost disk across thousands of trials and MLflow has it all. Set by
-# `ExperimentRunner.run` (not on import), unless the user set them.
-RAY_SETTINGS = {
-    "RAY_AIR_NEW_OUTPUT": "0",
-    "TUNE_DISABLE_AUTO_CALLBACK_LOGGERS": "1",
-    "RAY_CHDIR_TO_TRIAL_DIR": "0",
-    "TUNE_DISABLE_SIGINT_HANDLER": "0",
-    # The driver's own MLflow calls: one quick retry, then `PatientClient` (track/store.py) takes over
-    # with a visible message per attempt instead of MLflow's silent four-minute backoff.
-    "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "1",
-    "MLFLOW_HTTP_REQUEST_TIMEOUT": "20",
-}
-
-# Passed to every Ray worker, so trials find corpora, caches and the store as the driver does.
-# Not MLFLOW_TRACKING_URI: trials get the URI without credentials from the runner
-# (nerplat.track.store), and Ray's runtime environment is readable by anyone on the cluster.
-FORWARDED_ENV = (
-    "NERPLAT_DATA",
-    "NERPLAT_CACHE",
-    "HF_HUB_OFFLINE",
-    "TRANSFORMERS_OFFLINE",
-    "HF_HOME",
-    "TOKENIZERS_PARALLELISM",
-    "MLFLOW_S3_ENDPOINT_URL",
-    "RAY_CHDIR_TO_TRIAL_DIR",
-    "NERPLAT_RAY_STORAGE",
-)
-
-
-
-
-class Interrupted(Exception):
-    """The user stopped the run (Ctrl-C or SIGTERM); state is in MLflow and `--resume` continues."""
-
-
-def treat_sigterm_as_ctrl_c() -> None:
-    """SIGTERM (what Kubernetes sends) stops the run as Ctrl-C does: Tune ends its trials, their runs
-    are marked interrupted. Replaces Ray's handler (`sys.exit` mid-step: a C++ stack dump, exit 134);
-    so it is installed again after `ray.init`."""
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, lambda signum, frame: signal.raise_signal(signal.SIGINT))
+from nerplat.track.studies import open_optuna_storage, resolve_optuna_storage
 
 
 @dataclass
@@ -107,173 +72,12 @@ class RunOptions:
     metrics_port: int | None = None  # embedded Ray's Prometheus endpoint on 127.0.0.1 (default: a free port)
 
 
-@dataclass
-class ArmOutcome:
-    arm: str
-    chosen: dict[str, Any] | None = None  # searched values chosen on dev ({} without a search space)
-    chosen_value: float | None = None
-    tune_trials: dict[str, int] = field(default_factory=dict)  # status -> count
-    replicates: dict[str, int] = field(default_factory=dict)  # status -> count
-    errors: list[str] = field(default_factory=list)  # full message of every failure, and why the arm is incomplete
-
-
-@dataclass
-class RunSummary:
-    experiment: str
-    tracking_uri: str
-    experiment_id: str
-    outcomes: list[ArmOutcome]
-    report_dir: Path | None = None
-    analysis_error: str | None = None
-    unconverged: tuple[str, ...] = ()  # one line per compared cell whose epoch budget did not converge
-    status: str = "completed"  # of the summary run: completed | failed | interrupted (--tune-only)
-    optuna_storage: str | None = None  # where the tuned arms' Optuna studies are (None: no arm was tuned)
-
-    def failed(self) -> list[ArmOutcome]:
-        return [o for o in self.outcomes if o.errors or o.replicates.get("failed")]
-
-
-def quiet_library_logs(verbose: bool) -> None:
-    """Ray, Tune, Optuna and MLflow log routine steps at INFO/WARNING; the progress view says it better."""
-    from nerplat.track.store import tracking_logger
-
-    level = logging.INFO if verbose else logging.ERROR
-    tracking_logger().setLevel(level)  # MLflow configures its loggers on import: set levels after it
-    for name in ("ray", "ray.tune", "ray.train", "optuna", "alembic"):
-        logging.getLogger(name).setLevel(level)
-    # Tune logs a failed trial with Ray's whole traceback; the run prints the trial's own message instead
-    # (run/events.py, in full, with its arm), and --verbose still shows the traceback.
-    logging.getLogger("ray.tune.execution.tune_controller").setLevel(level if verbose else logging.CRITICAL)
-    import optuna
-
-    optuna.logging.set_verbosity(optuna.logging.INFO if verbose else optuna.logging.WARNING)
-
-
-def connect_ray(address: str | None, verbose: bool, metrics_port: int | None = None, flag: str = "--address") -> str | None:
-    """Embedded local Ray, reachable from this machine only, unless `address` names a running cluster
-    (the runner's `ray_address`: --address, else RAY_ADDRESS; `flag` says which, for messages).
-    Returns the Ray dashboard's URL (None when the cluster runs none).
-
-    The embedded Ray is always a new cluster (`address="local"`): without it `ray.init` joins the
-    cluster /tmp/ray/ray_current_cluster names (another user's `ray start`, or a stale file that
-    makes it retry "Failed to connect to GCS" for ever). Joining one takes --address or RAY_ADDRESS.
-    What Ray would report only as a timeout is refused first (`run.ray_preflight`).
-
-    `metrics_port` is where the embedded Ray's metrics agent serves Prometheus (Ray's metrics and
-    nerplat's, `run.exported_metrics`); a running cluster's nodes set theirs with `ray start
-    --metrics-export-port`, so it is refused with an address."""
-    import ray
-
-    if ray.is_initialized():
-        return None  # this process connected earlier (a test, a notebook) and printed the URL then
-    from nerplat.plugins import ray_runtime_env
-
-    env_vars = {name: os.environ[name] for name in FORWARDED_ENV if name in os.environ}
-    plugins = ray_runtime_env()  # the user's plugin code, shipped to and imported on every worker
-    kwargs: dict[str, Any] = {
-        "runtime_env": {**plugins, "env_vars": {**env_vars, **plugins.get("env_vars", {})}},
-        "log_to_driver": verbose,
-        "logging_level": logging.INFO if verbose else logging.ERROR,
-    }
-    if address:
-        if metrics_port is not None:
-            raise UserInputError(
-                Problem(
-                    f"--metrics-port sets the port of an embedded Ray; the nodes of the cluster at {address} "
-                    "serve their metrics on the port of their `ray start --metrics-export-port`",
-                    path="--metrics-port",
-                )
-            )
-        refuse_unreachable_cluster(address, flag)
-        try:
-            return dashboard_url(ray.init(address=address, **kwargs))
-        except (ConnectionError, RuntimeError, ValueError, ray.exceptions.RayError) as error:  # RayError: AuthenticationError
-            raise joining_problem(address, flag, error) from None
-    if metrics_port is not None:
-        refuse_busy_port(metrics_port)
-        kwargs["_metrics_export_port"] = metrics_port
-    refuse_small_file_size_limit()
-    kwargs["runtime_env"]["env_vars"].update(worker_preload(os.environ))  # a cluster's nodes choose their own
-    # Every process of an embedded cluster (GCS, raylet, workers, agents) listens on loopback only:
-    # Ray binds its servers to the node IP when that is loopback, and takes loopback as the node IP
-    # while its multi-node switch is off (read by services.get_node_ip_address; the switch macOS and
-    # Windows use, RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0, set here after import). `ray.init(
-    # _node_ip_address="127.0.0.1")` cannot do it: Ray swaps loopback for the external address.
-    from ray._private import ray_constants
-
-    multi_node = ray_constants.ENABLE_RAY_CLUSTER
-    ray_constants.ENABLE_RAY_CLUSTER = False
-    try:
-        # The dashboard (state API) is what Train V2 uses to clean up stopped trials: without it a trial
-        # that ASHA stops is never cleaned up and later trials wait for their worker group forever.
-        return dashboard_url(ray.init(address="local", include_dashboard=True, dashboard_host="127.0.0.1", **kwargs))
-    finally:
-        ray_constants.ENABLE_RAY_CLUSTER = multi_node  # a later ray.init(address=...) finds its node as usual
-
-
-def dashboard_url(context: Any) -> str | None:
-    """The dashboard address of `ray.init`'s context as a URL ('127.0.0.1:8265' -> 'http://127.0.0.1:8265')."""
-    address = getattr(context, "dashboard_url", None)
-    if not address:
-        return None
-    return address if "://" in address else f"http://{address}"
-
-
-def configure_ray_environment(storage: str) -> None:
-    """Ray settings of this driver process (the user's own values win) and where Train workers store."""
-    for name, value in RAY_SETTINGS.items():
-        os.environ.setdefault(name, value)
-    os.environ["NERPLAT_RAY_STORAGE"] = storage  # forwarded: Ray Train workers of multi-worker trials
-
-
-def concurrency(arm: Arm, limit: int | None) -> int:
-    """Trials of `arm` that fit the running Ray cluster at once, capped by the spec's max_concurrent."""
-    import ray
-
-    return trials_that_fit(arm, ray.cluster_resources(), limit)
-
-
-def trials_that_fit(arm: Arm, available: dict[str, float], limit: int | None) -> int:
-    """Trials of `arm` that fit in `available` resources at once (at least one), capped by `limit`."""
-    resources = arm.resources
-    per_trial = {"CPU": resources.cpus_per_worker * resources.workers, "GPU": resources.gpus_per_worker * resources.workers}
-    per_trial |= {name: amount * resources.workers for name, amount in resources.custom.items()}
-    fits = [math.floor(available.get(name, 0.0) / need + 1e-9) for name, need in per_trial.items() if need > 0]
-    count = max(1, min(fits)) if fits else 1
-    return min(count, limit) if limit else count
-
-
-def placement_problem(arm: Arm, nodes: list[dict[str, float]]) -> str | None:
-    """Why no trial of `arm` can ever be placed on Ray nodes with these total resources, or None.
-
-    Each worker's bundle must fit on one node, and all bundles (plus the launcher's 0.01 CPU of a
-    multi-worker trial) in the cluster.
-    """
-    resources = arm.resources
-    bundle = {"CPU": resources.cpus_per_worker, "GPU": resources.gpus_per_worker, **resources.custom}
-    bundle = {name: amount for name, amount in bundle.items() if amount > 0}
-    if not any(all(node.get(name, 0.0) >= amount - 1e-9 for name, amount in bundle.items()) for node in nodes):
-        largest = ", ".join(f"{name} {max((node.get(name, 0.0) for node in nodes), default=0.0):g}" for name in bundle)
-        return f"arm {arm.id}: a worker needs {_amounts(bundle)}, but no Ray node has that much (largest: {largest})"
-    need = {name: amount * resources.workers for name, amount in bundle.items()}
-    if resources.workers > 1:
-        need["CPU"] = need.get("CPU", 0.0) + 0.01
-    total = {name: sum(node.get(name, 0.0) for node in nodes) for name in need}
-    if any(total[name] < amount - 1e-9 for name, amount in need.items()):
-        return f"arm {arm.id}: a trial of {resources.workers} workers needs {_amounts(need)}, but the cluster has {_amounts(total)}"
-    return None
-
-
-def _amounts(resources: dict[str, float]) -> str:
-    return ", ".join(f"{name} {amount:g}" for name, amount in resources.items())
-
-
 def _select_key(plan: Plan) -> str:
     metric = plan.tune.metric if plan.tune else "dev_micro_f1"
     return metric[len("dev_"):] if metric.startswith("dev_") else metric
 
 
-class ExperimentRunner:
+class ExperimentRunner(TunePhase, ReplicatePhase):
     """Runs one plan; holds the run ledger (MLflow), the progress board and the Ray storage location."""
 
     def __init__(self, plan: Plan, options: RunOptions, console: Console):
@@ -404,7 +208,7 @@ class ExperimentRunner:
 
     @property
     def report_dir(self) -> Path:
-        return self.options.report_dir or (self.options.workdir / "reports" / _safe(self.plan.experiment))
+        return self.options.report_dir or (self.options.workdir / "reports" / path_component(self.plan.experiment))
 
     def _analyze_into(self, summary: RunSummary) -> None:
         """The report, unless an arm failed (a resume that completes it writes the report); a store
@@ -427,7 +231,7 @@ class ExperimentRunner:
 
     def _refuse_unreachable_store(self) -> None:
         address = self.ray_address
-        if address and sqlite_path(self.tracking_uri) is not None and not _is_local(address):
+        if address and sqlite_path(self.tracking_uri) is not None and not is_local(address):
             raise UserInputError(
                 f"the MLflow store {self.tracking_uri} is a file on this machine, but Ray at {address} runs trials on "
                 "other machines that cannot write to it: set MLFLOW_TRACKING_URI (or tracking.uri in the spec) to an "
@@ -545,250 +349,16 @@ class ExperimentRunner:
         for problem in problems:
             self.console.print(f"[yellow]waiting:[/] {escape(problem)}; Tune waits until a node that fits joins (an autoscaler may add one; Ctrl-C stops)")
 
-    # -- tune phase --------------------------------------------------------------------------
-
-    def _tune_arm(self, arm: Arm, outcome: ArmOutcome) -> None:
-        """Searches the arm's space on dev (continuing an earlier session's trials), then chooses."""
-        ledger = self.ledger
-        parent = ledger.start_phase(arm, "tune", params={"search_space": {k: v.label() for k, v in arm.search_space.items()}})
-        metric = f"dev_best_{self.select_metric}"
-        previous = ledger.finished_trials(parent.run_id, metric)
-        progress = self.board.phase(arm.id, "tune", arm.tune_trials)
-        progress.skipped = len(previous)
-        for trial in previous:
-            progress.offer(trial.value)
-        remaining = arm.tune_trials - len(previous)
-        budget_spent = False
-        if not parent.finished and remaining > 0:
-            kept = f" ({len(previous)} finished earlier)" if previous else ""
-            self.board.stage(f"tuning {arm.id}: {remaining} of {arm.tune_trials} trials to run{kept}")
-            errors, budget_spent = self._search(arm, parent.run_id, previous, remaining)
-            outcome.errors += errors
-            previous = ledger.finished_trials(parent.run_id, metric)
-        outcome.tune_trials.update(ledger.statuses(parent.run_id))
-        if len(previous) < arm.tune_trials:
-            budget = f"tune.time_budget_s ({self.plan.tune.time_budget_s:g} s)" if budget_spent else None
-            if budget and previous:  # the spec's own limit: choose from what finished
-                self.board.stage(f"tuning {arm.id}: {budget} spent after {len(previous)} of {arm.tune_trials} trials; choosing from those")
-            else:
-                # Chosen from fewer trials than the spec asks for, the arm would not be the experiment the
-                # spec describes: it stays unchosen, and --resume runs the missing trials.
-                outcome.errors.append(
-                    f"{budget} was spent before any trial finished: raise it" if budget
-                    else f"tuning incomplete: {len(previous)} of {arm.tune_trials} trials finished; the arm is not "
-                    "replicated until --resume has run the missing ones"
-                )
-                ledger.finish(parent.run_id, "failed")
-                return
-        chosen = self._chosen_trial(arm, parent.run_id, previous)
-        outcome.chosen, outcome.chosen_value = chosen.values, chosen.value
-        ledger.record_choice(parent.run_id, chosen, metric)
-        ledger.finish(parent.run_id, "completed")
-
-    def _arm_study(self, arm: Arm, parent_run_id: str, previous: list[FinishedTrial]) -> Any:
-        """The arm's Optuna study, in step with MLflow's finished trials (run/study.py)."""
-        from nerplat.run.search import optuna_distributions
-        from nerplat.run.study import ArmStudy, prepare_study
-
-        study = ArmStudy(self.study_storage, study_name(self.plan.experiment, arm.id), tuple(previous))
-        metric = f"dev_best_{self.select_metric}"
-        distributions = optuna_distributions(arm.search_space)
-        if prepare_study(study, owner=parent_run_id, metric=metric, mode=self.plan.tune.mode, distributions=distributions):
-            self.console.print(
-                f"[yellow]replaced the Optuna study {escape(study.name)}[/] in {escape(self.optuna_storage)}: it held the "
-                "trials of another MLflow run of this arm, since deleted (the experiment or the arm started anew)"
-            )
-        return study
-
-    def _chosen_trial(self, arm: Arm, parent_run_id: str, previous: list[FinishedTrial]) -> FinishedTrial:
-        """The study's best trial, once the study agrees with MLflow: nerplat and optuna-dashboard
-        choose the same trial, ties included (run/study.py, `chosen_trial`)."""
-        from nerplat.run.study import chosen_trial
-
-        return chosen_trial(self._arm_study(arm, parent_run_id, previous))
-
-    def _search(self, arm: Arm, parent_run_id: str, previous: list[FinishedTrial], remaining: int) -> tuple[list[str], bool]:
-        """One Tuner over `remaining` new trials, continuing the arm's Optuna study; returns the arm's
-        trial errors and whether `tune.time_budget_s` ended it early."""
-        from ray import tune
-
-        from nerplat.run.events import TrialEvents
-        from nerplat.run.search import SCHEDULERS, SEARCHERS, searcher_seed, tune_domains
-        from nerplat.run.study import asked_trials, enqueue_unfinished, fail_running
-        from nerplat.run.trainable import nerplat_trial, trial_resources
-
-        settings = self.plan.tune
-        metric = f"dev_best_{self.select_metric}"
-        study = self._arm_study(arm, parent_run_id, previous)
-        enqueue_unfinished(study, settings.enqueue.get(arm.method, ()))  # the spec's starting points, each once
-        seed = searcher_seed(settings.seed, arm.id, asked_trials(study))
-        searcher = SEARCHERS.build(
-            settings.searcher.name, settings.searcher.params, at="tune.search", space=arm.search_space, seed=seed, study=study
-        )
-        evaluations = max(1, arm.fixed["train"]["epochs"] // arm.fixed["train"]["eval_every"])
-        scheduler = SCHEDULERS.build(settings.scheduler.name, settings.scheduler.params, at="tune.scheduler", max_t=evaluations)
-        job = TrialJob(
-            arm=arm, phase="tune", seed=TUNE_SEED, partition=arm.partitions[0], eval_split=None,
-            select_metric=self.select_metric, parent_run_id=parent_run_id,
-        )
-        events = TrialEvents(self.ledger, self.board, self.metrics, search=searcher)
-        tuner = tune.Tuner(
-            tune.with_resources(nerplat_trial, trial_resources),
-            param_space={PHASE_KEY: job.model_dump(mode="json"), **tune_domains(arm.search_space)},
-            tune_config=tune.TuneConfig(
-                metric=metric,
-                mode=settings.mode,
-                search_alg=searcher,
-                scheduler=scheduler,
-                num_samples=remaining,
-                max_concurrent_trials=concurrency(arm, settings.max_concurrent),
-                time_budget_s=settings.time_budget_s,
-                reuse_actors=True,
-                trial_dirname_creator=lambda trial: trial.trial_id,
-            ),
-            run_config=self._ray_run_config(f"{_safe(arm.id)}__tune", events, arm.resources.max_retries),
-        )
-        try:
-            budget_spent = self._fit(tuner, events, expected=remaining, time_budget_s=settings.time_budget_s)
-        finally:
-            fail_running(study)
-        return events.errors.get(arm.id, []), budget_spent
-
-    # -- replicate phase ---------------------------------------------------------------------
-
-    def _replicate(self, arms: list[Arm], outcomes: dict[str, ArmOutcome]) -> None:
-        """Re-trains each arm's chosen configuration for every replicate not yet completed: all at
-        once, or look by look under a sequential design (`run.looks`) while some claim needs the arm."""
-        parents: dict[str, str] = {}
-        asked = {arm.id: arm.replicates for arm in arms}
-        if self.plan.sequential is None:
-            self._replicate_look(arms, asked, outcomes, parents)
-        else:
-            looks = ReplicateLooks(self.plan.sequential, tuple(sorted({r.seed for a in arms for r in a.replicates})))
-            claimed = claimed_arms(arms, self.plan.claims)
-            active = list(arms)
-            for look in range(looks.looks(arms)):
-                asked.update({arm.id: looks.replicates(arm, look) for arm in active})
-                self.board.stage(f"look {look + 1}: replicates of {len(active)} arm(s) up to {max(len(asked[a.id]) for a in active)} each")
-                self._replicate_look(active, asked, outcomes, parents)
-                if any(outcomes[a.id].errors for a in active):
-                    break  # a failed replicate leaves its claims unjudged: a resume runs it again first
-                needed = needed_arms(self._claim_verdicts(), claimed)
-                for arm in active:
-                    if arm.id not in needed:  # its claims are decided: the progress table counts what it ran
-                        self.board.phase(arm.id, "replicate", len(arm.replicates)).total = len(asked[arm.id])
-                active = [arm for arm in active if arm.id in needed and len(asked[arm.id]) < len(arm.replicates)]
-                if not active:
-                    break
-        for arm in arms:
-            statuses = self.ledger.statuses(parents[arm.id])
-            outcomes[arm.id].replicates = statuses
-            self.ledger.record_replicate_summary(parents[arm.id], self.plan.replicate_split)
-            complete = statuses.get("completed", 0) >= len(asked[arm.id])
-            if complete:
-                self._register_models(arm, parents[arm.id])
-            self.ledger.finish(parents[arm.id], "completed" if complete else "failed")
-
-    def _replicate_look(
-        self, arms: list[Arm], asked: dict[str, tuple[Replicate, ...]], outcomes: dict[str, ArmOutcome], parents: dict[str, str]
-    ) -> None:
-        """Runs the `asked` replicates of `arms` that have not completed, all in one Tuner."""
-        jobs = []
-        for arm in arms:
-            jobs += self._replicate_jobs(arm, asked[arm.id], outcomes[arm.id].chosen or {}, parents)
-        if jobs:
-            self.board.stage(f"replicates: {len(jobs)} runs of {len(arms)} arm(s) with their chosen configurations")
-            for arm_id, errors in self._fit_replicates(arms, jobs).items():
-                outcomes[arm_id].errors += errors
-
-    def _claim_verdicts(self) -> Any:
-        """The claims judged on the replicates finished so far (statistics only: no ASO, no convergence)."""
-        import polars as pl
-
-        from nerplat.analysis.report import settings_from_plan
-        from nerplat.analysis.run_frames import fetch_experiment
-        from nerplat.track.experiment_reader import open_client
-        from nerplat.analysis.verdicts import verdicts
-
-        runs = fetch_experiment(open_client(self.tracking_uri), self.plan.experiment)
-        usable = runs.replicates.filter(pl.col("status") == "completed") if not runs.replicates.is_empty() else runs.replicates
-        settings = settings_from_plan(self.plan.model_dump(mode="json"), "plan")
-        return verdicts(usable, pl.DataFrame(), settings, aso=False)
-
-    def _replicate_jobs(
-        self, arm: Arm, replicates: tuple[Replicate, ...], chosen: dict[str, Any], parents: dict[str, str]
-    ) -> list[dict[str, Any]]:
-        """Opens the arm's replicate runs (finished ones are skipped) and returns the Tune jobs of the rest."""
-        parent = self.ledger.start_phase(arm, "replicate", params=chosen, tags={schema.SAMPLED: json.dumps(chosen)})
-        parents[arm.id] = parent.run_id
-        jobs, skipped = [], 0
-        for replicate in replicates:
-            config = arm.trial_config(chosen, seed=replicate.seed, partition=replicate.partition, eval_split=self.plan.replicate_split)
-            run = self.ledger.open_replicate(parent.run_id, arm, replicate, config)
-            if run.finished and run.status == "completed":
-                skipped += 1
-                continue
-            job = TrialJob(
-                arm=arm,
-                phase="replicate",
-                seed=replicate.seed,
-                partition=replicate.partition,
-                eval_split=self.plan.replicate_split,
-                select_metric=self.select_metric,
-                fixed_values=chosen,
-                parent_run_id=parent.run_id,
-                run_id=run.run_id,
-                tracking_uri=self.tracking_uri,
-                log_model=self.plan.replicate_models != "none",
-            )
-            jobs.append(job.model_dump(mode="json"))
-        self.board.phase(arm.id, "replicate", len(arm.replicates)).skipped = skipped
-        return jobs
-
-    def _fit_replicates(self, arms: list[Arm], jobs: list[dict[str, Any]]) -> dict[str, list[str]]:
-        """All replicates of all arms in one Tuner, so small arms fill idle CPUs; returns errors by arm."""
-        from ray import tune
-
-        from nerplat.run.events import TrialEvents
-        from nerplat.run.trainable import nerplat_trial, trial_resources
-
-        events = TrialEvents(self.ledger, self.board, self.metrics)
-        limit = self.plan.tune.max_concurrent if self.plan.tune else None
-        tuner = tune.Tuner(
-            tune.with_resources(nerplat_trial, trial_resources),
-            param_space={PHASE_KEY: tune.grid_search(jobs)},
-            tune_config=tune.TuneConfig(
-                num_samples=1,
-                max_concurrent_trials=max(concurrency(arm, limit) for arm in arms),
-                reuse_actors=True,
-                trial_dirname_creator=lambda trial: trial.trial_id,
-            ),
-            run_config=self._ray_run_config("replicate", events, max(a.resources.max_retries for a in arms)),
-        )
-        self._fit(tuner, events, expected=len(jobs))
-        return events.errors
-
-    def _register_models(self, arm: Arm, parent_run_id: str) -> None:
-        """The arm's chosen replicate models into the MLflow registry (spec `replicate.models`)."""
-        from nerplat.serving.mlflow_models import register_arm_models, registered_model_name
-
-        runs = self.ledger.children(parent_run_id)
-        mode = self.plan.tune.mode if self.plan.tune else "max"
-        name = registered_model_name(self.plan.experiment, arm.id)
-        register_arm_models(
-            self.tracking_uri, name, runs, self.plan.replicate_models, metric=self.select_metric, split=self.plan.replicate_split, mode=mode
-        )
-
     # -- Ray plumbing ------------------------------------------------------------------------
 
     def _ray_run_config(self, name: str, events: Any, max_retries: int) -> Any:
         from ray import tune
 
-        experiment_dir = Path(self.storage) / _safe(self.plan.experiment) / name
+        experiment_dir = Path(self.storage) / path_component(self.plan.experiment) / name
         if "://" not in self.storage and experiment_dir.exists():
             shutil.rmtree(experiment_dir)  # resume state lives in MLflow; stale Ray state would confuse Tune
         return tune.RunConfig(
-            name=f"{_safe(self.plan.experiment)}/{name}",
+            name=f"{path_component(self.plan.experiment)}/{name}",
             storage_path=self.storage,
             callbacks=[events],
             checkpoint_config=tune.CheckpointConfig(num_to_keep=1),
@@ -843,13 +413,3 @@ def _store_lost_in(error: BaseException) -> StoreLost | None:
         seen.add(id(error))
         error = error.__cause__ or error.__context__
     return None
-
-
-def _is_local(address: str) -> bool:
-    host = address.split("://")[-1].rsplit(":", 1)[0]
-    return address == "auto" or host in ("127.0.0.1", "localhost", "::1", "")
-
-
-def _safe(name: str) -> str:
-    """A path component for an arm or experiment id (slashes and odd characters replaced)."""
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)

@@ -15,7 +15,7 @@ def embedded_ray():
     """The `ray` module, connected by `connect_ray`, and the dashboard URL it returned."""
     import ray
 
-    from nerplat.run.runner import connect_ray
+    from nerplat.run.ray_session import connect_ray
 
     if ray.is_initialized():
         pytest.fail("a Ray session of an earlier test is still open: this test must start its own")
@@ -83,7 +83,7 @@ def test_a_stale_current_cluster_file_is_not_joined(ray_temp_dir):
     to connect to GCS" for ever; the embedded Ray starts a new cluster instead."""
     import ray
 
-    from nerplat.run.runner import connect_ray
+    from nerplat.run.ray_session import connect_ray
     from ray_nodes import free_port
 
     gone = free_port()
@@ -103,7 +103,7 @@ def test_a_cluster_started_with_ray_start_on_this_machine_is_not_joined(ray_temp
     `ray_current_cluster` is left alone; joining it takes --address or RAY_ADDRESS."""
     import ray
 
-    from nerplat.run.runner import connect_ray
+    from nerplat.run.ray_session import connect_ray
     from ray_nodes import LocalRayCluster
 
     cluster = LocalRayCluster(tmp_path, head_cpus=1)

@@ -25,7 +25,7 @@ def test_workers_of_an_embedded_ray_have_the_plugins_entries(tmp_path):
     import ray
 
     from nerplat.objectives import OBJECTIVES
-    from nerplat.run.runner import connect_ray
+    from nerplat.run.ray_session import connect_ray
 
     if ray.is_initialized():
         pytest.fail("a Ray session of an earlier test is still open: this test must start its own")

@@ -12,7 +12,7 @@ from nerplat.cli import hoist_global_flags, main, package_version
 from nerplat.cli.options import format_values
 from nerplat.cli.run_commands import print_summary, summary_json
 from nerplat.cli.train_commands import split_assignments
-from nerplat.run.runner import ArmOutcome, RunSummary
+from nerplat.run.outcomes import ArmOutcome, RunSummary
 
 ROOT = Path(__file__).resolve().parents[3]
 QUICKSTART = str(ROOT / "specs" / "quickstart.yaml")

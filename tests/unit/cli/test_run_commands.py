@@ -9,7 +9,8 @@ from pathlib import Path
 from rich.console import Console
 
 from nerplat.cli.run_commands import print_summary, resume_command
-from nerplat.run.runner import ArmOutcome, RunSummary
+from nerplat.run.outcomes import ArmOutcome, RunSummary
+from nerplat.run.ray_session import Interrupted
 
 
 def test_the_resume_hint_repeats_every_option_that_locates_the_experiment():
@@ -40,7 +41,7 @@ def test_the_resume_hint_is_printed_on_one_line_however_long(tmp_path, monkeypat
     from nerplat.run import runner
 
     def interrupted(self):
-        raise runner.Interrupted()
+        raise Interrupted()
 
     monkeypatch.setattr(runner.ExperimentRunner, "run", interrupted)
     spec = Path(__file__).parents[2] / "integration" / "specs" / "tiny_run.yaml"
@@ -64,7 +65,7 @@ def test_progress_every_reaches_the_runner_and_is_documented(monkeypatch, capsys
 
     def interrupted(self):
         seen.append(self.options.progress_every)
-        raise runner.Interrupted()
+        raise Interrupted()
 
     monkeypatch.setattr(runner.ExperimentRunner, "run", interrupted)
     spec = str(Path(__file__).parents[2] / "integration" / "specs" / "tiny_run.yaml")
@@ -94,7 +95,7 @@ def test_the_metrics_port_reaches_the_runner_from_the_flag_or_the_environment(mo
 
     def interrupted(self):
         seen.append(self.options.metrics_port)
-        raise runner.Interrupted()
+        raise Interrupted()
 
     monkeypatch.setattr(runner.ExperimentRunner, "run", interrupted)
     monkeypatch.delenv("NERPLAT_METRICS_PORT", raising=False)
@@ -115,7 +116,7 @@ def test_rerun_changed_reaches_the_runner_with_resume_and_is_refused_without_it(
 
     def interrupted(self):
         seen.append((self.options.resume, self.options.rerun_changed))
-        raise runner.Interrupted()
+        raise Interrupted()
 
     monkeypatch.setattr(runner.ExperimentRunner, "run", interrupted)
     spec = str(Path(__file__).parents[2] / "integration" / "specs" / "tiny_run.yaml")

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from nerplat.run.runner import RAY_SETTINGS, configure_ray_environment, trials_that_fit
+from nerplat.run.ray_session import RAY_SETTINGS, configure_ray_environment, trials_that_fit
 
 
 def arm_with(tiny_plan, **resources):
@@ -59,7 +59,7 @@ def test_configure_ray_environment_keeps_the_users_values(monkeypatch: pytest.Mo
 
 
 def test_a_trial_no_node_can_place_is_named_with_what_it_needs(tiny_plan):
-    from nerplat.run.runner import placement_problem
+    from nerplat.run.ray_session import placement_problem
 
     two_cores = [{"CPU": 2.0, "memory": 1e9}]
     problem = placement_problem(arm_with(tiny_plan, cpus_per_worker=4, workers=1), two_cores)
@@ -73,7 +73,8 @@ def test_a_trial_no_node_can_place_is_named_with_what_it_needs(tiny_plan):
 
 
 def test_a_run_with_a_failure_is_never_marked_completed():
-    from nerplat.run.runner import ArmOutcome, RunSummary, _summary_status
+    from nerplat.run.outcomes import ArmOutcome, RunSummary
+    from nerplat.run.runner import _summary_status
 
     def summary(*outcomes, analysis_error=None):
         return RunSummary("e", "uri", "1", list(outcomes), analysis_error=analysis_error)
@@ -190,7 +191,7 @@ def test_a_metrics_port_is_refused_for_a_running_cluster(monkeypatch):
     import ray
 
     from nerplat.errors import UserInputError
-    from nerplat.run.runner import connect_ray
+    from nerplat.run.ray_session import connect_ray
 
     monkeypatch.setattr(ray, "init", lambda **kwargs: pytest.fail("refused before connecting"))
     with pytest.raises(UserInputError, match="--metrics-port sets the port of an embedded Ray"):
@@ -231,7 +232,7 @@ def test_a_resumed_run_counts_what_an_earlier_session_finished_from_its_start(ti
 def test_the_dashboard_url_of_a_ray_context():
     from types import SimpleNamespace
 
-    from nerplat.run.runner import dashboard_url
+    from nerplat.run.ray_session import dashboard_url
 
     assert dashboard_url(SimpleNamespace(dashboard_url="127.0.0.1:8265")) == "http://127.0.0.1:8265"
     assert dashboard_url(SimpleNamespace(dashboard_url="https://ray.example.org")) == "https://ray.example.org"
@@ -241,7 +242,8 @@ def test_the_dashboard_url_of_a_ray_context():
 def test_an_analysis_that_cannot_write_fails_the_run_with_a_message(tiny_plan, tmp_path, monkeypatch):
     import errno
 
-    from nerplat.run.runner import ArmOutcome, RunSummary, _summary_status
+    from nerplat.run.outcomes import ArmOutcome, RunSummary
+    from nerplat.run.runner import _summary_status
 
     console, stream = piped_console()
     runner = runner_for(tiny_plan, tmp_path, console)
@@ -260,7 +262,7 @@ def test_an_analysis_that_cannot_write_fails_the_run_with_a_message(tiny_plan, t
 def test_sigterm_stops_the_driver_as_ctrl_c_does():
     code = (
         "import os, signal\n"
-        "from nerplat.run.runner import treat_sigterm_as_ctrl_c\n"
+        "from nerplat.run.ray_session import treat_sigterm_as_ctrl_c\n"
         "treat_sigterm_as_ctrl_c()\n"
         "try:\n"
         "    os.kill(os.getpid(), signal.SIGTERM)\n"
@@ -291,7 +293,7 @@ class EndedTrials:
 
 
 def test_a_tuner_stopped_by_its_time_budget_is_not_an_interruption(tiny_plan, tmp_path):
-    from nerplat.run.runner import Interrupted
+    from nerplat.run.ray_session import Interrupted
 
     runner = runner_for(tiny_plan, tmp_path)
     assert runner._fit(StoppedTuner(0.3), EndedTrials(2), expected=5, time_budget_s=0.2) is True

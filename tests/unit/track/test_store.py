@@ -78,7 +78,7 @@ def test_an_unusable_database_is_a_user_error(tmp_path):
 def test_a_lost_server_is_retried_with_a_message_per_attempt_then_given_up(monkeypatch):
     import socket
 
-    from nerplat.run.runner import RAY_SETTINGS
+    from nerplat.run.ray_session import RAY_SETTINGS
 
     for name in ("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "MLFLOW_HTTP_REQUEST_TIMEOUT"):  # as `nerplat run` sets them
         monkeypatch.setenv(name, RAY_SETTINGS[name])

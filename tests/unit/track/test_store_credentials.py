@@ -3,7 +3,7 @@ to Ray has none."""
 
 import pytest
 
-from nerplat.run.runner import FORWARDED_ENV
+from nerplat.run.ray_session import FORWARDED_ENV
 from nerplat.track.store import adopt_uri_credentials, resolve_tracking_uri
 
 
