@@ -12,13 +12,14 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from nerplat.analysis import tables as layouts
+from nerplat.analysis import context_tables, tables as layouts
 from nerplat.analysis.aggregate import metric_columns, summarise
 from nerplat.analysis.compare import setting_axes
 from nerplat.analysis.render import EXTENSIONS, RENDERERS
 from nerplat.analysis.report import paired_comparisons
 from nerplat.analysis.settings import AnalysisSettings
 from nerplat.analysis.synthetic import synthetic_replicates
+from nerplat.analysis.table_model import Table
 
 GOLDENS = Path(__file__).parent / "goldens" / "analysis"
 UPDATE = os.environ.get("NERPLAT_UPDATE_GOLDENS") == "1"
@@ -56,7 +57,7 @@ CHOSEN = pl.DataFrame({
 })
 
 
-def _layouts() -> dict[str, layouts.Table]:
+def _layouts() -> dict[str, Table]:
     frame = _frame()
     axes = setting_axes(frame)
     summary = summarise(frame, metric_columns(frame), SETTINGS)
@@ -67,12 +68,12 @@ def _layouts() -> dict[str, layouts.Table]:
         "comparison": layouts.comparison_tables(summary, comparison.tests, comparison.missing, SETTINGS, axes)[0],
         "grid": layouts.grid_tables(summary, SETTINGS)[0],
         "per_type": layouts.per_type_tables(summary, SETTINGS, axes)[0],
-        "dataset": layouts.dataset_table({"toy": {"train": SPLIT, "test": SPLIT}, "toy_b": {"train": SPLIT, "dev": SPLIT, "test": SPLIT}}),
-        "size_factor": layouts.size_factor_table(summarise(resampling, ["train_size_factor"], SETTINGS)),
+        "dataset": context_tables.dataset_table({"toy": {"train": SPLIT, "test": SPLIT}, "toy_b": {"train": SPLIT, "dev": SPLIT, "test": SPLIT}}),
+        "size_factor": context_tables.size_factor_table(summarise(resampling, ["train_size_factor"], SETTINGS)),
         "tests": layouts.tests_table(
             comparison.tests.filter(pl.col("family") == "pairs"), SETTINGS, "tests-pairs", "Paired tests of mom against focal."
         ),
-        "chosen": layouts.chosen_table(CHOSEN),
+        "chosen": context_tables.chosen_table(CHOSEN),
     }
 
 

@@ -24,7 +24,7 @@ from nerplat.analysis.compare import setting_axes
 from nerplat.analysis.convergence import convergence
 from nerplat.analysis.run_frames import EPOCH_SCHEMA, PARAM_PREFIX
 from nerplat.analysis.settings import AnalysisSettings
-from nerplat.analysis.tables import slug
+from nerplat.analysis.table_model import slug
 from nerplat.analysis.verdicts import ARM_SCHEMA, verdicts
 from nerplat.errors import Problem, UserInputError
 

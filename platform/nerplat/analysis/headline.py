@@ -14,7 +14,7 @@ from typing import Any
 import polars as pl
 
 from nerplat.analysis.settings import AnalysisSettings
-from nerplat.analysis.tables import method_order, natural_key
+from nerplat.analysis.table_model import method_order, natural_key
 from nerplat.plan.labels import arm_label_parts
 from nerplat.track.names import SEPARATOR
 

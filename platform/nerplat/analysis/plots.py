@@ -23,7 +23,7 @@ import polars as pl
 
 from nerplat.analysis.run_frames import PARAM_PREFIX
 from nerplat.analysis.settings import AnalysisSettings
-from nerplat.analysis.tables import method_order, natural_key, slug
+from nerplat.analysis.table_model import method_order, natural_key, slug
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from itertools import groupby
 
-from nerplat.analysis.tables import Cell, Table
+from nerplat.analysis.table_model import Cell, Table
 
 FORMATS = {"md": "Markdown", "latex": "LaTeX", "html": "HTML", "csv": "CSV"}
 EXTENSIONS = {"md": "md", "latex": "tex", "html": "html", "csv": "csv"}

@@ -25,7 +25,7 @@ from pathlib import Path
 import polars as pl
 
 from nerplat.analysis import plots as plotting
-from nerplat.analysis import tables as layouts
+from nerplat.analysis import context_tables, tables as layouts
 from nerplat.analysis.aggregate import metric_columns, summarise
 from nerplat.analysis.compare import (
     PairedComparison,
@@ -41,6 +41,7 @@ from nerplat.analysis.render import EXTENSIONS, FORMATS, RENDERERS, html_page, t
 from nerplat.analysis.run_frames import EPOCH_SCHEMA, ExperimentRuns, fetch_experiment
 from nerplat.analysis.report_folder import install, owned_files, refuse_clashes
 from nerplat.analysis.settings import AnalysisSettings, settings_from_mapping
+from nerplat.analysis.table_model import Table, slug
 from nerplat.analysis.verdicts import arm_frame, verdicts as claim_verdicts
 from nerplat.errors import Problem, StorageError, UserInputError
 from nerplat.plan.labels import arm_label_parts
@@ -195,7 +196,7 @@ class Analysis:
     missing: pl.DataFrame
     unconverged: list[str]
     verdicts: pl.DataFrame  # one row per claim and setting (`analysis.verdicts`); empty without claims
-    tables: list[layouts.Table]
+    tables: list[Table]
     plots: list[plotting.Plot]
     warnings: list[str]
 
@@ -233,26 +234,26 @@ def analyse(
     warnings += _missing_warnings(comparison.missing) + unconverged
 
     judged = claim_verdicts(usable, verdicts, settings, axes, arms, trials)
-    claims = layouts.verdicts_table(judged)
+    claims = context_tables.verdicts_table(judged)
     tables = [claims] if claims else []
     tables += layouts.size_tables(summary, settings, axes)
     tables += layouts.comparison_tables(summary, tests, comparison.missing, settings, axes)
     tables += layouts.sampler_tables(summary, tests, settings, axes)
     tables += layouts.grid_tables(summary, settings)
     tables += layouts.per_type_tables(summary, settings, axes)
-    factors = layouts.size_factor_table(summary)
+    factors = context_tables.size_factor_table(summary)
     tables += [factors] if factors else []
     stats, absent = dataset_statistics(usable["dataset"].drop_nulls().unique().to_list() if not usable.is_empty() else [])
     if stats:
-        tables.append(layouts.dataset_table(stats))
+        tables.append(context_tables.dataset_table(stats))
     if absent:
         warnings.append(f"no corpus statistics for {', '.join(absent)} (not a registered corpus or local folder): left out of the dataset table")
     curves = dev_curves(usable, epochs, curve_metric)
-    tables += layouts.dev_curve_tables(curves, verdicts, settings, axes)
-    choices = layouts.chosen_table(chosen) if chosen is not None else None
+    tables += context_tables.dev_curve_tables(curves, verdicts, settings, axes)
+    choices = context_tables.chosen_table(chosen) if chosen is not None else None
     tables += [choices] if choices else []
     for family, part in tests.partition_by("family", as_dict=True, maintain_order=True).items() if not tests.is_empty() else []:
-        tables.append(layouts.tests_table(part, settings, layouts.slug("tests", family[0]), _family_caption(family[0], comparison.best_other, settings)))
+        tables.append(layouts.tests_table(part, settings, slug("tests", family[0]), _family_caption(family[0], comparison.best_other, settings)))
 
     figures = plotting.learning_curves(summary, settings, axes)
     figures += plotting.dev_curves(curves, verdicts, settings, axes)

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from nerplat.analysis.render import html_page, latex_escape, to_csv, to_html, to_latex, to_markdown
-from nerplat.analysis.tables import Cell, Column, Row, Table
+from nerplat.analysis.table_model import Cell, Column, Row, Table
 
 TABLE = Table(
     name="demo",

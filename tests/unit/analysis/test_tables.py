@@ -5,12 +5,12 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from nerplat.analysis import tables as layouts
+from nerplat.analysis import context_tables, tables as layouts
 from nerplat.analysis.aggregate import metric_columns, summarise
 from nerplat.analysis.report import paired_comparisons
 from nerplat.analysis.settings import AnalysisSettings
 from nerplat.analysis.synthetic import synthetic_replicates
-from nerplat.analysis.tables import Cell, Column, Row, Table, ranked
+from nerplat.analysis.table_model import Cell, Column, Row, Table, ranked, slug
 
 SETTINGS = AnalysisSettings(baseline="ce", bootstrap_resamples=200)
 
@@ -96,7 +96,7 @@ def test_per_type_table_orders_rarest_first_and_ends_with_the_macro_average(summ
 
 def test_dataset_table_from_plain_statistics():
     split = {"sentences": 1200, "tokens": 20500, "mentions_per_type": {"PER": 30, "LOC": 12}, "pct_B": 2.0, "pct_I": 1.5, "pct_O": 96.5}
-    table = layouts.dataset_table({"toy": {"train": split, "test": split}})
+    table = context_tables.dataset_table({"toy": {"train": split, "test": split}})
     cells = [c.text for c in table.rows[0].cells]
     assert cells[:3] == ["1,200", "", "1,200"]  # no dev split: blank
     assert cells[6:9] == ["42", "", "42"]
@@ -107,15 +107,15 @@ def test_size_factor_table_averages_over_datasets(summary):
     rows = pl.DataFrame({
         "sampler": ["sCR", "sCR", "full"], "dataset": ["a", "b", "a"], "metric": ["train_size_factor"] * 3, "mean": [4.0, 5.0, 1.0],
     })
-    table = layouts.size_factor_table(rows)
+    table = context_tables.size_factor_table(rows)
     assert [r.label for r in table.rows] == ["full", "sCR"]
     assert _values(table, "sCR") == [4.0, 5.0, 4.5]
     assert _values(table, "full") == [1.0, None, 1.0]
-    assert layouts.size_factor_table(rows.clear()) is None
+    assert context_tables.size_factor_table(rows.clear()) is None
 
 
 def test_slugs_are_file_safe():
-    assert layouts.slug("size", "conll2003", "low_resource(size=100, k=2)", None) == "size-conll2003-low_resource-size-100-k-2"
+    assert slug("size", "conll2003", "low_resource(size=100, k=2)", None) == "size-conll2003-low_resource-size-100-k-2"
 
 
 def test_no_grid_when_every_method_has_a_single_model(summary):
@@ -179,7 +179,7 @@ def test_the_dev_curve_table_lists_epochs_the_share_and_the_verdict():
     verdicts = pl.DataFrame({"dataset": ["d", "d"], "sampler": ["s", "s"], "method": ["ce", "mom"],
                              "last_epoch_share": [1.0, 0.0], "slope": [0.2, None], "slope_t": [9.0, None],
                              "curve": ["rising", "short"], "converged": [False, True]})
-    (table,) = layouts.dev_curve_tables(curves, verdicts, SETTINGS)
+    (table,) = context_tables.dev_curve_tables(curves, verdicts, SETTINGS)
     assert [c.name for c in table.columns] == ["1", "2", "Last epoch selected", "Late slope", "Converged"]
     ce, mom = table.rows
     assert [c.value for c in ce.cells[:2]] == [0.4, 0.6] and ce.cells[2].text == "100%"
@@ -196,12 +196,12 @@ def test_chosen_table_lists_each_tuned_arms_values_and_dev_score():
         "param.unused": pl.Series([None, None], dtype=pl.String),
         "dev_best_micro_f1": [0.61, 0.58],
     })
-    table = layouts.chosen_table(chosen)
+    table = context_tables.chosen_table(chosen)
     assert [c.name for c in table.columns] == ["objective.gamma", "objective.lambda", "train.lr", "dev_best_micro_f1"]
     assert [r.label for r in table.rows] == ["toy/full/focal", "toy/full/mom"]
     mom = table.rows[1].cells
     assert [c.text for c in mom[:3]] == ["", "0.25", "2e-05"] and mom[3].value == 0.61
-    assert layouts.chosen_table(chosen.clear()) is None  # no arm was tuned: no table
+    assert context_tables.chosen_table(chosen.clear()) is None  # no arm was tuned: no table
 
 
 def test_the_decimals_setting_sets_every_score_cells_digits_and_cells_carry_the_sd(frame, summary):

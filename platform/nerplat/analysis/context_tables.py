@@ -1,0 +1,180 @@
+"""The tables around the comparisons (`tables.py`): the corpora and what sampling did to them,
+how training went, what tuning chose and the claims' verdicts.
+
+Layouts (the papers' tables they reproduce):
+  dataset table     every paper's Table 1: sentences, tokens, mentions and % B/I/O per split
+  size-factor table resampling Table 6: training-set size factor of each sampler per dataset
+  dev-curve table   per cell: mean dev score per epoch, share of replicates that selected the last
+                    epoch, and the convergence verdict (`convergence`)
+  chosen table      per tuned arm, the hyper-parameters chosen on dev and the dev score they reached
+  verdicts table    per claim: the paper's effect, ours with its interval, and the verdict
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import polars as pl
+
+from nerplat.analysis.convergence import RULE
+from nerplat.analysis.run_frames import PARAM_PREFIX
+from nerplat.analysis.settings import AnalysisSettings
+from nerplat.analysis.table_model import (
+    Cell, Column, Row, Table, axis_groups, cell_lookup, mean_cell, method_order, n_note, natural_key, p_text, ranked, slug, where_text,
+)  # fmt: skip
+
+
+SPLITS = ("train", "dev", "test")
+
+
+def dataset_table(stats: Mapping[str, Mapping[str, Mapping]], name: str = "datasets") -> Table:
+    """Sentences, tokens, mentions and % B/I/O per split for each corpus (papers' Table 1).
+
+    `stats` maps dataset -> split -> {sentences, tokens, mentions_per_type, pct_B, pct_I, pct_O},
+    the shape of `$NERPLAT_DATA/manifest.json`; a split a corpus lacks is left blank.
+    """
+    columns = [Column(group, s.capitalize(), ranked=False) for group in ("Sentences", "Tokens", "Mentions") for s in SPLITS]
+    columns += [Column("% B / I / O", s.capitalize(), ranked=False) for s in SPLITS]
+    columns.append(Column("", "Types", ranked=False))
+    body = []
+    for dataset in sorted(stats):
+        splits = stats[dataset]
+        cells = []
+        for measure in ("sentences", "tokens", "mentions"):
+            for s in SPLITS:
+                split = splits.get(s)
+                value = None if split is None else (
+                    sum(split["mentions_per_type"].values()) if measure == "mentions" else split[measure]
+                )
+                cells.append(Cell(text="" if value is None else f"{value:,}"))
+        for s in SPLITS:
+            split = splits.get(s)
+            cells.append(Cell(text="" if split is None else f"{split['pct_B']:.1f} / {split['pct_I']:.1f} / {split['pct_O']:.1f}"))
+        types = {t for split in splits.values() for t in split["mentions_per_type"]}
+        cells.append(Cell(text=str(len(types))))
+        body.append(Row(dataset, tuple(cells)))
+    caption = "Corpora: sentences, tokens and entity mentions per split, and the share of tokens tagged B, I and O."
+    return Table(name, caption, "Dataset", tuple(columns), tuple(body))
+
+
+def size_factor_table(summary: pl.DataFrame) -> Table | None:
+    """Mean training-set size factor (after / before sampling, in tokens) per sampler and dataset."""
+    rows = summary.filter(pl.col("metric") == "train_size_factor")
+    if rows.is_empty():
+        return None
+    per_dataset = rows.group_by("sampler", "dataset").agg(pl.col("mean").mean())
+    datasets = sorted(per_dataset["dataset"].unique().to_list(), key=natural_key)
+    lookup = {(r["sampler"], r["dataset"]): r["mean"] for r in per_dataset.iter_rows(named=True)}
+    body = []
+    for sampler in sorted(per_dataset["sampler"].unique().to_list(), key=natural_key):
+        values = [lookup.get((sampler, d)) for d in datasets]
+        present = [v for v in values if v is not None]
+        average = sum(present) / len(present) if present else None
+        cells = tuple(Cell(value=v, digits=2) for v in values) + (Cell(value=average, digits=2),)
+        body.append(Row(sampler, cells))
+    columns = tuple(Column("", d, ranked=False) for d in datasets) + (Column("", "Average", ranked=False),)
+    caption = (
+        "Effect of each sampler on training-set size: tokens after sampling divided by tokens before "
+        "(resampling repeats sentences, undersampling drops tokens), averaged over replicates; Average: over datasets."
+    )
+    return Table("size-factors", caption, "Sampler", columns, tuple(body))
+
+
+def dev_curve_tables(curves: pl.DataFrame, verdicts: pl.DataFrame, settings: AnalysisSettings, axes: Sequence[str] = ()) -> list[Table]:
+    """Per dataset and sampler (and axis value): methods x evaluated epochs, mean dev score, then the
+    share of replicates that selected the last epoch and the convergence verdict."""
+    tables = []
+    for key, part in axis_groups(curves, ["dataset", "sampler", *axes]):
+        epochs = sorted(part["epoch"].unique().to_list())
+        lookup = cell_lookup(part, ["method", "epoch"])
+        same = [pl.col(k).eq_missing(key[k]) for k in ("dataset", "sampler", *axes)]
+        verdict = {r["method"]: r for r in verdicts.filter(*same).iter_rows(named=True)} if verdicts.height else {}
+        body = []
+        for method in method_order(part["method"].to_list(), settings.baseline):
+            cells = [mean_cell(lookup.get((method, e)), settings.decimals) for e in epochs]
+            v = verdict.get(method, {})
+            share = v.get("last_epoch_share")
+            cells.append(Cell(text="n/a" if share is None else f"{share:.0%}"))
+            slope = v.get("slope")
+            cells.append(Cell(text="n/a" if slope is None else f"{slope:+.4f} (t {v['slope_t']:.1f})"))
+            converged = v.get("converged")
+            curve = v.get("curve") or "unknown"
+            cells.append(Cell(text="unknown" if converged is None else "yes" if converged else f"no ‡ ({curve})"))
+            body.append(Row(method, tuple(cells)))
+        columns = tuple(Column("Epoch", str(e)) for e in epochs) + (
+            Column("", "Last epoch selected", ranked=False), Column("", "Late slope", ranked=False), Column("", "Converged", ranked=False)
+        )
+        where = where_text(("dataset", key["dataset"]), ("sampler", key["sampler"]), *((a, key[a]) for a in axes))
+        caption = (
+            f"Dev {settings.average} F1 after each evaluated epoch ({where}): mean over replicates; Last epoch selected: "
+            "share of replicates whose best dev epoch was the last one; Late slope: the mean curve's slope per epoch over its "
+            "last evaluations, with its t statistic against the curve's own noise."
+        )
+        notes = (n_note(part), f"Rule: {RULE}. ‡ not converged.")
+        tables.append(ranked(Table(slug("dev-curve", key["dataset"], key["sampler"], *(key[a] for a in axes)), caption, "Method", columns, tuple(body), notes)))
+    return tables
+
+
+def chosen_table(chosen: pl.DataFrame, name: str = "chosen-hyperparameters") -> Table | None:
+    """Per tuned arm, the searched values chosen on dev and the dev score of that trial; blank where
+    an arm did not search a parameter. None when no arm was tuned."""
+    if chosen.is_empty():
+        return None
+    params = [c for c in chosen.columns if c.startswith(PARAM_PREFIX) and chosen[c].null_count() < chosen.height]
+    scores = [c for c in chosen.columns if c.startswith("dev_best_")]
+    body = []
+    for row in sorted(chosen.iter_rows(named=True), key=lambda r: natural_key(r["arm"])):
+        cells = [Cell(text=_value_text(row[p])) for p in params]
+        cells += [Cell(value=row[s]) for s in scores]
+        body.append(Row(str(row["arm"]), tuple(cells)))
+    columns = tuple(Column("", p.removeprefix(PARAM_PREFIX), ranked=False) for p in params)
+    columns += tuple(Column("", s, ranked=False) for s in scores)
+    caption = (
+        "Hyper-parameters chosen on dev for each tuned arm: the searched values of its trial with the best dev score, "
+        "which every replicate of the arm re-trained; blank where the arm did not search the parameter."
+    )
+    return Table(name, caption, "Arm", columns, tuple(body), ("Arms without a search space went straight to their replicates and are not listed.",))
+
+
+def _value_text(value: object) -> str:
+    """A chosen value as written in a spec: numbers to 4 significant digits (2e-05, 0.3), others as they are."""
+    if value is None:
+        return ""
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def verdicts_table(verdicts: pl.DataFrame, name: str = "verdicts") -> Table | None:
+    """One row per claim (and setting): the paper's effect, ours with its interval, p (Holm), pairs,
+    convergence and the verdict, then both arms' tuning effort. None without claims."""
+    if verdicts.is_empty():
+        return None
+    body = []
+    for row in verdicts.iter_rows(named=True):
+        interval = "n/a" if row["ci_low"] is None else f"[{row['ci_low']:+.4f}, {row['ci_high']:+.4f}]"
+        look = "" if row["decided_look"] is None else f", look {row['decided_look'] + 1}"
+        effort = " / ".join(
+            f"{row[f'{side}_trials'] or 0} trials ({row[f'{side}_searched'] or 'nothing searched'}), {row[f'{side}_epochs'] or '?'} ep"
+            for side in ("method", "partner")
+        )
+        where = ", ".join(str(row[k]) for k in ("dataset", "sampler", "size") if row[k] is not None)
+        cells = (
+            Cell(text=f"{row['method']} vs {row['partner']}"),
+            Cell(text=where),
+            Cell(text=row["direction"] if row["paper_effect"] is None else f"{row['paper_effect']:+.4f}"),
+            Cell(text="n/a" if row["delta"] is None else f"{row['delta']:+.4f}"),
+            Cell(text=interval),
+            Cell(text=p_text(row["p_holm"])),
+            Cell(text=str(row["n_pairs"])),
+            Cell(text="yes" if row["converged"] else "no"),
+            Cell(text=f"{row['verdict']}{look}"),
+            Cell(text=effort),
+        )
+        body.append(Row(row["claim"], cells))
+    names = ("Comparison", "Where", "Paper", "Ours (Δ)", "Interval", "p (Holm)", "Pairs", "Converged", "Verdict", "Tuning: method / partner")
+    caption = (
+        "Every claim of the spec by one rule: not converged -> inconclusive; interval wholly on the paper's side of zero -> "
+        "reproduced; interval excludes the paper's effect -> contradicted; otherwise inconclusive. The interval bounds the "
+        "paired difference at the claim's level in the family of all claims (Holm for a fixed design, the repeated interval "
+        "of the look it stopped at for a sequential one); verdicts.parquet has every column."
+    )
+    return Table(name, caption, "Claim", tuple(Column("", n, ranked=False) for n in names), tuple(body))
