@@ -9,7 +9,8 @@ from nerplat.config.trial import Component, DatasetRef, TrialConfig
 from nerplat.errors import UserInputError
 from nerplat.track import schema
 from nerplat.track.predictions import read_conll_predictions
-from nerplat.track.runs import BOOKKEEPING_EXPERIMENT_SUFFIX, ExperimentTracker, child_claim_key
+from nerplat.track.run_claims import child_claim_key
+from nerplat.track.runs import BOOKKEEPING_EXPERIMENT_SUFFIX, ExperimentTracker
 from nerplat.track.view import EXPERIMENT_KIND_TAG, MODEL_TRAINING
 
 ARM = "conll2003/low_resource-100/mom"
