@@ -46,23 +46,7 @@ def synthetic_replicates(
     def noisy(centre: np.ndarray, spread: float = 0.02) -> np.ndarray:
         return np.clip(centre + rng.normal(0.0, spread, n), 0.0, 1.0)
 
-    sampler = [f"low_resource(size={s}, partitions={partitions})" for s in size]
-    columns: dict[str, object] = {
-        "run_id": [f"run-{i:07d}" for i in range(n)],
-        "arm": [f"{d}/{s}/{m}" for d, s, m in zip(dataset, sampler, method)],
-        "method": method,
-        "dataset": dataset,
-        "sampler": sampler,
-        "objective": method,
-        "head": head,
-        "encoder": encoder,
-        "status": ["completed"] * n,
-        "sampler_label": [f"low_resource-{s}" for s in size],
-        "sampler_family": [sampler_family(s) for s in sampler],
-        "size": size,
-        "seed": run_seed,
-        "partition": partition,
-    }
+    columns = _identity_columns(dataset, size, method, encoder, head, run_seed, partition, partitions)
     metrics: dict[str, np.ndarray] = {}
     for average, shift in (("micro", 0.0), ("macro", -0.03)):
         precision = noisy(base + shift + 0.02)
@@ -84,6 +68,29 @@ def synthetic_replicates(
     columns.update({name: metrics[name] for name in sorted(metrics)})
     frame = pl.DataFrame(columns)
     return frame.select(*IDENTITY_COLUMNS, *sorted(metrics)).with_columns(pl.col("size", "seed", "partition").cast(pl.Int64))
+
+
+def _identity_columns(
+    dataset: list, size: list, method: list, encoder: list, head: list, run_seed: list, partition: list, partitions: int
+) -> dict[str, object]:
+    """The identity columns of `analysis/run_frames.py`, for runs of the `low_resource` sampler."""
+    sampler = [f"low_resource(size={s}, partitions={partitions})" for s in size]
+    return {
+        "run_id": [f"run-{i:07d}" for i in range(len(size))],
+        "arm": [f"{d}/{s}/{m}" for d, s, m in zip(dataset, sampler, method)],
+        "method": method,
+        "dataset": dataset,
+        "sampler": sampler,
+        "objective": method,
+        "head": head,
+        "encoder": encoder,
+        "status": ["completed"] * len(size),
+        "sampler_label": [f"low_resource-{s}" for s in size],
+        "sampler_family": [sampler_family(s) for s in sampler],
+        "size": size,
+        "seed": run_seed,
+        "partition": partition,
+    }
 
 
 def _effect(values: Sequence[str], levels: Sequence[str], span: float) -> np.ndarray:

@@ -172,20 +172,13 @@ def validate_document(
         return None, [document.problem("a spec is a mapping of sections: experiment, dataset, model, train, samplers, methods, ...", ())]
     sections, problems = _validate_sections(document, data)
 
-    datasets: list[NamedDataset] = []
-    if "dataset" in sections or "datasets" in sections:
-        entries = [(s, ("datasets", i)) for i, s in enumerate(sections.get("datasets") or [])]
-        if sections.get("dataset") is not None:
-            entries = [(sections["dataset"], ("dataset",))]
-        datasets, found = resolve_datasets(document, entries, catalog, spec_folder, dataset_check)
-        problems += found
+    datasets, found = _section_datasets(document, sections, catalog, spec_folder, dataset_check)
+    problems += found
 
     encoder = None
     if "model" in sections:
-        model = sections["model"]
-        name, problems_here = _located_encoder(document, model.encoder, ("model", "encoder"), catalog, spec_folder)
-        problems += problems_here + check_window(document, model)
-        encoder = EncoderSettings(name=name, max_length=model.max_length, window_stride=model.window_stride)
+        encoder, found = _model_encoder(document, sections["model"], catalog, spec_folder)
+        problems += found
 
     settings: list[SamplerSetting] = []
     expanded_problems: list[Problem] = []
@@ -195,13 +188,8 @@ def validate_document(
 
     methods: list[ResolvedMethod] = []
     if {"methods", "train", "model"} <= sections.keys():
-        methods, found = resolve_methods(document, sections["methods"], sections["train"], sections["model"], catalog)
+        methods, found = _methods_with_encoders(document, sections, catalog, spec_folder)
         problems += found
-        for i, method in enumerate(methods):
-            if method.encoder is not None:  # a method on its own encoder (Wang & Wang 2022's word-embedding models)
-                name, problems_here = _located_encoder(document, method.encoder, ("methods", method.name, "encoder"), catalog, spec_folder)
-                problems += problems_here
-                methods[i] = replace(method, encoder=name)
     methods_ok = "methods" in sections and len(methods) == len(sections["methods"])
 
     if "samplers" in sections and not expanded_problems:
@@ -212,13 +200,8 @@ def validate_document(
     if "tune" in sections:
         tune, found = check_tune(document, sections["tune"], methods if methods_ok else None, catalog)
         problems += found
-    if "analysis" in sections and "methods" in sections:
-        known_settings = None if "samplers" not in sections or expanded_problems else settings
-        problems += check_analysis(document, sections["analysis"], list(sections["methods"]), known_settings)
-    if "claims" in sections and methods_ok:
-        known_settings = None if "samplers" not in sections or expanded_problems else settings
-        known_datasets = [d.label for d in datasets] if len(datasets) == len(sections.get("datasets") or [None]) else None
-        problems += check_claims(document, sections["claims"], methods, known_datasets, known_settings)
+    known_settings = None if "samplers" not in sections or expanded_problems else settings
+    problems += _analysis_and_claims(document, sections, datasets, methods if methods_ok else None, known_settings)
     partitions: dict[str, tuple[int, ...]] = {}
     if "replicate" in sections and "samplers" in sections:
         partitions, found = replicate_partitions(document, sections["replicate"], settings)
@@ -230,13 +213,62 @@ def validate_document(
     if problems:
         return None, problems
     assert encoder is not None
-    spec = Spec.model_validate(sections)
-    seeds = replicate_seeds(sections["replicate"])
     validated = ValidatedSpec(
-        source=document.source, profile=profile, document=document, spec=spec, datasets=tuple(datasets), encoder=encoder,
-        samplers=tuple(settings), methods=tuple(methods), tune=tune, seeds=seeds, partitions=partitions,
-    )
+        source=document.source, profile=profile, document=document, spec=Spec.model_validate(sections), datasets=tuple(datasets),
+        encoder=encoder, samplers=tuple(settings), methods=tuple(methods), tune=tune, seeds=replicate_seeds(sections["replicate"]),
+        partitions=partitions,
+    )  # fmt: skip
     return validated, []
+
+
+def _section_datasets(
+    document: Document, sections: dict[str, Any], catalog: Catalog, spec_folder: Path, dataset_check: DatasetCheck | None
+) -> tuple[list[NamedDataset], list[Problem]]:
+    """The corpora of the `dataset` section, or of each entry of `datasets`."""
+    if "dataset" not in sections and "datasets" not in sections:
+        return [], []
+    entries = [(s, ("datasets", i)) for i, s in enumerate(sections.get("datasets") or [])]
+    if sections.get("dataset") is not None:
+        entries = [(sections["dataset"], ("dataset",))]
+    return resolve_datasets(document, entries, catalog, spec_folder, dataset_check)
+
+
+def _analysis_and_claims(
+    document: Document,
+    sections: dict[str, Any],
+    datasets: list[NamedDataset],
+    methods: list[ResolvedMethod] | None,
+    known_settings: list[SamplerSetting] | None,
+) -> list[Problem]:
+    """The analysis and claims sections against the methods, datasets and sampler settings they name
+    (`methods` None: the methods section has problems of its own, so claims are not checked)."""
+    problems: list[Problem] = []
+    if "analysis" in sections and "methods" in sections:
+        problems += check_analysis(document, sections["analysis"], list(sections["methods"]), known_settings)
+    if "claims" in sections and methods is not None:
+        known_datasets = [d.label for d in datasets] if len(datasets) == len(sections.get("datasets") or [None]) else None
+        problems += check_claims(document, sections["claims"], methods, known_datasets, known_settings)
+    return problems
+
+
+def _model_encoder(document: Document, model: Any, catalog: Catalog, spec_folder: Path) -> tuple[EncoderSettings, list[Problem]]:
+    """The `model` section's encoder, located and with its window settings checked."""
+    name, problems = _located_encoder(document, model.encoder, ("model", "encoder"), catalog, spec_folder)
+    problems += check_window(document, model)
+    return EncoderSettings(name=name, max_length=model.max_length, window_stride=model.window_stride), problems
+
+
+def _methods_with_encoders(
+    document: Document, sections: dict[str, Any], catalog: Catalog, spec_folder: Path
+) -> tuple[list[ResolvedMethod], list[Problem]]:
+    """The resolved methods, each own encoder of a method located (Wang & Wang 2022's word-embedding models)."""
+    methods, problems = resolve_methods(document, sections["methods"], sections["train"], sections["model"], catalog)
+    for i, method in enumerate(methods):
+        if method.encoder is not None:
+            name, found = _located_encoder(document, method.encoder, ("methods", method.name, "encoder"), catalog, spec_folder)
+            problems += found
+            methods[i] = replace(method, encoder=name)
+    return methods, problems
 
 
 def _located_encoder(
