@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from nerplat.analysis.committed import TABLE_END, TABLE_START, judge_report, update_readme, verdict_table
+from nerplat.analysis.committed import TABLE_END, TABLE_START, reanalyse_report, update_readme, verdict_table
 from nerplat.analysis.settings import AnalysisSettings
 from nerplat.analysis.verdicts import VERDICT_COLUMNS
 from nerplat.config.experiment import Claim
@@ -29,10 +29,14 @@ def report(tmp_path: Path) -> Path:
     return copy
 
 
-def test_a_committed_report_is_judged_from_its_frames_by_the_analysis_rule(report: Path):
-    judged = judge_report(report, AnalysisSettings(claims=CLAIMS, average="macro"))
+def test_a_committed_report_is_analysed_again_from_its_frames_with_its_claims(report: Path):
+    (report / "notes.txt").write_text("mine", encoding="utf-8")
+    written = reanalyse_report(report, AnalysisSettings(claims=CLAIMS, average="macro"), "mom_conll")
+    judged = pl.read_parquet(report / "verdicts.parquet")
     assert tuple(judged.columns) == VERDICT_COLUMNS and judged["claim"].to_list() == ["mom_vs_ce", "mom_vs_best_other"]
-    assert pl.read_parquet(report / "verdicts.parquet").equals(judged)
+    assert {"summary.parquet", "tests.parquet", "epochs.parquet", "report.md"} <= {p.name for p in written}
+    assert {"slope", "curve", "converged"} <= set(pl.read_parquet(report / "summary.parquet").columns)
+    assert (report / "notes.txt").read_text(encoding="utf-8") == "mine" and (report / "RUN.md").is_file()
     runs = pl.read_parquet(report / "runs.parquet")
     for row in judged.iter_rows(named=True):
         assert row["n_pairs"] == runs.filter(pl.col("method") == "mom").height
@@ -45,7 +49,7 @@ def test_a_committed_report_is_judged_from_its_frames_by_the_analysis_rule(repor
 
 
 def test_the_verdict_table_is_generated_between_the_readme_markers(report: Path, tmp_path: Path):
-    judge_report(report, AnalysisSettings(claims=CLAIMS, average="macro"))
+    reanalyse_report(report, AnalysisSettings(claims=CLAIMS, average="macro"), "mom_conll")
     table = verdict_table(report.parent)
     assert table.count("\n") == 4 and "| [mom_conll](mom_conll/report.md) | mom_vs_ce | Nemoto et al. 2024, Table 3 |" in table
     readme = tmp_path / "README.md"
