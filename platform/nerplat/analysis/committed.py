@@ -44,13 +44,13 @@ def reanalyse_report(folder: Path, settings: AnalysisSettings, experiment: str) 
     import tempfile
 
     from nerplat.analysis.report import analyse, write_report
-    from nerplat.analysis.report_folder import install, owned_files
+    from nerplat.analysis.report_folder import MANIFEST, install, owned_files
     from nerplat.analysis.run_frames import ExperimentRuns
 
     runs_file = folder / "runs.parquet"
     if not runs_file.is_file():
         raise UserInputError(Problem(f"{folder} holds no runs.parquet: give a report folder (reports/<experiment>, docs/results/<name>)", path="REPORT"))
-    previous = owned_files(folder)
+    previous = owned_files(folder) if (folder / MANIFEST).is_file() else _written_before_manifests(folder)
     replicates = pl.read_parquet(runs_file)
     trials = _frame(folder / "trials.parquet")
     chosen = _frame(folder / "chosen.parquet")
@@ -65,6 +65,20 @@ def reanalyse_report(folder: Path, settings: AnalysisSettings, experiment: str) 
         return install(scratch, folder, previous)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+REPORT_FILES = (
+    "runs.parquet", "trials.parquet", "chosen.parquet", "epochs.parquet", "summary.parquet", "tests.parquet", "verdicts.parquet",
+    "missing_partners.parquet", "missing_partners.csv", "settings.json", "report.md", "report.html",
+)
+
+
+def _written_before_manifests(folder: Path) -> list[str]:
+    """A report made before reports listed their files: the files an analysis writes (its frames,
+    pages, tables/ and plots/), so what a person added beside them (RUN.md, console.txt) stays."""
+    found = [name for name in REPORT_FILES if (folder / name).is_file()]
+    found += [p.relative_to(folder).as_posix() for sub in ("tables", "plots") for p in (folder / sub).rglob("*") if p.is_file()]
+    return sorted(found)
 
 
 def _frame(path: Path) -> pl.DataFrame:

@@ -31,6 +31,7 @@ def report(tmp_path: Path) -> Path:
 
 def test_a_committed_report_is_analysed_again_from_its_frames_with_its_claims(report: Path):
     (report / "notes.txt").write_text("mine", encoding="utf-8")
+    (report / ".nerplat-report.json").unlink(missing_ok=True)  # as reports made before reports listed their files
     written = reanalyse_report(report, AnalysisSettings(claims=CLAIMS, average="macro"), "mom_conll")
     judged = pl.read_parquet(report / "verdicts.parquet")
     assert tuple(judged.columns) == VERDICT_COLUMNS and judged["claim"].to_list() == ["mom_vs_ce", "mom_vs_best_other"]
