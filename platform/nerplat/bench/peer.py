@@ -40,7 +40,9 @@ import json
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from functools import partial
 from typing import Any
 
 from rich.console import Console
@@ -180,18 +182,16 @@ def nerplat_sweep(plan: Any, console: Console) -> SweepFigures:
 def hf_optuna_sweep(arm: Any, threads: int, learning_rates: list[float]) -> SweepFigures:
     """`Trainer.hyperparameter_search(backend="optuna")` trying each of `learning_rates` once, on the data
     and encoder of the arm's tuning trials; the wall time counts from data preparation to the last trial."""
-    import optuna
     import torch
-    from transformers import AutoModelForTokenClassification, DataCollatorForTokenClassification, TrainingArguments
+    from transformers import DataCollatorForTokenClassification
     from transformers.trainer_callback import PrinterCallback
 
     from nerplat.metrics import evaluate_tags
-    from nerplat.models.encoders import load_encoder, quiet_transformers
+    from nerplat.models.encoders import load_encoder
     from nerplat.plan.compiler import TUNE_SEED
     from nerplat.trial.batching import ids_to_tags, join_windows
     from nerplat.trial.data import prepare_trial_data
     from nerplat.trial.device import resolve_eval_precision, resolve_precision
-    from nerplat.trial.session import eval_batch_size
 
     (key, space), = arm.search_space.items()
     config = arm.trial_config({key: space.low}, seed=TUNE_SEED, eval_split=None)
@@ -211,15 +211,6 @@ def hf_optuna_sweep(arm: Any, threads: int, learning_rates: list[float]) -> Swee
         tried.add(learning_rate)
         return {"learning_rate": learning_rate}
 
-    def model_init() -> Any:
-        """The encoder a nerplat trial starts from, under transformers' token-classification head."""
-        model_config = encoder.model.config
-        model_config.num_labels = len(data.labels)
-        with quiet_transformers():
-            model = AutoModelForTokenClassification.from_config(model_config)
-        model.base_model.load_state_dict(load_encoder(config.encoder).model.state_dict())
-        return model
-
     window_of = WindowLookup(data.dev)
 
     def compute_metrics(prediction: Any) -> dict[str, float]:
@@ -231,29 +222,9 @@ def hf_optuna_sweep(arm: Any, threads: int, learning_rates: list[float]) -> Swee
         return {"micro_f1": micro_f1}
 
     with tempfile.TemporaryDirectory(prefix="nerplat-bench-peer-") as scratch:
-        arguments = TrainingArguments(
-            output_dir=scratch,
-            per_device_train_batch_size=train.batch_size,
-            per_device_eval_batch_size=eval_batch_size(config),  # nerplat's evaluation batch
-            num_train_epochs=train.epochs,
-            weight_decay=train.weight_decay,
-            warmup_steps=train.warmup_ratio,  # a float below 1 is a share of the steps
-            lr_scheduler_type="linear",
-            max_grad_norm=train.max_grad_norm,
-            train_sampling_strategy="group_by_length",
-            eval_strategy="no",  # `EvaluateEvery` asks for the sweep's evaluations
-            include_for_metrics=["inputs"],  # to find each evaluated window (`WindowLookup`)
-            save_strategy="no",
-            logging_strategy="no",
-            report_to="none",
-            disable_tqdm=True,
-            dataloader_num_workers=0,
-            dataloader_pin_memory=torch.cuda.is_available(),  # pinning is for copies to a GPU
-            seed=TUNE_SEED,
-        )
         trainer = evaluating_in(eval_precision)(
-            model_init=model_init,
-            args=arguments,
+            model_init=partial(_token_classifier, config, encoder, len(data.labels)),
+            args=_training_arguments(scratch, config),
             train_dataset=window_dataset(data.train),
             eval_dataset=window_dataset(data.dev),
             data_collator=DataCollatorForTokenClassification(encoder.tokenizer),
@@ -261,19 +232,73 @@ def hf_optuna_sweep(arm: Any, threads: int, learning_rates: list[float]) -> Swee
             callbacks=[evaluate_every(train.eval_every, train.epochs)],
         )
         trainer.remove_callback(PrinterCallback)  # it prints every log line when progress bars are off
-        optuna.logging.set_verbosity(optuna.logging.WARNING)
-        with quiet_transformers():
-            trainer.hyperparameter_search(
-                hp_space=hp_space,
-                compute_objective=lambda metrics: metrics["eval_micro_f1"],
-                n_trials=len(learning_rates),
-                direction="maximize",
-                backend="optuna",
-                sampler=optuna.samplers.GridSampler({"learning_rate": learning_rates}, seed=PEER_SEARCH_SEED),
-                pruner=optuna.pruners.NopPruner(),  # the sweep's scheduler is FIFO: no trial is stopped early
-            )
+        _grid_search(trainer, hp_space, learning_rates)
     wall = time.perf_counter() - started
     return SweepFigures("Hugging Face Trainer + Optuna", len(learning_rates), wall, max(scores), sorted(tried))
+
+
+def _grid_search(trainer: Any, hp_space: Callable[[Any], dict[str, float]], learning_rates: list[float]) -> None:
+    """Optuna's grid over `learning_rates`, each tried once, maximising dev micro F1."""
+    import optuna
+
+    from nerplat.models.encoders import quiet_transformers
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    with quiet_transformers():
+        trainer.hyperparameter_search(
+            hp_space=hp_space,
+            compute_objective=lambda metrics: metrics["eval_micro_f1"],
+            n_trials=len(learning_rates),
+            direction="maximize",
+            backend="optuna",
+            sampler=optuna.samplers.GridSampler({"learning_rate": learning_rates}, seed=PEER_SEARCH_SEED),
+            pruner=optuna.pruners.NopPruner(),  # the sweep's scheduler is FIFO: no trial is stopped early
+        )
+
+
+def _token_classifier(config: Any, encoder: Any, labels: int) -> Any:
+    """The encoder a nerplat trial starts from, under transformers' token-classification head."""
+    from transformers import AutoModelForTokenClassification
+
+    from nerplat.models.encoders import load_encoder, quiet_transformers
+
+    model_config = encoder.model.config
+    model_config.num_labels = labels
+    with quiet_transformers():
+        model = AutoModelForTokenClassification.from_config(model_config)
+    model.base_model.load_state_dict(load_encoder(config.encoder).model.state_dict())
+    return model
+
+
+def _training_arguments(scratch: str, config: Any) -> Any:
+    """The Trainer's settings: nerplat's training and evaluation batches, schedule and seed."""
+    import torch
+    from transformers import TrainingArguments
+
+    from nerplat.plan.compiler import TUNE_SEED
+    from nerplat.trial.session import eval_batch_size
+
+    train = config.train
+    return TrainingArguments(
+        output_dir=scratch,
+        per_device_train_batch_size=train.batch_size,
+        per_device_eval_batch_size=eval_batch_size(config),  # nerplat's evaluation batch
+        num_train_epochs=train.epochs,
+        weight_decay=train.weight_decay,
+        warmup_steps=train.warmup_ratio,  # a float below 1 is a share of the steps
+        lr_scheduler_type="linear",
+        max_grad_norm=train.max_grad_norm,
+        train_sampling_strategy="group_by_length",
+        eval_strategy="no",  # `EvaluateEvery` asks for the sweep's evaluations
+        include_for_metrics=["inputs"],  # to find each evaluated window (`WindowLookup`)
+        save_strategy="no",
+        logging_strategy="no",
+        report_to="none",
+        disable_tqdm=True,
+        dataloader_num_workers=0,
+        dataloader_pin_memory=torch.cuda.is_available(),  # pinning is for copies to a GPU
+        seed=TUNE_SEED,
+    )
 
 
 def evaluating_in(precision: str) -> type:

@@ -201,6 +201,17 @@ def trial_loop_epoch(session: Any) -> Callable[[int], float]:
     return epoch
 
 
+def _bench_config(encoder: str, sentences: int, batch_size: int, max_length: int, precision: str, repeats: int) -> TrialConfig:
+    """The trial the benchmark trains: `sentences` of CoNLL-2003, one epoch per repeat and one more under the profiler."""
+    return TrialConfig(
+        dataset=DatasetRef(name="conll2003"),
+        samplers=(Component(name="low_resource", params={"size": sentences, "partitions": 1}),),
+        encoder=EncoderSettings(name=encoder, max_length=max_length),
+        train=TrainSettings(epochs=repeats + 1, batch_size=batch_size, lr=5e-5, warmup_ratio=0.0, precision=precision),
+        eval_split=None,
+    )
+
+
 def bench_train(
     encoder: str = "minilm-l6",
     sentences: int = 320,
@@ -220,14 +231,7 @@ def bench_train(
     precision = bench_precision(precision, on)
     if threads:
         torch.set_num_threads(threads)
-    config = TrialConfig(
-        dataset=DatasetRef(name="conll2003"),
-        samplers=(Component(name="low_resource", params={"size": sentences, "partitions": 1}),),
-        encoder=EncoderSettings(name=encoder, max_length=max_length),
-        # one epoch per repeat, and one more under the profiler
-        train=TrainSettings(epochs=repeats + 1, batch_size=batch_size, lr=5e-5, warmup_ratio=0.0, precision=precision),
-        eval_split=None,
-    )
+    config = _bench_config(encoder, sentences, batch_size, max_length, precision, repeats)
     session = TrialSession(config, device=on)
     session.setup()
     # The plain loop trains the encoder as loaded (the session's copy has nerplat's packed dropout)

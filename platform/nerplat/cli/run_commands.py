@@ -83,20 +83,13 @@ def run(
       nerplat run specs/quickstart.yaml --resume
     """
     from nerplat.analysis.headline import report_headline
-    from nerplat.run.ray_session import Interrupted
     from nerplat.run.runner import ExperimentRunner, RunOptions
-    from nerplat.track.store import StoreLost
 
     # Logs and CI are not terminals: give the progress table room instead of rich's default 80 columns.
     width = None if sys.stdout.isatty() else 150
     console = Console(width=width, stderr=as_json, quiet=Verbosity.quiet(), highlight=False)
     loud = Console(width=width, stderr=as_json, highlight=False)  # results and errors: printed under -q too
-    if rerun_changed and not resume:
-        raise UserInputError("--rerun-changed needs --resume: it chooses what a resumed experiment keeps")
-    if progress_every < 1:
-        raise UserInputError(Problem(f"--progress-every must be 1 second or more, got {progress_every}", path="--progress-every"))
-    if metrics_port is not None and not 1 <= metrics_port <= 65535:
-        raise UserInputError(Problem(f"--metrics-port must be a port number from 1 to 65535, got {metrics_port}", path="--metrics-port"))
+    _check_run_flags(resume, rerun_changed, progress_every, metrics_port)
     plan = compile_spec(spec, profile, overrides)
     options = RunOptions(
         workdir=workdir.resolve(), resume=resume, rerun_changed=rerun_changed, address=address, storage=storage, analyze=analyze, replicate=not tune_only,
@@ -104,14 +97,7 @@ def run(
     )
     runner = ExperimentRunner(plan, options, console)
     hint = escape(resume_command(spec, profile=profile, overrides=overrides, workdir=workdir, storage=storage, address=address))
-    try:
-        summary = runner.run()
-    except (Interrupted, KeyboardInterrupt):
-        loud.print(f"[yellow]interrupted.[/] Finished trials are saved in MLflow; continue with:\n  {hint}", soft_wrap=True)  # one line: copied as is
-        raise typer.Exit(130) from None
-    except StoreLost as lost:
-        loud.print(f"[red]stopped:[/] {escape(str(lost))}. Finished trials are saved there; once it answers again, continue with:\n  {hint}", soft_wrap=True)  # one line: copied as is
-        raise typer.Exit(1) from None
+    summary = _run_or_exit(runner, loud, hint)
     headline = None if summary.report_dir is None or summary.analysis_error else report_headline(summary.report_dir)
     if as_json:
         typer.echo(json.dumps(summary_json(summary, headline), indent=2))
@@ -122,6 +108,30 @@ def run(
     if summary.status == "failed":
         loud.print(f"[red]run failed[/] (summary run marked failed); fix the errors above and continue with:\n  {hint}", soft_wrap=True)  # one line: copied as is
         raise typer.Exit(1)
+
+
+def _check_run_flags(resume: bool, rerun_changed: bool, progress_every: int, metrics_port: int | None) -> None:
+    if rerun_changed and not resume:
+        raise UserInputError("--rerun-changed needs --resume: it chooses what a resumed experiment keeps")
+    if progress_every < 1:
+        raise UserInputError(Problem(f"--progress-every must be 1 second or more, got {progress_every}", path="--progress-every"))
+    if metrics_port is not None and not 1 <= metrics_port <= 65535:
+        raise UserInputError(Problem(f"--metrics-port must be a port number from 1 to 65535, got {metrics_port}", path="--metrics-port"))
+
+
+def _run_or_exit(runner: Any, loud: Console, hint: str) -> Any:
+    """The run's summary; exit 130 when it was interrupted, 1 when the MLflow server was lost, with the resume command."""
+    from nerplat.run.ray_session import Interrupted
+    from nerplat.track.store import StoreLost
+
+    try:
+        return runner.run()
+    except (Interrupted, KeyboardInterrupt):
+        loud.print(f"[yellow]interrupted.[/] Finished trials are saved in MLflow; continue with:\n  {hint}", soft_wrap=True)  # one line: copied as is
+        raise typer.Exit(130) from None
+    except StoreLost as lost:
+        loud.print(f"[red]stopped:[/] {escape(str(lost))}. Finished trials are saved there; once it answers again, continue with:\n  {hint}", soft_wrap=True)  # one line: copied as is
+        raise typer.Exit(1) from None
 
 
 def print_summary(summary, console: Console, errors: Console | None = None) -> None:

@@ -96,22 +96,8 @@ def plan(
         else:
             sys.stdout.write(_json(compiled.model_dump(mode="json") | {"cost": predicted.as_dict()}) + "\n")
         return
-    title = f"{compiled.experiment}" + (f" (profile {compiled.profile})" if compiled.profile else "")
-    table = Table(title=title, title_justify="left", caption=compiled.description or None, caption_justify="left")
-    for column in ("arm", "objective", "head", "searched"):
-        table.add_column(column)
-    table.add_column("tune", justify="right")
-    table.add_column("reps", justify="right")
-    rows = [
-        (
-            arm.label, arm.objective, arm.head,
-            "\n".join(f"{key} ~ {d.label()}" for key, d in arm.search_space.items()) or "-",
-            str(arm.tune_trials), str(len(arm.replicates)),
-        )
-        for arm in compiled.arms
-    ]  # fmt: skip
     console = Console(highlight=False, markup=False)
-    console.print(add_rows(table, rows))
+    console.print(_arm_table(compiled))
     for line in _setting_lines(compiled):
         console.print(line)
     tune_trials = sum(arm.tune_trials for arm in compiled.arms)
@@ -137,6 +123,25 @@ def plan(
         console.print(cost_line.line())
     for line in unequal_effort(compiled):
         console.print(f"warning: {line}")
+
+
+def _arm_table(compiled: Any) -> Table:
+    """One row per arm: its label, objective, head, search space, tune trials and replicates."""
+    title = f"{compiled.experiment}" + (f" (profile {compiled.profile})" if compiled.profile else "")
+    table = Table(title=title, title_justify="left", caption=compiled.description or None, caption_justify="left")
+    for column in ("arm", "objective", "head", "searched"):
+        table.add_column(column)
+    table.add_column("tune", justify="right")
+    table.add_column("reps", justify="right")
+    rows = [
+        (
+            arm.label, arm.objective, arm.head,
+            "\n".join(f"{key} ~ {d.label()}" for key, d in arm.search_space.items()) or "-",
+            str(arm.tune_trials), str(len(arm.replicates)),
+        )
+        for arm in compiled.arms
+    ]  # fmt: skip
+    return add_rows(table, rows)
 
 
 def _effort_warnings(variant: Any) -> list[str]:

@@ -78,23 +78,8 @@ def train(
         raise UserInputError(f"--split must be test or dev, not {split!r}")
     overrides, searched = split_assignments(assignments)
     plan = compile_spec(spec, profile, overrides)
-    of_method = [arm for arm in plan.arms if arm.method == method]
-    if not of_method:
-        known = sorted({arm.method for arm in plan.arms})
-        raise UserInputError(f"no method {method!r} in {spec} (methods: {', '.join(known)})")
-    arms = [arm for arm in of_method if arm_id is None or arm.id == arm_id]
-    if not arms:
-        raise UserInputError(f"method {method!r} has no arm {arm_id!r} in {spec}; its arms: {', '.join(a.id for a in of_method)}")
-    if len(arms) > 1:
-        raise UserInputError(f"method {method!r} has {len(arms)} arms; choose one with --arm: {', '.join(a.id for a in arms)}")
-    arm = arms[0]
-    values = {key: _default_value(space) for key, space in arm.search_space.items()}
-    chosen = parse_assignments(searched)
-    unknown = sorted(set(chosen) - set(arm.search_space))
-    if unknown:
-        known = ", ".join(arm.search_space) or "none"
-        raise UserInputError(f"--set {unknown[0]}: not a spec key nor a searched hyper-parameter of {arm.id} (searched: {known})")
-    values |= chosen
+    arm = _one_arm(plan, spec, method, arm_id)
+    values = _searched_values(arm, searched)
     config = arm.trial_config(values, seed=seed, partition=partition, eval_split=split)
     console = Console(stderr=as_json, markup=False, quiet=Verbosity.quiet())
     select = (plan.tune.metric if plan.tune else "dev_micro_f1").removeprefix("dev_")
@@ -120,7 +105,37 @@ def train(
         raise typer.Exit(1) from None
     if as_json:
         typer.echo(json.dumps({"arm": arm.id, "seed": seed, "partition": partition, "values": values, **result.metrics}, indent=2))
-        return
+    else:
+        _print_result(console, result, split)
+
+
+def _one_arm(plan: Any, spec: Path, method: str, arm_id: str | None) -> Any:
+    """The arm of `method` that --arm names, or its only arm."""
+    of_method = [arm for arm in plan.arms if arm.method == method]
+    if not of_method:
+        known = sorted({arm.method for arm in plan.arms})
+        raise UserInputError(f"no method {method!r} in {spec} (methods: {', '.join(known)})")
+    arms = [arm for arm in of_method if arm_id is None or arm.id == arm_id]
+    if not arms:
+        raise UserInputError(f"method {method!r} has no arm {arm_id!r} in {spec}; its arms: {', '.join(a.id for a in of_method)}")
+    if len(arms) > 1:
+        raise UserInputError(f"method {method!r} has {len(arms)} arms; choose one with --arm: {', '.join(a.id for a in arms)}")
+    return arms[0]
+
+
+def _searched_values(arm: Any, searched: list[str]) -> dict[str, Any]:
+    """The arm's searched hyper-parameters: the --set values, the middle of its range (or first choice) for the rest."""
+    values = {key: _default_value(space) for key, space in arm.search_space.items()}
+    chosen = parse_assignments(searched)
+    unknown = sorted(set(chosen) - set(arm.search_space))
+    if unknown:
+        known = ", ".join(arm.search_space) or "none"
+        raise UserInputError(f"--set {unknown[0]}: not a spec key nor a searched hyper-parameter of {arm.id} (searched: {known})")
+    return values | chosen
+
+
+def _print_result(console: Console, result: Any, split: str) -> None:
+    """The final metrics of `split` as a table, then the trial's sizes and timings."""
     table = Table(title=f"{split} metrics (epoch {result.selected_epoch} selected on dev)")
     table.add_column("metric")
     table.add_column("value", justify="right")
