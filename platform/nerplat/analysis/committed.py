@@ -50,7 +50,9 @@ def reanalyse_report(folder: Path, settings: AnalysisSettings, experiment: str) 
     runs_file = folder / "runs.parquet"
     if not runs_file.is_file():
         raise UserInputError(Problem(f"{folder} holds no runs.parquet: give a report folder (reports/<experiment>, docs/results/<name>)", path="REPORT"))
-    previous = owned_files(folder) if (folder / MANIFEST).is_file() else _written_before_manifests(folder)
+    # the manifest's files, and what an analysis writes (reports made before manifests, or with a
+    # verdicts.parquet judged before reanalysis existed)
+    previous = sorted(set(owned_files(folder) if (folder / MANIFEST).is_file() else []) | set(_written_before_manifests(folder)))
     replicates = pl.read_parquet(runs_file)
     trials = _frame(folder / "trials.parquet")
     chosen = _frame(folder / "chosen.parquet")
