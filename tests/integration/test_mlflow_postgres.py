@@ -125,7 +125,7 @@ def test_concurrent_writers_lose_and_duplicate_nothing(mlflow_server: str, tmp_p
 
     from nerplat.track import schema
     from nerplat.track.names import trial_run_key
-    from nerplat.track.runs import ExperimentTracker
+    from nerplat.track.experiment_tracker import ExperimentTracker
 
     tracker = ExperimentTracker.open(mlflow_server, "pg-concurrency", timeout=30)
     arm = tracker.start_arm_run(ARM, "tune")

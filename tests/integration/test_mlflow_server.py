@@ -23,7 +23,7 @@ import pytest
 
 from nerplat.errors import UserInputError
 from nerplat.track import schema
-from nerplat.track.runs import ExperimentTracker
+from nerplat.track.experiment_tracker import ExperimentTracker
 from nerplat.track.ui_server import LocalMlflowServer, free_port, port_in_use
 
 pytestmark = pytest.mark.slow

@@ -48,7 +48,7 @@ from typing import Any
 from rich.console import Console
 
 from nerplat.bench.repeats import DEFAULT_REPEATS, Spread, check_repeats, interleaved, ratios
-from nerplat.bench.run import SWEEP_SPEC, run_sweep
+from nerplat.bench.runner_overhead import SWEEP_SPEC, run_sweep
 from nerplat.errors import UserInputError
 from nerplat.track import schema
 

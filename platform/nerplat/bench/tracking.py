@@ -38,7 +38,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nerplat.bench.run import SWEEP_SPEC
+from nerplat.bench.runner_overhead import SWEEP_SPEC
 from nerplat.errors import UserInputError
 from nerplat.run.allocator import process_malloc
 
@@ -216,7 +216,7 @@ def measure_writers(store: str, tracking_uri: str, arm: Any, writers: int, trial
     """Events/s of `writers` processes, each driving its own ledger through `trials` trials."""
     import multiprocessing
 
-    from nerplat.track.runs import ExperimentTracker
+    from nerplat.track.experiment_tracker import ExperimentTracker
 
     experiment = f"nerplat-bench-tracking-{writers}w-{secrets.token_hex(4)}"  # fresh, so a given database is never resumed
     tracker = ExperimentTracker.open(tracking_uri, experiment, timeout=30)

@@ -208,7 +208,7 @@ def bench_run_command(
 ) -> None:
     """Start-up overhead, where a 20-trial sweep's slot time goes, and in-trial vs in-process tokens/s."""
 
-    from nerplat.bench.run import bench_run
+    from nerplat.bench.runner_overhead import bench_run
 
     console = Console(stderr=as_json)
     result = bench_run(console, profile, repeats)

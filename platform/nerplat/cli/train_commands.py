@@ -219,7 +219,7 @@ def bench_mrc_command(
     as_json: bool = typer.Option(False, "--json", help="Print a JSON object instead of a table."),
 ) -> None:
     """Training tokens/s and sentences/s of the MRC framework against sequence labelling on the same sentences."""
-    from nerplat.bench.mrc import bench_mrc
+    from nerplat.bench.mrc_cost import bench_mrc
 
     result = bench_mrc(encoder=encoder, sentences=sentences, batch_size=batch_size, threads=threads, repeats=repeats)
     if as_json:

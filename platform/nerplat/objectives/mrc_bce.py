@@ -1,6 +1,6 @@
 """Binary cross-entropy on the start, end and span-match tasks: the BERT-MRC baseline (Li et al.
 2020; Nemoto et al. 2024, Table 6, 92.32 F1 on CoNLL-2003), as ShannonAI's `BCEWithLogitsLoss` averaged over the
-scored positions of each task (`nerplat.objectives.mrc`).
+scored positions of each task (`nerplat.objectives.mrc_base`).
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 
 from nerplat.objectives.base import ObjectiveContext
-from nerplat.objectives.mrc import MRCObjectiveConfig, PositionwiseMRCObjective
+from nerplat.objectives.mrc_base import MRCObjectiveConfig, PositionwiseMRCObjective
 from nerplat.objectives.registry import OBJECTIVES
 
 

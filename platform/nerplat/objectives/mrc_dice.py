@@ -22,7 +22,7 @@ import torch
 from pydantic import Field
 
 from nerplat.objectives.base import ObjectiveContext
-from nerplat.objectives.mrc import MRCObjective, MRCObjectiveConfig
+from nerplat.objectives.mrc_base import MRCObjective, MRCObjectiveConfig
 from nerplat.objectives.registry import OBJECTIVES
 from nerplat.objectives.token_loss import floored_power
 

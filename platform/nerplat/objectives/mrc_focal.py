@@ -13,7 +13,7 @@ import torch.nn.functional as F
 from pydantic import Field
 
 from nerplat.objectives.base import ObjectiveContext
-from nerplat.objectives.mrc import MRCObjectiveConfig, PositionwiseMRCObjective
+from nerplat.objectives.mrc_base import MRCObjectiveConfig, PositionwiseMRCObjective
 from nerplat.objectives.registry import OBJECTIVES
 from nerplat.objectives.token_loss import floored_power
 

@@ -27,7 +27,7 @@ from pydantic import Field, field_validator
 from nerplat.models.heads.mrc import MRCOutput
 from nerplat.objectives.base import Objective, ObjectiveContext
 from nerplat.objectives.mom import BaseLoss, MoMConfig
-from nerplat.objectives.mrc import PositionwiseMRCObjective, mrc_tasks
+from nerplat.objectives.mrc_base import PositionwiseMRCObjective, mrc_tasks
 from nerplat.objectives.registry import OBJECTIVES
 
 

@@ -1,6 +1,6 @@
 """The run records of a `nerplat run`, written by the driver: one tracking path for both phases.
 
-`ExperimentTracker` (track/runs.py) knows how to create a named run exactly once; this module decides
+`ExperimentTracker` (track/experiment_tracker.py) knows how to create a named run exactly once; this module decides
 what is written to which run and when, through `track/`. A trial reports its evaluations and its
 final result to Ray Tune, and Tune's driver-side callback (`run.events`) hands them to the ledger.
 The other MLflow writes are the report the analysis logs on the summary run (`track/reports.py`)
@@ -49,7 +49,7 @@ from nerplat.track.lease import ExperimentLease
 from nerplat.track.names import replicate_run_name
 from nerplat.track.params import flatten_params
 from nerplat.track.run_edits import active_runs, log_params, log_tags
-from nerplat.track.runs import ExperimentTracker, TrackedRun
+from nerplat.track.experiment_tracker import ExperimentTracker, TrackedRun
 from nerplat.track.view import runs_view_tag
 from nerplat.trial.results import Evaluation, TrialResult
 
@@ -355,7 +355,7 @@ class RunLedger:
         Children left RUNNING by a driver that died (killed before their status tag, or between the
         tag and the run's end) are marked interrupted here, since nothing will finish them now; only
         a run's end says it finished. A child without a kind tag was created by a driver killed
-        before it claimed the run (track/runs.py): no search finds it, and its name would otherwise
+        before it claimed the run (track/experiment_tracker.py): no search finds it, and its name would otherwise
         never be claimed again, so it is deleted.
         """
         found = []

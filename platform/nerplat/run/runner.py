@@ -52,7 +52,7 @@ from nerplat.run.spec_change import SpecChange, spec_change
 from nerplat.run.tune_phase import TunePhase
 from nerplat.track import schema
 from nerplat.track.current_runs import current_runs
-from nerplat.track.runs import ExperimentTracker, experiment_exists
+from nerplat.track.experiment_tracker import ExperimentTracker, experiment_exists
 from nerplat.track.store import StoreLost, local_artifact_root, resolve_tracking_uri, sqlite_path
 from nerplat.track.studies import open_optuna_storage, resolve_optuna_storage
 

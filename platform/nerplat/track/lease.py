@@ -2,7 +2,7 @@
 
 Two drivers of one experiment (two `--resume` at once) would both train every trial. The lease is
 kept in the store, so it holds across machines, with the one first-writer-wins operation MLflow
-offers (see `track/runs.py`): logging a param. A driver claims generation `n` of the lease by
+offers (see `track/experiment_tracker.py`): logging a param. A driver claims generation `n` of the lease by
 logging `nerplat.lease.<n> = <holder>` on the run it is given (the summary run's bookkeeping run);
 a second driver claiming the same generation is refused by the store. The holder then writes the
 tag `nerplat.lease.<n>.heartbeat` (unix time) every `HEARTBEAT_SECONDS` from a thread, and

@@ -12,7 +12,7 @@ searches by kind) ever returns. Lookups read the claims (one `get_run` of the bo
 whose params grow by one per child). If a claimed run is deleted (a user removed it to re-run
 it), the next creation claims the next generation.
 
-`ChildRunClaims` is a part of `ExperimentTracker` (track/runs.py), which provides `client`,
+`ChildRunClaims` is a part of `ExperimentTracker` (track/experiment_tracker.py), which provides `client`,
 `experiment_id`, `bookkeeping_run_id` and `_log_params`.
 """
 

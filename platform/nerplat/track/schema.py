@@ -69,7 +69,7 @@ DATA_CHECKSUMS_ARTIFACT = "data_checksums.json"  # arm runs: {file or split: sha
 # Replicate runs: one token per line, `TOKEN<TAB>GOLD<TAB>PRED`, a blank line after each sentence.
 PREDICTIONS_ARTIFACT = "predictions.conll"
 
-# Parameters that make creating a child by key safe across processes (see track/runs.py), one per
+# Parameters that make creating a child by key safe across processes (see track/experiment_tracker.py), one per
 # child: `nerplat.child.<generation>:<child key>` = the child's run id. They live on the parent's
 # bookkeeping run, out of the experiment people browse (`BOOKKEEPING_RUN`).
 CHILD_CLAIM_PREFIX = "nerplat.child."

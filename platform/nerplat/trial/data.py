@@ -16,7 +16,7 @@ from typing import Any, Sequence
 from nerplat.config.trial import Component, DatasetRef, EncoderSettings, TrialConfig
 from nerplat.data.corpora import load_corpus
 from nerplat.data.corpus import Corpus, Sentence
-from nerplat.data.mrc import entity_types, queries_for
+from nerplat.data.mrc_examples import entity_types, queries_for
 from nerplat.data.samplers.chain import apply_samplers
 from nerplat.data.stats import size_factor
 from nerplat.trial.dev_subset import dev_subset
@@ -93,7 +93,7 @@ def featurize_for_head(
     head: Component, corpus: str, sentences: Sequence[Sentence], tokenizer: Any, settings: EncoderSettings, labels: list[str]
 ) -> WindowFeatures | MRCFeatures:
     """What the head reads: sequence-labelling windows, or MRC examples for the `mrc` head (whose
-    `queries` parameter, else the corpus name, chooses the queries: `nerplat.data.mrc`)."""
+    `queries` parameter, else the corpus name, chooses the queries: `nerplat.data.mrc_examples`)."""
     if head.name == "mrc":
         queries = queries_for(entity_types(labels), corpus, head.params.get("queries"))
         return featurize_mrc(sentences, tokenizer, settings, labels, queries)

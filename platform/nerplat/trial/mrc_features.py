@@ -20,7 +20,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from nerplat.data.corpus import Sentence
-from nerplat.data.mrc import entity_types, window_span_ends
+from nerplat.data.mrc_examples import entity_types, window_span_ends
 from nerplat.errors import Problem, UserInputError
 from nerplat.models.heads.base import IGNORE
 from nerplat.config.trial import EncoderSettings

@@ -1,6 +1,6 @@
 import pytest
 
-from nerplat.bench.run import SlotTime, TrialTime, trial_blocks
+from nerplat.bench.runner_overhead import SlotTime, TrialTime, trial_blocks
 
 
 def test_slot_time_splits_wall_time_times_slots_into_shares_that_sum_to_one():

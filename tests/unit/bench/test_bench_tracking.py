@@ -6,13 +6,13 @@ from nerplat.bench.tracking import StoreFigure, TrackingBenchResult, measure_wri
 from nerplat.catalog import default_catalog
 from nerplat.cli import main
 from nerplat.plan.compiler import compile_plan
-from nerplat.track.runs import BOOKKEEPING_EXPERIMENT_SUFFIX
+from nerplat.track.experiment_tracker import BOOKKEEPING_EXPERIMENT_SUFFIX
 
 
 def test_every_writer_logs_its_own_trials_and_every_epoch_once(tracking_uri):
     from mlflow import MlflowClient
 
-    from nerplat.bench.run import SWEEP_SPEC
+    from nerplat.bench.runner_overhead import SWEEP_SPEC
     from nerplat.track import schema
 
     arm = compile_plan(SWEEP_SPEC, default_catalog()).arms[0]

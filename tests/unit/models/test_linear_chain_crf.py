@@ -3,7 +3,7 @@ import itertools
 import pytest
 import torch
 
-from nerplat.models.crf import CRF
+from nerplat.models.linear_chain_crf import CRF
 
 
 def brute_force(crf: CRF, emissions: torch.Tensor, length: int) -> tuple[torch.Tensor, list[int]]:

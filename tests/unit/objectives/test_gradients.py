@@ -27,7 +27,7 @@ SETUPS = {
 
 
 def test_every_registered_objective_has_a_gradient_setup():
-    word_level = {name for name in OBJECTIVES.names() if not name.startswith("mrc_")}  # MRC: test_mrc.py
+    word_level = {name for name in OBJECTIVES.names() if not name.startswith("mrc_")}  # MRC: test_mrc_base.py
     assert {name.removesuffix("_ovr").removesuffix("_sq") for name in SETUPS} == word_level
 
 

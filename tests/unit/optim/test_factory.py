@@ -93,7 +93,7 @@ def test_comauc_2t_gets_pdsca_with_its_inner_settings():
     assert (head["inner_lr_scale"], head["weight_average"], head["momentum"], head["lr"]) == (0.5, 0.9, 0.999, 0.05)
 
 
-# MRC losses read the mrc head's start/end/match output; tests/unit/objectives/test_mrc.py trains them.
+# MRC losses read the mrc head's start/end/match output; tests/unit/objectives/test_mrc_base.py trains them.
 SEQUENCE_LABELLING = [n for n in OBJECTIVES.names() if "mrc" not in OBJECTIVES.get(n).config.heads]
 
 

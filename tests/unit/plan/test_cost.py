@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from nerplat.bench.run import SWEEP_SPEC
+from nerplat.bench.runner_overhead import SWEEP_SPEC
 from nerplat.catalog import default_catalog
 from nerplat.plan.compiler import compile_plan
 from nerplat.plan.cost import Machine, MeasuredRun, predict_cost, this_machine

@@ -10,7 +10,7 @@ from nerplat.catalog import default_catalog
 from nerplat.plan.compiler import compile_plan
 from nerplat.plan.model import Plan
 from nerplat.run.ledger import RunLedger
-from nerplat.track.runs import ExperimentTracker
+from nerplat.track.experiment_tracker import ExperimentTracker
 from nerplat.trial.results import Evaluation, Timings
 
 TINY_RUN = Path(__file__).parents[2] / "integration" / "specs" / "tiny_run.yaml"

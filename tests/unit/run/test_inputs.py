@@ -13,7 +13,7 @@ from nerplat.errors import UserInputError
 from nerplat.run.inputs import arm_inputs, corpus_files, input_changes
 from nerplat.run.ledger import RunLedger
 from nerplat.track.inputs import recorded_files
-from nerplat.track.runs import ExperimentTracker
+from nerplat.track.experiment_tracker import ExperimentTracker
 
 
 def runner_for(plan, workdir: Path, **options):

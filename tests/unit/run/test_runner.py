@@ -106,7 +106,7 @@ def test_resume_after_a_spec_change_is_refused_before_ray_starts_when_what_chang
     import ray
 
     from nerplat.errors import UserInputError
-    from nerplat.track.runs import ExperimentTracker
+    from nerplat.track.experiment_tracker import ExperimentTracker
 
     earlier = ExperimentTracker.open(tracking_uri, tiny_plan.experiment, spec_sha256="0" * 64)
     earlier.start_summary_run({}, {})  # a plan.json without arms
@@ -121,7 +121,7 @@ def test_resume_after_a_change_to_an_arm_names_it_and_is_refused_without_rerun_c
 
     from nerplat.errors import UserInputError
     from nerplat.run.ledger import RunLedger
-    from nerplat.track.runs import ExperimentTracker
+    from nerplat.track.experiment_tracker import ExperimentTracker
 
     ledger = RunLedger(ExperimentTracker.open(tracking_uri, tiny_plan.experiment, spec_sha256=tiny_plan.spec_sha256))
     summary = ledger.start_summary(tiny_plan)
@@ -136,7 +136,7 @@ def test_resume_after_a_change_to_an_arm_names_it_and_is_refused_without_rerun_c
 
 def test_resume_after_a_change_outside_the_arms_is_accepted_and_keeps_every_run(tiny_plan, tiny_plan_with, tracking_uri, tmp_path):
     from nerplat.run.ledger import RunLedger
-    from nerplat.track.runs import ExperimentTracker
+    from nerplat.track.experiment_tracker import ExperimentTracker
 
     ledger = RunLedger(ExperimentTracker.open(tracking_uri, tiny_plan.experiment, spec_sha256=tiny_plan.spec_sha256))
     ledger.finish_summary(ledger.start_summary(tiny_plan).run_id, "completed")
@@ -200,7 +200,7 @@ def test_a_metrics_port_is_refused_for_a_running_cluster(monkeypatch):
 
 def test_a_tune_only_run_counts_no_replicates_in_its_progress(tiny_plan, tracking_uri, tmp_path, monkeypatch):
     from nerplat.run.ledger import RunLedger
-    from nerplat.track.runs import ExperimentTracker
+    from nerplat.track.experiment_tracker import ExperimentTracker
 
     runner = runner_for(tiny_plan, tmp_path, replicate=False)
     monkeypatch.setattr(runner, "_tune_arm", lambda arm, outcome: None)
@@ -213,7 +213,7 @@ def test_a_tune_only_run_counts_no_replicates_in_its_progress(tiny_plan, trackin
 def test_a_resumed_run_counts_what_an_earlier_session_finished_from_its_start(tiny_plan, tracking_uri, tmp_path, monkeypatch):
     """Else its ETA counts the finished replicates of every arm until the replicate phase skips them."""
     from nerplat.run.ledger import RunLedger
-    from nerplat.track.runs import ExperimentTracker
+    from nerplat.track.experiment_tracker import ExperimentTracker
 
     runner = runner_for(tiny_plan, tmp_path, resume=True)
     runner.tracker = ExperimentTracker.open(tracking_uri, tiny_plan.experiment)

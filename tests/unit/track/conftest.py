@@ -5,6 +5,6 @@ import pytest
 
 @pytest.fixture
 def tracker(tracking_uri: str):
-    from nerplat.track.runs import ExperimentTracker
+    from nerplat.track.experiment_tracker import ExperimentTracker
 
     return ExperimentTracker.open(tracking_uri, "unit-experiment")

@@ -12,7 +12,7 @@ import pytest
 from nerplat.errors import UserInputError
 from nerplat.track import lease as lease_module
 from nerplat.track.lease import ExperimentLease, heartbeat_key, lease_key, read_lease
-from nerplat.track.runs import ExperimentTracker
+from nerplat.track.experiment_tracker import ExperimentTracker
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ import pytest
 
 from nerplat.cli import main
 from nerplat.errors import UserInputError
-from nerplat.track.runs import ExperimentTracker
+from nerplat.track.experiment_tracker import ExperimentTracker
 from nerplat.track.ui_server import (
     LocalOptunaDashboard,
     experiments_to_show,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from nerplat.models.crf import CRF
+from nerplat.models.linear_chain_crf import CRF
 from nerplat.models.heads.base import HeadConfig, HeadOutput
 from nerplat.models.heads.registry import HEADS
 

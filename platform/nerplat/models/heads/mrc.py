@@ -13,8 +13,8 @@ concatenation, with O(W H^2) instead of O(W^2 H^2) multiply-adds.
 Decoding is to flat, typed IOB2 tags over every word of each window (the trial joins the owned words
 back into sentences): candidates need start, end and match probabilities above 0.5 (logits > 0, as
 ShannonAI's `extract_nested_spans`), and overlaps across and within types are resolved greedily by
-score (`nerplat.data.mrc.resolve_overlaps`), so the usual strict span metrics apply unchanged.
-Labels and objectives: `nerplat.objectives.mrc`.
+score (`nerplat.data.mrc_examples.resolve_overlaps`), so the usual strict span metrics apply unchanged.
+Labels and objectives: `nerplat.objectives.mrc_base`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import torch.nn.functional as F
 from pydantic import Field, field_validator
 from torch import nn
 
-from nerplat.data.mrc import entity_types, read_queries, resolve_overlaps, spans_to_tags
+from nerplat.data.mrc_examples import entity_types, read_queries, resolve_overlaps, spans_to_tags
 from nerplat.errors import Problem, UserInputError
 from nerplat.models.heads.base import HeadConfig
 from nerplat.models.heads.registry import HEADS

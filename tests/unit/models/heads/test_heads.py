@@ -4,7 +4,7 @@ import pydantic
 import pytest
 import torch
 
-from nerplat.models.crf import CRF
+from nerplat.models.linear_chain_crf import CRF
 from nerplat.models.heads import HEADS
 from nerplat.models.heads.base import HeadOutput
 
