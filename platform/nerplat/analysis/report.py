@@ -345,13 +345,13 @@ def _missing_warnings(missing: pl.DataFrame) -> list[str]:
 
 
 def dataset_statistics(datasets: Sequence[str]) -> tuple[dict[str, dict], list[str]]:
-    """Per-split statistics (`nerplat.data.stats`) of the corpora named by the `dataset` tags.
+    """Per-split statistics (`nerplat.data.corpus_stats`) of the corpora named by the `dataset` tags.
 
     Registered corpora and local folders are re-read (well under a second each); hub corpora and
     names that no longer resolve are returned as missing. Returns (stats by dataset, missing).
     """
     from nerplat.data.corpora import CORPORA, HUB_PREFIX, dataset_problems, load_corpus
-    from nerplat.data.stats import corpus_stats
+    from nerplat.data.corpus_stats import corpus_stats
     from nerplat.config.trial import DatasetRef
 
     found, missing = {}, []

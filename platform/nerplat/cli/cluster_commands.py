@@ -29,7 +29,7 @@ ClusterOption = typer.Option(
 
 def _rayjob_for_spec(spec: Path, profile: str | None, image: str | None, cluster: Path) -> dict[str, Any]:
     from nerplat.cluster.manifests import Manifest
-    from nerplat.cluster.render import load_sizing, render_rayjob
+    from nerplat.cluster.rayjob_manifest import load_sizing, render_rayjob
     from nerplat.cluster.validate import validate_manifests
 
     sizing = load_sizing(spec, profile)
@@ -106,7 +106,7 @@ def submit(
     ),
 ) -> None:
     """Start a RayJob: `kubectl apply` it for KubeRay, or send its entrypoint to a Ray cluster's job API."""
-    from nerplat.cluster.render import entrypoint, job_name, load_sizing
+    from nerplat.cluster.rayjob_manifest import entrypoint, job_name, load_sizing
     from nerplat.cluster.submit import apply_with_kubectl, submit_rayjob_to_ray, submit_to_ray, wait_for_job
 
     if address and kubectl:

@@ -63,7 +63,7 @@ def stats(
     data_format: str = FORMAT_OPTION,
 ) -> None:
     """Per split: sentences, tokens, mentions per type, % B/I/O, % sentences with entities, type shares."""
-    from nerplat.data.stats import corpus_stats
+    from nerplat.data.corpus_stats import corpus_stats
 
     if iob1 not in ("convert", "refuse"):
         raise UserInputError(Problem(f"--iob1 must be convert or refuse, got {iob1!r}", path="--iob1"))
@@ -136,7 +136,7 @@ def sample(
     """Apply one sampler to DATASET and summarise the training set it makes."""
     from nerplat.config.trial import Component
     from nerplat.data.samplers import SAMPLERS, apply_samplers, entity_token_share, size_factor
-    from nerplat.data.stats import token_count
+    from nerplat.data.corpus_stats import token_count
 
     if sampler not in SAMPLERS:
         raise UserInputError(Problem(SAMPLERS.unknown_message(sampler), path="--sampler"))

@@ -28,7 +28,7 @@ from nerplat.data.conll import ConllFile, read_conll, sentences_sha256
 from nerplat.data.corpus import Corpus
 from nerplat.data.formats import DEFAULT_FORMAT, FORMATS, split_file
 from nerplat.data.splits import carve
-from nerplat.data.stats import unseen_labels_note
+from nerplat.data.corpus_stats import unseen_labels_note
 from nerplat.errors import Problem, UserInputError
 from nerplat.registry import EmptyConfig, Registry
 

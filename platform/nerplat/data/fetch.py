@@ -28,7 +28,7 @@ from pathlib import Path
 
 from nerplat.data.conll import read_conll, sentences_sha256, write_conll
 from nerplat.data.corpus import Sentence
-from nerplat.data.stats import split_stats
+from nerplat.data.corpus_stats import split_stats
 from nerplat.errors import Problem, UserInputError
 
 REFERENCE_FILE = Path(__file__).with_name("reference_corpora.json")

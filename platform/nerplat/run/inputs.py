@@ -3,7 +3,7 @@ the experiment's finished runs recorded them.
 
 A resume that kept runs trained on other data or other plugin code, next to runs trained on the
 new, would mix two experiments: tuned on 200 sentences, replicated on 100 relabelled ones. So every
-tuning trial and replicate records the sha256 of the files it read (`track/inputs.py`), and
+tuning trial and replicate records the sha256 of the files it read (`track/dataset_inputs.py`), and
 `--resume` compares them with the files now: an arm whose finished runs read other files is
 changed, as if its spec had changed (`run/spec_change.py`). Plugins are imported by every worker
 and may change anything, so a changed plugin file changes every arm whose runs read it.
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from nerplat.plan.model import Plan
-from nerplat.track.inputs import InputFile, recorded_files
+from nerplat.track.dataset_inputs import InputFile, recorded_files
 
 FINISHED = ("completed", "early_stopped")  # the statuses of the runs a resume keeps
 _digests: dict[tuple[str, int, int], str] = {}  # (path, size, mtime) -> sha256, read once per process

@@ -48,7 +48,7 @@ from nerplat.kill_points import kill_point
 from nerplat.track import schema
 from nerplat.track.current_runs import CurrentRuns
 from nerplat.track.environment import environment_report
-from nerplat.track.inputs import InputFile, dataset_inputs
+from nerplat.track.dataset_inputs import InputFile, dataset_inputs
 from nerplat.track.names import (
     SUMMARY_RUN_KEY,
     SUMMARY_RUN_NAME,
@@ -103,7 +103,7 @@ class ExperimentTracker(ChildRunClaims):
         self._client = None
         self._bookkeeping_experiment_id: str | None = None
         self._bookkeeping_runs: dict[str, str] = {}  # run id -> its bookkeeping run's id
-        self.inputs: dict[str, tuple[InputFile, ...]] = {}  # arm id -> the files its runs read (track/inputs.py)
+        self.inputs: dict[str, tuple[InputFile, ...]] = {}  # arm id -> the files its runs read (track/dataset_inputs.py)
         self._named_duplicates: set[str] = set()  # keys of arm runs whose restored duplicates were named
 
     @classmethod

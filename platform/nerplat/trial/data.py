@@ -18,7 +18,7 @@ from nerplat.data.corpora import load_corpus
 from nerplat.data.corpus import Corpus, Sentence
 from nerplat.data.mrc_examples import entity_types, queries_for
 from nerplat.data.samplers.chain import apply_samplers
-from nerplat.data.stats import size_factor
+from nerplat.data.corpus_stats import size_factor
 from nerplat.trial.dev_subset import dev_subset
 from nerplat.trial.features import WindowFeatures, featurize
 from nerplat.trial.mrc_features import MRCFeatures, featurize_mrc

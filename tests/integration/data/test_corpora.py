@@ -8,7 +8,7 @@ import pytest
 from nerplat.config.trial import DatasetRef
 from nerplat.data.conll import read_conll, sentences_sha256
 from nerplat.data.corpora import load_corpus
-from nerplat.data.stats import corpus_stats, split_stats
+from nerplat.data.corpus_stats import corpus_stats, split_stats
 
 MANIFEST_FIELDS = ("sentences", "tokens", "mentions_total", "mentions_per_type", "pct_B", "pct_I", "pct_O")
 CORPORA = ["anatem", "anem", "bc5cdr", "conll2003", "linnaeus", "ncbi_disease", "s800", "wnut17"]

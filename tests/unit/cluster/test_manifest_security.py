@@ -13,7 +13,7 @@ import pytest
 from repo_paths import CLUSTER
 
 from nerplat.cluster.kustomize import build
-from nerplat.cluster.render import load_sizing, render_rayjob
+from nerplat.cluster.rayjob_manifest import load_sizing, render_rayjob
 
 READ_ONLY_ROOT = {"mlflow", "postgres", "prometheus", "grafana"}  # containers whose every write goes to a mounted volume
 

@@ -8,7 +8,7 @@ from repo_paths import CLUSTER
 
 from nerplat.cluster import kustomize
 from nerplat.cluster.manifests import Manifest
-from nerplat.cluster.render import STORAGE_ENV, JobSizing, job_name, load_sizing, render_rayjob
+from nerplat.cluster.rayjob_manifest import STORAGE_ENV, JobSizing, job_name, load_sizing, render_rayjob
 from nerplat.cluster.validate import validate_manifests
 from nerplat.config.experiment import Resources
 from nerplat.errors import UserInputError

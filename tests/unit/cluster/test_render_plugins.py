@@ -7,7 +7,7 @@ import pytest
 from repo_paths import CLUSTER
 
 from nerplat import plugins
-from nerplat.cluster.render import load_sizing, render_rayjob
+from nerplat.cluster.rayjob_manifest import load_sizing, render_rayjob
 from nerplat.errors import UserInputError
 
 

@@ -20,6 +20,6 @@ FORBIDDEN = (
 
 
 def test_data_never_imports_higher_layers_torch_ray_or_mlflow():
-    loaded = modules_loaded_by("import nerplat.data.corpora, nerplat.data.samplers, nerplat.data.stats, nerplat.data.hub")
+    loaded = modules_loaded_by("import nerplat.data.corpora, nerplat.data.samplers, nerplat.data.corpus_stats, nerplat.data.hub")
     assert "nerplat.data.samplers.low_resource" in loaded
     assert offending(loaded, FORBIDDEN) == []

@@ -12,7 +12,7 @@ from nerplat.data.corpora import data_root
 from nerplat.errors import UserInputError
 from nerplat.run.inputs import arm_inputs, corpus_files, input_changes
 from nerplat.run.ledger import RunLedger
-from nerplat.track.inputs import recorded_files
+from nerplat.track.dataset_inputs import recorded_files
 from nerplat.track.experiment_tracker import ExperimentTracker
 
 

@@ -15,6 +15,6 @@ from nerplat.data.samplers import (  # noqa: F401  (registration on import)
     resampling,
 )
 from nerplat.data.samplers.chain import apply_samplers
-from nerplat.data.stats import entity_token_share, size_factor
+from nerplat.data.corpus_stats import entity_token_share, size_factor
 
 __all__ = ["SAMPLERS", "Sampler", "SamplerConfig", "apply_samplers", "entity_token_share", "size_factor"]

@@ -30,7 +30,7 @@ from pydantic import Field
 from nerplat.data.corpus import Corpus, Sentence
 from nerplat.data.samplers.registry import SAMPLERS, SamplerConfig
 from nerplat.data.seeding import seeded_rng
-from nerplat.data.stats import size_factor
+from nerplat.data.corpus_stats import size_factor
 from nerplat.data.tags import mentions
 from nerplat.data.wordnet import load_wordnet
 

@@ -17,7 +17,7 @@ from pydantic import Field
 
 from nerplat.data.corpus import Corpus, Sentence
 from nerplat.data.samplers.registry import SAMPLERS, SamplerConfig
-from nerplat.data.stats import size_factor
+from nerplat.data.corpus_stats import size_factor
 from nerplat.data.tags import OUTSIDE
 from nerplat.errors import UserInputError
 

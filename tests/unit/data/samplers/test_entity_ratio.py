@@ -5,7 +5,7 @@ import pytest
 
 from nerplat.config.trial import Component
 from nerplat.data.samplers import apply_samplers
-from nerplat.data.stats import entity_token_share
+from nerplat.data.corpus_stats import entity_token_share
 from nerplat.errors import UserInputError
 
 

@@ -1,6 +1,6 @@
 from corpus_fakes import corpus, sentence
 
-from nerplat.data.stats import corpus_stats, entity_token_share, size_factor, split_stats, unseen_labels
+from nerplat.data.corpus_stats import corpus_stats, entity_token_share, size_factor, split_stats, unseen_labels
 
 
 def test_split_stats_by_hand():
