@@ -118,7 +118,9 @@ class ReplicatePhase:
                 log_model=self.plan.replicate_models != "none",
             )
             jobs.append(job.model_dump(mode="json"))
-        self.board.phase(arm.id, "replicate", len(arm.replicates)).skipped = skipped
+        progress = self.board.phase(arm.id, "replicate", len(arm.replicates))
+        # finished before this session: a later look finds this session's own runs finished too
+        progress.skipped = max(progress.skipped, skipped - progress.finished)
         return jobs
 
     def _fit_replicates(self, arms: list[Arm], jobs: list[dict[str, Any]]) -> dict[str, list[str]]:
