@@ -134,7 +134,7 @@ def verdict_table(root: Path) -> str:
             delta = "n/a" if row["delta"] is None else f"{row['delta']:+.4f}"
             interval = "n/a" if row["ci_low"] is None else f"[{row['ci_low']:+.3f}, {row['ci_high']:+.3f}]"
             p = "n/a" if row["p_holm"] is None else f"{row['p_holm']:.3f}"
-            look = "" if row["decided_look"] is None else f" (look {row['decided_look'] + 1})"
+            look = "" if row["decided_look"] is None else f" (interval decided at look {row['decided_look'] + 1})"
             lines.append(
                 f"| [{path.parent.name}]({path.parent.name}/report.md) | {row['claim']} | {row['paper']} | "
                 f"{row['method']} vs {row['partner']} ({where}) | {effect} | {delta} | {interval} | {p} | {row['n_pairs']} | "
