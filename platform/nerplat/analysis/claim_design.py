@@ -90,7 +90,8 @@ class ClaimCost:
 def claim_costs(plan: Plan, trial_seconds: dict[str, float] | None = None) -> list[ClaimCost]:
     """Per claim: arms, tune trials, the design's pairs and, with `trial_seconds` (arm id -> predicted
     seconds of one run, from `plan.cost`), the wall time of its arms' trials one at a time."""
-    from nerplat.analysis.sequential import boundaries, expected_pairs, look_schedule
+    from nerplat.analysis.sequential import boundaries, expected_pairs
+    from nerplat.analysis.verdicts import claim_looks
     from nerplat.analysis.stats import pairs_needed
 
     costs = []
@@ -104,8 +105,8 @@ def claim_costs(plan: Plan, trial_seconds: dict[str, float] | None = None) -> li
         alpha = plan.analysis.alpha / family
         expected: dict[float, tuple[float, float]] = {}
         if plan.sequential is not None:
-            max_pairs = plan.sequential.max_seeds * partitions
-            looks = look_schedule(max_pairs, plan.sequential.look_every * partitions)
+            looks = claim_looks(plan.sequential, partitions)
+            max_pairs = looks[-1]
             design = boundaries(looks, max_pairs, alpha, plan.sequential.spending)
             for effect in STANDARDISED_EFFECTS:
                 found = expected_pairs(effect, 1.0, design, simulations=2000)

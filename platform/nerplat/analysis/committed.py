@@ -121,26 +121,14 @@ def arms_from_runs(replicates: pl.DataFrame, trials: pl.DataFrame | None) -> pl.
 
 
 def verdict_table(root: Path) -> str:
-    """Every `<root>/*/verdicts.parquet` as one markdown table, a row per claim and setting."""
-    found = sorted(root.glob(f"*/{VERDICTS_FILE}"))
-    lines = [
-        "| Report | Claim | Paper | Comparison | Paper's effect | Ours (Δ) | Interval | p (Holm) | Pairs | Converged | Verdict |",
-        "|:--|:--|:--|:--|--:|--:|:--|--:|--:|:--|:--|",
-    ]
-    for path in found:
-        for row in pl.read_parquet(path).iter_rows(named=True):
-            where = ", ".join(str(row[k]) for k in ("dataset", "sampler", "size") if row[k] is not None)
-            effect = row["direction"] if row["paper_effect"] is None else f"{row['paper_effect']:+.4f}"
-            delta = "n/a" if row["delta"] is None else f"{row['delta']:+.4f}"
-            interval = "n/a" if row["ci_low"] is None else f"[{row['ci_low']:+.3f}, {row['ci_high']:+.3f}]"
-            p = "n/a" if row["p_holm"] is None else f"{row['p_holm']:.3f}"
-            look = "" if row["decided_look"] is None else f" (interval decided at look {row['decided_look'] + 1})"
-            lines.append(
-                f"| [{path.parent.name}]({path.parent.name}/report.md) | {row['claim']} | {row['paper']} | "
-                f"{row['method']} vs {row['partner']} ({where}) | {effect} | {delta} | {interval} | {p} | {row['n_pairs']} | "
-                f"{'yes' if row['converged'] else 'no'} | {row['verdict']}{look} |"
-            )
-    return "\n".join(lines) + "\n"
+    """Every `<root>/*/verdicts.parquet` as one markdown table (the report's verdicts table with a
+    link to each report), a row per claim and setting."""
+    from nerplat.analysis.context_tables import verdicts_table
+    from nerplat.analysis.render import to_markdown
+
+    frames = [pl.read_parquet(path).with_columns(pl.lit(path.parent.name).alias("report")) for path in sorted(root.glob(f"*/{VERDICTS_FILE}"))]
+    table = verdicts_table(pl.concat(frames) if frames else pl.DataFrame())
+    return to_markdown(table) if table else "No report under this folder has a verdicts.parquet.\n"
 
 
 def update_readme(readme: Path, table: str) -> None:

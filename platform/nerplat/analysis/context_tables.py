@@ -20,7 +20,7 @@ from nerplat.analysis.convergence import RULE
 from nerplat.analysis.run_frames import PARAM_PREFIX
 from nerplat.analysis.settings import AnalysisSettings
 from nerplat.analysis.table_model import (
-    Cell, Column, Row, Table, axis_groups, cell_lookup, mean_cell, method_order, n_note, natural_key, p_text, ranked, slug, where_text,
+    Cell, Column, Row, Table, axis_groups, cell_lookup, mean_cell, method_order, n_note, natural_key, ranked, slug, where_text,
 )  # fmt: skip
 
 
@@ -144,33 +144,27 @@ def _value_text(value: object) -> str:
 
 
 def verdicts_table(verdicts: pl.DataFrame, name: str = "verdicts") -> Table | None:
-    """One row per claim (and setting): the paper's effect, ours with its interval, p (Holm), pairs,
-    convergence and the verdict, then both arms' tuning effort. None without claims."""
+    """One row per claim (and setting): the paper's effect, ours with its interval, p (Holm), pairs and
+    the verdict, then both arms' tuning effort. A `report` column (the README's table of many reports)
+    adds a link to each report. None without claims."""
+    from nerplat.analysis.verdicts import verdict_text
+
     if verdicts.is_empty():
         return None
+    linked = "report" in verdicts.columns
     body = []
     for row in verdicts.iter_rows(named=True):
-        interval = "n/a" if row["ci_low"] is None else f"[{row['ci_low']:+.4f}, {row['ci_high']:+.4f}]"
-        look = "" if row["decided_look"] is None else f", look {row['decided_look'] + 1}"
+        text = verdict_text(row)
         effort = " / ".join(
             f"{row[f'{side}_trials'] or 0} trials ({row[f'{side}_searched'] or 'nothing searched'}), {row[f'{side}_epochs'] or '?'} ep"
             for side in ("method", "partner")
         )
-        where = ", ".join(str(row[k]) for k in ("dataset", "sampler", "size") if row[k] is not None)
-        cells = (
-            Cell(text=f"{row['method']} vs {row['partner']}"),
-            Cell(text=where),
-            Cell(text=row["direction"] if row["paper_effect"] is None else f"{row['paper_effect']:+.4f}"),
-            Cell(text="n/a" if row["delta"] is None else f"{row['delta']:+.4f}"),
-            Cell(text=interval),
-            Cell(text=p_text(row["p_holm"])),
-            Cell(text=str(row["n_pairs"])),
-            Cell(text="yes" if row["converged"] else "no"),
-            Cell(text=f"{row['verdict']}{look}"),
-            Cell(text=effort),
-        )
-        body.append(Row(row["claim"], cells))
-    names = ("Comparison", "Where", "Paper", "Ours (Δ)", "Interval", "p (Holm)", "Pairs", "Converged", "Verdict", "Tuning: method / partner")
+        cells = [Cell(text=f"[{row['report']}]({row['report']}/report.md)")] if linked else []
+        cells += [Cell(text=t) for t in (row["paper"], text.comparison, text.where, text.paper, text.delta, text.interval, text.p_holm)]
+        cells += [Cell(text=str(row["n_pairs"])), Cell(text=text.verdict), Cell(text=effort)]
+        body.append(Row(row["claim"], tuple(cells)))
+    names = (*(("Report",) if linked else ()), "Paper", "Comparison", "Where", "Paper's effect", "Ours (Δ)", "Interval", "p (Holm)",
+             "Pairs", "Verdict", "Tuning: method / partner")
     caption = (
         "Every claim of the spec by one rule: not converged -> inconclusive; interval wholly on the paper's side of zero -> "
         "reproduced; interval excludes the paper's effect -> contradicted; otherwise inconclusive. The interval bounds the "

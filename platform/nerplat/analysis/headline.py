@@ -21,7 +21,10 @@ from nerplat.track.names import SEPARATOR
 SUMMARY_FILE = "summary.parquet"
 SETTINGS_FILE = "settings.json"
 VERDICTS_FILE = "verdicts.parquet"
-VERDICT_FIELDS = ("claim", "method", "partner", "paper_effect", "direction", "delta", "ci_low", "ci_high", "n_pairs", "converged", "verdict", "decided_look")
+VERDICT_FIELDS = (
+    "claim", "method", "partner", "dataset", "sampler", "size", "paper_effect", "direction", "delta", "ci_low", "ci_high", "p_holm",
+    "n_pairs", "converged", "verdict", "decided_look",
+)
 
 
 @dataclass(frozen=True)

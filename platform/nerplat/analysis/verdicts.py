@@ -46,15 +46,9 @@ from nerplat.analysis.compare import best_other_choice, paired_values
 from nerplat.analysis.sequential import SequentialDesign, boundaries, decide, interval_verdict, look_schedule
 from nerplat.analysis.settings import AnalysisSettings
 from nerplat.analysis.stats import holm, paired_test
-from nerplat.config.experiment import BEST_OTHER, Claim
+from nerplat.config.experiment import BEST_OTHER, Claim, Sequential
 
 SETTING_COLUMNS = ("dataset", "sampler", "size")
-VERDICT_COLUMNS = (
-    "claim", "paper", "method", "partner", "metric", *SETTING_COLUMNS, "paper_effect", "direction", "delta", "ci_low", "ci_high", "ci_level",
-    "p_value", "p_holm", "p_vs_paper", "n_pairs", "converged", "verdict", "design", "looks_taken", "decided_look",
-    "aso_eps_min", "aso_eps_min_reverse", "method_trials", "partner_trials", "method_searched", "partner_searched",
-    "method_epochs", "partner_epochs", "cpu_hours", "gpu_hours", "arms", "note",
-)
 SCHEMA = {
     "claim": pl.String(), "paper": pl.String(), "method": pl.String(), "partner": pl.String(), "metric": pl.String(),
     "dataset": pl.String(), "sampler": pl.String(), "size": pl.Int64(), "paper_effect": pl.Float64(), "direction": pl.String(), "delta": pl.Float64(),
@@ -65,6 +59,7 @@ SCHEMA = {
     "method_epochs": pl.Int64(), "partner_epochs": pl.Int64(), "cpu_hours": pl.Float64(), "gpu_hours": pl.Float64(),
     "arms": pl.List(pl.String()), "note": pl.String(),
 }
+VERDICT_COLUMNS = tuple(SCHEMA)
 ARM_SCHEMA = {"arm": pl.String(), "tune_trials": pl.Int64(), "searched": pl.String(), "epochs": pl.Int64(), "cpus": pl.Float64(), "gpus": pl.Float64()}
 ASO_ITERATIONS = 200  # deepsig's bootstrap: 1000 took 8 s a call on the 2 busy cores; ASO is information here
 
@@ -99,14 +94,20 @@ class _Side:
     b: np.ndarray
 
 
+def claim_looks(sequential: Sequential, partitions: int) -> tuple[int, ...]:
+    """The pair counts a claim is looked at: every `look_every` seeds (times the arm's partitions)
+    from the first look with MINIMUM_PAIRS on, and max_seeds last. The replicate phase runs the
+    seeds these need (`run.looks`); the analysis judges at them."""
+    return look_schedule(sequential.max_seeds * partitions, sequential.look_every * partitions)
+
+
 def claim_design(settings: AnalysisSettings, partitions: int, family_size: int) -> SequentialDesign | None:
-    """The group-sequential design of one claim: looks in pairs (seeds x partitions), alpha / m."""
+    """The group-sequential design of one claim: its looks (`claim_looks`), at alpha / m."""
     sequential = settings.sequential
     if sequential is None:
         return None
-    max_pairs = sequential.max_seeds * partitions
-    looks = look_schedule(max_pairs, sequential.look_every * partitions)
-    return boundaries(looks, max_pairs, settings.alpha / max(family_size, 1), sequential.spending)
+    looks = claim_looks(sequential, partitions)
+    return boundaries(looks, looks[-1], settings.alpha / max(family_size, 1), sequential.spending)
 
 
 def verdicts(
@@ -137,14 +138,13 @@ def verdicts(
         row["arms"] = side.arms
         row |= _tuning(side, arms)
         row["converged"] = _converged(cells, side, axes)
-        row["verdict"] = interval_verdict(row["ci_low"], row["ci_high"], side.claim.rule_effect) if row["converged"] else "inconclusive"
-        if row["ci_low"] is None or math.isnan(row["ci_low"]):
-            row["verdict"] = "inconclusive"
+        judged = row["converged"] and row["ci_low"] is not None
+        row["verdict"] = interval_verdict(row["ci_low"], row["ci_high"], side.claim.rule_effect) if judged else "inconclusive"
         used = row["n_pairs"]
         row |= _aso(side.a[:used], side.b[:used], settings.alpha, len(sides)) if aso else {}
         row |= _cost(replicates, trials, arms, row["arms"], used)
         rows.append(_identity(side, settings) | row)
-    return pl.DataFrame(rows, schema=SCHEMA).select(VERDICT_COLUMNS)
+    return pl.DataFrame(rows, schema=SCHEMA)
 
 
 def _sides(replicates: pl.DataFrame, claim: Claim, settings: AnalysisSettings, axes: Sequence[str]) -> list[_Side]:
@@ -310,3 +310,40 @@ def _identity(side: _Side, settings: AnalysisSettings) -> dict[str, Any]:
         "size": claim.where.size, "paper_effect": claim.effect, "direction": claim.direction or ("better" if claim.rule_effect > 0 else "worse"),
         "note": claim.note,
     }
+
+
+@dataclass(frozen=True)
+class VerdictText:
+    """One verdict row as people read it, the same in the report, the README table and the terminal."""
+
+    comparison: str  # "mom vs ce"
+    where: str  # dataset, sampler, size
+    paper: str  # the paper's effect, or its direction
+    delta: str
+    interval: str
+    p_holm: str
+    verdict: str  # with the look that decided the interval and whether the cells converged
+
+
+def verdict_text(row: dict[str, Any], decimals: int = 4) -> VerdictText:
+    """The text of a verdicts.parquet row (`verdicts`), numbers to `decimals` places."""
+    from nerplat.analysis.table_model import p_text
+
+    def signed(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:+.{decimals}f}"
+
+    interval = "n/a" if row["ci_low"] is None else f"[{signed(row['ci_low'])}, {signed(row['ci_high'])}]"
+    verdict = row["verdict"]
+    if not row["converged"]:
+        verdict += " (not converged)"
+    if row["decided_look"] is not None:
+        verdict += f", interval decided at look {row['decided_look'] + 1}"
+    return VerdictText(
+        comparison=f"{row['method']} vs {row['partner']}",
+        where=", ".join(str(row[k]) for k in SETTING_COLUMNS if row.get(k) is not None),
+        paper=row["direction"] if row["paper_effect"] is None else signed(row["paper_effect"]),
+        delta=signed(row["delta"]),
+        interval=interval,
+        p_holm=p_text(row["p_holm"]),
+        verdict=verdict,
+    )

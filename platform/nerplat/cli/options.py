@@ -117,15 +117,13 @@ def print_headline(headline: Headline, console: Console) -> None:
 
 def print_verdicts(headline: Headline, console: Console) -> None:
     """The claims' verdicts under the headline table: each claim's difference, interval, pairs and verdict."""
-    digits = headline.decimals
+    from nerplat.analysis.verdicts import verdict_text
+
     table = Table(title="claims (verdicts.parquet)", title_justify="left", highlight=False)
     for name, justify in (("claim", "left"), ("Δ", "right"), ("interval", "right"), ("pairs", "right"), ("verdict", "left")):
         table.add_column(name, justify=justify)
     rows = []
     for v in headline.verdicts:
-        delta = "-" if v["delta"] is None else f"{v['delta']:+.{digits}f}"
-        interval = "-" if v["ci_low"] is None else f"[{v['ci_low']:+.{digits - 1}f}, {v['ci_high']:+.{digits - 1}f}]"
-        look = "" if v["decided_look"] is None else f" (look {v['decided_look'] + 1})"
-        verdict = v["verdict"] + look + ("" if v["converged"] else ", not converged")
-        rows.append((f"{v['claim']}: {v['method']} vs {v['partner']}", delta, interval, str(v["n_pairs"]), verdict))
+        text = verdict_text(v, headline.decimals)
+        rows.append((f"{v['claim']}: {text.comparison}", text.delta, text.interval, str(v["n_pairs"]), text.verdict))
     console.print(add_rows(table, rows))

@@ -31,11 +31,10 @@ class ReplicateLooks:
     seeds: tuple[int, ...]  # the plan's seeds, in order
 
     def seed_counts(self, partitions: int) -> tuple[int, ...]:
-        """Seeds run by each look: the pair counts of `analysis.verdicts.claim_design` over partitions."""
-        from nerplat.analysis.sequential import MINIMUM_PAIRS, look_schedule
+        """Seeds run by each look: the claims' looks (`analysis.verdicts.claim_looks`) over partitions."""
+        from nerplat.analysis.verdicts import claim_looks
 
-        pairs = look_schedule(self.sequential.max_seeds * partitions, self.sequential.look_every * partitions, MINIMUM_PAIRS)
-        return tuple(dict.fromkeys(-(-n // partitions) for n in pairs))
+        return tuple(dict.fromkeys(-(-n // partitions) for n in claim_looks(self.sequential, partitions)))
 
     def replicates(self, arm: Arm, look: int) -> tuple[Replicate, ...]:
         """The arm's replicates up to look `look` (0-based; past the last look: all of them)."""

@@ -52,7 +52,8 @@ def test_a_committed_report_is_analysed_again_from_its_frames_with_its_claims(re
 def test_the_verdict_table_is_generated_between_the_readme_markers(report: Path, tmp_path: Path):
     reanalyse_report(report, AnalysisSettings(claims=CLAIMS, average="macro"), "mom_conll")
     table = verdict_table(report.parent)
-    assert table.count("\n") == 4 and "| [mom_conll](mom_conll/report.md) | mom_vs_ce | Nemoto et al. 2024, Table 3 |" in table
+    rows = [line for line in table.splitlines() if line.startswith("| mom_vs")]
+    assert len(rows) == 2 and rows[0].startswith("| mom_vs_ce | [mom_conll](mom_conll/report.md) | Nemoto et al. 2024, Table 3 | mom vs ce |")
     readme = tmp_path / "README.md"
     readme.write_text(f"# Results\n\n{TABLE_START}\nold, typed by hand\n{TABLE_END}\n\nafter\n", encoding="utf-8")
     update_readme(readme, table)
