@@ -44,15 +44,28 @@ class SpecChange:
 
 
 def arm_fingerprint(plan: Mapping[str, Any], arm: Mapping[str, Any]) -> str:
-    """sha256 of what decides an arm's runs, from the plan and arm as JSON (as plan.json records them)."""
+    """sha256 of what decides an arm's runs, from the plan and arm as JSON (as plan.json records them).
+
+    Null values count as absent: a field a later version adds with a null default (say
+    `train.eval_precision`) does not make every arm of an older experiment look changed."""
     return sha256_of(
-        {
-            "arm": {key: value for key, value in arm.items() if key != "label"},
-            "tune": _arm_tune(plan.get("tune"), arm["method"]) if arm.get("tune_trials") else None,
-            "replicate_split": plan.get("replicate_split"),
-            "replicate_models": plan.get("replicate_models", Plan.model_fields["replicate_models"].default),  # older plans lack it
-        }
+        _without_nulls(
+            {
+                "arm": {key: value for key, value in arm.items() if key != "label"},
+                "tune": _arm_tune(plan.get("tune"), arm["method"]) if arm.get("tune_trials") else None,
+                "replicate_split": plan.get("replicate_split"),
+                "replicate_models": plan.get("replicate_models", Plan.model_fields["replicate_models"].default),  # older plans lack it
+            }
+        )
     )
+
+
+def _without_nulls(data: Any) -> Any:
+    if isinstance(data, Mapping):
+        return {key: _without_nulls(value) for key, value in data.items() if value is not None}
+    if isinstance(data, list | tuple):
+        return [_without_nulls(value) for value in data]
+    return data
 
 
 def _arm_tune(tune: Mapping[str, Any] | None, method: str) -> dict[str, Any] | None:

@@ -57,3 +57,13 @@ def test_a_plan_from_before_tune_seed_and_enqueue_resumes_unchanged(tiny_plan):
 def test_starting_points_and_the_searcher_seed_change_the_tuned_arms_they_reach(tiny_plan, tiny_plan_with):
     assert spec_change("", started(tiny_plan), tiny_plan_with("tune.enqueue={mom: [{lambda: 0.175}]}")).changed == (MOM,)
     assert spec_change("", started(tiny_plan), tiny_plan_with("tune.seed=1")).changed == (MOM,)
+
+
+def test_a_plan_from_before_a_field_with_a_null_default_resumes_unchanged(tiny_plan, tiny_plan_with):
+    """A later version's new field at its null default (train.eval_precision was one) changes no arm;
+    giving it a value does."""
+    earlier = started(tiny_plan)
+    for arm in earlier["arms"]:
+        del arm["fixed"]["train"]["eval_precision"]
+    assert spec_change("", earlier, tiny_plan).rerun == ()
+    assert spec_change("", earlier, tiny_plan_with("train.eval_precision=bf16")).changed != ()
