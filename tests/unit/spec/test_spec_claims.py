@@ -2,8 +2,8 @@
 
 import pytest
 
-from nerplat.errors import UserInputError
 from nerplat.spec.validate import load_spec
+from spec_testing import spec_problems
 
 SPEC = (
     "experiment: t\ndataset: conll2003\n"
@@ -12,12 +12,6 @@ SPEC = (
     "  ce: {loss: ce}\n"
     "  mom: {loss: mom, lambda: 0.2, samplers: [full]}\n"
 )
-
-
-def problems(catalog, write_spec, text):
-    with pytest.raises(UserInputError) as raised:
-        load_spec(write_spec(text), catalog)
-    return [(p.path, p.line, p.message) for p in raised.value.problems]
 
 
 def test_claims_and_a_sequential_design_compile_into_the_plan(catalog, write_spec):
@@ -51,13 +45,13 @@ def test_claims_and_a_sequential_design_compile_into_the_plan(catalog, write_spe
     ],
 )
 def test_a_bad_claim_is_located(catalog, write_spec, claim, path, message):
-    found = problems(catalog, write_spec, SPEC + f"claims:\n  - {claim}\n")
+    found = spec_problems(catalog, write_spec, SPEC + f"claims:\n  - {claim}\n")
     assert any(p == path and line == 8 and message in text for p, line, text in found), found
 
 
 def test_claim_ids_are_unique_and_seeds_agree_with_the_design(catalog, write_spec):
     claim = "{id: a, paper: x, method: mom, partner: ce, metric: micro_f1, effect: 0.1}"
-    found = problems(catalog, write_spec, SPEC + f"claims:\n  - {claim}\n  - {claim}\n")
+    found = spec_problems(catalog, write_spec, SPEC + f"claims:\n  - {claim}\n  - {claim}\n")
     assert ("claims[1].id", 9, "claim id 'a' is used twice: give each claim its own id") in found
-    found = problems(catalog, write_spec, SPEC + "replicate: {seeds: 3, sequential: {max_seeds: 6, look_every: 2}}\n")
+    found = spec_problems(catalog, write_spec, SPEC + "replicate: {seeds: 3, sequential: {max_seeds: 6, look_every: 2}}\n")
     assert any(p == "replicate" and "drop seeds (3) or set it to max_seeds (6)" in text for p, _, text in found), found

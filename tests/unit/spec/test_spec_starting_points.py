@@ -5,10 +5,10 @@ import pytest
 from nerplat.cli import main
 from nerplat.config.search_space import Uniform
 from nerplat.config.trial import Component
-from nerplat.errors import UserInputError
 from nerplat.spec.methods import ResolvedMethod
 from nerplat.spec.starting_points import searched_key
 from nerplat.spec.validate import load_spec
+from spec_testing import spec_problems
 
 TUNED = (
     "experiment: t\ndataset: conll2003\n"
@@ -17,12 +17,6 @@ TUNED = (
     "  mom: {loss: mom, lambda: {uniform: [0, 1]}, train: {lr: {loguniform: [1.0e-5, 1.0e-3]}}}\n"
     "  focal: {loss: focal, gamma: {uniform: [0, 10]}}\n"
 )
-
-
-def problems(catalog, write_spec, text):
-    with pytest.raises(UserInputError) as raised:
-        load_spec(write_spec(text), catalog)
-    return [(p.path, p.line, p.message) for p in raised.value.problems]
 
 
 def test_points_take_the_search_spaces_names_and_become_dotted_keys(catalog, write_spec):
@@ -54,7 +48,7 @@ def test_points_take_the_search_spaces_names_and_become_dotted_keys(catalog, wri
     ],
 )
 def test_bad_starting_points_are_located(catalog, write_spec, tune, path, message):
-    found = problems(catalog, write_spec, TUNED + f"tune: {tune}\n")
+    found = spec_problems(catalog, write_spec, TUNED + f"tune: {tune}\n")
     assert len(found) == 1, found
     assert found[0][0] == path and found[0][1] == 7  # the tune line
     assert message in found[0][2]

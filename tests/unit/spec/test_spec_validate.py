@@ -7,14 +7,9 @@ import pytest
 from nerplat.config.trial import DatasetRef
 from nerplat.errors import UserInputError
 from nerplat.spec.validate import load_spec
+from spec_testing import spec_problems
 
 MINIMAL = "experiment: t\ndataset: conll2003\nmethods: {ce: {loss: ce}}\n"
-
-
-def problems(catalog, write_spec, text, **kwargs):
-    with pytest.raises(UserInputError) as raised:
-        load_spec(write_spec(text), catalog, **kwargs)
-    return [(p.path, p.line, p.message) for p in raised.value.problems]
 
 
 def test_a_minimal_spec_takes_every_default(catalog, write_spec):
@@ -39,7 +34,7 @@ def test_interpolation_reaches_the_spec(catalog, write_spec):
 
 def test_the_optuna_storage_must_be_a_database_url(catalog, write_spec):
     text = MINIMAL + "tracking:\n  optuna_storage: optuna.db\n"
-    [(path, line, message)] = problems(catalog, write_spec, text)
+    [(path, line, message)] = spec_problems(catalog, write_spec, text)
     assert (path, line) == ("tracking.optuna_storage", 5) and "should match pattern" in message
     ok = load_spec(write_spec(MINIMAL + "tracking: {optuna_storage: 'postgresql://optuna@db:5432/optuna'}\n"), catalog)
     assert ok.spec.tracking.optuna_storage == "postgresql://optuna@db:5432/optuna"
@@ -83,7 +78,7 @@ def test_several_datasets_by_name_hub_id_and_path(catalog, write_spec, tmp_path)
     ],
 )
 def test_bad_datasets(catalog, write_spec, datasets, path, line, message):
-    found = problems(catalog, write_spec, f"experiment: t\n{datasets}\nmethods: {{ce: {{loss: ce}}}}\n")
+    found = spec_problems(catalog, write_spec, f"experiment: t\n{datasets}\nmethods: {{ce: {{loss: ce}}}}\n")
     assert len(found) == 1, found
     assert found[0][:2] == (path, line)
     assert message in found[0][2]
@@ -96,7 +91,7 @@ def test_the_data_layer_check_is_consulted(catalog, write_spec):
         seen.append(ref)
         return ["NERPLAT_DATA is not set"]
 
-    found = problems(catalog, write_spec, MINIMAL, dataset_check=check)
+    found = spec_problems(catalog, write_spec, MINIMAL, dataset_check=check)
     assert found == [("dataset", 2, "NERPLAT_DATA is not set")]
     assert seen == [DatasetRef(name="conll2003")]
 
@@ -110,7 +105,7 @@ def test_encoders_are_registered_names_hub_ids_or_folders(catalog, write_spec, e
     if ok:
         assert load_spec(write_spec(text), catalog).encoder.name == encoder
     else:
-        ((path, _, message),) = problems(catalog, write_spec, text)
+        ((path, _, message),) = spec_problems(catalog, write_spec, text)
         assert path == "model.encoder" and "owner/name" in message
 
 
@@ -149,7 +144,7 @@ def test_bad_sections(catalog, write_spec, section, path, message):
     base = {"experiment": "experiment: t", "methods": "methods: {ce: {loss: ce}}"}
     key = section.split(":")[0]
     text = "\n".join([section if k == key else v for k, v in base.items()] + ([section] if key not in base else []))
-    found = problems(catalog, write_spec, text + "\ndataset: conll2003\n")
+    found = spec_problems(catalog, write_spec, text + "\ndataset: conll2003\n")
     assert len(found) == 1, found
     assert found[0][0] == path
     assert message in found[0][2]
@@ -183,7 +178,7 @@ def test_tune_defaults_and_components(catalog, write_spec):
     ],
 )
 def test_bad_tune(catalog, write_spec, tune, path, message):
-    found = problems(catalog, write_spec, TUNED + f"tune: {tune}\n")
+    found = spec_problems(catalog, write_spec, TUNED + f"tune: {tune}\n")
     assert len(found) == 1, found
     assert found[0][0] == path
     assert message in found[0][2]
@@ -199,7 +194,7 @@ def test_every_problem_of_every_section_is_reported_together_in_file_order(catal
         "analysis: {baseline: zz}\n"  # 9
         "resources: {workers: 0}\n"  # 10
     )
-    found = problems(catalog, write_spec, text)
+    found = spec_problems(catalog, write_spec, text)
     assert [(path, line) for path, line, _ in found] == [
         ("train.epochs", 3),
         ("samplers[0].fraction.f", 4),
@@ -223,20 +218,20 @@ def test_the_source_is_the_spec_file(catalog, write_spec):
 
 def test_an_unset_variable_is_reported_once_not_again_by_the_schema(catalog, write_spec):
     text = MINIMAL + "train:\n  epochs: ${EPOCHS}\n  lr: fast\n"
-    found = problems(catalog, write_spec, text, environ={})
+    found = spec_problems(catalog, write_spec, text, environ={})
     assert [(path, line) for path, line, _ in found] == [("train.epochs", 5), ("train.lr", 6)]
     assert "EPOCHS is not set" in found[0][2]
 
 
 def test_a_duplicated_key_keeps_its_last_value_and_that_value_is_checked(catalog, write_spec):
     text = "experiment: t\ndataset: conll2003\nmethods:\n  ce: {loss: ce}\n  ce: {loss: cee}\n"
-    found = problems(catalog, write_spec, text)
+    found = spec_problems(catalog, write_spec, text)
     assert [(path, line) for path, line, _ in found] == [("methods.ce", 5), ("methods.ce.loss", 5)]
 
 
 def test_the_tune_section_is_checked_even_when_a_method_is_broken(catalog, write_spec):
     text = "experiment: t\ndataset: conll2003\nmethods:\n  a: {loss: nope}\ntune: {search: bayes}\n"
-    found = problems(catalog, write_spec, text)
+    found = spec_problems(catalog, write_spec, text)
     assert [(path, line) for path, line, _ in found] == [("methods.a.loss", 4), ("tune.search", 5)]
 
 
@@ -270,7 +265,7 @@ def test_fp16_with_a_share_of_a_gpu_is_accepted(catalog, write_spec):
     ],
 )
 def test_bad_precisions_are_located(catalog, write_spec, text, path, line, message):
-    found = problems(catalog, write_spec, text)
+    found = spec_problems(catalog, write_spec, text)
     assert len(found) == 1, found
     assert found[0][:2] == (path, line)
     assert message in found[0][2]
