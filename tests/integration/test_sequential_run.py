@@ -6,7 +6,6 @@ the report's verdicts.parquet says at which look each claim was decided.
 
 from __future__ import annotations
 
-import re
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -27,8 +26,6 @@ def test_a_claim_decided_at_the_first_look_stops_its_arms(tmp_path: Path):
     code, output = finish(nerplat("run", "spec.yaml", workdir=tmp_path), timeout=900)
     assert code == 0, output
     assert "look 1:" in output
-    counts = [(int(done), int(total)) for done, total in re.findall(r"replicate (\d+)/(\d+)", output)]
-    assert all(done <= total for done, total in counts), counts  # a look never counts an earlier look's runs again
     replicates = [r for r in runs(tmp_path, "sequential_run") if r.data.tags[schema.KIND] == "replicate"]
     per_method = Counter(r.data.tags[schema.METHOD] for r in replicates)
     assert per_method == {"ce": 3, "mom": 3, "wce": 3}, per_method  # max_seeds is 6

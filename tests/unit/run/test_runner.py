@@ -318,3 +318,22 @@ def test_a_sqlite_store_this_driver_cannot_write_is_refused_before_anything_else
         runner_for(tiny_plan, tmp_path, resume=True).run()
     assert f"the MLflow store at {tracking_uri} is read-only or not writable by this user ({database})" in str(refused.value)
     assert not ray.is_initialized() and not (tmp_path / ".nerplat").exists()
+
+
+def test_a_later_look_does_not_count_this_sessions_earlier_look_as_skipped(tiny_plan, tracking_uri, tmp_path):
+    """Sequential replication calls the replicate jobs once a look: the runs an earlier look of the same
+    session finished are already counted as finished (the progress showed 12/9 and "ETA done")."""
+    from nerplat.run.ledger import RunLedger
+    from nerplat.track.experiment_tracker import ExperimentTracker
+
+    runner = runner_for(tiny_plan, tmp_path)
+    runner.tracker = ExperimentTracker.open(tracking_uri, tiny_plan.experiment)
+    runner.ledger = RunLedger(runner.tracker)
+    ce = tiny_plan.arms[0]
+    parents: dict[str, str] = {}
+    (first,) = runner._replicate_jobs(ce, ce.replicates[:1], {}, parents)
+    runner.tracker.finish(first["run_id"], "completed")
+    progress = runner.board.phase(ce.id, "replicate", len(ce.replicates))
+    progress.finished += 1  # what the trial's end event does
+    second = runner._replicate_jobs(ce, ce.replicates[:2], {}, parents)
+    assert len(second) == 1 and progress.skipped == 0 and progress.finished + progress.skipped <= progress.total
