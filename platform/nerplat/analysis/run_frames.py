@@ -203,6 +203,14 @@ class ExperimentRuns:
     ignored: tuple[str, ...] = ()  # a warning naming runs left out as duplicates of a run key (`track/current_runs.py`)
 
 
+def fetch_replicates(client: MlflowClient, name: str) -> pl.DataFrame:
+    """The experiment's current replicate runs as a frame, and nothing else (no trials, no dev curves):
+    what a sequential design's look reads."""
+    experiment = find_experiment(client, name)
+    current = current_runs(run for kind in ("arm", "replicate") for run in search_all(client, experiment.experiment_id, kind))
+    return replicate_frame([run for run in current.kept if run.data.tags.get(schema.KIND) == "replicate"])
+
+
 def fetch_experiment(client: MlflowClient, name: str) -> ExperimentRuns:
     experiment = find_experiment(client, name)
     summary = find_summary_run(client, experiment.experiment_id)

@@ -82,12 +82,12 @@ class ReplicatePhase:
         import polars as pl
 
         from nerplat.analysis.report import settings_from_plan
-        from nerplat.analysis.run_frames import fetch_experiment
+        from nerplat.analysis.run_frames import fetch_replicates
         from nerplat.track.experiment_reader import open_client
         from nerplat.analysis.verdicts import verdicts
 
-        runs = fetch_experiment(open_client(self.tracking_uri), self.plan.experiment)
-        usable = runs.replicates.filter(pl.col("status") == "completed") if not runs.replicates.is_empty() else runs.replicates
+        replicates = fetch_replicates(open_client(self.tracking_uri), self.plan.experiment)
+        usable = replicates.filter(pl.col("status") == "completed") if not replicates.is_empty() else replicates
         settings = settings_from_plan(self.plan.model_dump(mode="json"), "plan")
         return verdicts(usable, pl.DataFrame(), settings, aso=False)
 

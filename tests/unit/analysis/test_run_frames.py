@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from nerplat.analysis.run_frames import fetch_experiment, sampler_family
+from nerplat.analysis.run_frames import fetch_experiment, fetch_replicates, sampler_family
 from nerplat.errors import UserInputError
 from nerplat.track import experiment_reader, schema
 from nerplat.track.experiment_reader import open_client
@@ -24,6 +24,7 @@ def test_replicate_frame_has_identity_columns_and_every_metric(store):
     assert mom["sampler_family"] == "low_resource"
     assert mom["sampler_label"] == "low_resource-50"  # from the arm id <dataset>/<label>/<method>
     assert mom["test_type_PER_f1"] is None  # a metric another run has is null here, not dropped
+    assert fetch_replicates(open_client(store.client.tracking_uri), store.experiment).equals(frame)  # what a look reads
 
 
 def test_size_falls_back_to_the_sentences_trained_on(store):
