@@ -58,7 +58,8 @@ def reanalyse_report(folder: Path, settings: AnalysisSettings, experiment: str) 
     chosen = _frame(folder / "chosen.parquet")
     usable = replicates.filter(~pl.col("status").is_in(["failed", "interrupted"]).fill_null(True))
     axes = setting_axes(usable) if not usable.is_empty() else []
-    epochs = pl.read_parquet(folder / EPOCHS_FILE) if (folder / EPOCHS_FILE).is_file() else _table_epochs(folder, usable, axes)
+    curve_metric = f"dev_{settings.average}_f1"  # the one curve a report's dev-curve tables show
+    epochs = pl.read_parquet(folder / EPOCHS_FILE) if (folder / EPOCHS_FILE).is_file() else _table_epochs(folder, usable, axes, curve_metric)
     analysis = analyse(replicates, trials, settings, epochs, chosen, arms_from_runs(usable, trials))
     runs = ExperimentRuns("", replicates, trials, None, None, epochs, chosen)
     scratch = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
@@ -87,8 +88,8 @@ def _frame(path: Path) -> pl.DataFrame:
     return pl.read_parquet(path) if path.is_file() else pl.DataFrame()
 
 
-def _table_epochs(folder: Path, replicates: pl.DataFrame, axes: list[str]) -> pl.DataFrame:
-    """Per-run dev points built from the report's dev-curve tables (each run gets its cell's mean curve)."""
+def _table_epochs(folder: Path, replicates: pl.DataFrame, axes: list[str], metric: str) -> pl.DataFrame:
+    """Per-run points of `metric` built from the report's dev-curve tables (each run gets its cell's mean curve)."""
     rows = []
     cells = replicates.select(*GROUP_KEYS, *axes).unique()
     for cell in cells.iter_rows(named=True):
@@ -101,7 +102,7 @@ def _table_epochs(folder: Path, replicates: pl.DataFrame, axes: list[str]) -> pl
         curve = [(int(r["column"]), float(r["value"])) for r in points.iter_rows(named=True)]
         same = [pl.col(k).eq_missing(v) for k, v in cell.items()]
         for run_id in replicates.filter(*same)["run_id"].to_list():
-            rows += [(run_id, "dev_micro_f1", e, v) for e, v in curve] + [(run_id, "dev_macro_f1", e, v) for e, v in curve]
+            rows += [(run_id, metric, e, v) for e, v in curve]
     return pl.DataFrame(rows, schema=EPOCH_SCHEMA, orient="row")
 
 

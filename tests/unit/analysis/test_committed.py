@@ -32,11 +32,14 @@ def report(tmp_path: Path) -> Path:
 def test_a_committed_report_is_analysed_again_from_its_frames_with_its_claims(report: Path):
     (report / "notes.txt").write_text("mine", encoding="utf-8")
     (report / ".nerplat-report.json").unlink(missing_ok=True)  # as reports made before reports listed their files
+    (report / "epochs.parquet").unlink(missing_ok=True)  # and before they kept their dev curves: read from the tables
     written = reanalyse_report(report, AnalysisSettings(claims=CLAIMS, average="macro"), "mom_conll")
     judged = pl.read_parquet(report / "verdicts.parquet")
     assert tuple(judged.columns) == VERDICT_COLUMNS and judged["claim"].to_list() == ["mom_vs_ce", "mom_vs_best_other"]
     assert {"summary.parquet", "tests.parquet", "epochs.parquet", "report.md"} <= {p.name for p in written}
     assert {"slope", "curve", "converged"} <= set(pl.read_parquet(report / "summary.parquet").columns)
+    epochs = pl.read_parquet(report / "epochs.parquet")
+    assert epochs["metric"].unique().to_list() == ["dev_macro_f1"] and epochs["run_id"].n_unique() == judged["n_pairs"].max() * 3
     assert (report / "notes.txt").read_text(encoding="utf-8") == "mine" and (report / "RUN.md").is_file()
     runs = pl.read_parquet(report / "runs.parquet")
     for row in judged.iter_rows(named=True):
