@@ -50,9 +50,7 @@ def reanalyse_report(folder: Path, settings: AnalysisSettings, experiment: str) 
     runs_file = folder / "runs.parquet"
     if not runs_file.is_file():
         raise UserInputError(Problem(f"{folder} holds no runs.parquet: give a report folder (reports/<experiment>, docs/results/<name>)", path="REPORT"))
-    # the manifest's files, and what an analysis writes (reports made before manifests, or with a
-    # verdicts.parquet judged before reanalysis existed)
-    previous = sorted(set(owned_files(folder) if (folder / MANIFEST).is_file() else []) | set(_written_before_manifests(folder)))
+    listed = owned_files(folder) if (folder / MANIFEST).is_file() else []
     replicates = pl.read_parquet(runs_file)
     trials = _frame(folder / "trials.parquet")
     chosen = _frame(folder / "chosen.parquet")
@@ -65,23 +63,19 @@ def reanalyse_report(folder: Path, settings: AnalysisSettings, experiment: str) 
     scratch = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
     try:
         write_report(experiment, runs, analysis, settings, ("md", "latex", "html", "csv"), scratch)
-        return install(scratch, folder, previous)
+        return install(scratch, folder, sorted(set(listed) | set(_written_before(folder, scratch))))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-REPORT_FILES = (
-    "runs.parquet", "trials.parquet", "chosen.parquet", "epochs.parquet", "summary.parquet", "tests.parquet", "verdicts.parquet",
-    "missing_partners.parquet", "missing_partners.csv", "settings.json", "report.md", "report.html",
-)
-
-
-def _written_before_manifests(folder: Path) -> list[str]:
-    """A report made before reports listed their files: the files an analysis writes (its frames,
-    pages, tables/ and plots/), so what a person added beside them (RUN.md, console.txt) stays."""
-    found = [name for name in REPORT_FILES if (folder / name).is_file()]
+def _written_before(folder: Path, scratch: Path) -> list[str]:
+    """What an earlier analysis wrote in `folder` where no manifest lists it (reports made before
+    manifests, a verdicts.parquet added later): the files the new report writes too, and every file
+    of its tables/ and plots/. What a person added beside them (RUN.md, console.txt) stays."""
+    written = [p.relative_to(scratch).as_posix() for p in scratch.rglob("*") if p.is_file()]
+    found = [name for name in written if (folder / name).is_file()]
     found += [p.relative_to(folder).as_posix() for sub in ("tables", "plots") for p in (folder / sub).rglob("*") if p.is_file()]
-    return sorted(found)
+    return found
 
 
 def _frame(path: Path) -> pl.DataFrame:
