@@ -42,7 +42,7 @@ from nerplat.analysis.run_frames import EPOCH_SCHEMA, ExperimentRuns, fetch_expe
 from nerplat.analysis.report_folder import install, owned_files, refuse_clashes
 from nerplat.analysis.settings import AnalysisSettings, settings_from_mapping
 from nerplat.analysis.table_model import Table, slug
-from nerplat.analysis.verdicts import arm_frame, verdicts as claim_verdicts
+from nerplat.analysis.verdicts import arm_frame, verdicts
 from nerplat.errors import Problem, StorageError, UserInputError
 from nerplat.plan.labels import arm_label_parts
 from nerplat.suggest import did_you_mean
@@ -226,14 +226,14 @@ def analyse(
     axes = setting_axes(usable) if not usable.is_empty() else []
     epochs = epochs if epochs is not None else pl.DataFrame(schema=EPOCH_SCHEMA)
     curve_metric = f"dev_{settings.average}_f1"
-    verdicts = convergence(usable, epochs, curve_metric)
-    summary = with_convergence(summarise(usable, metric_columns(usable), settings), verdicts)
+    cells = convergence(usable, epochs, curve_metric)
+    summary = with_convergence(summarise(usable, metric_columns(usable), settings), cells)
     comparison = paired_comparisons(usable, settings, axes)
-    tests = with_cell_convergence(comparison.tests, verdicts, axes)
+    tests = with_cell_convergence(comparison.tests, cells, axes)
     unconverged = unconverged_cells(summary)
     warnings += _missing_warnings(comparison.missing) + unconverged
 
-    judged = claim_verdicts(usable, verdicts, settings, axes, arms, trials)
+    judged = verdicts(usable, cells, settings, axes, arms, trials)
     claims = context_tables.verdicts_table(judged)
     tables = [claims] if claims else []
     tables += layouts.size_tables(summary, settings, axes)
@@ -249,14 +249,14 @@ def analyse(
     if absent:
         warnings.append(f"no corpus statistics for {', '.join(absent)} (not a registered corpus or local folder): left out of the dataset table")
     curves = dev_curves(usable, epochs, curve_metric)
-    tables += context_tables.dev_curve_tables(curves, verdicts, settings, axes)
+    tables += context_tables.dev_curve_tables(curves, cells, settings, axes)
     choices = context_tables.chosen_table(chosen) if chosen is not None else None
     tables += [choices] if choices else []
     for family, part in tests.partition_by("family", as_dict=True, maintain_order=True).items() if not tests.is_empty() else []:
         tables.append(layouts.tests_table(part, settings, slug("tests", family[0]), _family_caption(family[0], comparison.best_other, settings)))
 
     figures = plotting.learning_curves(summary, settings, axes)
-    figures += plotting.dev_curves(curves, verdicts, settings, axes)
+    figures += plotting.dev_curves(curves, cells, settings, axes)
     figures += plotting.hyperparameter_curves(trials, settings)
     figures += plotting.displacement_arrows(summary, settings, axes)
     return Analysis(summary, tests, comparison.missing, unconverged, judged, tables, figures, warnings)
