@@ -50,6 +50,10 @@ def _global_options(
 
 
 def _register_commands() -> None:
+    """Adds every command group once: `main` runs many times in one process (tests, embedding tools), and
+    each registration appends to the app, so repeating it made every call slower than the last."""
+    if app.registered_commands:
+        return
     from nerplat.cli import (
         analyze_commands,
         claims_commands,

@@ -144,3 +144,17 @@ def test_every_command_prints_its_help(capsys):
     for path in paths:
         assert main([*path, "--help"]) == 0, path
         assert "Usage" in capsys.readouterr().out, path
+
+
+def test_repeated_calls_register_each_command_once(capsys):
+    """Each call registered every command again, so in a test worker the 500th call took seconds."""
+    from nerplat.cli import app
+
+    main(["validate", "--help"])
+    counts = (len(app.registered_commands), len(app.registered_groups))
+    main(["plan", "--help"])
+    main(["data", "stats", "--help"])
+    capsys.readouterr()
+    assert (len(app.registered_commands), len(app.registered_groups)) == counts
+    names = [command.name for command in app.registered_commands]
+    assert len(names) == len(set(names)) and "validate" in names
