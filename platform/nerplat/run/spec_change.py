@@ -5,6 +5,9 @@ tune trials, replicates, resources), by the plan's tune settings when the arm is
 the replicates' split and model logging. Nothing else in a spec (the analysis, the description,
 comments, the other arms) changes what an arm's trials compute, and its label only names its runs.
 So a resume with a changed spec can keep the finished runs of every arm whose part is unchanged.
+Replicates added to an arm (more seeds, a larger `max_seeds`) leave its finished runs as they
+were, so raising the replicates of an undecided claim continues the experiment; replicates
+taken away change the arm (their finished runs would still be analysed).
 The arms it changes, and those it no longer has (their runs would still be analysed), are rerun:
 `nerplat run --resume --rerun-changed` deletes their runs and runs them anew.
 
@@ -44,14 +47,15 @@ class SpecChange:
 
 
 def arm_fingerprint(plan: Mapping[str, Any], arm: Mapping[str, Any]) -> str:
-    """sha256 of what decides an arm's runs, from the plan and arm as JSON (as plan.json records them).
+    """sha256 of what decides an arm's runs, from the plan and arm as JSON (as plan.json records them);
+    which replicates it has is compared apart (`spec_change`).
 
     Null values count as absent: a field a later version adds with a null default (say
     `train.eval_precision`) does not make every arm of an older experiment look changed."""
     return sha256_of(
         _without_nulls(
             {
-                "arm": {key: value for key, value in arm.items() if key != "label"},
+                "arm": {key: value for key, value in arm.items() if key not in ("label", "replicates")},
                 "tune": _arm_tune(plan.get("tune"), arm["method"]) if arm.get("tune_trials") else None,
                 "replicate_split": plan.get("replicate_split"),
                 "replicate_models": plan.get("replicate_models", Plan.model_fields["replicate_models"].default),  # older plans lack it
@@ -81,6 +85,15 @@ def spec_change(started_with: str, earlier: Mapping[str, Any], plan: Plan) -> Sp
     now = plan.model_dump(mode="json")
     current = {arm["id"]: arm_fingerprint(now, arm) for arm in now["arms"]}
     before = {arm["id"]: arm_fingerprint(earlier, arm) for arm in earlier.get("arms", [])}
-    changed = tuple(arm for arm, fingerprint in before.items() if arm in current and current[arm] != fingerprint)
+    replicates = {arm["id"]: _replicate_keys(arm) for arm in now["arms"]}
+    changed = tuple(
+        arm["id"]
+        for arm in earlier.get("arms", [])
+        if arm["id"] in current and (current[arm["id"]] != before[arm["id"]] or not _replicate_keys(arm) <= replicates[arm["id"]])
+    )
     removed = tuple(arm for arm in before if arm not in current)
     return SpecChange(started_with, earlier, changed, removed)
+
+
+def _replicate_keys(arm: Mapping[str, Any]) -> set[tuple[int, int]]:
+    return {(replicate["seed"], replicate["partition"]) for replicate in arm.get("replicates", [])}

@@ -29,9 +29,18 @@ def test_tune_settings_change_the_tuned_arms_only(tiny_plan, tiny_plan_with):
     assert change.changed == (MOM,)
 
 
-def test_shared_train_settings_and_replicates_change_every_arm(tiny_plan, tiny_plan_with):
+def test_shared_train_settings_change_every_arm(tiny_plan, tiny_plan_with):
     assert spec_change("", started(tiny_plan), tiny_plan_with("train.lr=0.002")).changed == (CE, MOM)
-    assert spec_change("", started(tiny_plan), tiny_plan_with("replicate.seeds=2")).changed == (CE, MOM)
+
+
+def test_added_replicates_keep_every_arms_runs_and_fewer_change_them(tiny_plan_with):
+    """Raising the seeds (or a sequential design's max_seeds) of an undecided claim continues the
+    experiment; fewer seeds would leave finished replicates the plan no longer has."""
+    two, three = tiny_plan_with("replicate.seeds=2"), tiny_plan_with("replicate.seeds=3")
+    assert spec_change("", started(two), three).rerun == ()
+    sequential = tiny_plan_with("replicate={seeds: 3, sequential: {max_seeds: 3, look_every: 1}}")
+    assert spec_change("", started(two), sequential).rerun == ()
+    assert spec_change("", started(three), two).changed == (CE, MOM)
 
 
 def test_an_arm_the_spec_no_longer_has_is_removed_and_a_new_one_is_no_rerun(tiny_plan, tiny_plan_with):
@@ -45,7 +54,7 @@ def test_an_arm_is_named_by_its_label_only_in_run_names(tiny_plan):
     earlier = started(tiny_plan)
     arm = earlier["arms"][0]
     assert arm_fingerprint(earlier, {**arm, "label": "renamed"}) == arm_fingerprint(earlier, arm)
-    assert arm_fingerprint(earlier, {**arm, "replicates": []}) != arm_fingerprint(earlier, arm)
+    assert arm_fingerprint(earlier, {**arm, "fixed": {}}) != arm_fingerprint(earlier, arm)
 
 
 def test_a_plan_from_before_tune_seed_and_enqueue_resumes_unchanged(tiny_plan):
