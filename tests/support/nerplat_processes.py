@@ -31,7 +31,14 @@ def nerplat(*args: str, workdir: Path, env: dict[str, str] | None = None, **pope
 
 
 def finish(process: subprocess.Popen, timeout: float = 600) -> tuple[int, str]:
-    output, _ = process.communicate(timeout=timeout)
+    """Exit code and output; a command still running after `timeout` is killed with the processes it
+    started (its session), and the test fails with the end of what it printed, so a hang is seen."""
+    try:
+        output, _ = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        output, _ = process.communicate()
+        raise AssertionError(f"`nerplat {' '.join(process.args[3:])}` still ran after {timeout:.0f} s; it printed:\n{output[-4000:]}") from None
     return process.returncode, output
 
 
