@@ -19,7 +19,7 @@ def default_catalog() -> Catalog:
     from nerplat.data.corpora import CORPORA
     from nerplat.data.formats import FORMATS
     from nerplat.data.samplers import SAMPLERS
-    from nerplat.models.encoders import ENCODERS
+    from nerplat.models.encoder_registry import ENCODERS
     from nerplat.models.heads import HEADS
     from nerplat.objectives import OBJECTIVES
     from nerplat.plugins import load_entry_points

