@@ -78,8 +78,8 @@ def bench_mrc(
     from nerplat.models.encoders import load_encoder
     from nerplat.models.tagger import build_tagger
     from nerplat.objectives import ObjectiveContext, build_objective
-    from nerplat.trial.batching import iterate_batches
-    from nerplat.trial.data import featurize_for_head, prepare_corpus
+    from nerplat.trial.data import prepare_corpus
+    from nerplat.trial.variant_registry import featurize_for_head
 
     repeats = check_repeats(repeats)
     if sentences < 2:
@@ -96,7 +96,7 @@ def bench_mrc(
     for head, loss in (("softmax", "ce"), ("mrc", "mrc_bce")):
         torch.manual_seed(0)
         features = featurize_for_head(Component(name=head), corpus.name, corpus.train, loaded.tokenizer, settings, labels)
-        batches = list(iterate_batches(features, batch_size, seed=1))
+        batches = list(features.batches(batch_size, seed=1))
         tagger = build_tagger(dataclasses.replace(loaded, model=copy.deepcopy(loaded.model)), Component(name=head), labels)
         epochs[head], steps[head] = epoch_trainer(tagger, build_objective(loss, {}, context), batches, len(corpus.train)), len(batches)
     measured = interleaved(epochs, repeats)

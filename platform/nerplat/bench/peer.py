@@ -192,6 +192,7 @@ def hf_optuna_sweep(arm: Any, threads: int, learning_rates: list[float]) -> Swee
     from nerplat.trial.batching import ids_to_tags, join_windows
     from nerplat.trial.data import prepare_trial_data
     from nerplat.trial.device import resolve_eval_precision, resolve_precision
+    from nerplat.trial.features import featurize_windows
 
     (key, space), = arm.search_space.items()
     config = arm.trial_config({key: space.low}, seed=TUNE_SEED, eval_split=None)
@@ -201,7 +202,7 @@ def hf_optuna_sweep(arm: Any, threads: int, learning_rates: list[float]) -> Swee
     started = time.perf_counter()
     torch.set_num_threads(threads)
     encoder = load_encoder(config.encoder)
-    data = prepare_trial_data(config, encoder.tokenizer)
+    data = prepare_trial_data(config, encoder.tokenizer, featurize_windows)
     gold = [list(sentence.tags) for sentence in data.dev_sentences]
     scores: list[float] = []
     tried: set[float] = set()

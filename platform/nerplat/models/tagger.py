@@ -9,9 +9,9 @@ from pydantic import BaseModel
 from torch import nn
 
 from nerplat.config.trial import Component
-from nerplat.models.encoders import Encoder
+from nerplat.models.encoder_registry import Encoder
 from nerplat.models.heads import HEADS
-from nerplat.models.heads.base import HeadOutput
+from nerplat.models.heads.base import HeadConfig, HeadOutput
 
 
 class WordBatch(Protocol):
@@ -59,11 +59,19 @@ def head_config(head: Component) -> BaseModel:
     return HEADS.config(head.name, head.params, at="head")
 
 
+def head_variant(head: Component) -> str:
+    """The trial variant the head's registration names (`HeadConfig.variant`): how its trials read and train."""
+    return HEADS.get(head.name, at="head").config.variant
+
+
 def build_tagger(encoder: Encoder, head: Component, labels: list[str]) -> Tagger:
     """A tagger for `labels` from a loaded encoder and the head a spec names (with its parameters)."""
     entry = HEADS.get(head.name)
-    if getattr(entry.config, "fitted_outside_loop", False):
-        raise ValueError(f"head '{head.name}' is fitted outside the torch loop: run it with nerplat.trial.feature_crf")
+    if not issubclass(entry.config, HeadConfig):  # the config of every torch head (its dropout included)
+        raise ValueError(
+            f"head '{head.name}' is fitted outside the torch loop: its trials run as the '{head_variant(head)}' "
+            "variant (nerplat.trial.variant_registry), not through a Tagger"
+        )
     config = head_config(head)  # the tagger reads dropout from it too
     module = entry.factory(config, labels=list(labels), hidden_size=encoder.hidden_size)
     return Tagger(encoder.model, module, dropout=config.dropout)

@@ -35,8 +35,6 @@ from typing import Any
 from nerplat.plan.model import Arm, Plan
 from nerplat.track import schema
 
-FINISHED = "completed"
-
 
 @dataclass(frozen=True)
 class MeasuredRun:
@@ -172,21 +170,9 @@ def spec_cost(plan: Plan, tracking_uri: str | None) -> SpecCost:
 
 def measured_runs(client: Any, encoders: Iterable[str]) -> list[MeasuredRun]:
     """Completed tuning trials and replicates of `encoders` in every experiment of the MLflow store."""
-    experiments = [experiment.experiment_id for experiment in client.search_experiments(max_results=1000)]
-    found = []
-    for encoder in sorted(set(encoders)):
-        quoted = encoder.replace("'", "\\'")
-        token = None
-        while experiments:
-            page = client.search_runs(
-                experiments, filter_string=f"tags.`{schema.ENCODER}` = '{quoted}' and tags.`{schema.STATUS}` = '{FINISHED}'",
-                max_results=1000, page_token=token,
-            )  # fmt: skip
-            found += [measured for run in page if (measured := measured_run(run)) is not None]
-            token = page.token
-            if not token:
-                break
-    return found
+    from nerplat.track.experiment_reader import completed_runs_of_encoders
+
+    return [measured for run in completed_runs_of_encoders(client, encoders) if (measured := measured_run(run)) is not None]
 
 
 def measured_run(run: Any) -> MeasuredRun | None:
@@ -236,7 +222,8 @@ def epoch_tokens_on_data(arm: Arm) -> float:
     """Training sub-tokens of one epoch of the arm's first replicate (its sampled split, windowed as trials window it)."""
     from nerplat.config.trial import Component, DatasetRef, EncoderSettings
     from nerplat.models.encoders import load_encoder
-    from nerplat.trial.data import featurize_for_head, prepare_corpus
+    from nerplat.trial.data import prepare_corpus
+    from nerplat.trial.variant_registry import featurize_for_head
 
     fixed = arm.fixed
     replicate = arm.replicates[0] if arm.replicates else None

@@ -1,4 +1,6 @@
-"""Windows -> padded tensor batches, and batch predictions -> one tag sequence per sentence.
+"""Word windows, the examples of sequence labelling: `WindowFeatures` (made from sentences by
+`trial.features`), padded tensor batches of them, and batch predictions -> one tag sequence per sentence.
+The features batch and join themselves (`trial.variant.Examples`), as MRC's do (`trial.mrc_batching`).
 
 Batches are grouped by length so padding (wasted compute) stays small: windows are shuffled with a
 seed, cut into groups of `batches_per_group` batches, ordered by length inside each group with a
@@ -21,8 +23,60 @@ import torch
 
 from nerplat.models.heads.base import IGNORE
 from nerplat.trial.device import to_device
-from nerplat.trial.features import WindowFeatures
-from nerplat.trial.mrc_features import MRCFeatures
+
+
+@dataclass(frozen=True)
+class Window:
+    """One encoder input and the words it owns."""
+
+    input_ids: np.ndarray  # [tokens] sub-token ids, special tokens included
+    word_starts: np.ndarray  # [owned words] index into input_ids of each owned word's first sub-token
+    word_index: np.ndarray  # [owned words] position of each owned word in its sentence
+    labels: np.ndarray  # [owned words] label ids
+    sentence: int  # index of the sentence in its split
+
+
+@dataclass(frozen=True)
+class WindowFeatures:
+    """All windows of one split, stored flat: window i is slice offsets[i]:offsets[i + 1]."""
+
+    input_ids: np.ndarray  # int32 [all tokens]
+    token_offsets: np.ndarray  # int64 [windows + 1]
+    word_starts: np.ndarray  # int32 [all owned words]
+    word_index: np.ndarray  # int32 [all owned words]
+    labels: np.ndarray  # int64 [all owned words]
+    word_offsets: np.ndarray  # int64 [windows + 1]
+    sentence: np.ndarray  # int32 [windows]
+    sentence_lengths: np.ndarray  # int32 [sentences]: words per sentence, to join windows back
+    pad_id: np.ndarray  # int64 scalar: the tokenizer's padding id, for collation
+
+    def __len__(self) -> int:
+        return len(self.sentence)
+
+    @property
+    def num_sentences(self) -> int:
+        return len(self.sentence_lengths)
+
+    def token_counts(self) -> np.ndarray:
+        """Sub-tokens per window (special tokens included): what batches are grouped by."""
+        return np.diff(self.token_offsets)
+
+    def window(self, i: int) -> Window:
+        tokens = slice(self.token_offsets[i], self.token_offsets[i + 1])
+        words = slice(self.word_offsets[i], self.word_offsets[i + 1])
+        return Window(
+            input_ids=self.input_ids[tokens],
+            word_starts=self.word_starts[words],
+            word_index=self.word_index[words],
+            labels=self.labels[words],
+            sentence=int(self.sentence[i]),
+        )
+
+    def batches(self, batch_size: int, *, seed: int | None, batches_per_group: int = 16) -> Iterator[Batch]:
+        return iterate_batches(self, batch_size, seed=seed, batches_per_group=batches_per_group)
+
+    def join(self, windows: Sequence[int], predictions: Sequence[Sequence[int]]) -> list[list[int]]:
+        return join_windows(self, windows, predictions)
 
 
 @dataclass(frozen=True)
@@ -115,15 +169,7 @@ def collate(features: WindowFeatures, windows: Sequence[int]) -> Batch:
 def iterate_batches(
     features: WindowFeatures, batch_size: int, *, seed: int | None, batches_per_group: int = 16
 ) -> Iterator[Batch]:
-    """Collated, length-grouped batches of all windows (see `length_grouped_batches` for `seed`).
-
-    MRC features (head `mrc`) give `MRCBatch`es of (window, query) examples instead.
-    """
-    if isinstance(features, MRCFeatures):
-        from nerplat.trial.mrc_batching import iterate_mrc_batches  # it builds on this module
-
-        yield from iterate_mrc_batches(features, batch_size, seed=seed, batches_per_group=batches_per_group)
-        return
+    """Collated, length-grouped batches of all windows (see `length_grouped_batches` for `seed`)."""
     for windows in length_grouped_batches(
         features.token_counts(), batch_size, seed=seed, batches_per_group=batches_per_group
     ):
@@ -136,13 +182,9 @@ def join_windows(
     """Per-sentence label ids from per-window predictions (one list per window, over its owned words).
 
     `windows[i]` is the window `predictions[i]` belongs to (`Batch.windows`), in any order. Every word
-    of every sentence must be predicted exactly once. For MRC features a window's predictions cover
-    all its words, owned or not (`mrc_batching.join_mrc_windows`).
+    of every sentence must be predicted exactly once. MRC joins the owned words of its windows through
+    it (`mrc_batching.join_windows`).
     """
-    if isinstance(features, MRCFeatures):
-        from nerplat.trial.mrc_batching import join_mrc_windows  # it builds on this module
-
-        return join_mrc_windows(features, windows, predictions)
     if len(windows) != len(predictions):
         raise ValueError(f"{len(windows)} windows but {len(predictions)} predictions")
     sentences = [[-1] * int(n) for n in features.sentence_lengths]

@@ -1,8 +1,8 @@
 """The data of a trial: the corpus after its samplers (built once per process) and its features.
 
 Trials of a sweep share a Ray worker process (Tune reuses actors), so reading and sampling a corpus
-is memoised here by its full description; features are cached on disk by `trial.features`, and
-`featurize_for_head` picks the features the head reads (windows, or MRC examples).
+is memoised here by its full description; the features are what the trial's variant makes of the
+splits (`trial.variant.Featurize`: windows, cached on disk by `trial.features`, or MRC examples).
 The dev subset (`train.dev_subset`, `trial.dev_subset`) is the same for every trial and replicate.
 """
 
@@ -11,17 +11,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Sequence
 
-from nerplat.config.trial import Component, DatasetRef, EncoderSettings, TrialConfig
+from nerplat.config.trial import Component, DatasetRef, TrialConfig
 from nerplat.data.corpora import load_corpus
 from nerplat.data.corpus import Corpus, Sentence
-from nerplat.data.mrc_examples import entity_types, queries_for
 from nerplat.data.samplers.chain import apply_samplers
 from nerplat.data.corpus_stats import size_factor
 from nerplat.trial.dev_subset import dev_subset
-from nerplat.trial.features import WindowFeatures, featurize
-from nerplat.trial.mrc_features import MRCFeatures, featurize_mrc
+from nerplat.trial.variant import Examples, Featurize
 
 
 @dataclass(frozen=True)
@@ -61,19 +59,20 @@ class TrialData:
     corpus: Corpus
     size_factor: float
     labels: list[str]
-    train: WindowFeatures | MRCFeatures
-    dev: WindowFeatures | MRCFeatures | None
+    train: Examples
+    dev: Examples | None
     dev_sentences: tuple[Sentence, ...] | None
-    eval: WindowFeatures | MRCFeatures | None
+    eval: Examples | None
     eval_sentences: tuple[Sentence, ...] | None
 
 
-def prepare_trial_data(config: TrialConfig, tokenizer: object) -> TrialData:
+def prepare_trial_data(config: TrialConfig, tokenizer: object, featurize: Featurize) -> TrialData:
+    """The trial's splits as `featurize` (its variant's) makes them for its head."""
     prepared = prepare_corpus(config.dataset, config.samplers, seed=config.seed, partition=config.partition)
     corpus, labels = prepared.corpus, prepared.corpus.labels()
 
-    def features(sentences: tuple[Sentence, ...] | None) -> WindowFeatures | MRCFeatures | None:
-        return None if sentences is None else featurize_for_head(config.head, corpus.name, sentences, tokenizer, config.encoder, labels)
+    def features(sentences: tuple[Sentence, ...] | None) -> Examples | None:
+        return None if sentences is None else featurize(config.head, corpus.name, sentences, tokenizer, config.encoder, labels)
 
     dev_sentences = None if corpus.dev is None else dev_subset(corpus.dev, config.train.dev_subset)
     eval_sentences = {"dev": corpus.dev, "test": corpus.test, None: None}[config.eval_split]
@@ -88,13 +87,3 @@ def prepare_trial_data(config: TrialConfig, tokenizer: object) -> TrialData:
         eval_sentences=eval_sentences,
     )
 
-
-def featurize_for_head(
-    head: Component, corpus: str, sentences: Sequence[Sentence], tokenizer: Any, settings: EncoderSettings, labels: list[str]
-) -> WindowFeatures | MRCFeatures:
-    """What the head reads: sequence-labelling windows, or MRC examples for the `mrc` head (whose
-    `queries` parameter, else the corpus name, chooses the queries: `nerplat.data.mrc_examples`)."""
-    if head.name == "mrc":
-        queries = queries_for(entity_types(labels), corpus, head.params.get("queries"))
-        return featurize_mrc(sentences, tokenizer, settings, labels, queries)
-    return featurize(sentences, tokenizer, settings, labels)

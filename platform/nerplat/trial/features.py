@@ -19,67 +19,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
-from nerplat.config.trial import EncoderSettings
+from nerplat.config.trial import Component, EncoderSettings
 from nerplat.data.corpus import Corpus, Sentence
 from nerplat.errors import Problem, UserInputError
 from nerplat.models.encoders import quiet_transformers, tokenizer_fingerprint
 from nerplat.npz_cache import entry_path, read_arrays, write_arrays
+from nerplat.trial.batching import WindowFeatures
 
 FORMAT_VERSION = 1  # bump when the arrays or the windowing change: old cache entries are then ignored
-
-
-@dataclass(frozen=True)
-class Window:
-    """One encoder input and the words it owns."""
-
-    input_ids: np.ndarray  # [tokens] sub-token ids, special tokens included
-    word_starts: np.ndarray  # [owned words] index into input_ids of each owned word's first sub-token
-    word_index: np.ndarray  # [owned words] position of each owned word in its sentence
-    labels: np.ndarray  # [owned words] label ids
-    sentence: int  # index of the sentence in its split
-
-
-@dataclass(frozen=True)
-class WindowFeatures:
-    """All windows of one split, stored flat: window i is slice offsets[i]:offsets[i + 1]."""
-
-    input_ids: np.ndarray  # int32 [all tokens]
-    token_offsets: np.ndarray  # int64 [windows + 1]
-    word_starts: np.ndarray  # int32 [all owned words]
-    word_index: np.ndarray  # int32 [all owned words]
-    labels: np.ndarray  # int64 [all owned words]
-    word_offsets: np.ndarray  # int64 [windows + 1]
-    sentence: np.ndarray  # int32 [windows]
-    sentence_lengths: np.ndarray  # int32 [sentences]: words per sentence, to join windows back
-    pad_id: np.ndarray  # int64 scalar: the tokenizer's padding id, for collation
-
-    def __len__(self) -> int:
-        return len(self.sentence)
-
-    @property
-    def num_sentences(self) -> int:
-        return len(self.sentence_lengths)
-
-    def token_counts(self) -> np.ndarray:
-        """Sub-tokens per window (special tokens included): what batches are grouped by."""
-        return np.diff(self.token_offsets)
-
-    def window(self, i: int) -> Window:
-        tokens = slice(self.token_offsets[i], self.token_offsets[i + 1])
-        words = slice(self.word_offsets[i], self.word_offsets[i + 1])
-        return Window(
-            input_ids=self.input_ids[tokens],
-            word_starts=self.word_starts[words],
-            word_index=self.word_index[words],
-            labels=self.labels[words],
-            sentence=int(self.sentence[i]),
-        )
 
 
 def featurize_corpus(
@@ -121,6 +74,14 @@ def featurize(
     features = tokenize_sentences(sentences, tokenizer, settings, labels)
     write_arrays(path, key_text, {f.name: getattr(features, f.name) for f in fields(features)})
     return features
+
+
+def featurize_windows(
+    head: Component, corpus: str, sentences: Sequence[Sentence], tokenizer: Any, settings: EncoderSettings, labels: list[str]
+) -> WindowFeatures:
+    """The sequence-labelling variant's `Featurize` (`trial.variant`): windows of `sentences`, from cache
+    when possible; every head of the variant reads the same windows, whatever the corpus."""
+    return featurize(sentences, tokenizer, settings, labels)
 
 
 def sentences_digest(sentences: Sequence[Sentence]) -> str:

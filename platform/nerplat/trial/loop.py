@@ -1,9 +1,10 @@
 """One trial, in-process: corpus -> samplers -> features -> tagger + objective -> train -> evaluate.
 
 `run_trial(config)` is what `nerplat train` runs directly and what every Ray trial runs inside its
-worker. It drives a `trial.session.TrialSession` and knows nothing of Ray Tune or MLflow: it reports
-each dev evaluation through the `Reporter` the caller passes, and resumes from a directory that
-reporter asked it to save. Model selection is described in `trial.session`.
+worker. It drives the session of the variant the head's registration names (`trial.variant`:
+`TrialSession`'s epochs for sequence labelling, `MRCSession` for MRC, one crfsuite fit) and knows
+nothing of Ray Tune or MLflow: it reports each dev evaluation through the `Reporter` the caller passes,
+and resumes from a directory that reporter asked it to save. Model selection is described in `trial.session`.
 
 A loss that is not finite fails the trial (`NonFiniteLoss`) after the epoch it appeared in: the
 weights it updated are NaN, every later evaluation would score a broken model as if it had trained,
@@ -19,9 +20,9 @@ from typing import Callable
 import torch
 
 from nerplat.config.trial import TrialConfig
-from nerplat.trial.feature_crf import fitted_outside_loop, run_feature_trial
 from nerplat.trial.results import Reporter, TrainedTagger, TrialResult
-from nerplat.trial.session import StepProgress, TrialSession
+from nerplat.trial.session import StepProgress
+from nerplat.trial.variant_registry import session_for
 
 
 def run_trial(
@@ -39,10 +40,10 @@ def run_trial(
     `keep_model` receives the tagger with the selected weights (main process only), e.g. to log it.
     `device` defaults to the worker's CUDA device when torch sees one, else the CPU (`trial.device`).
     """
-    if fitted_outside_loop(config.head):  # crfsuite: one fit, not epochs of optimiser steps
-        return run_feature_trial(config, report=report, resume_from=resume_from)
     keep_weights = config.eval_split is not None or keep_model is not None  # else no one reads the best epoch's weights
-    session = TrialSession(config, select_metric=select_metric, progress=progress, device=device, keep_weights=keep_weights)
+    session = session_for(config.head)(
+        config, select_metric=select_metric, progress=progress, device=device, keep_weights=keep_weights
+    )
     session.setup()
     if resume_from is not None:
         session.restore(resume_from)
@@ -59,9 +60,12 @@ class NonFiniteLoss(ArithmeticError):
     """The training loss became NaN or infinite: the trial failed, and says where."""
 
 
-def refuse_non_finite(loss: float, config: TrialConfig, epoch: int, steps: int) -> None:
-    """Raises `NonFiniteLoss` naming the objective (the method's loss), the epoch and the step."""
-    if math.isfinite(loss):
+def refuse_non_finite(loss: float | None, config: TrialConfig, epoch: int, steps: int) -> None:
+    """Raises `NonFiniteLoss` naming the objective (the method's loss), the epoch and the step.
+
+    None is an epoch without optimiser steps (a crfsuite fit, whose own tests end it): nothing to refuse.
+    """
+    if loss is None or math.isfinite(loss):
         return
     params = ", ".join(f"{key}={value}" for key, value in sorted(config.objective.params.items()))
     objective = f"'{config.objective.name}'" + (f" ({params})" if params else "")

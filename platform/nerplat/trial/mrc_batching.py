@@ -1,4 +1,6 @@
-"""MRC windows -> padded (window, query) batches, and per-window predictions -> sentences.
+"""MRC examples (Li et al. 2020): `MRCFeatures` (made from sentences by `trial.mrc_features`), padded
+(window, query) batches of them, and per-window predictions -> sentences. The features batch and join
+themselves (`trial.variant.Examples`), as word windows do (`trial.batching`).
 
 A batch holds whole windows with all K of their queries, window-major (rows w*K .. w*K + K - 1 are
 window w): the K examples of a window share their context length, so they pad alike, and the head
@@ -15,9 +17,70 @@ import numpy as np
 import torch
 
 from nerplat.models.heads.base import IGNORE
-from nerplat.trial.batching import join_windows, length_grouped_batches
+from nerplat.trial import batching
 from nerplat.trial.device import to_device
-from nerplat.trial.mrc_features import MRCFeatures
+
+
+@dataclass(frozen=True)
+class PairLayout:
+    """Where a tokenizer puts its special tokens around a (query, context) pair, and their segments."""
+
+    prefix: tuple[int, ...]  # [CLS] for BERT
+    middle: tuple[int, ...]  # [SEP] for BERT, </s></s> for RoBERTa
+    suffix: tuple[int, ...]  # [SEP]
+    query_segment: int  # token type id of prefix, query and middle (0)
+    context_segment: int  # token type id of context and suffix (1 for BERT, 0 for RoBERTa)
+
+    @property
+    def specials(self) -> int:
+        return len(self.prefix) + len(self.middle) + len(self.suffix)
+
+
+@dataclass(frozen=True)
+class MRCFeatures:
+    """All windows of one split with every word they contain, stored flat like `WindowFeatures`."""
+
+    context_ids: np.ndarray  # int32 [all context sub-tokens], no special tokens
+    token_offsets: np.ndarray  # int64 [windows + 1]
+    word_starts: np.ndarray  # int32 [all window words]: index into the window's context
+    span_ends: np.ndarray  # int32 [all window words, types]: window position of the span's last word, or -1
+    tags: np.ndarray  # int64 [all window words]: label ids
+    owned: np.ndarray  # bool [all window words]: the window owns the word (predicts it for the sentence)
+    word_index: np.ndarray  # int32 [all window words]: position in the sentence
+    word_offsets: np.ndarray  # int64 [windows + 1]
+    sentence: np.ndarray  # int32 [windows]
+    sentence_lengths: np.ndarray  # int32 [sentences]
+    queries: tuple[tuple[int, ...], ...]  # sub-token ids of each type's query
+    types: tuple[str, ...]
+    layout: PairLayout
+    pad_id: int
+
+    def __len__(self) -> int:
+        """Examples, i.e. (window, query) pairs: what `train.batch_size` counts, as in Li et al."""
+        return self.num_windows * len(self.types)
+
+    @property
+    def num_windows(self) -> int:
+        return len(self.sentence)
+
+    @property
+    def num_sentences(self) -> int:
+        return len(self.sentence_lengths)
+
+    @property
+    def labels(self) -> np.ndarray:
+        """Label ids of owned words, IGNORE elsewhere: each sentence word counted once (label counts)."""
+        return np.where(self.owned, self.tags, IGNORE)
+
+    def token_counts(self) -> np.ndarray:
+        """Context sub-tokens per window: what batches are grouped by."""
+        return np.diff(self.token_offsets)
+
+    def batches(self, batch_size: int, *, seed: int | None, batches_per_group: int = 16) -> Iterator[MRCBatch]:
+        return iterate_batches(self, batch_size, seed=seed, batches_per_group=batches_per_group)
+
+    def join(self, windows: Sequence[int], predictions: Sequence[Sequence[int]]) -> list[list[int]]:
+        return join_windows(self, windows, predictions)
 
 
 @dataclass(frozen=True)
@@ -74,12 +137,12 @@ def collate_mrc(features: MRCFeatures, windows: Sequence[int]) -> MRCBatch:
     )
 
 
-def iterate_mrc_batches(
+def iterate_batches(
     features: MRCFeatures, batch_size: int, *, seed: int | None, batches_per_group: int = 16
 ) -> Iterator[MRCBatch]:
     """Length-grouped batches of ceil(batch_size / K) windows, each with its K queries."""
     windows_per_batch = -(-batch_size // len(features.types))
-    for windows in length_grouped_batches(
+    for windows in batching.length_grouped_batches(
         features.token_counts(), windows_per_batch, seed=seed, batches_per_group=batches_per_group
     ):
         yield collate_mrc(features, windows)
@@ -87,7 +150,7 @@ def iterate_mrc_batches(
 
 @dataclass(frozen=True)
 class _OwnedWords:
-    """The owned words of MRC windows, in the shape `join_windows` reads."""
+    """The owned words of MRC windows, in the shape `batching.join_windows` reads."""
 
     word_offsets: np.ndarray
     word_index: np.ndarray
@@ -95,7 +158,7 @@ class _OwnedWords:
     sentence_lengths: np.ndarray
 
 
-def join_mrc_windows(
+def join_windows(
     features: MRCFeatures, windows: Sequence[int], predictions: Sequence[Sequence[int]]
 ) -> list[list[int]]:
     """Per-sentence label ids from per-window predictions over *all* words of each window: each
@@ -115,4 +178,4 @@ def join_mrc_windows(
         sentence=features.sentence,
         sentence_lengths=features.sentence_lengths,
     )
-    return join_windows(index, windows, owned_predictions)  # type: ignore[arg-type]  (reads only these four)
+    return batching.join_windows(index, windows, owned_predictions)  # type: ignore[arg-type]  (reads only these four)

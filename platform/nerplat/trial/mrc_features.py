@@ -14,73 +14,16 @@ Conversion runs per trial without a disk cache: it costs one tokenizer pass (sec
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
 
 from nerplat.data.corpus import Sentence
-from nerplat.data.mrc_examples import entity_types, window_span_ends
+from nerplat.data.mrc_examples import entity_types, queries_for, window_span_ends
 from nerplat.errors import Problem, UserInputError
-from nerplat.models.heads.base import IGNORE
-from nerplat.config.trial import EncoderSettings
+from nerplat.config.trial import Component, EncoderSettings
 from nerplat.trial.features import check_stride, plan_windows, tokenize_words, word_pieces
-
-
-@dataclass(frozen=True)
-class PairLayout:
-    """Where a tokenizer puts its special tokens around a (query, context) pair, and their segments."""
-
-    prefix: tuple[int, ...]  # [CLS] for BERT
-    middle: tuple[int, ...]  # [SEP] for BERT, </s></s> for RoBERTa
-    suffix: tuple[int, ...]  # [SEP]
-    query_segment: int  # token type id of prefix, query and middle (0)
-    context_segment: int  # token type id of context and suffix (1 for BERT, 0 for RoBERTa)
-
-    @property
-    def specials(self) -> int:
-        return len(self.prefix) + len(self.middle) + len(self.suffix)
-
-
-@dataclass(frozen=True)
-class MRCFeatures:
-    """All windows of one split with every word they contain, stored flat like `WindowFeatures`."""
-
-    context_ids: np.ndarray  # int32 [all context sub-tokens], no special tokens
-    token_offsets: np.ndarray  # int64 [windows + 1]
-    word_starts: np.ndarray  # int32 [all window words]: index into the window's context
-    span_ends: np.ndarray  # int32 [all window words, types]: window position of the span's last word, or -1
-    tags: np.ndarray  # int64 [all window words]: label ids
-    owned: np.ndarray  # bool [all window words]: the window owns the word (predicts it for the sentence)
-    word_index: np.ndarray  # int32 [all window words]: position in the sentence
-    word_offsets: np.ndarray  # int64 [windows + 1]
-    sentence: np.ndarray  # int32 [windows]
-    sentence_lengths: np.ndarray  # int32 [sentences]
-    queries: tuple[tuple[int, ...], ...]  # sub-token ids of each type's query
-    types: tuple[str, ...]
-    layout: PairLayout
-    pad_id: int
-
-    def __len__(self) -> int:
-        """Examples, i.e. (window, query) pairs: what `train.batch_size` counts, as in Li et al."""
-        return self.num_windows * len(self.types)
-
-    @property
-    def num_windows(self) -> int:
-        return len(self.sentence)
-
-    @property
-    def num_sentences(self) -> int:
-        return len(self.sentence_lengths)
-
-    @property
-    def labels(self) -> np.ndarray:
-        """Label ids of owned words, IGNORE elsewhere: each sentence word counted once (label counts)."""
-        return np.where(self.owned, self.tags, IGNORE)
-
-    def token_counts(self) -> np.ndarray:
-        """Context sub-tokens per window: what batches are grouped by."""
-        return np.diff(self.token_offsets)
+from nerplat.trial.mrc_batching import MRCFeatures, PairLayout
 
 
 def pair_layout(tokenizer: Any) -> PairLayout:
@@ -158,3 +101,12 @@ def featurize_mrc(
         layout=layout,
         pad_id=int(tokenizer.pad_token_id),
     )
+
+
+def featurize_mrc_examples(
+    head: Component, corpus: str, sentences: Sequence[Sentence], tokenizer: Any, settings: EncoderSettings, labels: list[str]
+) -> MRCFeatures:
+    """The MRC variant's `Featurize`: the head's `queries` parameter, else the corpus name, chooses the
+    queries (`nerplat.data.mrc_examples.queries_for`)."""
+    queries = queries_for(entity_types(labels), corpus, head.params.get("queries"))
+    return featurize_mrc(sentences, tokenizer, settings, labels, queries)

@@ -15,9 +15,9 @@ import torch
 from nerplat.data.corpus import Sentence
 from nerplat.metrics import evaluate_tags
 from nerplat.models.tagger import Tagger
-from nerplat.trial.batching import Batch, ids_to_tags, iterate_batches, join_windows
+from nerplat.trial.batching import Batch, ids_to_tags
 from nerplat.trial.device import autocast
-from nerplat.trial.features import WindowFeatures
+from nerplat.trial.variant import Examples
 
 
 def head_output(tagger: Tagger, batch: Batch, precision: str, device: torch.device):
@@ -35,22 +35,22 @@ def head_output(tagger: Tagger, batch: Batch, precision: str, device: torch.devi
 
 
 def predict(
-    tagger: Tagger, features: WindowFeatures, batch_size: int, device: torch.device, precision: str = "fp32"
+    tagger: Tagger, features: Examples, batch_size: int, device: torch.device, precision: str = "fp32"
 ) -> list[list[int]]:
     """Label ids per sentence for every sentence of `features`."""
     tagger.eval()
     windows: list[int] = []
     predictions: list[list[int]] = []
     with torch.inference_mode():
-        for batch in iterate_batches(features, batch_size, seed=None):
+        for batch in features.batches(batch_size, seed=None):
             predictions += tagger.decode(head_output(tagger, batch.to(device), precision, device))
             windows += batch.windows.tolist()
-    return join_windows(features, windows, predictions)
+    return features.join(windows, predictions)
 
 
 def evaluate_sentences(
     tagger: Tagger,
-    features: WindowFeatures,
+    features: Examples,
     sentences: tuple[Sentence, ...],
     labels: list[str],
     batch_size: int,

@@ -1,7 +1,10 @@
 """One trial as a session: `setup`, then `train_epoch` and `evaluate` per epoch, `save`/`restore`, `finish`.
 
 Split the way torchtune splits its recipes, so each stage runs and is tested alone; `trial.loop.run_trial`
-drives it. The session knows nothing of Ray Tune or MLflow.
+drives it. The session knows nothing of Ray Tune or MLflow. `TrialSession` is the `sequence_labelling`
+variant's session (`trial.variant`): epochs of optimiser steps over word windows. Another variant that
+trains the same way subclasses it with its own `featurize` (`trial.mrc_session`); the examples batch and
+join themselves, so nothing here depends on which.
 
 Model selection: `finish` scores the trial's evaluation split with the weights of the best dev
 evaluation by `select_metric` (the spec's tune metric), or of the last epoch when the corpus has no
@@ -23,7 +26,7 @@ import random
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, ClassVar, Protocol
 
 import numpy as np
 import torch
@@ -32,18 +35,19 @@ from torch import nn
 from nerplat.errors import UserInputError
 from nerplat.models.encoders import load_encoder
 from nerplat.models.packed_dropout import use_packed_dropout
-from nerplat.models.tagger import Tagger, build_tagger
+from nerplat.models.tagger import Tagger, build_tagger, head_variant
 from nerplat.objectives.base import Objective, ObjectiveContext
 from nerplat.objectives.build import build_objective
 from nerplat.optim import build_optimizer, clip_gradients, end_epoch
 from nerplat.config.trial import TrialConfig
-from nerplat.trial.batching import Batch, iterate_batches
+from nerplat.trial.batching import Batch
 from nerplat.trial.data import TrialData, prepare_corpus, prepare_trial_data
 from nerplat.trial.device import autocast, grad_scaler, refuse_fp16_off_cuda, resolve_eval_precision, resolve_precision, trial_device
-from nerplat.trial.features import WindowFeatures
+from nerplat.trial.features import featurize_windows
 from nerplat.trial.predict import evaluate_sentences
 from nerplat.trial.results import Evaluation, Thresholds, Timings, TrainedTagger, TrialResult
 from nerplat.trial.thresholds import choose_thresholds, fixed_threshold_metrics
+from nerplat.trial.variant import Examples, Featurize
 
 CHECKPOINT_FILE = "trial_state.pt"
 EVAL_BATCH_TOKENS = 8192  # sub-tokens of an evaluation batch at the encoder's max_length (see `setup`)
@@ -82,6 +86,9 @@ class BestEvaluation:
 class TrialSession:
     """The state of one trial between its stages; `epoch` is the last epoch trained (0 before any)."""
 
+    variant: ClassVar[str] = "sequence_labelling"
+    featurize: ClassVar[Featurize] = staticmethod(featurize_windows)
+
     def __init__(
         self,
         config: TrialConfig,
@@ -91,6 +98,11 @@ class TrialSession:
         device: torch.device | None = None,
         keep_weights: bool = True,
     ):
+        if head_variant(config.head) != self.variant:
+            raise ValueError(
+                f"head '{config.head.name}' trains as the '{head_variant(config.head)}' variant, not '{self.variant}': "
+                "take its session from nerplat.trial.variant_registry.session_for"
+            )
         self.config = config
         self.device = device or trial_device()
         self.precision = resolve_precision(config.train.precision, self.device)  # `auto` made concrete
@@ -123,7 +135,7 @@ class TrialSession:
         train = prepare_corpus(config.dataset, config.samplers, seed=config.seed, partition=config.partition).corpus.train
         encoder = load_encoder(config.encoder, train=train, seed=config.seed)
         self.tokenizer = encoder.tokenizer
-        self.data: TrialData = prepare_trial_data(config, encoder.tokenizer)
+        self.data: TrialData = prepare_trial_data(config, encoder.tokenizer, self.featurize)
         self.tagger = build_tagger(encoder, config.head, self.data.labels)
         if self.device.type == "cpu":  # CUDA draws dropout masks in parallel already
             use_packed_dropout(self.tagger)
@@ -165,7 +177,7 @@ class TrialSession:
 
     def train_epoch(self, epoch: int) -> float:
         """One pass over this rank's share of the epoch's batches; returns the last step's loss."""
-        batches = list(iterate_batches(self.data.train, self.batch_size, seed=self.config.seed * 100_003 + epoch))
+        batches = list(self.data.train.batches(self.batch_size, seed=self.config.seed * 100_003 + epoch))
         batches = batches[self.rank :: self.world]
         reporting = self.progress is not None and self.is_main_process
         if reporting:
@@ -331,7 +343,7 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def _train_label_counts(features: WindowFeatures, num_labels: int) -> list[int]:
+def _train_label_counts(features: Examples, num_labels: int) -> list[int]:
     return np.bincount(features.labels[features.labels >= 0], minlength=num_labels).tolist()
 
 

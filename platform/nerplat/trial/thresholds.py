@@ -21,8 +21,8 @@ from nerplat.metrics import evaluate_tags
 from nerplat.models.heads.registry import HEADS
 from nerplat.models.tagger import Tagger
 from nerplat.config.trial import Component
-from nerplat.trial.batching import ids_to_tags, iterate_batches, join_windows
-from nerplat.trial.features import WindowFeatures
+from nerplat.trial.batching import ids_to_tags
+from nerplat.trial.variant import Examples
 
 CANDIDATES = tuple(round(0.05 * step, 2) for step in range(1, 20))  # 0.05 ... 0.95
 FIXED_THRESHOLD_INFIX = "fixed_threshold_"  # metric keys `<split>_fixed_threshold_<name>`
@@ -31,12 +31,12 @@ FIXED_THRESHOLD_INFIX = "fixed_threshold_"  # metric keys `<split>_fixed_thresho
 class _ScoredSentences:
     """Head outputs of every window from one forward pass, decoded again at any thresholds."""
 
-    def __init__(self, tagger: Tagger, features: WindowFeatures, batch_size: int, device: torch.device):
+    def __init__(self, tagger: Tagger, features: Examples, batch_size: int, device: torch.device):
         self.head, self.features = tagger.head, features
         tagger.eval()
         self.scored = []
         with torch.inference_mode():
-            for batch in iterate_batches(features, batch_size, seed=None):
+            for batch in features.batches(batch_size, seed=None):
                 self.scored.append((batch.windows.tolist(), tagger(batch.to(device))))
 
     def metrics(self, gold: list[list[str]], labels: list[str], entity: float, beginning: float) -> dict[str, float]:
@@ -47,12 +47,12 @@ class _ScoredSentences:
         for batch_windows, output in self.scored:
             predictions += self.head.decode(output)
             windows += batch_windows
-        return evaluate_tags(gold, ids_to_tags(join_windows(self.features, windows, predictions), labels))
+        return evaluate_tags(gold, ids_to_tags(self.features.join(windows, predictions), labels))
 
 
 def choose_thresholds(
     tagger: Tagger,
-    features: WindowFeatures,
+    features: Examples,
     gold: list[list[str]],
     labels: list[str],
     batch_size: int,
@@ -75,7 +75,7 @@ def configured_threshold(head: Component) -> float:
 def fixed_threshold_metrics(
     tagger: Tagger,
     head: Component,
-    features: WindowFeatures,
+    features: Examples,
     sentences: tuple[Sentence, ...],
     labels: list[str],
     batch_size: int,

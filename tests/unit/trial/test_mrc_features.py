@@ -12,7 +12,8 @@ from nerplat.models.encoders import ENCODERS
 from nerplat.models.heads.base import IGNORE
 from nerplat.models.heads.mrc import MRCHead, MRCOutput
 from nerplat.config.trial import DatasetRef, EncoderSettings
-from nerplat.trial.batching import ids_to_tags, iterate_batches, join_windows
+from nerplat.trial.batching import ids_to_tags
+from nerplat.trial.mrc_batching import iterate_batches, join_windows
 from nerplat.trial.mrc_features import featurize_mrc
 
 LABELS = ["O", "B-LOC", "I-LOC", "B-PER", "I-PER"]

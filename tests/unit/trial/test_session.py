@@ -230,16 +230,16 @@ def test_a_session_that_keeps_no_weights_selects_by_dev_scores_alone():
 
 
 def test_a_tuning_trial_copies_no_weights_and_a_replicate_does(monkeypatch):
-    from nerplat.trial import loop
+    from nerplat.trial import loop, variant_registry
 
     kept = []
-    real = loop.TrialSession
+    real = variant_registry.VARIANTS["sequence_labelling"]
 
     def recording(*args, **kwargs):
         kept.append(kwargs["keep_weights"])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(loop, "TrialSession", recording)
+    monkeypatch.setitem(variant_registry.VARIANTS, "sequence_labelling", recording)
     loop.run_trial(tiny_config(epochs=1).model_copy(update={"eval_split": None}))
     loop.run_trial(tiny_config(epochs=1))
     assert kept == [False, True]

@@ -9,6 +9,7 @@ position is padding.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 from pydantic import BaseModel, ConfigDict, Field
@@ -29,6 +30,9 @@ class HeadConfig(BaseModel):
     """What every head's spec entry may say; heads with more parameters extend it."""
 
     model_config = ConfigDict(extra="forbid")
+    variant: ClassVar[str] = "sequence_labelling"
+    """How trials of the head read their sentences and train: a name in `nerplat.trial.variant_registry`
+    (`sequence_labelling`: word windows, epochs of optimiser steps; `mrc` and `feature_crf` for others)."""
 
     dropout: float = Field(0.1, ge=0.0, lt=1.0, description="Dropout on the word states before the head.")
 

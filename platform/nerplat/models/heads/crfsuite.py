@@ -2,7 +2,7 @@
 sklearn-crfsuite 0.3.6, a wrapper of the same library, with crfsuite's default hyper-parameters).
 
 Not a torch module: it is fitted once, by crfsuite's own L-BFGS on the CRF likelihood with L1/L2
-penalties, so the trial runs it through `nerplat.trial.feature_crf` instead of the epoch loop.
+penalties, so its trials are the `feature_crf` variant (`nerplat.trial.feature_crf`), not epochs of optimiser steps.
 
 Features of word i (the standard sklearn-crfsuite set, without part-of-speech tags, which our corpora
 lack):
@@ -35,10 +35,10 @@ WordVectors = Callable[[Sequence[str]], np.ndarray]  # words of a sentence -> [w
 
 
 class FeatureHeadConfig(BaseModel):
-    """Base of heads that are fitted outside the torch training loop (see `nerplat.trial.feature_crf`)."""
+    """Base of heads that are fitted outside the torch training loop (the `feature_crf` trial variant)."""
 
     model_config = ConfigDict(extra="forbid")
-    fitted_outside_loop: ClassVar[bool] = True
+    variant: ClassVar[str] = "feature_crf"
 
 
 class CRFSuiteConfig(FeatureHeadConfig):

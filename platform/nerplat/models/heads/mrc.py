@@ -1,6 +1,6 @@
 """MRC head (Li et al. 2020, "A Unified MRC Framework for Named Entity Recognition"; Nemoto et al. 2024, Table 6).
 
-Reads (window, query) examples (`trial.mrc_batching.MRCBatch`: K consecutive rows per window, one per
+Reads (window, query) examples (the `mrc` trial variant's `trial.mrc_batching.MRCBatch`: K consecutive rows per window, one per
 entity type) at each context word's first sub-token, and gives, as ShannonAI's `BertQueryNER`
 (models/bert_query_ner.py):
 - start and end logits: one linear layer each, hidden -> 1;
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import torch
 import torch.nn.functional as F
@@ -34,6 +35,7 @@ from nerplat.models.heads.registry import HEADS
 
 
 class MRCConfig(HeadConfig):
+    variant: ClassVar[str] = "mrc"  # trials read (window, query) examples: `nerplat.trial.mrc_session`
     queries: str | None = Field(
         None,
         description="JSON file mapping every entity type to its natural-language query; default: the queries "
