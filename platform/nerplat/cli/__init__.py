@@ -5,9 +5,9 @@ from __future__ import annotations
 import sys
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
+from nerplat.cli.options import err_console, package_version
 from nerplat.errors import StorageError, UserInputError
 
 app = typer.Typer(
@@ -17,16 +17,6 @@ app = typer.Typer(
     add_completion=True,
     pretty_exceptions_enable=False,
 )
-err_console = Console(stderr=True, highlight=False)
-
-
-def package_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("nerplat")
-    except PackageNotFoundError:
-        return "unknown (not installed)"
 
 
 def _print_version(value: bool) -> None:

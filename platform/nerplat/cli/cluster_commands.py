@@ -35,7 +35,7 @@ def _rayjob_for_spec(spec: Path, profile: str | None, image: str | None, cluster
     sizing = load_sizing(spec, profile)
     if sizing.resources.gpus_per_worker == 0:
         err_console.print(f"note: {spec} asks for no GPUs (resources.gpus_per_worker), so its worker pods get none")
-    from nerplat.cli import package_version
+    from nerplat.cli.options import package_version
 
     default_image = f"nerplat:{package_version()}"
     rayjob = render_rayjob(spec, sizing, profile=profile, image=image, cluster_dir=cluster, default_image=default_image)

@@ -44,7 +44,7 @@ def dataset_ref(text: str, iob1: str = "convert", data_format: str = "conll") ->
 
 
 def _load(dataset: str, iob1: str, seed: int = 0, data_format: str = "conll") -> Corpus:
-    from nerplat.cli import err_console
+    from nerplat.cli.options import err_console
     from nerplat.data.corpora import load_corpus
 
     with err_console.status(f"reading {dataset}"):

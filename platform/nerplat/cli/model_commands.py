@@ -267,8 +267,7 @@ def serve(
 
     Body: {"dataframe_records": [{"text": "a sentence"} or {"tokens": [...]}, ...]} (also dataframe_split, inputs, instances); answer: {"predictions": [...]}, one record per row as `nerplat predict` writes it. A request without rows, with an unknown field or a malformed row gets HTTP 400 naming the expected schema; tagging whose client disconnected is stopped. Nothing else is started: the server ends with this process.
     """
-    from nerplat.cli import package_version
-    from nerplat.cli.options import Verbosity
+    from nerplat.cli.options import Verbosity, package_version
     from nerplat.serving.http_server import ServingLimits, check_address, serve_forever, tagging_app
     from nerplat.serving.records import predict_records
 

@@ -23,6 +23,18 @@ SET_OPTION = typer.Option(
 )
 
 
+err_console = Console(stderr=True, highlight=False)  # errors, and progress the -q flag does not silence
+
+
+def package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("nerplat")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
 class Verbosity:
     """The global -q/-v flags: -1 prints results and errors only, 1 adds library logs (Ray's workers)."""
 
