@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from nerplat.errors import UserInputError
-from nerplat.models.encoders import Encoder, quiet_transformers, tagging_encoder
+from nerplat.models.encoder_registry import Encoder
+from nerplat.models.encoders import quiet_transformers, tagging_encoder
 from nerplat.models.tagger import Tagger, build_tagger
 from nerplat.models.word_embeddings import WordEmbeddings
 from nerplat.config.trial import Component, EncoderSettings

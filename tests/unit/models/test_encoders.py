@@ -6,7 +6,8 @@ import torch
 from nerplat.config.trial import EncoderSettings
 from nerplat.errors import UserInputError
 from nerplat.models import encoders
-from nerplat.models.encoders import ENCODERS, load_encoder
+from nerplat.models.encoder_registry import ENCODERS
+from nerplat.models.encoders import load_encoder
 
 
 def test_registered_encoders():

@@ -5,7 +5,8 @@ import pytest
 import torch
 
 from nerplat.data.corpus import Sentence
-from nerplat.models.encoders import ENCODERS, load_encoder
+from nerplat.models.encoder_registry import ENCODERS
+from nerplat.models.encoders import load_encoder
 from nerplat.models import word_embeddings
 from nerplat.models.word_embeddings import StaticMiniLMConfig, Word2VecConfig, WordEmbeddingRecipe
 from nerplat.config.trial import EncoderSettings

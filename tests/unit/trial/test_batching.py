@@ -6,7 +6,7 @@ import torch
 
 from nerplat.config.trial import EncoderSettings
 from nerplat.data.corpus import Sentence
-from nerplat.models.encoders import ENCODERS
+from nerplat.models.encoder_registry import ENCODERS
 from nerplat.models.heads.base import IGNORE
 from nerplat.trial.batching import collate, ids_to_tags, iterate_batches, join_windows, length_grouped_batches
 from nerplat.trial.features import featurize

@@ -6,7 +6,7 @@ import pytest
 from nerplat.config.trial import EncoderSettings
 from nerplat.data.corpus import Corpus, Sentence
 from nerplat.errors import UserInputError
-from nerplat.models.encoders import ENCODERS
+from nerplat.models.encoder_registry import ENCODERS
 from nerplat.trial import features as features_module
 from nerplat.trial.features import featurize, featurize_corpus, plan_windows
 

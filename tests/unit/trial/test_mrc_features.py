@@ -8,7 +8,7 @@ import torch
 from nerplat.data.corpora import load_corpus
 from nerplat.data.corpus import Sentence
 from nerplat.errors import UserInputError
-from nerplat.models.encoders import ENCODERS
+from nerplat.models.encoder_registry import ENCODERS
 from nerplat.models.heads.base import IGNORE
 from nerplat.models.heads.mrc import MRCHead, MRCOutput
 from nerplat.config.trial import DatasetRef, EncoderSettings
