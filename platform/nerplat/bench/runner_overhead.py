@@ -123,18 +123,13 @@ class SweepRuns:
 def run_sweep(plan: Any, console: Console) -> SweepRuns:
     """The tune phase of `plan` with the same `ExperimentRunner` as `nerplat run --tune-only`, in a scratch directory."""
     from nerplat.run.runner import ExperimentRunner, RunOptions
-    from nerplat.track import schema
 
     with tempfile.TemporaryDirectory(prefix="nerplat-bench-") as scratch:
         runner = ExperimentRunner(plan, RunOptions(workdir=Path(scratch), analyze=False, replicate=False), console)
         started = time.time()
         runner.run()
         command_s = time.time() - started
-        trials = [
-            run
-            for run in runner.tracker.client.search_runs([runner.tracker.experiment_id], max_results=1000)
-            if run.data.tags.get(schema.KIND) == "trial"
-        ]
+        trials = runner.tracker.runs_of_kind("trial")
     return SweepRuns(trials, command_s)
 
 

@@ -1,11 +1,12 @@
 """The run records of a `nerplat run`, written by the driver: one tracking path for both phases.
 
-`ExperimentTracker` (track/experiment_tracker.py) knows how to create a named run exactly once; this module decides
-what is written to which run and when, through `track/`. A trial reports its evaluations and its
-final result to Ray Tune, and Tune's driver-side callback (`run.events`) hands them to the ledger.
-The other MLflow writes are the report the analysis logs on the summary run (`track/reports.py`)
-and a replicate's model, which its worker logs (`run/trainable.py`). One rule for tuning trials and
-replicates alike:
+This module decides what is written to which run and when; `ExperimentTracker`
+(track/experiment_tracker.py) makes the MLflow calls, and creates a named run exactly once. A trial
+reports its evaluations and its final result to Ray Tune, and Tune's driver-side callback
+(`run.events`) hands them to the ledger. The MLflow writes besides the ledger's: the report the
+analysis logs on the summary run (`track/reports.py`), the model versions the driver registers from
+an arm's replicates (`run/replicate_phase.py`), and a replicate's model, which its worker logs
+(`run/trainable.py`; the one write from a worker). One rule for tuning trials and replicates alike:
 
 1. open: a trial's run is created (or reopened) before the trial's first report. A replicate's run is
    opened by the runner before its Tuner starts, so a finished replicate is skipped and a changed
@@ -48,9 +49,7 @@ from nerplat.track import schema
 from nerplat.track.lease import ExperimentLease
 from nerplat.track.names import replicate_run_name
 from nerplat.track.params import flatten_params
-from nerplat.track.run_edits import active_runs, log_params, log_tags
 from nerplat.track.experiment_tracker import ExperimentTracker, TrackedRun
-from nerplat.track.view import runs_view_tag
 from nerplat.trial.results import Evaluation, TrialResult
 
 FINISHED_TRIAL_STATUSES = ("completed", "early_stopped")
@@ -102,9 +101,6 @@ class OpenRun:
     pending: Evaluation | None = None  # waits for the checkpoint saved with it
 
 
-PLUGIN_FILES_ARTIFACT = "plugins.json"  # the summary run's record of the plugin files run, with their sha256
-
-
 class RunLedger:
     """The MLflow runs of one experiment; trial runs are keyed by Tune trial id while open."""
 
@@ -130,15 +126,11 @@ class RunLedger:
         bookkeeping = self.tracker.bookkeeping_run_id(run.run_id)
         self.lease = ExperimentLease(self.tracker.tracking_uri, self.tracker.client, bookkeeping, plan.experiment)
         self.lease.acquire()
-        client = self.tracker.client
-        client.set_experiment_tag(self.tracker.experiment_id, *runs_view_tag(**runs_view_columns(plan)))
+        self.tracker.show_runs_view(**runs_view_columns(plan))
         if change is not None:
-            client.log_dict(run.run_id, dict(change.earlier), f"superseded/{change.started_with[:12]}/{schema.PLAN_ARTIFACT}")
-            client.set_tag(run.run_id, schema.SPEC_SHA, plan.spec_sha256)  # a finished run is not reopened with the new tags
+            self.tracker.record_superseded_plan(run.run_id, change.earlier, change.started_with, plan.spec_sha256)
         if not run.finished or change is not None:
-            self.tracker.log_summary_artifacts(run.run_id, plan.model_dump(mode="json"), plan.resolved_spec)
-            if plugin_files:  # the plugin files the run imports, with their sha256
-                client.log_dict(run.run_id, plugin_files, PLUGIN_FILES_ARTIFACT)
+            self.tracker.log_summary_artifacts(run.run_id, plan.model_dump(mode="json"), plan.resolved_spec, plugin_files)
         return run
 
     def retire_arms(self, arms: tuple[str, ...]) -> tuple[int, int]:
@@ -146,13 +138,12 @@ class RunLedger:
         registered from them, so they run anew and no analysis mixes them in; returns (runs, versions)."""
         from nerplat.serving.mlflow_models import unregister_run
 
-        client = self.tracker.client
         runs = versions = 0
         for arm in arms:
-            for run in active_runs(client, self.tracker.experiment_id, f"tags.`{schema.ARM}` = '{arm}'"):
+            for run in self.tracker.arm_runs(arm):
                 if run.data.tags.get(schema.KIND) == "replicate":
                     versions += unregister_run(self.tracker.tracking_uri, run.info.run_id)
-                client.delete_run(run.info.run_id)
+                self.tracker.delete_run(run.info.run_id)
                 runs += 1
         return runs, versions
 
@@ -178,16 +169,9 @@ class RunLedger:
         """The trial the tune phase chose: its values on the parent run (as params too, so the runs
         table shows them) and the `nerplat.best_trial` tag on its own run, and on no other (an
         earlier nerplat may have tagged another of tied trials)."""
-        client = self.tracker.client
-        existing = client.get_run(tune_run_id).data.params
-        params = {key: text for key, text in flatten_params(chosen.values).items() if key not in existing}
-        if params:
-            log_params(client, tune_run_id, params)
+        self.tracker.add_params(tune_run_id, flatten_params(chosen.values))
         self.tracker.log_epoch(tune_run_id, {metric: chosen.value}, epoch=0, tags={schema.SAMPLED: json.dumps(chosen.values)})
-        for run in self.children(tune_run_id):
-            if run.data.tags.get(schema.BEST_TRIAL) and run.info.run_id != chosen.run_id:
-                client.delete_tag(run.info.run_id, schema.BEST_TRIAL)
-        client.set_tag(chosen.run_id, schema.BEST_TRIAL, "true")
+        self.tracker.mark_best_trial(tune_run_id, chosen.run_id)
 
     def record_replicate_summary(self, replicate_run_id: str, split: str) -> None:
         """Mean and sd (ddof 1, from two replicates on) of each scalar `split` metric over the completed
@@ -256,7 +240,7 @@ class RunLedger:
         run = self.open.get(trial_id)
         if run is not None and node and node != run.node:
             run.node = node
-            log_tags(self.tracker.client, run.run_id, {schema.RAY_NODE: node, **worker})
+            self.tracker.set_tags(run.run_id, {schema.RAY_NODE: node, **worker})
 
     def record_evaluation(self, trial_id: str, evaluation: Evaluation, *, awaits_checkpoint: bool) -> None:
         run = self.open.get(trial_id)
@@ -294,7 +278,6 @@ class RunLedger:
         }
         if result.fit_converged is not None:
             final["fit_converged"] = float(result.fit_converged)
-        client = self.tracker.client
         self.tracker.log_epoch(run.run_id, final, epoch=result.selected_epoch, tags={schema.SIZE: result.train_sentences})
         if result.predictions:
             tokens = [list(sentence.tokens) for sentence, _ in result.predictions]
@@ -302,7 +285,7 @@ class RunLedger:
             self.tracker.log_predictions(run.run_id, tokens, gold, [list(p) for _, p in result.predictions])
         self.tracker.log_data_checksums(run.run_id, result.data_checksums)
         if result.notes:
-            client.log_text(run.run_id, "\n".join(result.notes) + "\n", "data_notes.txt")
+            self.tracker.log_data_notes(run.run_id, result.notes)
 
     def end(self, trial_id: str, *, failed: bool) -> str | None:
         """Closes the trial's run; returns its status (None if the trial had no open run).
@@ -338,7 +321,7 @@ class RunLedger:
     # -- children of a parent run (resume) -------------------------------------------------
 
     def children(self, parent_run_id: str) -> list[Any]:
-        return active_runs(self.tracker.client, self.tracker.experiment_id, f"tags.`{schema.PARENT_RUN}` = '{parent_run_id}'")
+        return self.tracker.child_runs(parent_run_id)
 
     def finished_earlier(self, arm: Arm, phase: str) -> int:
         """How many of the arm's tuning trials (phase `tune`) or replicates (`replicate`) an earlier
@@ -361,7 +344,7 @@ class RunLedger:
         found = []
         for run in self.children(parent_run_id):
             if schema.KIND not in run.data.tags:
-                self.tracker.client.delete_run(run.info.run_id)
+                self.tracker.delete_run(run.info.run_id)
                 continue
             if run.info.status == "RUNNING" and run.info.run_id not in self._open_run_ids():
                 self.tracker.finish(run.info.run_id, "interrupted")

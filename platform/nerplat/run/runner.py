@@ -256,8 +256,7 @@ class ExperimentRunner(TunePhase, ReplicatePhase):
     def _refuse_silent_rerun(self, tracker: ExperimentTracker) -> None:
         if self.options.resume:
             return
-        existing = tracker.client.search_runs([tracker.experiment_id], max_results=1)
-        if existing:
+        if tracker.has_runs():
             raise UserInputError(
                 f"MLflow experiment '{self.plan.experiment}' in {self.tracking_uri} already has runs: pass --resume to "
                 "continue it (finished trials are kept), or change `experiment:` in the spec to start a new one"

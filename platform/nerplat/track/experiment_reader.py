@@ -1,5 +1,6 @@
-"""Reading one experiment's runs back from MLflow: the client, the experiment, its runs of a kind,
-the summary run, the plan it logged and the per-epoch history of a metric.
+"""Reading runs back from MLflow: the client, an experiment, its runs of a kind, the summary run, the
+plan it logged, the per-epoch history of a metric, and the completed runs of an encoder in every
+experiment of the store.
 
 What the analysis, the cost model and the benchmarks read goes through here; turning runs into
 frames is the analysis's (`analysis/run_frames.py`).
@@ -59,6 +60,26 @@ def search_all(client: MlflowClient, experiment_id: str, kind: str) -> list[Run]
         token = page.token
         if not token:
             return found
+
+
+def completed_runs_of_encoders(client: MlflowClient, encoders: Iterable[str]) -> list[Run]:
+    """Every completed run (`nerplat.status` = completed) of each of `encoders`, in any of the store's
+    first 1000 experiments, following page tokens: what the cost model times (`plan/cost.py`)."""
+    experiments = [experiment.experiment_id for experiment in client.search_experiments(max_results=1000)]
+    found: list[Run] = []
+    for encoder in sorted(set(encoders)):
+        quoted = encoder.replace("'", "\\'")
+        token = None
+        while experiments:
+            page = client.search_runs(
+                experiments, filter_string=f"tags.`{schema.ENCODER}` = '{quoted}' and tags.`{schema.STATUS}` = 'completed'",
+                max_results=1000, page_token=token,
+            )  # fmt: skip
+            found.extend(page)
+            token = page.token
+            if not token:
+                break
+    return found
 
 
 def find_summary_run(client: MlflowClient, experiment_id: str) -> Run | None:

@@ -23,8 +23,9 @@ never created from workers. So the runner's contract is:
   runs itself or hands to workers) `start_replicate_run`; `finish` on what it started;
 - other processes may `start_trial_run` / `start_replicate_run` under a parent run id they were
   given, then `log_epoch`, artifacts and `finish` on their own run id. The tracker pickles without
-  its client, so it can travel in a Ray config. (`nerplat run` itself writes only from its driver,
-  through `run/ledger.py`; the claims keep concurrent creators safe all the same.)
+  its client, so it can travel in a Ray config. (`nerplat run` itself creates and logs runs only
+  from its driver, through `run/ledger.py`; a replicate's worker adds only its model,
+  `run/trainable.py`; the claims keep concurrent creators safe all the same.)
 
 Resume: `start_*` return a `TrackedRun`; `finished=True` means a run with that key already
 completed (status in `status`) and the work can be skipped; otherwise the same run is reopened
@@ -62,8 +63,9 @@ from nerplat.track.names import (
 from nerplat.track.params import flatten_params, to_plain
 from nerplat.track.predictions import write_conll_predictions
 from nerplat.track.run_claims import ChildRunClaims, rewrite_on_race
+from nerplat.track.run_edits import RunEdits
 from nerplat.track.store import PatientClient, check_store, is_server_uri, local_artifact_root
-from nerplat.track.view import EXPERIMENT_KIND_TAG, MODEL_TRAINING
+from nerplat.track.view import EXPERIMENT_KIND_TAG, MODEL_TRAINING, runs_view_tag
 
 # nerplat status -> MLflow run status. Early-stopped trials ran correctly, so MLflow calls them
 # FINISHED; the nerplat.status tag is what tells them apart.
@@ -81,7 +83,7 @@ class TrackedRun:
     status: str | None  # its nerplat.status when finished
 
 
-class ExperimentTracker(ChildRunClaims):
+class ExperimentTracker(ChildRunClaims, RunEdits):
     """Runs of one spec experiment in one MLflow store.
 
     Build it with `open` in the driver; pass it to workers as is (it pickles without its client).
@@ -180,13 +182,28 @@ class ExperimentTracker(ChildRunClaims):
         """The experiment's summary run (an MLflow `Run`), or None before the first `nerplat run`."""
         return self._find_top_level_run(SUMMARY_RUN_KEY, "summary")
 
-    def log_summary_artifacts(self, run_id: str, plan: Any, resolved_spec: Any) -> None:
+    def log_summary_artifacts(self, run_id: str, plan: Any, resolved_spec: Any, plugin_files: Mapping[str, Any] | None = None) -> None:
+        """The plan, the resolved spec, the environment and, when there are any, the plugin files
+        the run imports (with their sha256) on the summary run."""
         self.client.log_dict(run_id, to_plain(plan), schema.PLAN_ARTIFACT)
         if isinstance(resolved_spec, str):
             self.client.log_text(run_id, resolved_spec, schema.RESOLVED_SPEC_ARTIFACT)
         else:
             self.client.log_dict(run_id, to_plain(resolved_spec), schema.RESOLVED_SPEC_ARTIFACT)
         self.client.log_dict(run_id, self.environment, schema.ENVIRONMENT_ARTIFACT)
+        if plugin_files:
+            self.client.log_dict(run_id, dict(plugin_files), schema.PLUGIN_FILES_ARTIFACT)
+
+    def record_superseded_plan(self, run_id: str, earlier_plan: Mapping[str, Any], started_with: str, spec_sha256: str) -> None:
+        """A resume under a changed spec: the plan the experiment ran until now stays on the summary
+        run as `superseded/<its spec sha256[:12]>/plan.json`, and the run's spec tag becomes the new
+        spec's (a finished run is not reopened with the new tags)."""
+        self.client.log_dict(run_id, dict(earlier_plan), f"superseded/{started_with[:12]}/{schema.PLAN_ARTIFACT}")
+        self.client.set_tag(run_id, schema.SPEC_SHA, spec_sha256)
+
+    def show_runs_view(self, params: Sequence[str], metrics: Sequence[str], tags: Sequence[str]) -> None:
+        """MLflow's runs table of the experiment shows these params, metrics and run tags as columns (`track/view.py`)."""
+        self.client.set_experiment_tag(self.experiment_id, *runs_view_tag(params, metrics, tags))
 
     def start_arm_run(
         self, arm: str, phase: str, tags: Mapping[str, Any] | None = None, params: Any = None, *, label: str | None = None
@@ -338,6 +355,10 @@ class ExperimentTracker(ChildRunClaims):
     def log_data_checksums(self, run_id: str, checksums: Mapping[str, str]) -> None:
         """The sha256 of each data file an arm trained and evaluated on."""
         self.client.log_dict(run_id, dict(checksums), schema.DATA_CHECKSUMS_ARTIFACT)
+
+    def log_data_notes(self, run_id: str, notes: Sequence[str]) -> None:
+        """What the corpus layer and samplers did to the run's data (IOB1 conversion, carving, ...), a line each."""
+        self.client.log_text(run_id, "\n".join(notes) + "\n", schema.DATA_NOTES_ARTIFACT)
 
     # -- internals --------------------------------------------------------------------------
 

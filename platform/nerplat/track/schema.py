@@ -66,6 +66,8 @@ PLAN_ARTIFACT = "plan.json"  # summary run: the compiled plan
 RESOLVED_SPEC_ARTIFACT = "resolved_spec.yaml"  # summary run: the spec after interpolation and defaults
 ENVIRONMENT_ARTIFACT = "environment.json"  # summary run: package versions, python, git commit
 DATA_CHECKSUMS_ARTIFACT = "data_checksums.json"  # arm runs: {file or split: sha256}
+DATA_NOTES_ARTIFACT = "data_notes.txt"  # trial and replicate runs: what the corpus layer and samplers did, a line each
+PLUGIN_FILES_ARTIFACT = "plugins.json"  # summary run: the plugin files the run imports, with their sha256
 # Replicate runs: one token per line, `TOKEN<TAB>GOLD<TAB>PRED`, a blank line after each sentence.
 PREDICTIONS_ARTIFACT = "predictions.conll"
 
