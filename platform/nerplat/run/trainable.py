@@ -113,7 +113,7 @@ def _model_keeper(job: TrialJob) -> Callable[[TrainedTagger], None] | None:
     """Logs the replicate's tagger on its MLflow run (weights only), when the spec keeps models.
 
     The one write a worker makes: the tagger lives here, and ~90 MB of weights should not travel
-    through Tune's results. Registering versions stays with the driver (`RunLedger`).
+    through Tune's results. Registering versions stays with the driver (`run/replicate_phase.py`).
     """
     if not (job.phase == "replicate" and job.log_model and job.run_id and job.tracking_uri):
         return None
