@@ -44,9 +44,10 @@ from nerplat.trial.batching import Batch
 from nerplat.trial.data import TrialData, prepare_corpus, prepare_trial_data
 from nerplat.trial.device import autocast, grad_scaler, refuse_fp16_off_cuda, resolve_eval_precision, resolve_precision, trial_device
 from nerplat.trial.features import featurize_windows
+from nerplat.metrics import evaluate_tags
 from nerplat.trial.predict import evaluate_sentences
 from nerplat.trial.results import Evaluation, Thresholds, Timings, TrainedTagger, TrialResult
-from nerplat.trial.thresholds import choose_thresholds, fixed_threshold_metrics
+from nerplat.trial.thresholds import ScoredSentences, choose_thresholds, fixed_threshold_metrics
 from nerplat.trial.variant import Examples, Featurize
 
 CHECKPOINT_FILE = "trial_state.pt"
@@ -209,13 +210,15 @@ class TrialSession:
         started = time.perf_counter()
         thresholds = None
         data = self.data
-        if self.config.train.tune_threshold:
+        if self.config.train.tune_threshold:  # one forward pass: the search and the scores decode it
             gold = [list(s.tags) for s in data.dev_sentences]
-            chosen = choose_thresholds(self.tagger, data.dev, gold, data.labels, self.eval_batch, self.device, self.select_metric)
-            thresholds = Thresholds(*chosen)
-        metrics, _ = evaluate_sentences(
-            self.tagger, data.dev, data.dev_sentences, data.labels, self.eval_batch, self.device, self.eval_precision
-        )
+            scored = ScoredSentences(self.tagger, data.dev, self.eval_batch, self.device, self.eval_precision)
+            thresholds = Thresholds(*choose_thresholds(scored, gold, data.labels, self.select_metric))
+            metrics = scored.metrics(gold, data.labels, thresholds.entity, thresholds.beginning)
+        else:
+            metrics, _ = evaluate_sentences(
+                self.tagger, data.dev, data.dev_sentences, data.labels, self.eval_batch, self.device, self.eval_precision
+            )
         self.timings.evaluate += time.perf_counter() - started
         if self.best is None or metrics[self.select_metric] > self.best.value:
             weights = {k: v.detach().to("cpu", copy=True) for k, v in self.tagger.state_dict().items()} if self.keep_weights else {}
@@ -247,14 +250,18 @@ class TrialSession:
         predictions = []
         if data.eval is not None:
             started = time.perf_counter()
-            final, predicted = evaluate_sentences(
-                self.tagger, data.eval, data.eval_sentences, data.labels, self.eval_batch, self.device, self.eval_precision
-            )
+            if self.config.train.tune_threshold:  # the paper's fixed threshold beside the tuned one, from one forward pass
+                gold = [list(s.tags) for s in data.eval_sentences]
+                scored = ScoredSentences(self.tagger, data.eval, self.eval_batch, self.device, self.eval_precision)
+                predicted = scored.tags(data.labels, *self.tagger.head.threshold.tolist())
+                metrics = {f"{split}_{k}": v for k, v in evaluate_tags(gold, predicted).items()}
+                metrics |= fixed_threshold_metrics(scored, self.config.head, gold, data.labels, split)
+            else:
+                final, predicted = evaluate_sentences(
+                    self.tagger, data.eval, data.eval_sentences, data.labels, self.eval_batch, self.device, self.eval_precision
+                )
+                metrics = {f"{split}_{k}": v for k, v in final.items()}
             self.timings.evaluate += time.perf_counter() - started
-            metrics = {f"{split}_{k}": v for k, v in final.items()}
-            if self.config.train.tune_threshold:  # the paper's fixed threshold beside the tuned one
-                scored = (data.eval, data.eval_sentences, data.labels, self.eval_batch, self.device, split)
-                metrics |= fixed_threshold_metrics(self.tagger, self.config.head, *scored)
             predictions = [(s, tuple(p)) for s, p in zip(data.eval_sentences, predicted)]
         self.timings.total = time.perf_counter() - self._started
         return TrialResult(

@@ -4,8 +4,9 @@ AUC-trained heads rank words well but their scores are not calibrated around 0.5
 AUC-2T reached token AUROC 0.95-0.98 with entity F1 0.011 at Nguyen et al. 2023a's fixed 0.5 cut. Choosing
 the entity and beginning thresholds on dev (coordinate search: entity with beginning at 0.5,
 then beginning) is the recipe `train.tune_threshold` switches on; a fair comparison switches it on
-for every two-task arm (CE-2T too), not only for the AUC ones. The dev scores come from one
-forward pass; only decoding is repeated.
+for every two-task arm (CE-2T too), not only for the AUC ones. An evaluation makes one forward
+pass over its split; the search, the scores at the chosen thresholds and the fixed-cut variant
+only decode it again.
 
 Nguyen et al. 2023a decode at a fixed 0.5. So that both protocols can be reported, a trial that tunes its
 thresholds also scores its final evaluation at the head's configured threshold (`threshold`, 0.5
@@ -16,54 +17,51 @@ from __future__ import annotations
 
 import torch
 
-from nerplat.data.corpus import Sentence
 from nerplat.metrics import evaluate_tags
 from nerplat.models.heads.registry import HEADS
 from nerplat.models.tagger import Tagger
 from nerplat.config.trial import Component
 from nerplat.trial.batching import ids_to_tags
+from nerplat.trial.predict import head_output
 from nerplat.trial.variant import Examples
 
 CANDIDATES = tuple(round(0.05 * step, 2) for step in range(1, 20))  # 0.05 ... 0.95
 FIXED_THRESHOLD_INFIX = "fixed_threshold_"  # metric keys `<split>_fixed_threshold_<name>`
 
 
-class _ScoredSentences:
-    """Head outputs of every window from one forward pass, decoded again at any thresholds."""
+class ScoredSentences:
+    """Head outputs of every window of a split from one forward pass (in the trial's evaluation
+    arithmetic, `predict.head_output`), decoded again at any thresholds: the threshold search, the
+    split's scores at the chosen thresholds and the fixed-cut variant all read this one pass."""
 
-    def __init__(self, tagger: Tagger, features: Examples, batch_size: int, device: torch.device):
+    def __init__(self, tagger: Tagger, features: Examples, batch_size: int, device: torch.device, precision: str = "fp32"):
         self.head, self.features = tagger.head, features
         tagger.eval()
         self.scored = []
         with torch.inference_mode():
             for batch in features.batches(batch_size, seed=None):
-                self.scored.append((batch.windows.tolist(), tagger(batch.to(device))))
+                self.scored.append((batch.windows.tolist(), head_output(tagger, batch.to(device), precision, device)))
 
-    def metrics(self, gold: list[list[str]], labels: list[str], entity: float, beginning: float) -> dict[str, float]:
-        """Every metric of `evaluate_tags` with the head's thresholds set to (entity, beginning)."""
+    def tags(self, labels: list[str], entity: float, beginning: float) -> list[list[str]]:
+        """Predicted tags per sentence with the head's thresholds set to (entity, beginning)."""
         self.head.set_thresholds(entity, beginning)
         windows: list[int] = []
         predictions: list[list[int]] = []
         for batch_windows, output in self.scored:
             predictions += self.head.decode(output)
             windows += batch_windows
-        return evaluate_tags(gold, ids_to_tags(self.features.join(windows, predictions), labels))
+        return ids_to_tags(self.features.join(windows, predictions), labels)
+
+    def metrics(self, gold: list[list[str]], labels: list[str], entity: float, beginning: float) -> dict[str, float]:
+        """Every metric of `evaluate_tags` with the head's thresholds set to (entity, beginning)."""
+        return evaluate_tags(gold, self.tags(labels, entity, beginning))
 
 
-def choose_thresholds(
-    tagger: Tagger,
-    features: Examples,
-    gold: list[list[str]],
-    labels: list[str],
-    batch_size: int,
-    device: torch.device,
-    metric: str,
-) -> tuple[float, float]:
-    """Sets and returns the (entity, beginning) thresholds that maximise `metric` on these sentences."""
-    scored = _ScoredSentences(tagger, features, batch_size, device)
+def choose_thresholds(scored: ScoredSentences, gold: list[list[str]], labels: list[str], metric: str) -> tuple[float, float]:
+    """Sets and returns the (entity, beginning) thresholds that maximise `metric` on the scored sentences."""
     entity = max(CANDIDATES, key=lambda t: scored.metrics(gold, labels, t, 0.5)[metric])
     beginning = max(CANDIDATES, key=lambda t: scored.metrics(gold, labels, entity, t)[metric])
-    tagger.head.set_thresholds(entity, beginning)
+    scored.head.set_thresholds(entity, beginning)
     return entity, beginning
 
 
@@ -72,23 +70,13 @@ def configured_threshold(head: Component) -> float:
     return HEADS.get(head.name).config.model_validate(head.params).threshold
 
 
-def fixed_threshold_metrics(
-    tagger: Tagger,
-    head: Component,
-    features: Examples,
-    sentences: tuple[Sentence, ...],
-    labels: list[str],
-    batch_size: int,
-    device: torch.device,
-    split: str,
-) -> dict[str, float]:
+def fixed_threshold_metrics(scored: ScoredSentences, head: Component, gold: list[list[str]], labels: list[str], split: str) -> dict[str, float]:
     """`<split>_fixed_threshold_<name>` metrics at the head's configured threshold.
 
     The head's current (tuned) thresholds are restored afterwards, so the model's state is unchanged.
     """
-    tuned = tuple(float(t) for t in tagger.head.threshold.tolist())
+    tuned = tuple(float(t) for t in scored.head.threshold.tolist())
     fixed = configured_threshold(head)
-    scored = _ScoredSentences(tagger, features, batch_size, device)
-    metrics = scored.metrics([list(s.tags) for s in sentences], labels, fixed, fixed)
-    tagger.head.set_thresholds(*tuned)
+    metrics = scored.metrics(gold, labels, fixed, fixed)
+    scored.head.set_thresholds(*tuned)
     return {f"{split}_{FIXED_THRESHOLD_INFIX}{name}": value for name, value in metrics.items()}
