@@ -39,6 +39,7 @@ from __future__ import annotations
 import json
 import statistics
 from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from nerplat.kill_points import kill_point
@@ -118,7 +119,7 @@ class RunLedger:
 
     # -- experiment and arm runs --------------------------------------------------------------
 
-    def start_summary(self, plan: Plan, plugin_files: dict[str, Any] | None = None, change: SpecChange | None = None) -> TrackedRun:
+    def start_summary(self, plan: Plan, plugin_files: Sequence[Mapping[str, str]] = (), change: SpecChange | None = None) -> TrackedRun:
         """The summary run, leased to this driver (UserInputError while another holds it), then its
         artifacts: written when the run is new or unfinished, or when a resume changed the spec (the
         earlier plan then stays as `superseded/<sha>/plan.json`)."""

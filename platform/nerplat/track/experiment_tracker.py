@@ -182,7 +182,7 @@ class ExperimentTracker(ChildRunClaims, RunEdits):
         """The experiment's summary run (an MLflow `Run`), or None before the first `nerplat run`."""
         return self._find_top_level_run(SUMMARY_RUN_KEY, "summary")
 
-    def log_summary_artifacts(self, run_id: str, plan: Any, resolved_spec: Any, plugin_files: Mapping[str, Any] | None = None) -> None:
+    def log_summary_artifacts(self, run_id: str, plan: Any, resolved_spec: Any, plugin_files: Sequence[Mapping[str, str]] = ()) -> None:
         """The plan, the resolved spec, the environment and, when there are any, the plugin files
         the run imports (with their sha256) on the summary run."""
         self.client.log_dict(run_id, to_plain(plan), schema.PLAN_ARTIFACT)
@@ -192,7 +192,7 @@ class ExperimentTracker(ChildRunClaims, RunEdits):
             self.client.log_dict(run_id, to_plain(resolved_spec), schema.RESOLVED_SPEC_ARTIFACT)
         self.client.log_dict(run_id, self.environment, schema.ENVIRONMENT_ARTIFACT)
         if plugin_files:
-            self.client.log_dict(run_id, dict(plugin_files), schema.PLUGIN_FILES_ARTIFACT)
+            self.client.log_dict(run_id, [dict(record) for record in plugin_files], schema.PLUGIN_FILES_ARTIFACT)
 
     def record_superseded_plan(self, run_id: str, earlier_plan: Mapping[str, Any], started_with: str, spec_sha256: str) -> None:
         """A resume under a changed spec: the plan the experiment ran until now stays on the summary

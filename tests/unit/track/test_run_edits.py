@@ -50,13 +50,16 @@ def test_the_best_trial_mark_moves_to_the_chosen_trial_alone(tracker):
 
 def test_a_superseded_plan_and_the_plugin_files_are_kept_on_the_summary_run(tracker, tmp_path):
     summary = tracker.summary_run()
-    tracker.log_summary_artifacts(summary.run_id, {"arms": []}, "experiment: x\n", {"plugins/loss.py": "ab12"})
+    record = {"origin": "./loss.py", "module": "loss", "file": "/specs/loss.py", "sha256": "ab12"}  # as plugins.files_record gives
+    tracker.log_summary_artifacts(summary.run_id, {"arms": []}, "experiment: x\n", [record])
     tracker.record_superseded_plan(summary.run_id, {"arms": ["old"]}, "0123456789abcdef", "fedcba")
     client = tracker.client
     artifacts = {a.path for a in client.list_artifacts(summary.run_id)}
     assert {schema.PLAN_ARTIFACT, schema.PLUGIN_FILES_ARTIFACT, "superseded"} <= artifacts
     superseded = client.download_artifacts(summary.run_id, f"superseded/0123456789ab/{schema.PLAN_ARTIFACT}", str(tmp_path))
     assert json.loads(Path(superseded).read_text()) == {"arms": ["old"]}
+    plugins = client.download_artifacts(summary.run_id, schema.PLUGIN_FILES_ARTIFACT, str(tmp_path))
+    assert json.loads(Path(plugins).read_text()) == [record]
     assert client.get_run(summary.run_id).data.tags[schema.SPEC_SHA] == "fedcba"
 
 
