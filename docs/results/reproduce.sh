@@ -18,6 +18,8 @@ folder=$spec
 case "$profile" in ""|cpu) ;; *) folder="$spec-$profile" ;; esac
 out="$repo/docs/results/$folder"
 work=${resume_from:-$(mktemp -d "${TMPDIR:-/tmp}/nerplat-results-XXXXXX")}
+resumed=""
+[ -n "$resume_from" ] && [ -e "$resume_from/mlflow.db" ] && resumed=1  # a WORKDIR without a store starts afresh
 command=(nerplat run "specs/$spec.yaml")
 [ -n "$profile" ] && command+=(--profile "$profile")
 [ -n "$resume_from" ] && command+=(--resume)
@@ -45,7 +47,7 @@ cat > "$out/RUN.md" <<MD
 
 - command: \`${command[*]}\` (from the repository root; \`docs/results/reproduce.sh $spec${profile:+ $profile}\` reruns it and rewrites this folder)
 - commit: \`$commit\`$( [ "$dirty" -gt 0 ] && echo " (with uncommitted changes under platform/ or specs/)" )
-- started: $started; wall time: $((seconds / 60)) min $((seconds % 60)) s$( [ -n "$resume_from" ] && echo " (this resumed run only; console.txt holds every attempt)" )
+- started: $started; wall time: $((seconds / 60)) min $((seconds % 60)) s$( [ -n "$resumed" ] && echo " (this resumed run only; console.txt holds every attempt)" )
 - machine: $(nproc) CPU cores, no GPU; NERPLAT_DATA=${NERPLAT_DATA:-unset}
 - load average (1, 5, 15 min) at the start: $load_start; at the end: $load_end (above 2 on 2 cores: other work shared the machine)
 - MLflow store of the run: a scratch directory (not committed); \`console.txt\` is what the command printed
