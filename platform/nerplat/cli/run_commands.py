@@ -106,7 +106,11 @@ def run(
         if headline is not None:
             print_headline(headline, loud)
     if summary.status == "failed":
-        loud.print(f"[red]run failed[/] (summary run marked failed); fix the errors above and continue with:\n  {hint}", soft_wrap=True)  # one line: copied as is
+        loud.print(
+            "[red]run failed[/] (summary run marked failed); fix the errors above and continue with the command below "
+            f"(add --rerun-changed when the fix changes the spec, a corpus or a plugin: the arms it changes run anew):\n  {hint}",
+            soft_wrap=True,
+        )  # the command on a line of its own: copied as is
         raise typer.Exit(1)
 
 
