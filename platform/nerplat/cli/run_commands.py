@@ -106,12 +106,16 @@ def run(
         if headline is not None:
             print_headline(headline, loud)
     if summary.status == "failed":
-        loud.print(
-            "[red]run failed[/] (summary run marked failed); fix the errors above and continue with the command below "
-            f"(add --rerun-changed when the fix changes the spec, a corpus or a plugin: the arms it changes run anew):\n  {hint}",
-            soft_wrap=True,
-        )  # the command on a line of its own: copied as is
+        _advise_after_failure(loud, hint)
         raise typer.Exit(1)
+
+
+def _advise_after_failure(loud: Console, hint: str) -> None:
+    loud.print(
+        "[red]run failed[/] (summary run marked failed); fix the errors above and continue with the command below "
+        f"(add --rerun-changed when the fix changes the spec, a corpus or a plugin: the arms it changes run anew):\n  {hint}",
+        soft_wrap=True,
+    )  # the command on a line of its own: copied as is
 
 
 def _check_run_flags(resume: bool, rerun_changed: bool, progress_every: int, metrics_port: int | None) -> None:
