@@ -9,6 +9,8 @@ the head's scores in fp32 whatever arithmetic produced them.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 import torch
 
@@ -34,18 +36,33 @@ def head_output(tagger: Tagger, batch: Batch, precision: str, device: torch.devi
     )
 
 
+def head_outputs(
+    tagger: Tagger, features: Examples, batch_size: int, device: torch.device, precision: str = "fp32"
+) -> Iterator[tuple[list[int], Any]]:
+    """(windows of the batch, the head's output for them) for every evaluation batch of `features`."""
+    tagger.eval()
+    with torch.inference_mode():
+        for batch in features.batches(batch_size, seed=None):
+            yield batch.windows.tolist(), head_output(tagger, batch.to(device), precision, device)
+
+
+def decode_sentences(
+    decode: Callable[[Any], list[list[int]]], features: Examples, outputs: Iterable[tuple[list[int], Any]]
+) -> list[list[int]]:
+    """Label ids per sentence: each batch's output decoded, the windows joined back into sentences."""
+    windows: list[int] = []
+    predictions: list[list[int]] = []
+    for batch_windows, output in outputs:
+        predictions += decode(output)
+        windows += batch_windows
+    return features.join(windows, predictions)
+
+
 def predict(
     tagger: Tagger, features: Examples, batch_size: int, device: torch.device, precision: str = "fp32"
 ) -> list[list[int]]:
     """Label ids per sentence for every sentence of `features`."""
-    tagger.eval()
-    windows: list[int] = []
-    predictions: list[list[int]] = []
-    with torch.inference_mode():
-        for batch in features.batches(batch_size, seed=None):
-            predictions += tagger.decode(head_output(tagger, batch.to(device), precision, device))
-            windows += batch.windows.tolist()
-    return features.join(windows, predictions)
+    return decode_sentences(tagger.decode, features, head_outputs(tagger, features, batch_size, device, precision))
 
 
 def evaluate_sentences(

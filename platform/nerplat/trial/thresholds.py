@@ -22,7 +22,7 @@ from nerplat.models.heads.registry import HEADS
 from nerplat.models.tagger import Tagger
 from nerplat.config.trial import Component
 from nerplat.trial.batching import ids_to_tags
-from nerplat.trial.predict import head_output
+from nerplat.trial.predict import decode_sentences, head_outputs
 from nerplat.trial.variant import Examples
 
 CANDIDATES = tuple(round(0.05 * step, 2) for step in range(1, 20))  # 0.05 ... 0.95
@@ -31,26 +31,17 @@ FIXED_THRESHOLD_INFIX = "fixed_threshold_"  # metric keys `<split>_fixed_thresho
 
 class ScoredSentences:
     """Head outputs of every window of a split from one forward pass (in the trial's evaluation
-    arithmetic, `predict.head_output`), decoded again at any thresholds: the threshold search, the
+    arithmetic, `predict.head_outputs`), decoded again at any thresholds: the threshold search, the
     split's scores at the chosen thresholds and the fixed-cut variant all read this one pass."""
 
     def __init__(self, tagger: Tagger, features: Examples, batch_size: int, device: torch.device, precision: str = "fp32"):
         self.head, self.features = tagger.head, features
-        tagger.eval()
-        self.scored = []
-        with torch.inference_mode():
-            for batch in features.batches(batch_size, seed=None):
-                self.scored.append((batch.windows.tolist(), head_output(tagger, batch.to(device), precision, device)))
+        self.scored = list(head_outputs(tagger, features, batch_size, device, precision))
 
     def tags(self, labels: list[str], entity: float, beginning: float) -> list[list[str]]:
         """Predicted tags per sentence with the head's thresholds set to (entity, beginning)."""
         self.head.set_thresholds(entity, beginning)
-        windows: list[int] = []
-        predictions: list[list[int]] = []
-        for batch_windows, output in self.scored:
-            predictions += self.head.decode(output)
-            windows += batch_windows
-        return ids_to_tags(self.features.join(windows, predictions), labels)
+        return ids_to_tags(decode_sentences(self.head.decode, self.features, self.scored), labels)
 
     def metrics(self, gold: list[list[str]], labels: list[str], entity: float, beginning: float) -> dict[str, float]:
         """Every metric of `evaluate_tags` with the head's thresholds set to (entity, beginning)."""
