@@ -17,7 +17,7 @@ import polars as pl
 
 from nerplat.catalog import default_catalog
 from nerplat.plan.compiler import compile_plan
-from nerplat.plan.cost import Machine, MeasuredRun, predict_cost
+from nerplat.plan.cost import EpochWork, Machine, MeasuredRun, predict_cost
 
 RESULTS = Path("docs/results")
 REPORTS = {"mom_conll": ("mom_conll", "cpu"), "auc2t_lowres_conll": ("auc2t_lowres_conll", "cpu"), "entity_ratio": ("entity_ratio", "cpu"),
@@ -36,7 +36,7 @@ def report_runs(folder: Path, epochs: dict[str, int]) -> list[MeasuredRun]:
         for row in frame.iter_rows(named=True):
             if row["arm"] in epochs and row.get("time_train_s") and row.get("train_tokens") and row.get("trial_seconds") is not None:
                 run_epochs = int(row.get("param.train.epochs") or epochs[row["arm"]])
-                runs.append(MeasuredRun(row["arm"], row["encoder"], None, "fp32", run_epochs, row["train_tokens"], row["time_train_s"], row["trial_seconds"]))
+                runs.append(MeasuredRun(row["arm"], row["objective"], row["encoder"], None, "fp32", run_epochs, row["train_tokens"], row["time_train_s"], row["trial_seconds"]))
     return runs
 
 
@@ -53,7 +53,7 @@ def main() -> None:
             plan = compile_plan(path, default_catalog(), profile)
         runs = report_runs(folder, {arm.id: arm.fixed["train"]["epochs"] for arm in plan.arms})
         # every arm of a report has runs of its own, so the epoch tokens are never counted on data
-        cost = predict_cost(plan, runs, machine, tokens_of=lambda arm: float("nan"))
+        cost = predict_cost(plan, runs, machine, work_of=lambda arm: EpochWork(float("nan"), 1))
         predicted, measured = cost.wall_s / 60, measured_minutes(run_md)
         print(f"{folder_name} ({commit[:7]}): predicted {predicted:.1f} min, measured {measured:.1f} min ({(predicted - measured) / measured:+.0%})")
 

@@ -18,6 +18,7 @@ synchronised across workers like model parameters. The trial loop therefore move
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
@@ -91,6 +92,11 @@ class ObjectiveConfig(BaseModel):
     default_head: ClassVar[str] = "softmax"
     optimizer: ClassVar[OptimizerName] = "adamw"
     default_head_lr: ClassVar[float | None] = None
+
+    def substeps(self, labels: Sequence[str]) -> int:
+        """Forward and backward passes a training batch takes (`Objective.num_substeps`); the cost
+        model (`nerplat.plan.cost`) reads it before any trial runs."""
+        return 1
 
 
 class PrimalDualSettings(ObjectiveConfig):

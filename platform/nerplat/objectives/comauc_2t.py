@@ -19,6 +19,7 @@ Deviations:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
 import torch
@@ -51,13 +52,17 @@ class ComAUC2TConfig(PrimalDualSettings):
         0.999, ge=0.0, le=1.0, description="PDSCA beta2: weight of the new gradient in the AUC step's buffer."
     )
 
+    def substeps(self, labels: Sequence[str]) -> int:
+        """k CE-2T substeps, then the AUC substep."""
+        return self.k + 1
+
 
 class CompositionalTwoTaskAUC(TwoTaskAUCMargin):
     """AUC-2T's targets and AUC state, with k BCE substeps before each AUC substep."""
 
     def __init__(self, config: ComAUC2TConfig, context: ObjectiveContext):
         super().__init__(config, context)
-        self.num_substeps = config.k + 1
+        self.num_substeps = config.substeps(context.labels)
 
     def substep_loss(self, substep: int, logits: torch.Tensor, entity: torch.Tensor, begin: torch.Tensor) -> torch.Tensor:
         if substep < self.config.k:

@@ -12,6 +12,7 @@ it per mini-batch, which is what we do.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
 import torch
@@ -31,8 +32,12 @@ class OVAAUCConfig(PrimalDualSettings):
 
     margin: float = Field(1.0, gt=0.0, le=10.0, description="AUC margin m of every label head.")
 
+    def substeps(self, labels: Sequence[str]) -> int:
+        """One step per B / I / O label group."""
+        return len(prefix_groups(labels))
 
-def prefix_groups(labels: list[str]) -> list[list[int]]:
+
+def prefix_groups(labels: Sequence[str]) -> list[list[int]]:
     """Label ids grouped by prefix, in Nguyen et al. 2023b's order B, I, O; empty groups are dropped."""
     prefixes = [bio_prefix(label) for label in labels]
     groups = [[k for k, p in enumerate(prefixes) if p == prefix] for prefix in PREFIX_ORDER]
@@ -43,7 +48,7 @@ class GroupedOneVsAllAUC(Objective):
     def __init__(self, config: OVAAUCConfig, context: ObjectiveContext):
         super().__init__(config)
         self.groups = prefix_groups(context.labels)
-        self.num_substeps = len(self.groups)
+        self.num_substeps = config.substeps(context.labels)
         self.margins = LabelAUCMargins(context, config.margin)
 
     def forward(self, output: HeadOutput, labels: torch.Tensor, substep: int = 0) -> torch.Tensor:

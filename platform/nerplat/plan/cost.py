@@ -2,12 +2,17 @@
 
 A trial of an arm is predicted as
 
-    seconds = epochs x (training tokens of an epoch) / (training tokens/s) + rest
+    seconds = epochs x (training tokens of an epoch) x passes / (training tokens/s) + rest
 
 - training tokens/s: the median, over earlier completed runs (tuning trials and replicates) of the
-  same encoder on the same device in the same arithmetic, of `train_tokens / time_train_s`;
+  same encoder on the same device in the same arithmetic, of `train_tokens / time_train_s`: the
+  arm's own runs if it has any, else those of its objective (loss), else all of them;
 - training tokens of an epoch: from earlier runs of the same arm (`train_tokens / epochs`), else
-  counted on the arm's training split (sampled, windowed by the encoder's tokenizer) by `tokens_of`;
+  counted on the arm's training split (sampled, windowed by the encoder's tokenizer) by `work_of`;
+- passes: 1 when the throughput comes from the arm's own runs or its objective's; from other
+  objectives' runs, the forward and backward passes a batch of this arm's objective takes
+  (`ObjectiveConfig.substeps`: 3 for OVA-AUC's B / I / O steps, k + 1 for COMAUC-2T), those runs
+  taken as one pass a batch (most objectives; runs do not record their passes);
 - rest: what a run spends outside training steps (start-up, dev and test evaluation, reports), the
   median of `wall - time_train_s` over earlier runs of the same arm (its dev set, its evaluation
   cadence), else over those of the same encoder and device.
@@ -41,6 +46,7 @@ class MeasuredRun:
     """An earlier completed run, as far as its cost goes."""
 
     arm: str
+    objective: str  # `nerplat.objective`: the loss it trained
     encoder: str
     device: str | None  # `nerplat.device`; None for runs made before the tag existed
     precision: str  # the arithmetic it ran (`nerplat.precision`, else its `train.precision` param)
@@ -66,6 +72,14 @@ class Machine:
     gpus: int
     label_of: Callable[[Arm], str]  # the device label an arm's trials would record here
     precision_of: Callable[[Arm], str]  # the arithmetic an arm's trials would run here
+
+
+@dataclass(frozen=True)
+class EpochWork:
+    """An epoch of an arm's trial before it runs: training sub-tokens, and passes a batch takes."""
+
+    tokens: float
+    passes: int
 
 
 @dataclass(frozen=True)
@@ -110,10 +124,10 @@ class SpecCost:
         return lines
 
 
-def predict_cost(plan: Plan, runs: Iterable[MeasuredRun], machine: Machine, tokens_of: Callable[[Arm], float]) -> SpecCost:
+def predict_cost(plan: Plan, runs: Iterable[MeasuredRun], machine: Machine, work_of: Callable[[Arm], EpochWork]) -> SpecCost:
     """Each arm's predicted trial seconds, wall time and device-hours (module docstring)."""
     runs = list(runs)
-    arms = [_arm_cost(plan, arm, runs, machine, tokens_of) for arm in plan.arms]
+    arms = [_arm_cost(plan, arm, runs, machine, work_of) for arm in plan.arms]
     predicted = [cost for cost in arms if cost.wall_s is not None]
     hours: dict[str, float] = {}
     for cost in predicted:
@@ -122,7 +136,7 @@ def predict_cost(plan: Plan, runs: Iterable[MeasuredRun], machine: Machine, toke
     return SpecCost(arms=arms, wall_s=wall, device_hours=hours)
 
 
-def _arm_cost(plan: Plan, arm: Arm, runs: list[MeasuredRun], machine: Machine, tokens_of: Callable[[Arm], float]) -> ArmCost:
+def _arm_cost(plan: Plan, arm: Arm, runs: list[MeasuredRun], machine: Machine, work_of: Callable[[Arm], EpochWork]) -> ArmCost:
     encoder = arm.fixed["encoder"]["name"]
     device, precision = machine.label_of(arm), machine.precision_of(arm)
     trials = arm.tune_trials + len(arm.replicates)
@@ -135,19 +149,28 @@ def _arm_cost(plan: Plan, arm: Arm, runs: list[MeasuredRun], machine: Machine, t
     if not alike:
         return ArmCost(**same, runs=0, basis=f"no earlier completed runs of {encoder} in {precision} on {device}")
     own = [run for run in alike if run.arm == arm.id]
-    tokens_per_s = statistics.median(run.tokens_per_s for run in alike)
-    epoch_tokens = statistics.median(run.train_tokens / run.epochs for run in own) if own else tokens_of(arm)
+    of_objective = [run for run in alike if run.objective == arm.objective]
+    measured = own or of_objective or alike
+    tokens_per_s = statistics.median(run.tokens_per_s for run in measured)
+    if own:
+        epoch_tokens, passes = statistics.median(run.train_tokens / run.epochs for run in own), 1
+        basis = f"{len(measured)} runs of {encoder} of this arm, {recorded}"
+    else:
+        work = work_of(arm)
+        epoch_tokens, passes = work.tokens, 1 if of_objective else work.passes
+        whose = f"with {arm.objective}" if of_objective else f"(none with {arm.objective})"
+        basis = f"{len(measured)} runs of {encoder} {whose}, {recorded}; epoch tokens counted on its data"
+        basis += f", {passes} passes a batch" if passes > 1 else ""
     rest = statistics.median(run.rest_s for run in own or alike)
-    trial_s = arm.fixed["train"]["epochs"] * epoch_tokens / tokens_per_s + rest
+    trial_s = arm.fixed["train"]["epochs"] * epoch_tokens * passes / tokens_per_s + rest
     resources = arm.resources
     unit, held, offered = ("GPU", resources.gpus_per_worker, machine.gpus) if resources.gpus_per_worker else ("CPU", resources.cpus_per_worker, machine.cpus)
     held *= resources.workers
     at_once = max(1, math.floor(offered / held)) if held else 1
     if plan.tune is not None and plan.tune.max_concurrent:
         at_once = min(at_once, plan.tune.max_concurrent)
-    basis = f"{len(alike)} runs of {encoder}, {recorded}" + (f"; {len(own)} of this arm" if own else "; epoch tokens counted on its data")
     return ArmCost(
-        **same, runs=len(alike), basis=basis, trial_s=trial_s, at_once=at_once,
+        **same, runs=len(measured), basis=basis, trial_s=trial_s, at_once=at_once,
         wall_s=trials * trial_s / min(at_once, max(1, trials)), device_hours=trials * trial_s * held / 3600, unit=unit,
     )  # fmt: skip
 
@@ -165,7 +188,7 @@ def spec_cost(plan: Plan, tracking_uri: str | None) -> SpecCost:
     runs = []
     if database is None or database.exists():
         runs = measured_runs(open_client(uri), (arm.fixed["encoder"]["name"] for arm in plan.arms))
-    return predict_cost(plan, runs, this_machine(), epoch_tokens_on_data)
+    return predict_cost(plan, runs, this_machine(), epoch_work_on_data)
 
 
 def measured_runs(client: Any, encoders: Iterable[str]) -> list[MeasuredRun]:
@@ -187,6 +210,7 @@ def measured_run(run: Any) -> MeasuredRun | None:
         return None
     return MeasuredRun(
         arm=tags.get(schema.ARM, ""),
+        objective=tags.get(schema.OBJECTIVE, ""),
         encoder=tags[schema.ENCODER],
         device=tags.get(schema.DEVICE),
         precision=precision,
@@ -218,10 +242,12 @@ def this_machine() -> Machine:
     return Machine(cpus=os.cpu_count() or 1, gpus=gpus, label_of=label_of, precision_of=precision_of)
 
 
-def epoch_tokens_on_data(arm: Arm) -> float:
-    """Training sub-tokens of one epoch of the arm's first replicate (its sampled split, windowed as trials window it)."""
+def epoch_work_on_data(arm: Arm) -> EpochWork:
+    """Training sub-tokens of one epoch of the arm's first replicate (its sampled split, windowed as
+    trials window it), and the passes a batch of its objective takes on the split's labels."""
     from nerplat.config.trial import Component, DatasetRef, EncoderSettings
     from nerplat.models.encoders import load_encoder
+    from nerplat.objectives.registry import OBJECTIVES
     from nerplat.trial.data import prepare_corpus
     from nerplat.trial.variant_registry import featurize_for_head
 
@@ -233,7 +259,9 @@ def epoch_tokens_on_data(arm: Arm) -> float:
     settings = EncoderSettings.model_validate(fixed["encoder"])
     tokenizer = load_encoder(settings, train=corpus.train, seed=seed).tokenizer
     features = featurize_for_head(Component.model_validate(fixed["head"]), corpus.name, corpus.train, tokenizer, settings, corpus.labels())
-    return float(features.token_counts().sum())
+    objective = Component.model_validate(fixed["objective"])
+    passes = OBJECTIVES.get(objective.name).config.model_validate(objective.params).substeps(corpus.labels())
+    return EpochWork(tokens=float(features.token_counts().sum()), passes=passes)
 
 
 def _duration(seconds: float) -> str:
