@@ -49,7 +49,7 @@ cat > "$out/RUN.md" <<MD
 - commit: \`$commit\`$( [ "$dirty" -gt 0 ] && echo " (with uncommitted changes under platform/ or specs/)" )
 - started: $started; wall time: $((seconds / 60)) min $((seconds % 60)) s$( [ -n "$resumed" ] && echo " (this resumed run only; console.txt holds every attempt)" )
 - machine: $(nproc) CPU cores, no GPU; NERPLAT_DATA=${NERPLAT_DATA:-unset}
-- load average (1, 5, 15 min) at the start: $load_start; at the end: $load_end (above 2 on 2 cores: other work shared the machine)
+- load average (1, 5, 15 min) at the start: $load_start; at the end: $load_end (on 2 cores a load above 2 means other work shared the machine)
 - MLflow store of the run: a scratch directory (not committed); \`console.txt\` is what the command printed
 MD
 echo "report written to $out"
