@@ -2,7 +2,8 @@
 
 For each report of docs/results: the spec as it was at the report's commit (RUN.md), its completed
 runs' timings from runs.parquet and trials.parquet as `MeasuredRun`s, `plan.cost.predict_cost` on
-this 2-core machine, and the prediction beside RUN.md's wall time. In-sample: the runs the
+this 2-core machine over the design's looks (every look a sequential design allows), and the
+prediction beside RUN.md's wall time. In-sample: the runs the
 prediction is made from are the report's own, so this checks the model's arithmetic (epochs x
 tokens / tokens/s + the rest, trials spread over the slots), not how well one experiment predicts
 another. Run from the repository root: `.venv/bin/python docs/plan-cost-check.py`.
@@ -18,10 +19,11 @@ import polars as pl
 from nerplat.catalog import default_catalog
 from nerplat.plan.compiler import compile_plan
 from nerplat.plan.cost import EpochWork, Machine, MeasuredRun, predict_cost
+from nerplat.run.looks import replicates_by_look
 
 RESULTS = Path("docs/results")
 REPORTS = {"mom_conll": ("mom_conll", "cpu"), "auc2t_lowres_conll": ("auc2t_lowres_conll", "cpu"), "entity_ratio": ("entity_ratio", "cpu"),
-           "resampling": ("resampling", "cpu"), "resampling-cpu-grid": ("resampling", "cpu-grid")}  # fmt: skip
+           "ova_auc_lowres": ("ova_auc_lowres", "cpu"), "resampling": ("resampling", "cpu"), "resampling-cpu-grid": ("resampling", "cpu-grid")}  # fmt: skip
 
 
 def measured_minutes(run_md: str) -> float:
@@ -53,7 +55,7 @@ def main() -> None:
             plan = compile_plan(path, default_catalog(), profile)
         runs = report_runs(folder, {arm.id: arm.fixed["train"]["epochs"] for arm in plan.arms})
         # every arm of a report has runs of its own, so the epoch tokens are never counted on data
-        cost = predict_cost(plan, runs, machine, work_of=lambda arm: EpochWork(float("nan"), 1))
+        cost = predict_cost(plan, runs, machine, work_of=lambda arm: EpochWork(float("nan"), 1), looks=replicates_by_look(plan))
         predicted, measured = cost.wall_s / 60, measured_minutes(run_md)
         print(f"{folder_name} ({commit[:7]}): predicted {predicted:.1f} min, measured {measured:.1f} min ({(predicted - measured) / measured:+.0%})")
 

@@ -87,9 +87,10 @@ def plan(
     from nerplat.analysis.claim_design import claim_costs, unequal_effort
     from nerplat.cli.options import compile_spec
     from nerplat.plan.cost import spec_cost
+    from nerplat.run.looks import replicates_by_look
 
     compiled = compile_spec(spec, profile, overrides)
-    predicted = spec_cost(compiled, tracking_uri) if cost else None
+    predicted = spec_cost(compiled, tracking_uri, replicates_by_look(compiled)) if cost else None
     if as_json:
         if predicted is None:
             sys.stdout.write(compiled.model_dump_json(indent=2) + "\n")

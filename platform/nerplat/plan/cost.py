@@ -4,9 +4,12 @@ A trial of an arm is predicted as
 
     seconds = epochs x (training tokens of an epoch) x passes / (training tokens/s) + rest
 
-- training tokens/s: the median, over earlier completed runs (tuning trials and replicates) of the
-  same encoder on the same device in the same arithmetic, of `train_tokens / time_train_s`: the
-  arm's own runs if it has any, else those of its objective (loss), else all of them;
+- training tokens/s: the fast end (90th percentile), over earlier completed runs (tuning trials and
+  replicates) of the same encoder on the same device in the same arithmetic, of
+  `train_tokens / time_train_s`: the arm's own runs if it has any, else those of its objective
+  (loss), else all of them. Other work on the machine only slows a run, so the fast end is the
+  machine's own speed: the prediction is for the spec run alone (a store filled beside other work
+  would otherwise predict that work too);
 - training tokens of an epoch: from earlier runs of the same arm (`train_tokens / epochs`), else
   counted on the arm's training split (sampled, windowed by the encoder's tokenizer) by `work_of`;
 - passes: 1 when the throughput comes from the arm's own runs or its objective's; from other
@@ -14,14 +17,18 @@ A trial of an arm is predicted as
   (`ObjectiveConfig.substeps`: 3 for OVA-AUC's B / I / O steps, k + 1 for COMAUC-2T), those runs
   taken as one pass a batch (most objectives; runs do not record their passes);
 - rest: what a run spends outside training steps (start-up, dev and test evaluation, reports), the
-  median of `wall - time_train_s` over earlier runs of the same arm (its dev set, its evaluation
-  cadence), else over those of the same encoder and device.
+  short end (10th percentile) of `wall - time_train_s` over earlier runs of the same arm (its dev
+  set, its evaluation cadence), else over those of the same encoder and device.
 
 An arm's trials are its tuning trials and replicates, every one counted at full length (a scheduler
 that stops trials early makes the tune phase cheaper than predicted). Device-hours are trial seconds
-x trials x the CPUs (or GPUs) a trial holds; wall time is the arm's trial seconds spread over the
-trials this machine runs at once (its CPUs, or GPUs, over a trial's share, at most
-`tune.max_concurrent`). Ray's start and the analysis are left out.
+x trials x the CPUs (or GPUs) a trial holds. An arm's own wall time is its trial seconds spread over
+the trials this machine runs at once (its CPUs, or GPUs, over a trial's share, at most
+`tune.max_concurrent`). The spec's wall time follows the runner's order: each arm's tuning in
+rounds of that many trials, arm after arm; then the replicates look by look (`looks`: what each look
+adds per arm), every arm's runs of a look in one queue that starts a run, in arm order, as soon as
+its CPUs (GPUs) are free, so a look ends with its last run, whatever idles beside it. Ray's start
+and the analysis are left out.
 
 The device is what runs record in `nerplat.device` (`trial.device.device_label`: CPU model and
 threads, or GPU name). Runs made before that tag existed match any device; a prediction from them
@@ -30,10 +37,11 @@ says so.
 
 from __future__ import annotations
 
+import heapq
 import math
 import os
 import statistics
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -89,13 +97,14 @@ class ArmCost:
     trials: int  # tuning trials and replicates
     device: str
     precision: str
-    runs: int  # earlier runs the throughput is the median of (0: no prediction)
+    runs: int  # earlier runs the throughput is read from (0: no prediction)
     basis: str  # where the figures come from, or why there are none
     trial_s: float | None = None
     at_once: int = 1
-    wall_s: float | None = None
+    wall_s: float | None = None  # its trials alone on this machine
     device_hours: float | None = None
     unit: str = "CPU"  # what device-hours count: CPU (cores) or GPU
+    held: float = 1.0  # CPUs (GPUs) a trial holds
 
 
 @dataclass(frozen=True)
@@ -103,6 +112,7 @@ class SpecCost:
     arms: list[ArmCost]
     wall_s: float | None  # None when some arm has no prediction
     device_hours: dict[str, float]  # by unit, over the arms that have a prediction
+    looks: int = 1  # looks of replicates the wall time counts
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -120,20 +130,49 @@ class SpecCost:
             )
         hours = ", ".join(f"{value:.2f} {unit}-hours" for unit, value in self.device_hours.items()) or "no device-hours"
         wall = _duration(self.wall_s) if self.wall_s is not None else "unknown (an arm has no earlier runs to go by)"
-        lines.append(f"predicted wall time {wall}; {hours}")
+        order = f"tuning arm by arm, then {self.looks} look{'s' if self.looks > 1 else ''} of replicates"
+        lines.append(f"predicted wall time {wall} ({order}; Ray's start and the analysis left out); {hours}")
         return lines
 
 
-def predict_cost(plan: Plan, runs: Iterable[MeasuredRun], machine: Machine, work_of: Callable[[Arm], EpochWork]) -> SpecCost:
-    """Each arm's predicted trial seconds, wall time and device-hours (module docstring)."""
+def predict_cost(
+    plan: Plan, runs: Iterable[MeasuredRun], machine: Machine, work_of: Callable[[Arm], EpochWork], looks: Sequence[Mapping[str, int]] | None = None
+) -> SpecCost:
+    """Each arm's predicted trial seconds, wall time and device-hours, and the spec's wall time over
+    `looks` (default: one look of every replicate) (module docstring)."""
     runs = list(runs)
+    looks = looks or [{arm.id: len(arm.replicates) for arm in plan.arms}]
     arms = [_arm_cost(plan, arm, runs, machine, work_of) for arm in plan.arms]
     predicted = [cost for cost in arms if cost.wall_s is not None]
     hours: dict[str, float] = {}
     for cost in predicted:
         hours[cost.unit] = hours.get(cost.unit, 0.0) + cost.device_hours
-    wall = sum(cost.wall_s for cost in predicted) if len(predicted) == len(arms) else None
-    return SpecCost(arms=arms, wall_s=wall, device_hours=hours)
+    wall = _spec_wall(plan, arms, machine, looks) if len(predicted) == len(arms) else None
+    return SpecCost(arms=arms, wall_s=wall, device_hours=hours, looks=len(looks))
+
+
+def _spec_wall(plan: Plan, costs: list[ArmCost], machine: Machine, looks: Sequence[Mapping[str, int]]) -> float:
+    """Tuning arm by arm in rounds of `at_once` trials, then each look's replicates in one queue."""
+    wall = sum(math.ceil(arm.tune_trials / cost.at_once) * cost.trial_s for arm, cost in zip(plan.arms, costs))
+    for look in looks:
+        queue = [cost for cost in costs for _ in range(look.get(cost.arm, 0))]
+        if queue:
+            wall += _makespan(queue, {"CPU": machine.cpus, "GPU": machine.gpus}, at_most=max(cost.at_once for cost in queue))
+    return wall
+
+
+def _makespan(queue: list[ArmCost], offered: dict[str, float], at_most: int) -> float:
+    """When the last run of `queue` ends if each starts, in order, once its CPUs (GPUs) are free and
+    fewer than `at_most` run (Ray Tune's FIFO placement of one Tuner's trials)."""
+    free, running, now, last = dict(offered), [], 0.0, 0.0  # running: a heap of (end, unit, held)
+    for cost in queue:
+        while running and (len(running) >= at_most or free[cost.unit] < cost.held):
+            now, unit, held = heapq.heappop(running)
+            free[unit] += held
+        free[cost.unit] -= cost.held
+        heapq.heappush(running, (now + cost.trial_s, cost.unit, cost.held))
+        last = max(last, now + cost.trial_s)
+    return last
 
 
 def _arm_cost(plan: Plan, arm: Arm, runs: list[MeasuredRun], machine: Machine, work_of: Callable[[Arm], EpochWork]) -> ArmCost:
@@ -151,7 +190,7 @@ def _arm_cost(plan: Plan, arm: Arm, runs: list[MeasuredRun], machine: Machine, w
     own = [run for run in alike if run.arm == arm.id]
     of_objective = [run for run in alike if run.objective == arm.objective]
     measured = own or of_objective or alike
-    tokens_per_s = statistics.median(run.tokens_per_s for run in measured)
+    tokens_per_s = _fast_end([run.tokens_per_s for run in measured], high=True)
     if own:
         epoch_tokens, passes = statistics.median(run.train_tokens / run.epochs for run in own), 1
         basis = f"{len(measured)} runs of {encoder} of this arm, {recorded}"
@@ -161,7 +200,7 @@ def _arm_cost(plan: Plan, arm: Arm, runs: list[MeasuredRun], machine: Machine, w
         whose = f"with {arm.objective}" if of_objective else f"(none with {arm.objective})"
         basis = f"{len(measured)} runs of {encoder} {whose}, {recorded}; epoch tokens counted on its data"
         basis += f", {passes} passes a batch" if passes > 1 else ""
-    rest = statistics.median(run.rest_s for run in own or alike)
+    rest = _fast_end([run.rest_s for run in own or alike], high=False)
     trial_s = arm.fixed["train"]["epochs"] * epoch_tokens * passes / tokens_per_s + rest
     resources = arm.resources
     unit, held, offered = ("GPU", resources.gpus_per_worker, machine.gpus) if resources.gpus_per_worker else ("CPU", resources.cpus_per_worker, machine.cpus)
@@ -171,11 +210,11 @@ def _arm_cost(plan: Plan, arm: Arm, runs: list[MeasuredRun], machine: Machine, w
         at_once = min(at_once, plan.tune.max_concurrent)
     return ArmCost(
         **same, runs=len(measured), basis=basis, trial_s=trial_s, at_once=at_once,
-        wall_s=trials * trial_s / min(at_once, max(1, trials)), device_hours=trials * trial_s * held / 3600, unit=unit,
+        wall_s=trials * trial_s / min(at_once, max(1, trials)), device_hours=trials * trial_s * held / 3600, unit=unit, held=held,
     )  # fmt: skip
 
 
-def spec_cost(plan: Plan, tracking_uri: str | None) -> SpecCost:
+def spec_cost(plan: Plan, tracking_uri: str | None, looks: Sequence[Mapping[str, int]] | None = None) -> SpecCost:
     """`predict_cost` from the runs of the MLflow store at `tracking_uri` (else the one `nerplat run`
     would use here), on this machine; a store that does not exist has no runs."""
     from pathlib import Path
@@ -188,7 +227,7 @@ def spec_cost(plan: Plan, tracking_uri: str | None) -> SpecCost:
     runs = []
     if database is None or database.exists():
         runs = measured_runs(open_client(uri), (arm.fixed["encoder"]["name"] for arm in plan.arms))
-    return predict_cost(plan, runs, this_machine(), epoch_work_on_data)
+    return predict_cost(plan, runs, this_machine(), epoch_work_on_data, looks)
 
 
 def measured_runs(client: Any, encoders: Iterable[str]) -> list[MeasuredRun]:
@@ -262,6 +301,14 @@ def epoch_work_on_data(arm: Arm) -> EpochWork:
     objective = Component.model_validate(fixed["objective"])
     passes = OBJECTIVES.get(objective.name).config.model_validate(objective.params).substeps(corpus.labels())
     return EpochWork(tokens=float(features.token_counts().sum()), passes=passes)
+
+
+def _fast_end(values: list[float], high: bool) -> float:
+    """The 90th percentile of `values` (high) or the 10th (module docstring)."""
+    if len(values) < 2:
+        return values[0]
+    deciles = statistics.quantiles(values, n=10, method="inclusive")
+    return deciles[-1] if high else deciles[0]
 
 
 def _duration(seconds: float) -> str:

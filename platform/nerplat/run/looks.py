@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from nerplat.config.experiment import Sequential
-from nerplat.plan.model import Arm, Replicate
+from nerplat.plan.model import Arm, Plan, Replicate
 
 if TYPE_CHECKING:  # polars is imported where the verdicts are read: importing the runner sets no allocator variable
     import polars as pl
@@ -71,3 +71,21 @@ def claimed_arms(plan_arms: Iterable[Arm], claims: Iterable[Any]) -> dict[str, l
         claim.id: list(dict.fromkeys(a.id for arm, partners in claim_arms(arms, claim) for a in (arm, *partners)))
         for claim in claims
     }
+
+
+def replicates_by_look(plan: Plan) -> list[dict[str, int]]:
+    """Per look, the replicates each arm adds when no claim is decided before the last look (the
+    longest the design runs; arms in no claim run the first look only); one look of every replicate
+    without a sequential design. `plan.cost` spreads each look's runs over the machine."""
+    if plan.sequential is None:
+        return [{arm.id: len(arm.replicates) for arm in plan.arms}]
+    looks = ReplicateLooks(plan.sequential, tuple(sorted({r.seed for a in plan.arms for r in a.replicates})))
+    claimed = {arm_id for arms in claimed_arms(plan.arms, plan.claims).values() for arm_id in arms}
+    added = []
+    for look in range(looks.looks(plan.arms)):
+        runs = {}
+        for arm in plan.arms:
+            if look == 0 or arm.id in claimed:
+                runs[arm.id] = len(looks.replicates(arm, look)) - (len(looks.replicates(arm, look - 1)) if look else 0)
+        added.append({arm_id: count for arm_id, count in runs.items() if count})
+    return added

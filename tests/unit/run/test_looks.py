@@ -6,7 +6,7 @@ import polars as pl
 
 from nerplat.config.experiment import Claim, Sequential
 from nerplat.plan.model import Replicate
-from nerplat.run.looks import ReplicateLooks, claimed_arms, needed_arms
+from nerplat.run.looks import ReplicateLooks, claimed_arms, needed_arms, replicates_by_look
 
 
 class _Arm:
@@ -46,3 +46,15 @@ def test_undecided_claims_keep_their_arms_and_best_other_keeps_the_setting():
     assert needed_arms(rows, claimed) == {"conll2003/full/focal", "conll2003/full/mom"}
     nothing_yet = rows.clear()
     assert needed_arms(nothing_yet, claimed) == {a.id for a in arms}  # no pairs finished: every claimed arm
+
+
+def test_each_look_adds_the_claimed_arms_next_seeds_and_arms_in_no_claim_run_the_first_look_only():
+    from types import SimpleNamespace
+
+    arms = [_Arm(m, partitions=2) for m in ("ce", "mom", "wce")]
+    plan = SimpleNamespace(arms=arms, claims=[_claim("a", "mom", "ce")], sequential=Sequential(max_seeds=8, look_every=3))
+    ce, mom, wce = (arm.id for arm in arms)
+    # 2 partitions: looks at 3, 6 and 8 seeds add 6, 6 and 4 replicates of each claimed arm
+    assert replicates_by_look(plan) == [{ce: 6, mom: 6, wce: 6}, {ce: 6, mom: 6}, {ce: 4, mom: 4}]
+    fixed = SimpleNamespace(arms=arms, claims=plan.claims, sequential=None)
+    assert replicates_by_look(fixed) == [{ce: 16, mom: 16, wce: 16}]
