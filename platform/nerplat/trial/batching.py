@@ -9,8 +9,11 @@ cut into batches, and the batches shuffled again. The jitter is what makes batch
 epochs when the training set fits in one group (50 sentences: without it the same batches recurred
 every epoch, only their order changed); measured on CoNLL-like lengths at 50 to 420 sentences it
 pads 2-12% more than sorting everything, against 60-130% more for random batches. Without a seed
-(evaluation) all windows are sorted by length, which pads least. Padding is dynamic: each batch is
-as long as its longest window.
+(evaluation) all windows are sorted by length, which pads least, and `max_tokens` may bound a
+batch's padded size (windows x its longest): sorting pads nothing between batches but a whole
+split in one batch pads every window to the longest (100 CoNLL dev windows at max_length 64: 6,400
+padded sub-tokens for 2,402 real ones). Padding is dynamic: each batch is as long as its longest
+window.
 """
 
 from __future__ import annotations
@@ -72,8 +75,10 @@ class WindowFeatures:
             sentence=int(self.sentence[i]),
         )
 
-    def batches(self, batch_size: int, *, seed: int | None, batches_per_group: int = 16) -> Iterator[Batch]:
-        return iterate_batches(self, batch_size, seed=seed, batches_per_group=batches_per_group)
+    def batches(
+        self, batch_size: int, *, seed: int | None, batches_per_group: int = 16, max_tokens: int | None = None
+    ) -> Iterator[Batch]:
+        return iterate_batches(self, batch_size, seed=seed, batches_per_group=batches_per_group, max_tokens=max_tokens)
 
     def join(self, windows: Sequence[int], predictions: Sequence[Sequence[int]]) -> list[list[int]]:
         return join_windows(self, windows, predictions)
@@ -97,7 +102,7 @@ class Batch:
 
 
 def length_grouped_batches(
-    lengths: np.ndarray, batch_size: int, *, seed: int | None, batches_per_group: int = 16
+    lengths: np.ndarray, batch_size: int, *, seed: int | None, batches_per_group: int = 16, max_tokens: int | None = None
 ) -> list[np.ndarray]:
     """Indices of each batch, in the order to run them.
 
@@ -109,13 +114,17 @@ def length_grouped_batches(
         (evaluation).
     batches_per_group : how many batches' worth of items are sorted together when shuffling: larger
         pads less, smaller keeps batch composition more random.
+    max_tokens : without a seed, a batch also holds no more items than fit this many padded
+        sub-tokens (items x the batch's longest), one at least; None: `batch_size` items.
     """
     if batch_size < 1 or batches_per_group < 1:
         raise ValueError("batch_size and batches_per_group must be positive")
     lengths = np.asarray(lengths)
     if seed is None:
         order = np.argsort(-lengths, kind="stable")
-        return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+        if max_tokens is None:
+            return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+        return _padded_size_batches(order, lengths, batch_size, max_tokens)
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(lengths))
     group = batch_size * batches_per_group
@@ -125,6 +134,16 @@ def length_grouped_batches(
         members = members[_jittered_length_order(lengths[members], batch_size, rng)]
         batches.extend(members[i : i + batch_size] for i in range(0, len(members), batch_size))
     return [batches[i] for i in rng.permutation(len(batches))]
+
+
+def _padded_size_batches(order: np.ndarray, lengths: np.ndarray, batch_size: int, max_tokens: int) -> list[np.ndarray]:
+    """`order` (longest first) cut into batches of at most `batch_size` items and `max_tokens` padded sub-tokens."""
+    batches, first = [], 0
+    while first < len(order):
+        fit = max(1, min(batch_size, max_tokens // max(1, int(lengths[order[first]]))))
+        batches.append(order[first : first + fit])
+        first += fit
+    return batches
 
 
 def _jittered_length_order(lengths: np.ndarray, batch_size: int, rng: np.random.Generator) -> np.ndarray:
@@ -167,11 +186,11 @@ def collate(features: WindowFeatures, windows: Sequence[int]) -> Batch:
 
 
 def iterate_batches(
-    features: WindowFeatures, batch_size: int, *, seed: int | None, batches_per_group: int = 16
+    features: WindowFeatures, batch_size: int, *, seed: int | None, batches_per_group: int = 16, max_tokens: int | None = None
 ) -> Iterator[Batch]:
-    """Collated, length-grouped batches of all windows (see `length_grouped_batches` for `seed`)."""
+    """Collated, length-grouped batches of all windows (see `length_grouped_batches` for `seed` and `max_tokens`)."""
     for windows in length_grouped_batches(
-        features.token_counts(), batch_size, seed=seed, batches_per_group=batches_per_group
+        features.token_counts(), batch_size, seed=seed, batches_per_group=batches_per_group, max_tokens=max_tokens
     ):
         yield collate(features, windows)
 

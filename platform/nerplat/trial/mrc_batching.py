@@ -76,8 +76,10 @@ class MRCFeatures:
         """Context sub-tokens per window: what batches are grouped by."""
         return np.diff(self.token_offsets)
 
-    def batches(self, batch_size: int, *, seed: int | None, batches_per_group: int = 16) -> Iterator[MRCBatch]:
-        return iterate_batches(self, batch_size, seed=seed, batches_per_group=batches_per_group)
+    def batches(
+        self, batch_size: int, *, seed: int | None, batches_per_group: int = 16, max_tokens: int | None = None
+    ) -> Iterator[MRCBatch]:
+        return iterate_batches(self, batch_size, seed=seed, batches_per_group=batches_per_group, max_tokens=max_tokens)
 
     def join(self, windows: Sequence[int], predictions: Sequence[Sequence[int]]) -> list[list[int]]:
         return join_windows(self, windows, predictions)
@@ -138,12 +140,16 @@ def collate_mrc(features: MRCFeatures, windows: Sequence[int]) -> MRCBatch:
 
 
 def iterate_batches(
-    features: MRCFeatures, batch_size: int, *, seed: int | None, batches_per_group: int = 16
+    features: MRCFeatures, batch_size: int, *, seed: int | None, batches_per_group: int = 16, max_tokens: int | None = None
 ) -> Iterator[MRCBatch]:
-    """Length-grouped batches of ceil(batch_size / K) windows, each with its K queries."""
+    """Length-grouped batches of ceil(batch_size / K) windows, each with its K queries; with
+    `max_tokens` (evaluation) no more windows than their K padded rows fit."""
     windows_per_batch = -(-batch_size // len(features.types))
+    lengths = features.token_counts()
+    if max_tokens is not None:  # a window costs K rows of query and context: the same order, its padded size
+        lengths = len(features.types) * (lengths + max(len(q) for q in features.queries) + features.layout.specials)
     for windows in batching.length_grouped_batches(
-        features.token_counts(), windows_per_batch, seed=seed, batches_per_group=batches_per_group
+        lengths, windows_per_batch, seed=seed, batches_per_group=batches_per_group, max_tokens=max_tokens
     ):
         yield collate_mrc(features, windows)
 

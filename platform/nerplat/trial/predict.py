@@ -2,8 +2,10 @@
 
 Evaluation is forward passes only: under `torch.inference_mode`, in the trial's arithmetic
 (`trial.device`: a bf16 trial evaluates under bf16 autocast, an fp32 one in fp32), over batches of
-windows sorted by length, longest first, so a batch pads little however large it is. Decoding reads
-the head's scores in fp32 whatever arithmetic produced them.
+windows sorted by length, longest first, so batches pad little. On a CPU a trial also bounds a
+batch's padded sub-tokens (`trial.session.CPU_EVAL_BATCH_TOKENS`): a split that fits one batch would
+otherwise pad every window to its longest. Decoding reads the head's scores in fp32 whatever
+arithmetic produced them.
 """
 
 from __future__ import annotations
@@ -37,12 +39,13 @@ def head_output(tagger: Tagger, batch: Batch, precision: str, device: torch.devi
 
 
 def head_outputs(
-    tagger: Tagger, features: Examples, batch_size: int, device: torch.device, precision: str = "fp32"
+    tagger: Tagger, features: Examples, batch_size: int, device: torch.device, precision: str = "fp32", max_tokens: int | None = None
 ) -> Iterator[tuple[list[int], Any]]:
-    """(windows of the batch, the head's output for them) for every evaluation batch of `features`."""
+    """(windows of the batch, the head's output for them) for every evaluation batch of `features`
+    (at most `batch_size` windows and, when given, `max_tokens` padded sub-tokens a batch)."""
     tagger.eval()
     with torch.inference_mode():
-        for batch in features.batches(batch_size, seed=None):
+        for batch in features.batches(batch_size, seed=None, max_tokens=max_tokens):
             yield batch.windows.tolist(), head_output(tagger, batch.to(device), precision, device)
 
 
@@ -59,10 +62,11 @@ def decode_sentences(
 
 
 def predict(
-    tagger: Tagger, features: Examples, batch_size: int, device: torch.device, precision: str = "fp32"
+    tagger: Tagger, features: Examples, batch_size: int, device: torch.device, precision: str = "fp32", max_tokens: int | None = None
 ) -> list[list[int]]:
     """Label ids per sentence for every sentence of `features`."""
-    return decode_sentences(tagger.decode, features, head_outputs(tagger, features, batch_size, device, precision))
+    outputs = head_outputs(tagger, features, batch_size, device, precision, max_tokens)
+    return decode_sentences(tagger.decode, features, outputs)
 
 
 def evaluate_sentences(
@@ -73,7 +77,8 @@ def evaluate_sentences(
     batch_size: int,
     device: torch.device,
     precision: str = "fp32",
+    max_tokens: int | None = None,
 ) -> tuple[dict[str, float], list[list[str]]]:
     """(metrics by name, predicted tags per sentence) of `sentences`, whose features are `features`."""
-    predicted = ids_to_tags(predict(tagger, features, batch_size, device, precision), labels)
+    predicted = ids_to_tags(predict(tagger, features, batch_size, device, precision, max_tokens), labels)
     return evaluate_tags([list(s.tags) for s in sentences], predicted), predicted

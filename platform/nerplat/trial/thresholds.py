@@ -34,9 +34,11 @@ class ScoredSentences:
     arithmetic, `predict.head_outputs`), decoded again at any thresholds: the threshold search, the
     split's scores at the chosen thresholds and the fixed-cut variant all read this one pass."""
 
-    def __init__(self, tagger: Tagger, features: Examples, batch_size: int, device: torch.device, precision: str = "fp32"):
+    def __init__(
+        self, tagger: Tagger, features: Examples, batch_size: int, device: torch.device, precision: str = "fp32", max_tokens: int | None = None
+    ):
         self.head, self.features = tagger.head, features
-        self.scored = list(head_outputs(tagger, features, batch_size, device, precision))
+        self.scored = list(head_outputs(tagger, features, batch_size, device, precision, max_tokens))
 
     def tags(self, labels: list[str], entity: float, beginning: float) -> list[list[str]]:
         """Predicted tags per sentence with the head's thresholds set to (entity, beginning)."""

@@ -42,8 +42,11 @@ class Examples(Protocol):
         """Sub-tokens per window: what batches are grouped by, and what a cost estimate counts."""
         ...
 
-    def batches(self, batch_size: int, *, seed: int | None, batches_per_group: int = 16) -> Iterator[Any]:
-        """Collated batches in the order to run them (a seed per training epoch; None to evaluate)."""
+    def batches(
+        self, batch_size: int, *, seed: int | None, batches_per_group: int = 16, max_tokens: int | None = None
+    ) -> Iterator[Any]:
+        """Collated batches in the order to run them (a seed per training epoch; None to evaluate, then
+        `max_tokens` bounds a batch's padded sub-tokens)."""
         ...
 
     def join(self, windows: Sequence[int], predictions: Sequence[Sequence[int]]) -> list[list[int]]:

@@ -66,6 +66,26 @@ def test_without_a_seed_batches_are_sorted_longest_first():
     assert [b.tolist() for b in batches] == [[1, 3], [4, 0], [2]]
 
 
+def test_without_a_seed_max_tokens_bounds_each_batchs_padded_size():
+    """100 windows of CoNLL-like lengths in one batch pad to the longest; a padded-size bound cuts them
+    by length, longest first, and a window longer than the bound still gets a batch of its own."""
+    lengths = np.array([64] + [20] * 99)
+    (whole,) = length_grouped_batches(lengths, 128, seed=None)
+    assert _padded([whole], lengths) == 6400
+    bounded = length_grouped_batches(lengths, 128, seed=None, max_tokens=1024)
+    assert [len(b) for b in bounded] == [16, 51, 33]  # 1024 // 64 windows, then 1024 // 20
+    assert bounded[0][0] == 0 and sorted(np.concatenate(bounded).tolist()) == list(range(100))
+    assert _padded(bounded, lengths) == 64 * 16 + 20 * 84
+    assert [len(b) for b in length_grouped_batches(lengths, 40, seed=None, max_tokens=1024)] == [16, 40, 40, 4]  # the count bound too
+    assert [len(b) for b in length_grouped_batches(np.array([300, 5]), 8, seed=None, max_tokens=100)] == [1, 1]
+
+
+def test_max_tokens_leaves_training_batches_as_they_were():
+    lengths = np.random.default_rng(2).integers(4, 60, size=200)
+    seeded = length_grouped_batches(lengths, 16, seed=7)
+    assert [b.tolist() for b in length_grouped_batches(lengths, 16, seed=7, max_tokens=64)] == [b.tolist() for b in seeded]
+
+
 def test_collate_pads_dynamically(features):
     _, f = features
     windows = [0, 2, 1]

@@ -108,6 +108,14 @@ def test_batches_hold_whole_windows_with_all_their_queries(tokenizer):
     assert sorted(w for b in batches for w in b.windows.tolist()) == list(range(5))
 
 
+def test_an_evaluation_bound_counts_a_windows_k_rows_with_their_query(tokenizer):
+    f = featurize_mrc([SHORT] * 5, tokenizer, settings(), LABELS, QUERIES)
+    row = int(f.token_counts()[0]) + max(len(q) for q in f.queries) + f.layout.specials
+    batches = list(iterate_batches(f, 64, seed=None, max_tokens=2 * 2 * row))  # two windows of 2 types
+    assert [len(b.windows) for b in batches] == [2, 2, 1]
+    assert all(b.input_ids.numel() <= 2 * 2 * row for b in batches)
+
+
 def test_label_counts_see_each_sentence_word_once(tokenizer):
     f = featurize_mrc([LONG], tokenizer, settings(max_length=32, stride=12), LABELS, QUERIES)
     counted = f.labels[f.labels != IGNORE]

@@ -53,3 +53,12 @@ def test_predictions_do_not_depend_on_the_evaluation_batch_size(scored):
     """Batches are sorted by length, so a larger batch only pads differently; in fp32 the labels are the same."""
     tagger, features, _, _ = scored["softmax"]
     assert predict(tagger, features, 4, CPU) == predict(tagger, features, 256, CPU)
+
+
+@pytest.mark.parametrize("head", ["softmax", "crf"])
+def test_a_padded_size_bound_cuts_the_batches_and_predicts_the_same_labels(scored, head):
+    tagger, features, _, _ = scored[head]
+    lengths = features.token_counts()
+    bounded = list(features.batches(256, seed=None, max_tokens=4 * int(lengths.max())))
+    assert len(bounded) > 1 and all(b.input_ids.numel() <= 4 * int(lengths.max()) or len(b.windows) == 1 for b in bounded)
+    assert predict(tagger, features, 256, CPU, max_tokens=4 * int(lengths.max())) == predict(tagger, features, 256, CPU)

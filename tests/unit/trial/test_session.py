@@ -216,6 +216,25 @@ def test_evaluation_batches_fill_a_token_budget_at_the_longest_window():
     assert started(tiny_config(batch_size=128)).eval_batch == 256  # never below two training batches
 
 
+def test_a_cpu_trial_evaluates_in_batches_of_bounded_padded_size(monkeypatch):
+    from nerplat.trial import session as session_module
+
+    session = started(tiny_config())
+    assert session.device.type == "cpu" and session.eval_tokens == session_module.CPU_EVAL_BATCH_TOKENS
+    sizes = []
+    real_batches = type(session.data.dev).batches
+    def batches(self, *args, **kwargs):
+        if kwargs["seed"] is None:  # an evaluation's
+            sizes.append(kwargs.get("max_tokens"))
+        return real_batches(self, *args, **kwargs)
+
+    monkeypatch.setattr(type(session.data.dev), "batches", batches)
+    session.train_epoch(1)
+    session.evaluate()
+    session.finish()
+    assert sizes and set(sizes) == {session_module.CPU_EVAL_BATCH_TOKENS}  # dev and the final evaluation alike
+
+
 def test_a_session_that_keeps_no_weights_selects_by_dev_scores_alone():
     session = TrialSession(tiny_config(epochs=2), keep_weights=False)
     session.setup()

