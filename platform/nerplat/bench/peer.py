@@ -272,18 +272,19 @@ def _token_classifier(config: Any, encoder: Any, labels: int) -> Any:
 
 
 def _training_arguments(scratch: str, config: Any) -> Any:
-    """The Trainer's settings: nerplat's training and evaluation batches, schedule and seed."""
+    """The Trainer's settings: nerplat's training batch, schedule and seed; evaluation batches of a
+    training batch's size, which pad little when grouped by length (nerplat's own are cut by padded
+    size instead, `trial.session.CPU_EVAL_BATCH_TOKENS`, to the same effect on this CPU)."""
     import torch
     from transformers import TrainingArguments
 
     from nerplat.plan.compiler import TUNE_SEED
-    from nerplat.trial.session import eval_batch_size
 
     train = config.train
     return TrainingArguments(
         output_dir=scratch,
         per_device_train_batch_size=train.batch_size,
-        per_device_eval_batch_size=eval_batch_size(config),  # nerplat's evaluation batch
+        per_device_eval_batch_size=train.batch_size,
         num_train_epochs=train.epochs,
         weight_decay=train.weight_decay,
         warmup_steps=train.warmup_ratio,  # a float below 1 is a share of the steps
