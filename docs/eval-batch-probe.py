@@ -2,8 +2,9 @@
 
 Scores the first N shuffled CoNLL-2003 dev sentences (max_length 64, bf16 autocast, 2 threads, under
 `torch.inference_mode`) cut into length-sorted batches by `trial.batching.length_grouped_batches`:
-at most 128 windows a batch (the evaluation batch of the bench sweep), and with `max_tokens` bounds
-of 512 to 4,096 padded sub-tokens. The cuts run in turns, R times; it prints each cut's padded
+at most 128 windows a batch (the evaluation batch of the bench sweep), with `max_tokens` bounds
+of 512 to 4,096 padded sub-tokens, and at most 16 windows (a training batch of the sweep, what
+`bench peer`'s Trainer evaluates in). The cuts run in turns, R times; it prints each cut's padded
 sub-tokens and its median time as a ratio to the 128-window batches. Forward passes only: no head,
 no decoding, no metrics. Run from the repository root:
 `.venv/bin/python docs/eval-batch-probe.py [N] [R]` (defaults 100 and 7).
@@ -57,9 +58,10 @@ def main(count: int, repeats: int) -> None:
     encoded = [tokenizer(words, is_split_into_words=True, truncation=True, max_length=64)["input_ids"] for words in dev_sentences(count)]
     lengths = np.array([len(ids) for ids in encoded])
     cuts = {bound: length_grouped_batches(lengths, 128, seed=None, max_tokens=bound) for bound in BOUNDS}
+    cuts["16 windows"] = length_grouped_batches(lengths, 16, seed=None)
     print(f"{count} sentences: {lengths.sum()} real sub-tokens, longest {lengths.max()}")
     forward(model, encoded, lengths, cuts[1024])  # warm-up
-    seconds = {bound: [] for bound in BOUNDS}
+    seconds = {bound: [] for bound in cuts}
     for _ in range(repeats):
         for bound, batches in cuts.items():
             started = time.perf_counter()
@@ -69,7 +71,7 @@ def main(count: int, repeats: int) -> None:
     for bound, batches in cuts.items():
         padded = sum(len(b) * int(lengths[b[0]]) for b in batches)
         median = statistics.median(seconds[bound])
-        name = "128 windows" if bound is None else f"{bound} padded"
+        name = "128 windows" if bound is None else bound if isinstance(bound, str) else f"{bound} padded"
         print(f"{name:>14}: {len(batches):3d} batches, {padded:6d} padded sub-tokens, median {median:.3f} s ({median / base:.2f}x)")
 
 

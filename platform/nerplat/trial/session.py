@@ -52,10 +52,10 @@ from nerplat.trial.variant import Examples, Featurize
 
 CHECKPOINT_FILE = "trial_state.pt"
 EVAL_BATCH_TOKENS = 8192  # sub-tokens of an evaluation batch at the encoder's max_length (see `setup`)
-# Padded sub-tokens of an evaluation batch on a CPU: MiniLM-L6 in bf16 on 2 threads scored 100 CoNLL
-# dev sentences (max_length 64) in 0.41-0.52x the time of one 128-window batch and 1,000 in 0.85-0.90x
-# (docs/eval-batch-probe.py, docs/performance.md); 512 was slower at 1,000. GPUs keep the window count
-# alone: not measured there.
+# Padded sub-tokens of an evaluation batch on a CPU: MiniLM-L6 in bf16 on 2 threads, idle, scored 100
+# CoNLL dev sentences (max_length 64) in 0.50x the time of one 128-window batch and 1,000 in 0.89x
+# (`docs/eval-batch-probe.py`); 512 was slower at 1,000 (0.97x). GPUs keep the window count alone: not
+# measured there.
 CPU_EVAL_BATCH_TOKENS = 1024
 
 
