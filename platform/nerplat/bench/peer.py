@@ -274,7 +274,7 @@ def _token_classifier(config: Any, encoder: Any, labels: int) -> Any:
 def _training_arguments(scratch: str, config: Any) -> Any:
     """The Trainer's settings: nerplat's training batch, schedule and seed; evaluation batches of a
     training batch's size, grouped by length. nerplat cuts its own by padded size
-    (`trial.session.CPU_EVAL_BATCH_TOKENS`); on the sweep's 100 dev sentences both take half the time
+    (`trial.predict.CPU_EVAL_BATCH_TOKENS`); on the sweep's 100 dev sentences both take half the time
     of one 128-window batch here (`docs/eval-batch-probe.py`: 0.49x and 0.50x)."""
     import torch
     from transformers import TrainingArguments

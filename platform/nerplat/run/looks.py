@@ -81,11 +81,13 @@ def replicates_by_look(plan: Plan) -> list[dict[str, int]]:
         return [{arm.id: len(arm.replicates) for arm in plan.arms}]
     looks = ReplicateLooks(plan.sequential, tuple(sorted({r.seed for a in plan.arms for r in a.replicates})))
     claimed = {arm_id for arms in claimed_arms(plan.arms, plan.claims).values() for arm_id in arms}
+    ran = dict.fromkeys((arm.id for arm in plan.arms), 0)  # replicates up to the previous look
     added = []
     for look in range(looks.looks(plan.arms)):
         runs = {}
         for arm in plan.arms:
             if look == 0 or arm.id in claimed:
-                runs[arm.id] = len(looks.replicates(arm, look)) - (len(looks.replicates(arm, look - 1)) if look else 0)
+                total = len(looks.replicates(arm, look))
+                runs[arm.id], ran[arm.id] = total - ran[arm.id], total
         added.append({arm_id: count for arm_id, count in runs.items() if count})
     return added

@@ -1,7 +1,8 @@
 """Tag new sentences with a saved tagger, exactly as a trial evaluates: same windows, same decoding.
 
 Sentences are windowed by `trial.features` (long ones overlap, each word owned by one window),
-batched by `trial.batching`, decoded by the head's own `decode` (argmax, Viterbi, Algorithm 1 with the
+batched by `trial.batching` (on the CPU a bundle loads to, bounded in padded sub-tokens as a CPU
+trial's evaluation is: `trial.predict.CPU_EVAL_BATCH_TOKENS`), decoded by the head's own `decode` (argmax, Viterbi, Algorithm 1 with the
 saved thresholds) and joined back per sentence by `join_windows`. Spans follow the conlleval
 convention, as seqeval's `get_entities` and Hugging Face's pipeline do: an I-X after O or after
 another type starts a span.
@@ -20,6 +21,7 @@ from nerplat.serving.bundle import TaggerBundle
 from nerplat.serving.confidence import word_confidences
 from nerplat.trial.batching import iterate_batches, join_windows
 from nerplat.trial.features import tokenize_sentences
+from nerplat.trial.predict import CPU_EVAL_BATCH_TOKENS
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,7 @@ def tag_sentences(
     confidence_refs: list[list[int]] = []  # per window, indices into `confidences`
     has_confidence = True
     with torch.inference_mode():
-        for batch in iterate_batches(features, batch_size, seed=None):
+        for batch in iterate_batches(features, batch_size, seed=None, max_tokens=CPU_EVAL_BATCH_TOKENS):
             if stop is not None and stop():
                 raise TaggingStopped
             output = bundle.tagger(batch)

@@ -2,10 +2,11 @@
 
 Evaluation is forward passes only: under `torch.inference_mode`, in the trial's arithmetic
 (`trial.device`: a bf16 trial evaluates under bf16 autocast, an fp32 one in fp32), over batches of
-windows sorted by length, longest first, so batches pad little. On a CPU a trial also bounds a
-batch's padded sub-tokens (`trial.session.CPU_EVAL_BATCH_TOKENS`): a split that fits one batch would
-otherwise pad every window to its longest. Decoding reads the head's scores in fp32 whatever
-arithmetic produced them.
+windows sorted by length, longest first, so batches pad little. On a CPU a batch's padded
+sub-tokens are also bounded (`CPU_EVAL_BATCH_TOKENS`): a split that fits one batch would otherwise
+pad every window to its longest. `Inference` carries these settings from the trial (or a served
+tagger) to every forward pass. Decoding reads the head's scores in fp32 whatever arithmetic
+produced them.
 """
 
 from __future__ import annotations
@@ -23,6 +24,29 @@ from nerplat.trial.batching import Batch, ids_to_tags
 from nerplat.trial.device import autocast
 from nerplat.trial.variant import Examples
 
+# Padded sub-tokens of an evaluation batch on a CPU: MiniLM-L6 in bf16 on 2 threads, idle, scored 100
+# CoNLL dev sentences (max_length 64) in 0.50x the time of one 128-window batch and 1,000 in 0.89x
+# (`docs/eval-batch-probe.py`); 512 was slower at 1,000 (0.97x). GPUs keep the window count alone: not
+# measured there.
+CPU_EVAL_BATCH_TOKENS = 1024
+
+
+@dataclasses.dataclass(frozen=True)
+class Inference:
+    """How evaluation's forward passes run: on which device, in which arithmetic, and how its
+    length-sorted batches are cut (at most `batch_size` windows and, when set, `max_tokens` padded
+    sub-tokens)."""
+
+    device: torch.device
+    precision: str = "fp32"
+    batch_size: int = 32
+    max_tokens: int | None = None
+
+    @classmethod
+    def on(cls, device: torch.device, precision: str = "fp32", batch_size: int = 32) -> Inference:
+        """Settings for `device`: on a CPU, batches bounded by `CPU_EVAL_BATCH_TOKENS` as well."""
+        return cls(device, precision, batch_size, CPU_EVAL_BATCH_TOKENS if device.type == "cpu" else None)
+
 
 def head_output(tagger: Tagger, batch: Batch, precision: str, device: torch.device):
     """The head's output for `batch` computed in `precision`, its floating-point scores cast to fp32."""
@@ -38,15 +62,12 @@ def head_output(tagger: Tagger, batch: Batch, precision: str, device: torch.devi
     )
 
 
-def head_outputs(
-    tagger: Tagger, features: Examples, batch_size: int, device: torch.device, precision: str = "fp32", max_tokens: int | None = None
-) -> Iterator[tuple[list[int], Any]]:
-    """(windows of the batch, the head's output for them) for every evaluation batch of `features`
-    (at most `batch_size` windows and, when given, `max_tokens` padded sub-tokens a batch)."""
+def head_outputs(tagger: Tagger, features: Examples, inference: Inference) -> Iterator[tuple[list[int], Any]]:
+    """(windows of the batch, the head's output for them) for every evaluation batch of `features`."""
     tagger.eval()
     with torch.inference_mode():
-        for batch in features.batches(batch_size, seed=None, max_tokens=max_tokens):
-            yield batch.windows.tolist(), head_output(tagger, batch.to(device), precision, device)
+        for batch in features.batches(inference.batch_size, seed=None, max_tokens=inference.max_tokens):
+            yield batch.windows.tolist(), head_output(tagger, batch.to(inference.device), inference.precision, inference.device)
 
 
 def decode_sentences(
@@ -61,11 +82,9 @@ def decode_sentences(
     return features.join(windows, predictions)
 
 
-def predict(
-    tagger: Tagger, features: Examples, batch_size: int, device: torch.device, precision: str = "fp32", max_tokens: int | None = None
-) -> list[list[int]]:
+def predict(tagger: Tagger, features: Examples, inference: Inference) -> list[list[int]]:
     """Label ids per sentence for every sentence of `features`."""
-    outputs = head_outputs(tagger, features, batch_size, device, precision, max_tokens)
+    outputs = head_outputs(tagger, features, inference)
     return decode_sentences(tagger.decode, features, outputs)
 
 
@@ -74,11 +93,8 @@ def evaluate_sentences(
     features: Examples,
     sentences: tuple[Sentence, ...],
     labels: list[str],
-    batch_size: int,
-    device: torch.device,
-    precision: str = "fp32",
-    max_tokens: int | None = None,
+    inference: Inference,
 ) -> tuple[dict[str, float], list[list[str]]]:
     """(metrics by name, predicted tags per sentence) of `sentences`, whose features are `features`."""
-    predicted = ids_to_tags(predict(tagger, features, batch_size, device, precision, max_tokens), labels)
+    predicted = ids_to_tags(predict(tagger, features, inference), labels)
     return evaluate_tags([list(s.tags) for s in sentences], predicted), predicted

@@ -45,18 +45,13 @@ from nerplat.trial.data import TrialData, prepare_corpus, prepare_trial_data
 from nerplat.trial.device import autocast, grad_scaler, refuse_fp16_off_cuda, resolve_eval_precision, resolve_precision, trial_device
 from nerplat.trial.features import featurize_windows
 from nerplat.metrics import evaluate_tags
-from nerplat.trial.predict import evaluate_sentences
+from nerplat.trial.predict import Inference, evaluate_sentences
 from nerplat.trial.results import Evaluation, Thresholds, Timings, TrainedTagger, TrialResult
 from nerplat.trial.thresholds import ScoredSentences, choose_thresholds, fixed_threshold_metrics
 from nerplat.trial.variant import Examples, Featurize
 
 CHECKPOINT_FILE = "trial_state.pt"
 EVAL_BATCH_TOKENS = 8192  # sub-tokens of an evaluation batch at the encoder's max_length (see `setup`)
-# Padded sub-tokens of an evaluation batch on a CPU: MiniLM-L6 in bf16 on 2 threads, idle, scored 100
-# CoNLL dev sentences (max_length 64) in 0.50x the time of one 128-window batch and 1,000 in 0.89x
-# (`docs/eval-batch-probe.py`); 512 was slower at 1,000 (0.97x). GPUs keep the window count alone: not
-# measured there.
-CPU_EVAL_BATCH_TOKENS = 1024
 
 
 class StepProgress(Protocol):
@@ -161,8 +156,7 @@ class TrialSession:
         if self.world > 1:
             self.trained = nn.parallel.DistributedDataParallel(self.step_module, find_unused_parameters=True)
         self.batch_size = max(1, config.train.batch_size // self.world)
-        self.eval_batch = eval_batch_size(config)
-        self.eval_tokens = CPU_EVAL_BATCH_TOKENS if self.device.type == "cpu" else None
+        self.inference = Inference.on(self.device, self.eval_precision, eval_batch_size(config))
         steps_per_epoch = -(-len(self.data.train) // self.batch_size)
         steps_per_epoch = -(-steps_per_epoch // self.world)
         steps_total = config.train.epochs * steps_per_epoch * self.objective.num_substeps
@@ -218,12 +212,12 @@ class TrialSession:
         data = self.data
         if self.config.train.tune_threshold:  # one forward pass: the search and the scores decode it
             gold = [list(s.tags) for s in data.dev_sentences]
-            scored = ScoredSentences(self.tagger, data.dev, self.eval_batch, self.device, self.eval_precision, self.eval_tokens)
+            scored = ScoredSentences(self.tagger, data.dev, self.inference)
             thresholds = Thresholds(*choose_thresholds(scored, gold, data.labels, self.select_metric))
             metrics = scored.metrics(gold, data.labels, thresholds.entity, thresholds.beginning)
         else:
             metrics, _ = evaluate_sentences(
-                self.tagger, data.dev, data.dev_sentences, data.labels, self.eval_batch, self.device, self.eval_precision, self.eval_tokens
+                self.tagger, data.dev, data.dev_sentences, data.labels, self.inference
             )
         self.timings.evaluate += time.perf_counter() - started
         if self.best is None or metrics[self.select_metric] > self.best.value:
@@ -258,13 +252,13 @@ class TrialSession:
             started = time.perf_counter()
             if self.config.train.tune_threshold:  # the paper's fixed threshold beside the tuned one, from one forward pass
                 gold = [list(s.tags) for s in data.eval_sentences]
-                scored = ScoredSentences(self.tagger, data.eval, self.eval_batch, self.device, self.eval_precision, self.eval_tokens)
+                scored = ScoredSentences(self.tagger, data.eval, self.inference)
                 predicted = scored.tags(data.labels, *self.tagger.head.threshold.tolist())
                 metrics = {f"{split}_{k}": v for k, v in evaluate_tags(gold, predicted).items()}
                 metrics |= fixed_threshold_metrics(scored, self.config.head, gold, data.labels, split)
             else:
                 final, predicted = evaluate_sentences(
-                    self.tagger, data.eval, data.eval_sentences, data.labels, self.eval_batch, self.device, self.eval_precision, self.eval_tokens
+                    self.tagger, data.eval, data.eval_sentences, data.labels, self.inference
                 )
                 metrics = {f"{split}_{k}": v for k, v in final.items()}
             self.timings.evaluate += time.perf_counter() - started

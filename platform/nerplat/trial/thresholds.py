@@ -15,14 +15,12 @@ unless set): those metrics are logged as `<split>_fixed_threshold_<name>` beside
 
 from __future__ import annotations
 
-import torch
-
 from nerplat.metrics import evaluate_tags
 from nerplat.models.heads.registry import HEADS
 from nerplat.models.tagger import Tagger
 from nerplat.config.trial import Component
 from nerplat.trial.batching import ids_to_tags
-from nerplat.trial.predict import decode_sentences, head_outputs
+from nerplat.trial.predict import Inference, decode_sentences, head_outputs
 from nerplat.trial.variant import Examples
 
 CANDIDATES = tuple(round(0.05 * step, 2) for step in range(1, 20))  # 0.05 ... 0.95
@@ -34,11 +32,9 @@ class ScoredSentences:
     arithmetic, `predict.head_outputs`), decoded again at any thresholds: the threshold search, the
     split's scores at the chosen thresholds and the fixed-cut variant all read this one pass."""
 
-    def __init__(
-        self, tagger: Tagger, features: Examples, batch_size: int, device: torch.device, precision: str = "fp32", max_tokens: int | None = None
-    ):
+    def __init__(self, tagger: Tagger, features: Examples, inference: Inference):
         self.head, self.features = tagger.head, features
-        self.scored = list(head_outputs(tagger, features, batch_size, device, precision, max_tokens))
+        self.scored = list(head_outputs(tagger, features, inference))
 
     def tags(self, labels: list[str], entity: float, beginning: float) -> list[list[str]]:
         """Predicted tags per sentence with the head's thresholds set to (entity, beginning)."""

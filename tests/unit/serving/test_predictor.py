@@ -9,7 +9,7 @@ from nerplat.data.corpus import Sentence
 from nerplat.serving.bundle import load_bundle
 from nerplat.serving.predictor import Span, spans_of, tag_sentences
 from nerplat.trial.features import tokenize_sentences
-from nerplat.trial.predict import predict
+from nerplat.trial.predict import Inference, predict
 from tiny_taggers import SENTENCES
 
 
@@ -17,7 +17,7 @@ def loop_tags(bundle, sentences):
     """What the trial loop's own `predict` decodes for these sentences."""
     blank = [Sentence(tuple(s), ("O",) * len(s)) for s in sentences]
     features = tokenize_sentences(blank, bundle.tokenizer, bundle.encoder, bundle.labels)
-    return [[bundle.labels[i] for i in ids] for ids in predict(bundle.tagger, features, 8, torch.device("cpu"))]
+    return [[bundle.labels[i] for i in ids] for ids in predict(bundle.tagger, features, Inference(torch.device("cpu"), batch_size=8))]
 
 
 @pytest.mark.parametrize("head", ["softmax", "crf", "two_task"])
@@ -61,3 +61,26 @@ def test_spans_follow_the_conlleval_convention():
     assert [(s.type, s.start, s.end) for s in spans] == [("PER", 0, 2), ("LOC", 3, 4), ("ORG", 4, 5), ("ORG", 5, 6), ("MISC", 6, 7)]
     assert spans[0].score == pytest.approx(0.6)
     assert spans_of(["B-X"], None) == [Span("X", 0, 1, None)]
+
+
+def test_tagging_batches_are_bounded_in_padded_sub_tokens_as_a_cpu_evaluation(softmax_bundle):
+    import dataclasses
+
+    from nerplat.trial.predict import CPU_EVAL_BATCH_TOKENS
+
+    shapes = []
+    real_tagger = softmax_bundle.tagger
+
+    class Recording:
+        def __call__(self, batch):
+            shapes.append(tuple(batch.input_ids.shape))
+            return real_tagger(batch)
+
+        def decode(self, output):
+            return real_tagger.decode(output)
+
+    recording = dataclasses.replace(softmax_bundle, tagger=Recording())
+    long_sentence = ["Peter", "Blackburn", "visited", "Brussels", "on", "Monday", "."] * 6
+    tagged = tag_sentences(recording, [long_sentence] * 80, batch_size=256)
+    assert len(tagged) == 80 and len(shapes) > 1
+    assert all(rows * width <= CPU_EVAL_BATCH_TOKENS or rows == 1 for rows, width in shapes)

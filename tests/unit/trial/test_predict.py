@@ -11,7 +11,7 @@ from nerplat.models.encoders import load_encoder
 from nerplat.models.tagger import build_tagger
 from nerplat.trial.batching import iterate_batches
 from nerplat.trial.features import featurize
-from nerplat.trial.predict import evaluate_sentences, head_output, predict
+from nerplat.trial.predict import CPU_EVAL_BATCH_TOKENS, Inference, evaluate_sentences, head_output, predict
 
 CPU = torch.device("cpu")
 
@@ -41,18 +41,18 @@ def test_a_bf16_forward_pass_hands_decoding_fp32_scores_close_to_fp32s(scored, h
 
 def test_a_bf16_evaluation_scores_every_sentence_and_mostly_agrees_with_fp32(scored):
     tagger, features, sentences, labels = scored["softmax"]
-    exact, rounded = (predict(tagger, features, 8, CPU, precision) for precision in ("fp32", "bf16"))
+    exact, rounded = (predict(tagger, features, Inference(CPU, precision, 8)) for precision in ("fp32", "bf16"))
     assert [len(s) for s in rounded] == [len(s.tokens) for s in sentences]
     words = sum(len(s) for s in exact)
     assert sum(a != b for e, r in zip(exact, rounded) for a, b in zip(e, r)) <= 0.05 * words
-    metrics, predicted = evaluate_sentences(tagger, features, tuple(sentences), labels, 64, CPU, "bf16")
+    metrics, predicted = evaluate_sentences(tagger, features, tuple(sentences), labels, Inference(CPU, "bf16", 64))
     assert 0.0 <= metrics["micro_f1"] <= 1.0 and len(predicted) == len(sentences)
 
 
 def test_predictions_do_not_depend_on_the_evaluation_batch_size(scored):
     """Batches are sorted by length, so a larger batch only pads differently; in fp32 the labels are the same."""
     tagger, features, _, _ = scored["softmax"]
-    assert predict(tagger, features, 4, CPU) == predict(tagger, features, 256, CPU)
+    assert predict(tagger, features, Inference(CPU, batch_size=4)) == predict(tagger, features, Inference(CPU, batch_size=256))
 
 
 @pytest.mark.parametrize("head", ["softmax", "crf"])
@@ -61,4 +61,10 @@ def test_a_padded_size_bound_cuts_the_batches_and_predicts_the_same_labels(score
     lengths = features.token_counts()
     bounded = list(features.batches(256, seed=None, max_tokens=4 * int(lengths.max())))
     assert len(bounded) > 1 and all(b.input_ids.numel() <= 4 * int(lengths.max()) or len(b.windows) == 1 for b in bounded)
-    assert predict(tagger, features, 256, CPU, max_tokens=4 * int(lengths.max())) == predict(tagger, features, 256, CPU)
+    assert predict(tagger, features, Inference(CPU, batch_size=256, max_tokens=4 * int(lengths.max()))) == predict(tagger, features, Inference(CPU, batch_size=256))
+
+
+def test_inference_on_a_cpu_bounds_the_padded_size_and_elsewhere_only_the_window_count():
+    on_cpu = Inference.on(CPU, "bf16", 64)
+    assert (on_cpu.precision, on_cpu.batch_size, on_cpu.max_tokens) == ("bf16", 64, CPU_EVAL_BATCH_TOKENS)
+    assert Inference.on(torch.device("cuda"), "bf16", 64).max_tokens is None

@@ -212,15 +212,15 @@ def test_eval_precision_auto_evaluates_an_fp32_trial_in_bf16_only_where_the_devi
 def test_evaluation_batches_fill_a_token_budget_at_the_longest_window():
     from nerplat.trial.session import EVAL_BATCH_TOKENS
 
-    assert started(tiny_config()).eval_batch == EVAL_BATCH_TOKENS // 48  # max_length 48: 170 windows
-    assert started(tiny_config(batch_size=128)).eval_batch == 256  # never below two training batches
+    assert started(tiny_config()).inference.batch_size == EVAL_BATCH_TOKENS // 48  # max_length 48: 170 windows
+    assert started(tiny_config(batch_size=128)).inference.batch_size == 256  # never below two training batches
 
 
 def test_a_cpu_trial_evaluates_in_batches_of_bounded_padded_size(monkeypatch):
-    from nerplat.trial import session as session_module
+    from nerplat.trial.predict import CPU_EVAL_BATCH_TOKENS
 
     session = started(tiny_config())
-    assert session.device.type == "cpu" and session.eval_tokens == session_module.CPU_EVAL_BATCH_TOKENS
+    assert session.device.type == "cpu" and session.inference.max_tokens == CPU_EVAL_BATCH_TOKENS
     sizes = []
     real_batches = type(session.data.dev).batches
     def batches(self, *args, **kwargs):
@@ -232,7 +232,7 @@ def test_a_cpu_trial_evaluates_in_batches_of_bounded_padded_size(monkeypatch):
     session.train_epoch(1)
     session.evaluate()
     session.finish()
-    assert sizes and set(sizes) == {session_module.CPU_EVAL_BATCH_TOKENS}  # dev and the final evaluation alike
+    assert sizes and set(sizes) == {CPU_EVAL_BATCH_TOKENS}  # dev and the final evaluation alike
 
 
 def test_a_session_that_keeps_no_weights_selects_by_dev_scores_alone():

@@ -10,7 +10,7 @@ from nerplat.models.tagger import build_tagger
 from nerplat.config.trial import TrainSettings, TrialConfig
 from nerplat.trial.batching import ids_to_tags
 from nerplat.trial.features import featurize
-from nerplat.trial.predict import predict
+from nerplat.trial.predict import Inference, predict
 from nerplat.trial.loop import run_trial
 from nerplat.trial.thresholds import CANDIDATES, ScoredSentences, choose_thresholds, configured_threshold, fixed_threshold_metrics
 
@@ -31,10 +31,10 @@ def test_chosen_thresholds_are_candidates_and_never_worse_than_half(untyped_dev)
     gold = [list(s.tags) for s in sentences]
 
     def f1() -> float:
-        return evaluate_tags(gold, ids_to_tags(predict(tagger, features, 32, torch.device("cpu")), labels))["micro_f1"]
+        return evaluate_tags(gold, ids_to_tags(predict(tagger, features, Inference(torch.device("cpu"))), labels))["micro_f1"]
 
     at_half = f1()
-    scored = ScoredSentences(tagger, features, 32, torch.device("cpu"))
+    scored = ScoredSentences(tagger, features, Inference(torch.device("cpu")))
     entity, beginning = choose_thresholds(scored, gold, labels, "micro_f1")
     assert entity in CANDIDATES and beginning in CANDIDATES
     assert tagger.head.threshold.tolist() == pytest.approx([entity, beginning])  # kept in the model's state
@@ -52,10 +52,10 @@ def test_fixed_threshold_metrics_score_the_configured_cut_and_keep_the_tuned_thr
     gold = [list(s.tags) for s in sentences]
     cpu = torch.device("cpu")
     tagger.head.set_thresholds(0.4, 0.4)
-    at_fixed = evaluate_tags(gold, ids_to_tags(predict(tagger, features, 32, cpu), labels))
+    at_fixed = evaluate_tags(gold, ids_to_tags(predict(tagger, features, Inference(cpu)), labels))
     tagger.head.set_thresholds(0.15, 0.85)
 
-    metrics = fixed_threshold_metrics(ScoredSentences(tagger, features, 32, cpu), head, gold, labels, "test")
+    metrics = fixed_threshold_metrics(ScoredSentences(tagger, features, Inference(cpu)), head, gold, labels, "test")
 
     assert metrics == {f"test_fixed_threshold_{name}": value for name, value in at_fixed.items()}
     assert tagger.head.threshold.tolist() == pytest.approx([0.15, 0.85])
@@ -94,11 +94,11 @@ def test_scores_at_any_thresholds_equal_a_fresh_prediction_at_them(untyped_dev):
     tagger = build_tagger(encoder, Component(name="two_task"), labels)
     features = featurize(sentences, encoder.tokenizer, settings, labels)
     cpu = torch.device("cpu")
-    scored = ScoredSentences(tagger, features, 32, cpu)
+    scored = ScoredSentences(tagger, features, Inference(cpu))
     for entity, beginning in ((0.2, 0.7), (0.5, 0.5), (0.9, 0.1)):
         decoded = scored.tags(labels, entity, beginning)
         tagger.head.set_thresholds(entity, beginning)
-        assert decoded == ids_to_tags(predict(tagger, features, 32, cpu), labels)
+        assert decoded == ids_to_tags(predict(tagger, features, Inference(cpu)), labels)
 
 
 def test_a_threshold_tuning_evaluation_makes_one_forward_pass_over_its_split(monkeypatch):
