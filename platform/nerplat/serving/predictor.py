@@ -1,11 +1,11 @@
 """Tag new sentences with a saved tagger, exactly as a trial evaluates: same windows, same decoding.
 
 Sentences are windowed by `trial.features` (long ones overlap, each word owned by one window),
-batched by `trial.batching` (on the CPU a bundle loads to, bounded in padded sub-tokens as a CPU
-trial's evaluation is: `trial.predict.CPU_EVAL_BATCH_TOKENS`), decoded by the head's own `decode` (argmax, Viterbi, Algorithm 1 with the
-saved thresholds) and joined back per sentence by `join_windows`. Spans follow the conlleval
-convention, as seqeval's `get_entities` and Hugging Face's pipeline do: an I-X after O or after
-another type starts a span.
+batched by `trial.batching` (bounded in padded sub-tokens as a CPU trial's evaluation is, since a
+bundle loads to the CPU: `trial.predict.CPU_EVAL_BATCH_TOKENS`), decoded by the head's own `decode`
+(argmax, Viterbi, Algorithm 1 with the saved thresholds) and joined back per sentence by
+`join_windows`. Spans follow the conlleval convention, as seqeval's `get_entities` and Hugging
+Face's pipeline do: an I-X after O or after another type starts a span.
 """
 
 from __future__ import annotations
