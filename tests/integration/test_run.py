@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from nerplat_processes import SPEC, finish, kill_a_trial_midway, nerplat, runs, runs_so_far
 
-from nerplat.plan.compiler import TUNE_SEED
+from nerplat.config.experiment import TUNE_SEED
 from nerplat.track import schema
 
 pytestmark = pytest.mark.slow

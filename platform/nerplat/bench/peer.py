@@ -29,7 +29,11 @@ trial; and the ratio peer wall / nerplat wall (above 1: nerplat is faster).
 Repeats (`bench.repeats`): the two sweeps run in turns, nerplat, peer, nerplat, peer, ... `repeats`
 times (at least 5), each repeat's peer trying the learning rates of that repeat's nerplat sweep;
 every figure is the median (min-max) of the repeats, the ratio and the best-dev difference taken
-within each repeat. Five repeats of the 20-trial sweep take over half an hour on two cores, so each
+within each repeat. Repeat r trains both sides with the seed `TUNE_SEED - r` (the first repeat
+with the tuning trials' own seed): each side is deterministic at a seed, so repeats at one seed
+would give the same best dev scores and say nothing of how far another seed moves them; at r
+seeds, a side's best-dev spread is that seed noise, against which the difference is read. Five
+repeats of the 20-trial sweep take over half an hour on two cores, so each
 repeat's sweeps run `DEFAULT_TRIALS` trials unless `trials` is given (`--trials 20`: the full sweep);
 Ray's start and each side's set-up weigh more in a shorter sweep.
 """
@@ -66,6 +70,7 @@ class SweepFigures:
     wall_s: float
     best_dev_micro_f1: float
     learning_rates: list[float]  # the values its trials tried, ascending
+    seed: int  # every trial's training seed
 
 
 @dataclass
@@ -77,6 +82,7 @@ class SideFigures:
     per_trial_s: Spread
     best_dev_micro_f1: Spread
     learning_rates: list[list[float]]  # per repeat
+    seeds: list[int]  # per repeat
 
     @classmethod
     def of(cls, sweeps: list[SweepFigures]) -> SideFigures:
@@ -86,6 +92,7 @@ class SideFigures:
             per_trial_s=Spread.of([sweep.wall_s / sweep.trials for sweep in sweeps]),
             best_dev_micro_f1=Spread.of([sweep.best_dev_micro_f1 for sweep in sweeps]),
             learning_rates=[sweep.learning_rates for sweep in sweeps],
+            seeds=[sweep.seed for sweep in sweeps],
         )
 
 
@@ -141,14 +148,16 @@ def bench_peer(
     drawn: list[float] = []  # the learning rates of the current repeat's nerplat sweep
 
     def nerplat_side(repeat: int) -> SweepFigures:
-        console.print(f"repeat {repeat + 1}/{repeats}, nerplat: {arm.tune_trials} trials, one at a time on {threads} threads ...")
-        figures = nerplat_sweep(plan, console)
+        seed = repeat_seed(repeat)
+        console.print(f"repeat {repeat + 1}/{repeats}, nerplat: {arm.tune_trials} trials at seed {seed}, one at a time on {threads} threads ...")
+        figures = nerplat_sweep(plan.model_copy(update={"tune": plan.tune.model_copy(update={"train_seed": seed})}), console)
         drawn[:] = figures.learning_rates
         return figures
 
     def peer_side(repeat: int) -> SweepFigures:
-        console.print(f"repeat {repeat + 1}/{repeats}, Hugging Face Trainer + Optuna: {arm.tune_trials} trials, in-process on {threads} threads ...")
-        return hf_optuna_sweep(arm, threads, list(drawn))
+        seed = repeat_seed(repeat)
+        console.print(f"repeat {repeat + 1}/{repeats}, Hugging Face Trainer + Optuna: {arm.tune_trials} trials at seed {seed}, in-process on {threads} threads ...")
+        return hf_optuna_sweep(arm, threads, list(drawn), seed)
 
     sweeps = interleaved({"nerplat": nerplat_side, "peer": peer_side}, repeats)
     nerplat, peer = sweeps["nerplat"], sweeps["peer"]
@@ -166,6 +175,13 @@ def bench_peer(
     )
 
 
+def repeat_seed(repeat: int) -> int:
+    """Both sides' training seed in the 0-based `repeat`: the tuning trials' seed, then the seeds below it."""
+    from nerplat.config.experiment import TUNE_SEED
+
+    return TUNE_SEED - repeat
+
+
 def nerplat_sweep(plan: Any, console: Console) -> SweepFigures:
     """nerplat's side once: the sweep through `nerplat run`'s runner, Ray's start included, then Ray stopped."""
     arm = plan.arms[0]
@@ -176,26 +192,27 @@ def nerplat_sweep(plan: Any, console: Console) -> SweepFigures:
         raise RuntimeError(f"nerplat's sweep scored {len(scores)} of {arm.tune_trials} trials (its messages are above)")
     (key,) = arm.search_space
     drawn = sorted(json.loads(run.data.tags[schema.SAMPLED])[key] for run in sweep.trials)
-    return SweepFigures("nerplat", arm.tune_trials, sweep.command_s, max(scores), drawn)
+    (seed,) = {int(run.data.tags[schema.SEED]) for run in sweep.trials}  # as the trials recorded it
+    return SweepFigures("nerplat", arm.tune_trials, sweep.command_s, max(scores), drawn, seed)
 
 
-def hf_optuna_sweep(arm: Any, threads: int, learning_rates: list[float]) -> SweepFigures:
-    """`Trainer.hyperparameter_search(backend="optuna")` trying each of `learning_rates` once, on the data
-    and encoder of the arm's tuning trials; the wall time counts from data preparation to the last trial."""
+def hf_optuna_sweep(arm: Any, threads: int, learning_rates: list[float], seed: int) -> SweepFigures:
+    """`Trainer.hyperparameter_search(backend="optuna")` trying each of `learning_rates` once, training at
+    `seed`, on the data and encoder of the arm's tuning trials; the wall time counts from data preparation
+    to the last trial."""
     import torch
     from transformers import DataCollatorForTokenClassification
     from transformers.trainer_callback import PrinterCallback
 
     from nerplat.metrics import evaluate_tags
     from nerplat.models.encoders import load_encoder
-    from nerplat.plan.compiler import TUNE_SEED
     from nerplat.trial.batching import ids_to_tags, join_windows
     from nerplat.trial.data import prepare_trial_data
     from nerplat.trial.device import resolve_eval_precision, resolve_precision
     from nerplat.trial.features import featurize_windows
 
     (key, space), = arm.search_space.items()
-    config = arm.trial_config({key: space.low}, seed=TUNE_SEED, eval_split=None)
+    config = arm.trial_config({key: space.low}, seed=seed, eval_split=None)
     train = config.train
     cpu = torch.device("cpu")
     eval_precision = resolve_eval_precision(train.eval_precision, resolve_precision(train.precision, cpu), cpu)
@@ -235,7 +252,7 @@ def hf_optuna_sweep(arm: Any, threads: int, learning_rates: list[float]) -> Swee
         trainer.remove_callback(PrinterCallback)  # it prints every log line when progress bars are off
         _grid_search(trainer, hp_space, learning_rates)
     wall = time.perf_counter() - started
-    return SweepFigures("Hugging Face Trainer + Optuna", len(learning_rates), wall, max(scores), sorted(tried))
+    return SweepFigures("Hugging Face Trainer + Optuna", len(learning_rates), wall, max(scores), sorted(tried), seed)
 
 
 def _grid_search(trainer: Any, hp_space: Callable[[Any], dict[str, float]], learning_rates: list[float]) -> None:
@@ -272,14 +289,12 @@ def _token_classifier(config: Any, encoder: Any, labels: int) -> Any:
 
 
 def _training_arguments(scratch: str, config: Any) -> Any:
-    """The Trainer's settings: nerplat's training batch, schedule and seed; evaluation batches of a
+    """The Trainer's settings: the trial's training batch, schedule and seed; evaluation batches of a
     training batch's size, grouped by length. nerplat cuts its own by padded size
     (`trial.predict.CPU_EVAL_BATCH_TOKENS`); on the sweep's 100 dev sentences both take half the time
     of one 128-window batch here (`docs/eval-batch-probe.py`: 0.49x and 0.50x)."""
     import torch
     from transformers import TrainingArguments
-
-    from nerplat.plan.compiler import TUNE_SEED
 
     train = config.train
     return TrainingArguments(
@@ -300,7 +315,7 @@ def _training_arguments(scratch: str, config: Any) -> Any:
         disable_tqdm=True,
         dataloader_num_workers=0,
         dataloader_pin_memory=torch.cuda.is_available(),  # pinning is for copies to a GPU
-        seed=TUNE_SEED,
+        seed=config.seed,
     )
 
 

@@ -284,7 +284,7 @@ def _collect(outcomes: Any, processes: list) -> list[WriterReport]:
 
 def write_trials(tracker: Any, arm: Any, writer: int, trials: int, epochs: int, ready: Any, go: Any, outcomes: Any) -> None:
     """One writer (a spawned process): the ledger calls of `trials` tuning trials, as Tune's callback makes them."""
-    from nerplat.plan.compiler import TUNE_SEED
+    from nerplat.config.experiment import TUNE_SEED
     from nerplat.run.job import TrialJob
     from nerplat.run.ledger import RunLedger
     from nerplat.track import schema

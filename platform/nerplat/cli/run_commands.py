@@ -263,6 +263,10 @@ def bench_peer_command(
     console.print(table)
     console.print(f"ratio (peer wall / nerplat wall): {result.ratio.text(2)}")
     console.print(f"best dev micro F1, nerplat minus peer: {result.best_dev_difference.text(3)}")
+    if result.nerplat.seeds == result.peer.seeds:
+        console.print(f"training seeds by repeat, both sides: {', '.join(map(str, result.nerplat.seeds))}")
+    else:
+        console.print(f"the two sides trained at different seeds: nerplat {result.nerplat.seeds} | peer {result.peer.seeds}")
     rates = {side.name: "; ".join(", ".join(f"{rate:.3g}" for rate in drawn) for drawn in side.learning_rates) for side in (result.nerplat, result.peer)}
     if result.same_learning_rates:
         console.print(f"learning rates tried by both: {rates['nerplat']}")

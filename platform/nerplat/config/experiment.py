@@ -9,6 +9,8 @@ from pydantic import Field, field_validator, model_validator
 from nerplat.config.frozen import Frozen
 from nerplat.config.trial import Component
 
+TUNE_SEED = 2**31 - 1  # the seed tuning trials train with unless a plan says otherwise; never a replicate seed
+
 
 class Resources(Frozen):
     """What one trial asks Ray for."""
@@ -35,6 +37,9 @@ class Tune(Frozen):
         None, gt=0, description="Seconds an arm's tune phase may take (Ray's TuneConfig.time_budget_s); then its trials stop."
     )
     seed: int = Field(0, ge=0, description="Seed the arms' searcher seeds derive from (run.search.searcher_seed).")
+    train_seed: int = Field(
+        TUNE_SEED, ge=0, description="Seed every tuning trial trains with (`nerplat bench peer` varies it per repeat)."
+    )
     enqueue: dict[str, tuple[dict[str, Any], ...]] = Field(
         default_factory=dict,
         description="Starting points per method, keyed by dotted search-space paths (objective.lambda): each runs once before the searcher draws.",

@@ -5,7 +5,7 @@ Pure: the same spec file, profile and environment give the same plan (and `Plan.
 nothing is started, read beyond the spec, or written. Arm ids are `<dataset>/<sampler>/<method>`,
 e.g. `conll2003/untyped+low_resource-100/mom` (docs/spec.md, "Arms").
 
-Seeds come from two streams: every tuning trial trains with `TUNE_SEED`, replicates with the spec's
+Seeds come from two streams: every tuning trial trains with `TUNE_SEED` (`config.experiment`), replicates with the spec's
 `replicate.seeds` (0, 1, ... by default), and the two never meet. When the tuning trials shared
 seed 0 with the first replicate, that replicate re-ran the chosen trial (same dev score): a tuned
 method got a best-of-N draw in its replicates that an untuned one did not.
@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pydantic import TypeAdapter
 
-from nerplat.config.experiment import Tune
+from nerplat.config.experiment import TUNE_SEED, Tune
 from nerplat.config.trial import EncoderSettings
 from nerplat.errors import UserInputError
 from nerplat.plan.labels import arm_labels
@@ -30,7 +30,6 @@ from nerplat.spec.methods import ResolvedMethod
 from nerplat.spec.validate import ValidatedSpec, load_spec
 
 GRID_SEARCHER = "grid"
-TUNE_SEED = 2**31 - 1  # the seed of every tuning trial; never a replicate seed
 _REPLICATES = TypeAdapter(tuple[Replicate, ...])
 
 

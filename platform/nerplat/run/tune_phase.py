@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 
-from nerplat.plan.compiler import TUNE_SEED
 from nerplat.plan.model import Arm
 from nerplat.run.job import PHASE_KEY, TrialJob
 from nerplat.run.ledger import FinishedTrial
@@ -116,7 +115,7 @@ class TunePhase:
         evaluations = max(1, arm.fixed["train"]["epochs"] // arm.fixed["train"]["eval_every"])
         scheduler = SCHEDULERS.build(settings.scheduler.name, settings.scheduler.params, at="tune.scheduler", max_t=evaluations)
         job = TrialJob(
-            arm=arm, phase="tune", seed=TUNE_SEED, partition=arm.partitions[0], eval_split=None,
+            arm=arm, phase="tune", seed=settings.train_seed, partition=arm.partitions[0], eval_split=None,
             select_metric=self.select_metric, parent_run_id=parent_run_id,
         )
         events = TrialEvents(self.ledger, self.board, self.metrics, search=searcher)

@@ -55,10 +55,11 @@ def test_each_sides_figures_over_repeats_and_the_per_repeat_ratio():
     from nerplat.bench.repeats import Spread, ratios
 
     rates = [1e-5, 1e-4]
-    ours = [SweepFigures("nerplat", 2, wall, 0.30, rates) for wall in (10.0, 12.0, 11.0, 30.0, 10.0)]
-    theirs = [SweepFigures("peer", 2, wall, 0.29, rates) for wall in (16.0, 18.0, 17.0, 40.0, 15.0)]
+    ours = [SweepFigures("nerplat", 2, wall, 0.30, rates, seed) for seed, wall in enumerate((10.0, 12.0, 11.0, 30.0, 10.0))]
+    theirs = [SweepFigures("peer", 2, wall, 0.29, rates, seed) for seed, wall in enumerate((16.0, 18.0, 17.0, 40.0, 15.0))]
     nerplat, peer = SideFigures.of(ours), SideFigures.of(theirs)
     assert nerplat.wall_s.median == 11.0 and nerplat.per_trial_s.median == 5.5 and nerplat.per_trial_s.max == 15.0
+    assert nerplat.seeds == peer.seeds == [0, 1, 2, 3, 4]
     result = PeerBenchResult(
         trials=2, epochs=1, sentences=20, encoder="tiny", threads=1, repeats=5, nerplat=nerplat, peer=peer,
         ratio=ratios([s.wall_s for s in theirs], [s.wall_s for s in ours]), best_dev_difference=Spread.of([0.01] * 5),
@@ -66,7 +67,14 @@ def test_each_sides_figures_over_repeats_and_the_per_repeat_ratio():
     assert result.ratio.median == pytest.approx(1.5) and result.same_learning_rates
     figures = result.as_dict()
     assert figures["nerplat"]["wall_s"]["repeats"] == [10.0, 12.0, 11.0, 30.0, 10.0] and figures["ratio"]["median"] == pytest.approx(1.5)
-    assert figures["same_learning_rates"] is True
+    assert figures["same_learning_rates"] is True and figures["peer"]["seeds"] == [0, 1, 2, 3, 4]
+
+
+def test_repeats_train_at_the_tuning_seed_then_the_seeds_below_it():
+    from nerplat.bench.peer import repeat_seed
+    from nerplat.config.experiment import TUNE_SEED
+
+    assert [repeat_seed(repeat) for repeat in range(3)] == [TUNE_SEED, TUNE_SEED - 1, TUNE_SEED - 2]
 
 
 def test_the_peers_evaluation_runs_in_nerplats_evaluation_arithmetic_and_hands_on_fp32_logits(tmp_path):

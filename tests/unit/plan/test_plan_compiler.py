@@ -9,7 +9,8 @@ import yaml
 from nerplat.config.trial import Component, DatasetRef, TrialConfig
 from nerplat.catalog import default_catalog
 from nerplat.errors import UserInputError
-from nerplat.plan.compiler import TUNE_SEED, compile_plan
+from nerplat.config.experiment import TUNE_SEED
+from nerplat.plan.compiler import compile_plan
 from nerplat.plan.model import Plan
 
 COMPILE = Path(__file__).parents[2] / "fixtures" / "specs" / "compile"
