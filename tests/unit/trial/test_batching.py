@@ -8,7 +8,7 @@ from nerplat.config.trial import EncoderSettings
 from nerplat.data.corpus import Sentence
 from nerplat.models.encoder_registry import ENCODERS
 from nerplat.models.heads.base import IGNORE
-from nerplat.trial.batching import collate, ids_to_tags, iterate_batches, join_windows, length_grouped_batches
+from nerplat.trial.batching import cheapest_cut, collate, ids_to_tags, iterate_batches, join_windows, length_grouped_batches
 from nerplat.trial.features import featurize
 
 LABELS = ["O", "B-X", "I-X"]
@@ -73,11 +73,24 @@ def test_without_a_seed_max_tokens_bounds_each_batchs_padded_size():
     (whole,) = length_grouped_batches(lengths, 128, seed=None)
     assert _padded([whole], lengths) == 6400
     bounded = length_grouped_batches(lengths, 128, seed=None, max_tokens=1024)
-    assert [len(b) for b in bounded] == [16, 51, 33]  # 1024 // 64 windows, then 1024 // 20
-    assert bounded[0][0] == 0 and sorted(np.concatenate(bounded).tolist()) == list(range(100))
-    assert _padded(bounded, lengths) == 64 * 16 + 20 * 84
-    assert [len(b) for b in length_grouped_batches(lengths, 40, seed=None, max_tokens=1024)] == [16, 40, 40, 4]  # the count bound too
+    assert all(len(b) * lengths[b[0]] <= 1024 for b in bounded)
+    assert bounded[0].tolist() == [0] and sorted(np.concatenate(bounded).tolist()) == list(range(100))
+    # The long window alone, then 99 of 20 in the fewest batches 1,024 allows: nothing padded.
+    assert len(bounded) == 3 and _padded(bounded, lengths) == lengths.sum()
+    counted = length_grouped_batches(lengths, 40, seed=None, max_tokens=1024)  # the count bound too
+    assert len(counted) == 4 and max(len(b) for b in counted) == 40
     assert [len(b) for b in length_grouped_batches(np.array([300, 5]), 8, seed=None, max_tokens=100)] == [1, 1]
+
+
+def test_the_cheapest_cut_splits_a_batch_only_where_the_padding_saved_outweighs_a_batchs_cost():
+    order = np.arange(20)
+    ten_long_ten_short = np.array([40] * 10 + [10] * 10)
+    # One batch pads the short windows to 40 (800 sub-tokens); two cost 400 + 100 + a second batch.
+    assert [len(b) for b in cheapest_cut(order, ten_long_ten_short, 128, 1024, batch_cost=64)] == [10, 10]
+    assert [len(b) for b in cheapest_cut(order, ten_long_ten_short, 128, 1024, batch_cost=400)] == [20]
+    nearly_equal = np.array([21] * 10 + [20] * 10)  # splitting saves 10 padded sub-tokens: not worth a batch
+    assert [len(b) for b in cheapest_cut(order, nearly_equal, 128, 1024, batch_cost=64)] == [20]
+    assert [len(b) for b in cheapest_cut(order, nearly_equal, 128, 1024, batch_cost=0)] == [10, 10]
 
 
 def test_max_tokens_leaves_training_batches_as_they_were():
