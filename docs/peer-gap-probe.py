@@ -9,8 +9,9 @@ TUNE_SEED, TUNE_SEED - 1, ... (the seeds of bench peer's repeats), in-process on
   drawn at random instead of grouped by length (with dropout, and with every dropout off);
 - the peer's Trainer (`bench.peer`'s settings, no evaluation during training), its model scored
   after the last epoch by nerplat's `evaluate_sentences`, with dropout and with every dropout off.
-Run from the repository root: `.venv/bin/python docs/peer-gap-probe.py [LR] [SEEDS]` (defaults
-1.96e-4, the sweep's highest drawn rate, where both sides scored best, and 8).
+Run from the repository root: `.venv/bin/python docs/peer-gap-probe.py [LR] [SEEDS] [SENTENCES]
+[batches]` (defaults 1.96e-4, the sweep's highest drawn rate, where both sides scored best, 8 seeds
+and the sweep's 100 training sentences; `batches` runs only nerplat's two batchings, with dropout).
 """
 
 import dataclasses
@@ -112,12 +113,15 @@ def peer_score(arm, lr: float, seed: int, dropout: str) -> float:
     return metrics["micro_f1"]
 
 
-def main(lr: float, count: int) -> None:
+def main(lr: float, count: int, sentences: int, only_batches: bool) -> None:
     torch.set_num_threads(2)
-    arm = compile_plan(SWEEP_SPEC, default_catalog(), overrides=["train.threads=2", "resources.cpus_per_worker=2"]).arms[0]
-    print(f"same weights and batch, nerplat / peer: {same_pass(arm, lr)}")
+    overrides = ["train.threads=2", "resources.cpus_per_worker=2", f"samplers=[{{low_resource: {{size: {sentences}, partitions: 1}}}}]"]
+    arm = compile_plan(SWEEP_SPEC, default_catalog(), overrides=overrides).arms[0]
+    print(f"{sentences} training sentences, learning rate {lr:g}")
+    if not only_batches:
+        print(f"same weights and batch, nerplat / peer: {same_pass(arm, lr)}")
     seeds = [TUNE_SEED - repeat for repeat in range(count)]
-    for name, score in [
+    rows = [
         ("nerplat, packed dropout", partial(nerplat_score, dropout="packed")),
         ("nerplat, torch dropout", partial(nerplat_score, dropout="torch")),
         ("nerplat, no dropout", partial(nerplat_score, dropout="off")),
@@ -125,10 +129,12 @@ def main(lr: float, count: int) -> None:
         ("nerplat, random, no dropout", partial(nerplat_score, dropout="off", batches="random")),
         ("peer Trainer, dropout", partial(peer_score, dropout="torch")),
         ("peer Trainer, no dropout", partial(peer_score, dropout="off")),
-    ]:
+    ]
+    for name, score in [rows[0], rows[3]] if only_batches else rows:
         scores = [score(arm, lr, seed) for seed in seeds]
         print(f"{name:>27}: median {statistics.median(scores):.3f}, mean {statistics.mean(scores):.3f}; by seed {' '.join(f'{s:.3f}' for s in scores)}", flush=True)
 
 
 if __name__ == "__main__":
-    main(float(sys.argv[1]) if len(sys.argv) > 1 else 1.96e-4, int(sys.argv[2]) if len(sys.argv) > 2 else 8)
+    arguments = sys.argv[1:] + [None] * 4
+    main(float(arguments[0] or 1.96e-4), int(arguments[1] or 8), int(arguments[2] or 100), arguments[3] == "batches")
