@@ -27,9 +27,9 @@ def test_bench_peer_prints_medians_with_spread_of_wall_per_trial_best_dev_and_ra
         assert 0 <= float(best[side + 1]) <= 1
     assert re.search(r"ratio \(peer wall / nerplat wall\): [\d.]+ \([\d.]+-[\d.]+\)", out)
     assert re.search(r"best dev micro F1, nerplat minus peer: -?[\d.]+ \(-?[\d.]+--?[\d.]+\)", out)
-    # In every repeat the peer's study tried exactly the learning rates nerplat drew.
     # Each repeat trains both sides at its own seed, nerplat's as its trials recorded it.
     seeds = re.search(r"training seeds by repeat, both sides: ([\d, ]+)", out)
     assert seeds and [int(seed) for seed in seeds[1].split(", ")] == [TUNE_SEED - repeat for repeat in range(5)], out
+    # In every repeat the peer's study tried exactly the learning rates nerplat drew.
     rates = re.search(r"learning rates tried by both: (\S+), (\S+);", out)
     assert rates and 2e-5 <= float(rates[1]) < float(rates[2]) <= 2e-4, out

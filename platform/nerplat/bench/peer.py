@@ -33,9 +33,9 @@ within each repeat. Repeat r trains both sides with the seed `TUNE_SEED - r` (th
 with the tuning trials' own seed): each side is deterministic at a seed, so repeats at one seed
 would give the same best dev scores and say nothing of how far another seed moves them; at r
 seeds, a side's best-dev spread is that seed noise, against which the difference is read. Five
-repeats of the 20-trial sweep take over half an hour on two cores, so each
-repeat's sweeps run `DEFAULT_TRIALS` trials unless `trials` is given (`--trials 20`: the full sweep);
-Ray's start and each side's set-up weigh more in a shorter sweep.
+repeats of the 20-trial sweep take over half an hour on two cores, so each repeat's sweeps run
+`DEFAULT_TRIALS` trials unless `trials` is given (`--trials 20`: the full sweep); Ray's start and
+each side's set-up weigh more in a shorter sweep.
 """
 
 from __future__ import annotations
@@ -53,6 +53,7 @@ from rich.console import Console
 
 from nerplat.bench.repeats import DEFAULT_REPEATS, Spread, check_repeats, interleaved, ratios
 from nerplat.bench.runner_overhead import SWEEP_SPEC, run_sweep
+from nerplat.config.experiment import TUNE_SEED
 from nerplat.errors import UserInputError
 from nerplat.track import schema
 
@@ -177,8 +178,6 @@ def bench_peer(
 
 def repeat_seed(repeat: int) -> int:
     """Both sides' training seed in the 0-based `repeat`: the tuning trials' seed, then the seeds below it."""
-    from nerplat.config.experiment import TUNE_SEED
-
     return TUNE_SEED - repeat
 
 
@@ -291,8 +290,9 @@ def _token_classifier(config: Any, encoder: Any, labels: int) -> Any:
 def _training_arguments(scratch: str, config: Any) -> Any:
     """The Trainer's settings: the trial's training batch, schedule and seed; evaluation batches of a
     training batch's size, grouped by length. nerplat cuts its own by padded size
-    (`trial.predict.CPU_EVAL_BATCH_TOKENS`); on the sweep's 100 dev sentences both take half the time
-    of one 128-window batch here (`docs/eval-batch-probe.py`: 0.49x and 0.50x)."""
+    (`trial.batching.cheapest_cut` under `trial.predict.CPU_EVAL_BATCH_TOKENS`); on the sweep's 100
+    dev sentences, 16-window batches took 1.03x the time of nerplat's cut here
+    (`docs/eval-batch-probe.py 100 9`, 2026-11-29: 0.532x and 0.517x of one 128-window batch)."""
     import torch
     from transformers import TrainingArguments
 

@@ -5,10 +5,11 @@ Pure: the same spec file, profile and environment give the same plan (and `Plan.
 nothing is started, read beyond the spec, or written. Arm ids are `<dataset>/<sampler>/<method>`,
 e.g. `conll2003/untyped+low_resource-100/mom` (docs/spec.md, "Arms").
 
-Seeds come from two streams: every tuning trial trains with `TUNE_SEED` (`config.experiment`), replicates with the spec's
-`replicate.seeds` (0, 1, ... by default), and the two never meet. When the tuning trials shared
-seed 0 with the first replicate, that replicate re-ran the chosen trial (same dev score): a tuned
-method got a best-of-N draw in its replicates that an untuned one did not.
+Seeds come from two streams: every tuning trial trains with `TUNE_SEED` (`config.experiment`, the
+plan's `tune.train_seed`), replicates with the spec's `replicate.seeds` (0, 1, ... by default), and
+the two never meet. When the tuning trials shared seed 0 with the first replicate, that replicate
+re-ran the chosen trial (same dev score): a tuned method got a best-of-N draw in its replicates
+that an untuned one did not.
 """
 
 from __future__ import annotations
