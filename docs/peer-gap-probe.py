@@ -5,13 +5,14 @@ TUNE_SEED, TUNE_SEED - 1, ... (the seeds of bench peer's repeats), in-process on
 - the forward and backward pass of nerplat's tagger and of the peer's token classifier on the same
   weights and batch, dropout off (loss and gradient norm; they should agree to rounding);
 - nerplat's trial (`run_trial`; its best dev micro F1 over the sweep's evaluations) as it is, with
-  torch's dropout in place of packed dropout, with every dropout off, and with training batches
-  drawn at random instead of grouped by length (with dropout, and with every dropout off);
+  torch's dropout in place of packed dropout, with every dropout off, with training batches drawn at
+  random (with dropout, and with every dropout off), and with the whole training set sorted as one
+  group of length-grouped batches (the rule before groups were capped at a quarter of the windows);
 - the peer's Trainer (`bench.peer`'s settings, no evaluation during training), its model scored
   after the last epoch by nerplat's `evaluate_sentences`, with dropout and with every dropout off.
 Run from the repository root: `.venv/bin/python docs/peer-gap-probe.py [LR] [SEEDS] [SENTENCES]
 [batches]` (defaults 1.96e-4, the sweep's highest drawn rate, where both sides scored best, 8 seeds
-and the sweep's 100 training sentences; `batches` runs only nerplat's two batchings, with dropout).
+and the sweep's 100 training sentences; `batches` runs only nerplat's three batchings, with dropout).
 """
 
 import dataclasses
@@ -43,6 +44,8 @@ from nerplat.trial.variant_registry import session_for
 
 PACKED = session_module.use_packed_dropout
 LENGTH_GROUPED = batching.length_grouped_batches
+QUARTER = batching.MIN_GROUPS
+ONE_GROUP = 1e-9  # as MIN_GROUPS, lifts the cap: groups of `batches_per_group` batches at any set size
 
 
 def random_batches(lengths, batch_size: int, *, seed: int | None, **options) -> list[np.ndarray]:
@@ -82,10 +85,12 @@ def same_pass(arm, lr: float) -> str:
 def nerplat_score(arm, lr: float, seed: int, dropout: str, batches: str = "length-grouped") -> float:
     session_module.use_packed_dropout = {"packed": PACKED, "torch": lambda model: model, "off": without_dropout}[dropout]
     batching.length_grouped_batches = random_batches if batches == "random" else LENGTH_GROUPED
+    batching.MIN_GROUPS = ONE_GROUP if batches == "one group" else QUARTER
     try:
         result = run_trial(arm.trial_config({"train.lr": lr}, seed=seed, eval_split=None))
     finally:
         session_module.use_packed_dropout, batching.length_grouped_batches = PACKED, LENGTH_GROUPED
+        batching.MIN_GROUPS = QUARTER
     return max(evaluation.dev["micro_f1"] for evaluation in result.evaluations)
 
 
@@ -126,11 +131,12 @@ def main(lr: float, count: int, sentences: int, only_batches: bool) -> None:
         ("nerplat, torch dropout", partial(nerplat_score, dropout="torch")),
         ("nerplat, no dropout", partial(nerplat_score, dropout="off")),
         ("nerplat, random batches", partial(nerplat_score, dropout="packed", batches="random")),
+        ("nerplat, one group", partial(nerplat_score, dropout="packed", batches="one group")),
         ("nerplat, random, no dropout", partial(nerplat_score, dropout="off", batches="random")),
         ("peer Trainer, dropout", partial(peer_score, dropout="torch")),
         ("peer Trainer, no dropout", partial(peer_score, dropout="off")),
     ]
-    for name, score in [rows[0], rows[3]] if only_batches else rows:
+    for name, score in [rows[0], rows[3], rows[4]] if only_batches else rows:
         scores = [score(arm, lr, seed) for seed in seeds]
         print(f"{name:>27}: median {statistics.median(scores):.3f}, mean {statistics.mean(scores):.3f}; by seed {' '.join(f'{s:.3f}' for s in scores)}", flush=True)
 

@@ -5,12 +5,13 @@ The features batch and join themselves (`trial.variant.Examples`), as MRC's do (
 Batches are grouped by length so padding (wasted compute) stays small: windows are shuffled with a
 seed, cut into groups of `batches_per_group` batches, ordered by length inside each group with a
 random jitter of about one batch (a window's length rank plus a uniform draw in [0, batch_size)),
-cut into batches, and the batches shuffled again. The jitter is what makes batches differ across
-epochs when the training set fits in one group (50 sentences: without it the same batches recurred
-every epoch, only their order changed); measured on CoNLL-like lengths at 50 to 420 sentences it
-pads 2-12% more than sorting everything, against 60-130% more for random batches. In a very short
-training the grouping costs accuracy: 100 sentences for 28 steps scored 0.295 dev F1 against 0.389
-with random batches, 500 sentences for 128 steps alike (`docs/peer-gap-probe.py`, docs/performance.md).
+cut into batches, and the batches shuffled again. A group holds at most a quarter of the windows
+(`MIN_GROUPS`, as Hugging Face's `group_by_length` sampler does), so small training sets get batches
+drawn nearly at random: sorting a 100-sentence set as one group cost a 28-step training about 0.09
+dev F1 (0.295 against 0.389 with random batches over 8 seeds; 500 sentences for 128 steps scored
+alike either way; `docs/peer-gap-probe.py`, docs/performance.md). The jitter makes batches differ
+across epochs when a group is several batches; measured on CoNLL-like lengths at 50 to 420
+sentences, grouping everything pads 2-12% more than sorting everything, random batches 60-130% more.
 Without a seed (evaluation) all windows are sorted by length, which pads least, and `max_tokens` may
 bound a batch's padded size (windows x its longest): sorting pads nothing between batches but a
 whole split in one batch pads every window to the longest (100 CoNLL dev windows at max_length 64:
@@ -36,6 +37,9 @@ from nerplat.trial.device import to_device
 # dev sentences in 0.96x and 0.97x the time of batches filled to 1,024 padded sub-tokens, 1,000 in
 # 0.99x and 0.98x; cost 256 took 1.08x at 100, cost 0 (no padding: 41 and 58 batches) 1.58x and 1.10x.
 BATCH_COST_TOKENS = 128
+
+# Training groups per epoch at least: a group sorts at most 1/MIN_GROUPS of the windows by length.
+MIN_GROUPS = 4
 
 
 @dataclass(frozen=True)
@@ -122,8 +126,9 @@ def length_grouped_batches(
     seed : shuffles items, jitters their length order and shuffles batches (training; pass a new
         seed per epoch); None sorts every item by length, longest first, with no randomness
         (evaluation).
-    batches_per_group : how many batches' worth of items are sorted together when shuffling: larger
-        pads less, smaller keeps batch composition more random.
+    batches_per_group : how many batches' worth of items are sorted together when shuffling, at
+        most (a group holds at most 1/`MIN_GROUPS` of the items, one batch at least): larger pads
+        less, smaller keeps batch composition more random.
     max_tokens : without a seed, a batch also holds no more items than fit this many padded
         sub-tokens (items x the batch's longest), one at least, and the sorted items are cut where
         it costs least (`cheapest_cut`); None: `batch_size` items a batch.
@@ -138,7 +143,7 @@ def length_grouped_batches(
         return cheapest_cut(order, lengths, batch_size, max_tokens)
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(lengths))
-    group = batch_size * batches_per_group
+    group = batch_size * max(1, min(batches_per_group, len(lengths) // (batch_size * MIN_GROUPS)))
     batches = []
     for g in range(0, len(order), group):
         members = order[g : g + group]
