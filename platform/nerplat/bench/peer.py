@@ -290,7 +290,7 @@ def _token_classifier(config: Any, encoder: Any, labels: int) -> Any:
 def _training_arguments(scratch: str, config: Any) -> Any:
     """The Trainer's settings: the trial's training batch, schedule and seed; evaluation batches of a
     training batch's size, grouped by length. nerplat cuts its own by padded size
-    (`trial.batching.cheapest_cut` under `trial.predict.CPU_EVAL_BATCH_TOKENS`); on the sweep's 100
+    (`models.length_cut.cheapest_cut` under `trial.predict.CPU_EVAL_BATCH_TOKENS`); on the sweep's 100
     dev sentences, 16-window batches took 1.03x the time of nerplat's cut here
     (`docs/eval-batch-probe.py 100 9`, 2026-11-29: 0.532x and 0.517x of one 128-window batch)."""
     import torch

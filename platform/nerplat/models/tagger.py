@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+import numpy as np
 import torch
 from pydantic import BaseModel
 from torch import nn
@@ -12,6 +13,7 @@ from nerplat.config.trial import Component
 from nerplat.models.encoder_registry import Encoder
 from nerplat.models.heads import HEADS
 from nerplat.models.heads.base import HeadConfig, HeadOutput
+from nerplat.models.length_cut import cheapest_cut
 
 
 class WordBatch(Protocol):
@@ -31,13 +33,32 @@ class Tagger(nn.Module):
         self.head = head
 
     def word_states(self, batch: WordBatch) -> torch.Tensor:
-        """Encoder states at each word's first sub-token: [B, W, hidden]."""
+        """Encoder states at each word's first sub-token: [B, W, hidden].
+
+        In training on a CPU the rows are encoded in length-sorted pieces, each padded only to its own
+        longest (`length_pieces`): a window's states do not depend on the other rows, and a training
+        batch drawn at random then costs about what one grouped by length would. Evaluation batches
+        arrive sorted by length and cut already (`trial.batching`), and encoders that declare
+        `pads_for_free` (word embeddings) gain nothing from pieces.
+        """
+        in_pieces = self.training and not getattr(self.encoder, "pads_for_free", False)
+        pieces = length_pieces(batch.attention_mask) if in_pieces else []
+        if len(pieces) < 2:
+            return self._encode(batch, slice(None), batch.input_ids.shape[1])
+        lengths = batch.attention_mask.sum(1)
+        parts = [self._encode(batch, rows, int(lengths[rows[0]])) for rows in pieces]
+        order = torch.cat(pieces)
+        return torch.cat(parts).index_select(0, torch.argsort(order))
+
+    def _encode(self, batch: WordBatch, rows: torch.Tensor | slice, tokens: int) -> torch.Tensor:
+        """Word states of some rows of the batch, their sub-tokens cut to the first `tokens`."""
         # MRC batches mark query and context as two segments (Li et al.); word batches have one, and
         # encoders without segments (DistilBERT) must not be passed any.
-        segments = {"token_type_ids": batch.token_type_ids} if hasattr(batch, "token_type_ids") else {}
-        states = self.encoder(input_ids=batch.input_ids, attention_mask=batch.attention_mask, **segments).last_hidden_state
-        index = batch.word_starts.unsqueeze(-1).expand(-1, -1, states.shape[-1])
-        return states.gather(1, index)
+        segments = {"token_type_ids": batch.token_type_ids[rows, :tokens]} if hasattr(batch, "token_type_ids") else {}
+        inputs = {"input_ids": batch.input_ids[rows, :tokens], "attention_mask": batch.attention_mask[rows, :tokens]}
+        states = self.encoder(**inputs, **segments).last_hidden_state
+        word_starts = batch.word_starts[rows]
+        return states.gather(1, word_starts.unsqueeze(-1).expand(-1, -1, states.shape[-1]))
 
     def forward(self, batch: WordBatch) -> HeadOutput:
         return self.head(self.dropout(self.word_states(batch)), batch.word_mask)
@@ -52,6 +73,18 @@ class Tagger(nn.Module):
             "encoder": [p for p in self.encoder.parameters() if p.requires_grad],
             "head": [p for p in self.head.parameters() if p.requires_grad],
         }
+
+
+def length_pieces(attention_mask: torch.Tensor) -> list[torch.Tensor]:
+    """Row indices of a batch's encoder passes. On a CPU, where compute follows padded sub-tokens: the
+    rows sorted by length, longest first, and cut where padding plus `length_cut.BATCH_COST_TOKENS`
+    a pass is least (`cheapest_cut`). Elsewhere (a GPU pads almost for free): every row in one pass."""
+    if attention_mask.device.type != "cpu" or len(attention_mask) < 2:
+        return [torch.arange(len(attention_mask), device=attention_mask.device)]
+    lengths = attention_mask.sum(1).numpy()
+    order = np.argsort(-lengths, kind="stable")
+    whole = len(order) * max(int(lengths.max()), 1)
+    return [torch.from_numpy(rows) for rows in cheapest_cut(order, lengths, len(order), whole)]
 
 
 def head_config(head: Component) -> BaseModel:

@@ -93,6 +93,10 @@ class WordStates:
 class WordEmbeddings(nn.Module):
     """An embedding table behind the transformer encoders' call signature."""
 
+    # One lookup a word and no attention: padding costs next to nothing, so the tagger encodes a
+    # batch in one pass rather than in length pieces (`models.tagger.Tagger.word_states`).
+    pads_for_free = True
+
     def __init__(self, vectors: torch.Tensor, trainable: bool):
         super().__init__()
         self.embedding = nn.Embedding.from_pretrained(vectors, freeze=not trainable, padding_idx=0)

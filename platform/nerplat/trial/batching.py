@@ -12,6 +12,8 @@ dev F1 (0.295 against 0.389 with random batches over 8 seeds; 500 sentences for 
 alike either way; `docs/peer-gap-probe.py`, docs/performance.md). The jitter makes batches differ
 across epochs when a group is several batches; measured on CoNLL-like lengths at 50 to 420
 sentences, grouping everything pads 2-12% more than sorting everything, random batches 60-130% more.
+On a CPU the tagger encodes a training batch in length pieces (`models.tagger.length_pieces`), so
+the nearly random batches of a small set cost little more compute than sorted ones.
 Without a seed (evaluation) all windows are sorted by length, which pads least, and `max_tokens` may
 bound a batch's padded size (windows x its longest): sorting pads nothing between batches but a
 whole split in one batch pads every window to the longest (100 CoNLL dev windows at max_length 64:
@@ -29,14 +31,8 @@ import numpy as np
 import torch
 
 from nerplat.models.heads.base import IGNORE
+from nerplat.models.length_cut import cheapest_cut
 from nerplat.trial.device import to_device
-
-# What a batch costs beside its padded sub-tokens, in padded sub-tokens: the cut of evaluation batches
-# (`cheapest_cut`) weighs one more batch against the padding it saves. MiniLM-L6 in bf16 on 2 CPU
-# threads, idle (`docs/eval-batch-probe.py 100 9` and `... 1000 7`): costs 64 and 128 scored 100 CoNLL
-# dev sentences in 0.96x and 0.97x the time of batches filled to 1,024 padded sub-tokens, 1,000 in
-# 0.99x and 0.98x; cost 256 took 1.08x at 100, cost 0 (no padding: 41 and 58 batches) 1.58x and 1.10x.
-BATCH_COST_TOKENS = 128
 
 # Training groups per epoch at least: a group sorts at most 1/MIN_GROUPS of the windows by length.
 MIN_GROUPS = 4
@@ -150,34 +146,6 @@ def length_grouped_batches(
         members = members[_jittered_length_order(lengths[members], batch_size, rng)]
         batches.extend(members[i : i + batch_size] for i in range(0, len(members), batch_size))
     return [batches[i] for i in rng.permutation(len(batches))]
-
-
-def cheapest_cut(
-    order: np.ndarray, lengths: np.ndarray, batch_size: int, max_tokens: int, batch_cost: int = BATCH_COST_TOKENS
-) -> list[np.ndarray]:
-    """`order` (longest first) cut into batches of at most `batch_size` items and `max_tokens` padded
-    sub-tokens, where the cuts cost least: padded sub-tokens plus `batch_cost` per batch.
-
-    Filling each batch to the bound, longest first, pads its short items to its first; cutting
-    where lengths drop pads less at the price of a few more batches. The cheapest cut of a sorted
-    order into contiguous batches is a shortest path: cost[i] = min over k of batch_cost +
-    k * lengths[i] + cost[i + k], solved from the shortest item back.
-    """
-    sorted_lengths = np.maximum(lengths[order].astype(np.int64), 1)
-    count = len(order)
-    cost = np.zeros(count + 1)
-    size = np.ones(count, dtype=np.int64)
-    for first in range(count - 1, -1, -1):
-        longest = int(sorted_lengths[first])
-        sizes = np.arange(1, max(1, min(batch_size, max_tokens // longest, count - first)) + 1)
-        totals = batch_cost + sizes * longest + cost[first + sizes]
-        best = len(totals) - 1 - int(np.argmin(totals[::-1]))  # of equal costs, the larger batch
-        cost[first], size[first] = totals[best], sizes[best]
-    batches, first = [], 0
-    while first < count:
-        batches.append(order[first : first + size[first]])
-        first += int(size[first])
-    return batches
 
 
 def _jittered_length_order(lengths: np.ndarray, batch_size: int, rng: np.random.Generator) -> np.ndarray:

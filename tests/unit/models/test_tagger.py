@@ -7,7 +7,9 @@ from nerplat.data.corpus import Sentence
 from nerplat.errors import UserInputError
 from nerplat.models.encoders import load_encoder
 from nerplat.models.heads.base import IGNORE
-from nerplat.models.tagger import build_tagger
+from nerplat.models.heads.softmax import SoftmaxHead
+from nerplat.models.tagger import Tagger, build_tagger, length_pieces
+from nerplat.models.word_embeddings import WordEmbeddings
 from nerplat.trial.batching import collate
 from nerplat.trial.features import featurize
 
@@ -52,6 +54,54 @@ def test_word_states_are_the_encoder_states_at_first_sub_tokens(encoder_and_batc
     assert words.shape == (2, 6, 64)
     row, word = 1, 4  # the first sub-token of "supercalifragilistic"
     assert torch.equal(words[row, word], states[row, batch.word_starts[row, word]])
+
+
+def mixed_length_batch(encoder, cache):
+    """Eight windows of 40 words and eight of 2, interleaved: one pass would pad the short ones to 40."""
+    long_words, short_words = ("the",) * 40, ("a", "b")
+    sentences = [Sentence(words, ("O",) * len(words)) for _ in range(8) for words in (long_words, short_words)]
+    f = featurize(sentences, encoder.tokenizer, EncoderSettings(name="tiny", max_length=64), LABELS, cache_dir=cache)
+    return collate(f, range(len(f)))
+
+
+def test_training_encodes_a_mixed_batch_in_length_pieces_with_the_states_of_one_pass(tmp_path):
+    encoder = load_encoder(EncoderSettings(name="tiny"))
+    batch = mixed_length_batch(encoder, tmp_path)
+    lengths = batch.attention_mask.sum(1)
+    pieces = length_pieces(batch.attention_mask)
+    assert [len(rows) for rows in pieces] == [8, 8]
+    assert all((lengths[rows] == lengths[rows[0]]).all() for rows in pieces) and lengths[pieces[0][0]] > lengths[pieces[1][0]]
+    tagger = fresh_tagger()
+    tagger.dropout.p = 0.0
+    for module in tagger.encoder.modules():
+        if isinstance(module, torch.nn.Dropout):
+            module.p = 0.0
+    passes = []
+    tagger.encoder.register_forward_hook(lambda module, args, kwargs, out: passes.append(tuple(kwargs["input_ids"].shape)), with_kwargs=True)
+    in_pieces = tagger.train().word_states(batch)
+    assert passes == [(8, int(lengths.max())), (8, int(lengths.min()))]
+    with torch.no_grad():
+        one_pass = tagger.eval().word_states(batch)
+    assert passes[-1] == tuple(batch.input_ids.shape)
+    torch.testing.assert_close(in_pieces.detach(), one_pass, atol=1e-5, rtol=1e-4)
+    in_pieces[batch.word_mask].sum().backward()  # gradients reach the encoder through every piece
+    assert tagger.encoder.embeddings.word_embeddings.weight.grad.abs().sum() > 0
+
+
+def test_an_encoder_that_pads_for_free_is_encoded_in_one_pass(tmp_path):
+    batch = mixed_length_batch(load_encoder(EncoderSettings(name="tiny")), tmp_path)
+    table = WordEmbeddings(torch.randn(int(batch.input_ids.max()) + 1, 8), trainable=True)
+    tagger = Tagger(table, SoftmaxHead(8, len(LABELS)), dropout=0.0).train()
+    passes = []
+    table.register_forward_hook(lambda module, args, kwargs, out: passes.append(tuple(kwargs["input_ids"].shape)), with_kwargs=True)
+    tagger(batch)
+    assert passes == [tuple(batch.input_ids.shape)]
+
+
+def test_rows_of_one_length_are_one_piece():
+    mask = torch.ones(16, 30, dtype=torch.long)
+    (rows,) = length_pieces(mask)
+    assert sorted(rows.tolist()) == list(range(16))
 
 
 @pytest.mark.parametrize("head,width", [("softmax", 3), ("crf", 3), ("bilstm_crf", 3), ("two_task", 2), ("ova", 3)])

@@ -8,7 +8,7 @@ from nerplat.config.trial import EncoderSettings
 from nerplat.data.corpus import Sentence
 from nerplat.models.encoder_registry import ENCODERS
 from nerplat.models.heads.base import IGNORE
-from nerplat.trial.batching import cheapest_cut, collate, ids_to_tags, iterate_batches, join_windows, length_grouped_batches
+from nerplat.trial.batching import collate, ids_to_tags, iterate_batches, join_windows, length_grouped_batches
 from nerplat.trial.features import featurize
 
 LABELS = ["O", "B-X", "I-X"]
@@ -87,17 +87,6 @@ def test_without_a_seed_max_tokens_bounds_each_batchs_padded_size():
     counted = length_grouped_batches(lengths, 40, seed=None, max_tokens=1024)  # the count bound too
     assert len(counted) == 4 and max(len(b) for b in counted) == 40
     assert [len(b) for b in length_grouped_batches(np.array([300, 5]), 8, seed=None, max_tokens=100)] == [1, 1]
-
-
-def test_the_cheapest_cut_splits_a_batch_only_where_the_padding_saved_outweighs_a_batchs_cost():
-    order = np.arange(20)
-    ten_long_ten_short = np.array([40] * 10 + [10] * 10)
-    # One batch pads the short windows to 40 (800 sub-tokens); two cost 400 + 100 + a second batch.
-    assert [len(b) for b in cheapest_cut(order, ten_long_ten_short, 128, 1024, batch_cost=64)] == [10, 10]
-    assert [len(b) for b in cheapest_cut(order, ten_long_ten_short, 128, 1024, batch_cost=400)] == [20]
-    nearly_equal = np.array([21] * 10 + [20] * 10)  # splitting saves 10 padded sub-tokens: not worth a batch
-    assert [len(b) for b in cheapest_cut(order, nearly_equal, 128, 1024, batch_cost=64)] == [20]
-    assert [len(b) for b in cheapest_cut(order, nearly_equal, 128, 1024, batch_cost=0)] == [10, 10]
 
 
 def test_max_tokens_leaves_training_batches_as_they_were():
