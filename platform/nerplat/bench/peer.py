@@ -17,8 +17,9 @@ Each side runs in its best configuration for the machine: one trial at a time on
 (`threads`, default all CPUs). On CPU one trial already keeps every core busy and fp32 is the
 fastest arithmetic (measured on a 2-core machine without AMX or avx512_bf16: bf16 autocast was
 2-2.5x slower). nerplat runs its sweep with `train.threads` and `resources.cpus_per_worker` set to
-the threads; the peer sets torch's threads, batches by length (`group_by_length`, as nerplat's
-batches are grouped), loads data in the main process, and saves no checkpoints and logs to nothing.
+the threads; the peer sets torch's threads, batches by length (`group_by_length`: megabatches of
+at most a quarter of the windows sorted by length, as nerplat's length groups are), loads data in
+the main process, and saves no checkpoints and logs to nothing.
 Both evaluate in the arithmetic of nerplat's trials (`train.eval_precision`, resolved on this
 machine): under bf16 autocast the peer's evaluation steps run as nerplat's do, logits read in fp32.
 

@@ -1,7 +1,8 @@
 """`nerplat bench train`: the trial loop's training throughput against a plain PyTorch loop.
 
 Both loops train the same encoder architecture on the same batches (the trial loop's own
-length-grouped batches of one epoch) in this process, an epoch of each in turn, `repeats` times
+length-grouped batches of one epoch; on a CPU nerplat's tagger encodes each in length pieces,
+`models.tagger.length_pieces`, the plain loop in one pass) in this process, an epoch of each in turn, `repeats` times
 (plain, nerplat, matmul peak, plain, nerplat, peak, ...: `bench.repeats`), each loop continuing
 from its previous epoch; the first step of each loop's first epoch is not timed (it allocates the
 optimiser's state). Every figure is the median of the repeats with its min and max, and a ratio or

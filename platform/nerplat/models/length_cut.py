@@ -3,7 +3,7 @@
 On a CPU a transformer's compute grows with the padded sub-tokens it is handed, so a batch of mixed
 lengths costs what a batch of its longest would. Evaluation batches are cut this way from a split
 sorted by length (`trial.batching`), and the tagger encodes each training batch in pieces cut this
-way (`models.tagger`), so batches drawn at random cost little more than batches grouped by length.
+way (`models.tagger`), so batches drawn at random waste less on padding.
 """
 
 from __future__ import annotations
