@@ -43,10 +43,10 @@ class Tagger(nn.Module):
         `pads_for_free` (word embeddings) gain nothing from pieces.
         """
         in_pieces = self.training and not getattr(self.encoder, "pads_for_free", False)
-        pieces = length_pieces(batch.attention_mask) if in_pieces else []
+        lengths = batch.attention_mask.sum(1)
+        pieces = length_pieces(lengths) if in_pieces else []
         if len(pieces) < 2:
             return self._encode(batch, slice(None), batch.input_ids.shape[1])
-        lengths = batch.attention_mask.sum(1)
         parts = [self._encode(batch, rows, int(lengths[rows[0]])) for rows in pieces]
         order = torch.cat(pieces)
         return torch.cat(parts).index_select(0, torch.argsort(order))
@@ -76,16 +76,17 @@ class Tagger(nn.Module):
         }
 
 
-def length_pieces(attention_mask: torch.Tensor) -> list[torch.Tensor]:
-    """Row indices of a batch's encoder passes. On a CPU, where compute follows padded sub-tokens: the
-    rows sorted by length, longest first, and cut where padding plus `length_cut.BATCH_COST_TOKENS`
-    a pass is least (`cheapest_cut`). Elsewhere (a GPU pads almost for free): every row in one pass."""
-    if attention_mask.device.type != "cpu" or len(attention_mask) < 2:
-        return [torch.arange(len(attention_mask), device=attention_mask.device)]
-    lengths = attention_mask.sum(1).numpy()
-    order = np.argsort(-lengths, kind="stable")
-    whole = len(order) * max(int(lengths.max()), 1)
-    return [torch.from_numpy(rows) for rows in cheapest_cut(order, lengths, len(order), whole)]
+def length_pieces(lengths: torch.Tensor) -> list[torch.Tensor]:
+    """Row indices of a batch's encoder passes, from its rows' real sub-tokens. On a CPU, where compute
+    follows padded sub-tokens: the rows sorted by length, longest first, and cut where padding plus
+    `length_cut.BATCH_COST_TOKENS` a pass is least (`cheapest_cut`). Elsewhere (a GPU pads almost for
+    free): every row in one pass."""
+    if lengths.device.type != "cpu" or len(lengths) < 2:
+        return [torch.arange(len(lengths), device=lengths.device)]
+    sizes = lengths.numpy()
+    order = np.argsort(-sizes, kind="stable")
+    whole = len(order) * max(int(sizes.max()), 1)
+    return [torch.from_numpy(rows) for rows in cheapest_cut(order, sizes, len(order), whole)]
 
 
 def head_config(head: Component) -> BaseModel:

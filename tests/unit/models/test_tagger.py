@@ -68,7 +68,7 @@ def test_training_encodes_a_mixed_batch_in_length_pieces_with_the_states_of_one_
     encoder = load_encoder(EncoderSettings(name="tiny"))
     batch = mixed_length_batch(encoder, tmp_path)
     lengths = batch.attention_mask.sum(1)
-    pieces = length_pieces(batch.attention_mask)
+    pieces = length_pieces(lengths)
     assert [len(rows) for rows in pieces] == [8, 8]
     assert all((lengths[rows] == lengths[rows[0]]).all() for rows in pieces) and lengths[pieces[0][0]] > lengths[pieces[1][0]]
     tagger = fresh_tagger()
@@ -99,8 +99,7 @@ def test_an_encoder_that_pads_for_free_is_encoded_in_one_pass(tmp_path):
 
 
 def test_rows_of_one_length_are_one_piece():
-    mask = torch.ones(16, 30, dtype=torch.long)
-    (rows,) = length_pieces(mask)
+    (rows,) = length_pieces(torch.full((16,), 30))
     assert sorted(rows.tolist()) == list(range(16))
 
 
