@@ -14,6 +14,7 @@ import polars as pl
 import pytest
 from repo_paths import REPO
 
+from nerplat.analysis.committed import TABLE_END, TABLE_START, verdict_table
 from nerplat.analysis.report import analyse
 from nerplat.analysis.settings import AnalysisSettings
 from nerplat.analysis.synthetic import synthetic_replicates
@@ -35,6 +36,14 @@ def test_the_synthetic_experiment_fills_both_frames():
     columns = written_columns()
     assert {"mean", "se", "ci_low", "ci_high", "converged"} <= set(columns["summary"])
     assert {"p_value", "p_holm", "mde", "n_needed"} <= set(columns["tests"])
+
+
+def test_the_results_readme_holds_the_verdict_table_the_reports_generate():
+    """The README's verdict table is `nerplat claims table docs/results --readme ...`'s output from
+    the committed verdicts.parquet files, never typed or left behind a rerun report."""
+    text = (RESULTS / "README.md").read_text(encoding="utf-8")
+    block = text.split(TABLE_START, 1)[1].split(TABLE_END, 1)[0]
+    assert block == "\n" + verdict_table(RESULTS)
 
 
 def test_there_are_committed_reports():
