@@ -135,12 +135,6 @@ def autocast(precision: str, device: torch.device) -> AbstractContextManager:
     return nullcontext() if dtype is None else torch.autocast(device.type, dtype=dtype)
 
 
-def autocast_off(device: torch.device) -> AbstractContextManager:
-    """Plain arithmetic inside an `autocast`, which stays open: its cached casts of the weights are kept
-    (torch clears them only when the outermost autocast context exits)."""
-    return torch.autocast(device.type, enabled=False)
-
-
 def grad_scaler(precision: str, device: torch.device) -> torch.amp.GradScaler:
     """Loss scaling for fp16; a disabled scaler (every call passes through) for bf16 and fp32."""
     return torch.amp.GradScaler(device.type, enabled=precision == "fp16")

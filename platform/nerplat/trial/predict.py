@@ -2,9 +2,7 @@
 
 Evaluation is forward passes only: under `torch.inference_mode`, in the trial's arithmetic
 (`trial.device`: a bf16 trial evaluates under bf16 autocast, an fp32 one in fp32), over batches of
-windows sorted by length, longest first, so batches pad little. One autocast spans a split's
-batches: autocast keeps its casts of the weights until its outermost context exits, so they are cast
-once per evaluation, not once per batch. On a CPU a batch's padded
+windows sorted by length, longest first, so batches pad little. On a CPU a batch's padded
 sub-tokens are also bounded (`CPU_EVAL_BATCH_TOKENS`): a split that fits one batch would otherwise
 pad every window to its longest. `Inference` carries these settings from the trial (or a served
 tagger) to every forward pass. Decoding reads the head's scores in fp32 whatever arithmetic
@@ -23,7 +21,7 @@ from nerplat.data.corpus import Sentence
 from nerplat.metrics import evaluate_tags
 from nerplat.models.tagger import Tagger
 from nerplat.trial.batching import Batch, ids_to_tags
-from nerplat.trial.device import autocast, autocast_off
+from nerplat.trial.device import autocast
 from nerplat.trial.variant import Examples
 
 # Padded sub-tokens of an evaluation batch on a CPU, the bound under which `models.length_cut.cheapest_cut`
@@ -54,11 +52,7 @@ class Inference:
 def head_output(tagger: Tagger, batch: Batch, precision: str, device: torch.device):
     """The head's output for `batch` computed in `precision`, its floating-point scores cast to fp32."""
     with autocast(precision, device):
-        return fp32_scores(tagger(batch))
-
-
-def fp32_scores(output: Any) -> Any:
-    """A head's output with its floating-point tensors in fp32, as decoding reads them."""
+        output = tagger(batch)
     return dataclasses.replace(
         output,
         **{
@@ -70,18 +64,11 @@ def fp32_scores(output: Any) -> Any:
 
 
 def head_outputs(tagger: Tagger, features: Examples, inference: Inference) -> Iterator[tuple[list[int], Any]]:
-    """(windows of the batch, the head's output for them) for every evaluation batch of `features`.
-
-    The batches run under one autocast (the weights cast once); what the caller does with each output
-    (decoding) runs outside it, in fp32: autocast is switched off around the yield, which keeps the
-    outer context, and its casts, open.
-    """
+    """(windows of the batch, the head's output for them) for every evaluation batch of `features`."""
     tagger.eval()
-    with torch.inference_mode(), autocast(inference.precision, inference.device):
+    with torch.inference_mode():
         for batch in features.batches(inference.batch_size, seed=None, max_tokens=inference.max_tokens):
-            output = fp32_scores(tagger(batch.to(inference.device)))
-            with autocast_off(inference.device):
-                yield batch.windows.tolist(), output
+            yield batch.windows.tolist(), head_output(tagger, batch.to(inference.device), inference.precision, inference.device)
 
 
 def decode_sentences(

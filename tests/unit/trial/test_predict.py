@@ -11,8 +11,7 @@ from nerplat.models.encoders import load_encoder
 from nerplat.models.tagger import build_tagger
 from nerplat.trial.batching import iterate_batches
 from nerplat.trial.features import featurize
-from nerplat.trial import predict as predict_module
-from nerplat.trial.predict import CPU_EVAL_BATCH_TOKENS, Inference, evaluate_sentences, head_output, head_outputs, predict
+from nerplat.trial.predict import CPU_EVAL_BATCH_TOKENS, Inference, evaluate_sentences, head_output, predict
 
 CPU = torch.device("cpu")
 
@@ -69,24 +68,3 @@ def test_inference_on_a_cpu_bounds_the_padded_size_and_elsewhere_only_the_window
     on_cpu = Inference.on(CPU, "bf16", 64)
     assert (on_cpu.precision, on_cpu.batch_size, on_cpu.max_tokens) == ("bf16", 64, CPU_EVAL_BATCH_TOKENS)
     assert Inference.on(torch.device("cuda"), "bf16", 64).max_tokens is None
-
-
-@pytest.mark.parametrize("head", ["softmax", "crf"])
-def test_one_autocast_spans_the_batches_and_decoding_runs_outside_it(scored, head, monkeypatch):
-    """The weights are cast to bf16 once per evaluation (autocast's cache lives as long as its outermost
-    context), with the same scores as a batch cast on its own, and decoding sees plain arithmetic."""
-    tagger, features, _, _ = scored[head]
-    entered, real_autocast = [], predict_module.autocast
-    monkeypatch.setattr(predict_module, "autocast", lambda precision, device: entered.append(precision) or real_autocast(precision, device))
-    inference = Inference(CPU, "bf16", 8)
-    outputs = []
-    for windows, output in head_outputs(tagger, features, inference):
-        assert not torch.is_autocast_enabled("cpu")
-        outputs.append((windows, output))
-    assert len(outputs) > 1 and entered == ["bf16"]
-    batches = features.batches(inference.batch_size, seed=None, max_tokens=inference.max_tokens)
-    with torch.inference_mode():
-        for (windows, output), batch in zip(outputs, batches, strict=True):
-            alone = head_output(tagger, batch, "bf16", CPU)
-            assert windows == batch.windows.tolist() and torch.equal(output.scores, alone.scores)
-    assert not torch.is_autocast_enabled("cpu")
