@@ -12,6 +12,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+import yaml
 from repo_paths import REPO
 
 from nerplat.analysis.committed import TABLE_END, TABLE_START, verdict_table
@@ -44,6 +45,20 @@ def test_the_results_readme_holds_the_verdict_table_the_reports_generate():
     text = (RESULTS / "README.md").read_text(encoding="utf-8")
     block = text.split(TABLE_START, 1)[1].split(TABLE_END, 1)[0]
     assert block == "\n" + verdict_table(RESULTS)
+
+
+def test_entity_ratio_runs_the_configurations_the_committed_auc2t_report_chose():
+    """specs/entity_ratio.yaml's cpu profile types in what auc2t_lowres_conll's search chose on 100 untyped
+    sentences (3 significant digits); rerunning that report without updating the spec fails here."""
+    methods = yaml.safe_load((REPO / "specs" / "entity_ratio.yaml").read_text(encoding="utf-8"))["profiles"]["cpu"]["methods"]
+    typed = {method: settings["train"] for method, settings in methods.items() if settings}  # null drops an arm
+    chosen = pl.read_parquet(RESULTS / "auc2t_lowres_conll" / "chosen.parquet").filter(
+        pl.col("arm").str.contains("low_resource-100/") & pl.col("method").is_in(list(typed))
+    )
+    assert chosen.height == len(typed) == 3
+    for row in chosen.iter_rows(named=True):
+        train = typed[row["method"]]
+        assert (train["lr"], train["head_lr"]) == (float(f"{row['param.train.lr']:.3g}"), float(f"{row['param.train.head_lr']:.3g}")), row["method"]
 
 
 def test_there_are_committed_reports():
