@@ -62,7 +62,7 @@ from typing import Literal
 
 import numpy as np
 
-from nerplat.analysis.stats import POWER, pairs_needed
+from nerplat.analysis.stats import POWER, paired_t_power, pairs_needed
 
 MINIMUM_PAIRS = 3  # the first look's fewest pairs: 2 degrees of freedom
 CALIBRATION_PATHS = 400_000  # null experiments behind the t boundaries: the spent alpha within about +-0.0004
@@ -389,10 +389,21 @@ def operating_characteristics(
     )
 
 
-def fixed_design_pairs(effect: float, sd: float, alpha: float, power: float = POWER) -> float:
-    """Pairs a single paired t-test at `alpha` needs to detect `effect` with probability `power`
-    (NaN when undefined; `stats.pairs_needed`)."""
+def units_for_power(effect: float, sd: float, alpha: float, power: float = POWER) -> float:
+    """Units (unit-level paired differences of standard deviation `sd`) a single paired t-test at
+    `alpha` needs to detect `effect` with probability `power`; NaN when undefined (no effect, no
+    spread, or beyond `stats.MAX_PAIRS`). A sequential design needs a few more at its last look."""
     return pairs_needed(effect, sd, alpha, power)
+
+
+def design_power(effect: float, sd: float, units: int, alpha: float) -> float:
+    """Chance that a paired t-test at `alpha` over `units` unit-level differences of standard
+    deviation `sd` detects a true mean difference `effect`: the fixed design of that many units,
+    an upper bound for a sequential design that ends there (its earlier looks spend some alpha).
+    NaN when undefined (fewer than 2 units, no spread, or no effect)."""
+    if not (units >= 2 and np.isfinite(sd) and sd > 0 and np.isfinite(effect) and effect != 0):
+        return math.nan
+    return paired_t_power(effect, sd, units, alpha)
 
 
 @dataclass(frozen=True)
@@ -420,5 +431,5 @@ def expected_pairs(
         return ExpectedPairs(math.nan, math.nan, math.nan)
     characteristics = operating_characteristics(effect, sd, effect, design, simulations, seed)
     power = characteristics.reproduced
-    fixed = fixed_design_pairs(effect, sd, design.alpha, min(power, 1.0 - 1.0 / simulations))
+    fixed = units_for_power(effect, sd, design.alpha, min(power, 1.0 - 1.0 / simulations))
     return ExpectedPairs(characteristics.expected_pairs, power, fixed)

@@ -13,7 +13,6 @@ from nerplat.analysis.sequential import (
     boundaries,
     decide,
     expected_pairs,
-    fixed_design_pairs,
     interval_verdict,
     look_schedule,
     obrien_fleming,
@@ -22,6 +21,8 @@ from nerplat.analysis.sequential import (
     repeated_interval,
     repeated_intervals,
     spending_function,
+    design_power,
+    units_for_power,
 )
 
 ALPHA = 0.05
@@ -182,7 +183,26 @@ def test_expected_pairs_are_below_a_fixed_design_of_the_same_power(spending, eff
     )
     assert 0.7 < cost.power < 1.0, figures
     assert cost.sequential < cost.fixed, figures
-    assert cost.fixed == fixed_design_pairs(effect, sd, ALPHA, cost.power)
+    assert cost.fixed == units_for_power(effect, sd, ALPHA, cost.power)
+
+
+def test_units_for_power_reach_the_power_and_one_fewer_does_not():
+    units = units_for_power(0.01, 0.02, ALPHA)
+    assert design_power(0.01, 0.02, int(units), ALPHA) >= 0.8 > design_power(0.01, 0.02, int(units) - 1, ALPHA)
+    assert units_for_power(0.01, 0.02, ALPHA, power=0.9) > units
+
+
+def test_design_power_matches_a_simulated_paired_t_test():
+    rng = np.random.default_rng(5)
+    d = 0.01 + 0.02 * rng.standard_normal((20_000, 12))
+    rejected = scipy_stats.ttest_1samp(d, 0.0, axis=1).pvalue < ALPHA
+    assert design_power(0.01, 0.02, 12, ALPHA) == pytest.approx(rejected.mean(), abs=0.015)
+
+
+def test_design_power_is_nan_where_undefined():
+    assert math.isnan(design_power(0.01, 0.0, 9, ALPHA))
+    assert math.isnan(design_power(0.0, 0.02, 9, ALPHA))
+    assert math.isnan(design_power(0.01, 0.02, 1, ALPHA))
 
 
 def test_expected_pairs_are_nan_without_spread_or_effect():
