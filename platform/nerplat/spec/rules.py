@@ -15,6 +15,9 @@ Decisions (docs/spec.md, "Cross-section rules"):
   `model.max_length` sub-tokens holds besides the encoder's special tokens (at most
   `SPECIAL_TOKENS`), else every trial fails when it cuts its first sentence
   (`nerplat.trial.features.check_stride`, which checks the encoder's exact count).
+- Under `replicate.sequential` a partitioned arm's units are its partitions (`run.looks`):
+  max_seeds counts them, so every partitioned sampler setting needs at least max_seeds of them
+  among the replicated partitions, or the design's last looks would have nothing to run.
 - A plan has at most `MAX_RUNS` training runs (tune trials and replicates): beyond that the
   plan itself would not fit in memory (10 million seeds took 3.5 GB), let alone the runs.
 """
@@ -41,6 +44,7 @@ from nerplat.track.schema import METRIC_NAMES
 _TYPE_METRIC = re.compile(r"type_.+_(precision|recall|f1)")
 DEFAULT_NUM_SAMPLES = 20
 MAX_RUNS = 100_000
+MINIMUM_UNITS = 3  # a sequential design's first look (`analysis.sequential.MINIMUM_PAIRS`)
 SPECIAL_TOKENS = 2  # [CLS] and [SEP] (BERT), <s> and </s> (RoBERTa): the most an encoder adds to a window
 GRID = "grid"
 ASHA = "asha"
@@ -286,7 +290,29 @@ def replicate_partitions(
             message = f"sampler setting {setting.label} defines partitions 0..{setting.partitions - 1}, not {beyond[0]}"
             problems.append(document.problem(message, at))
         result[setting.label] = tuple(wanted)
-    return result, problems
+    return result, problems + check_sequential_units(document, replicate, settings, result)
+
+
+def check_sequential_units(
+    document: Document, replicate: ReplicateSection, settings: list[SamplerSetting], partitions: dict[str, tuple[int, ...]]
+) -> list[Problem]:
+    """`replicate.sequential.max_seeds` counts partitions of a partitioned setting: it may not ask more than it replicates."""
+    sequential = replicate.sequential
+    if sequential is None:
+        return []
+    problems = []
+    for setting in settings:
+        units = len(partitions.get(setting.label, ()))
+        if setting.partitions is None or setting.partitions < 2 or units >= sequential.max_seeds:
+            continue
+        narrowed = " or replicate.partitions" if replicate.partitions is not None else ""
+        message = (
+            f"replicate.sequential.max_seeds {sequential.max_seeds} counts partitions for the partitioned sampler setting "
+            f"{setting.label}, which replicates {units}: raise the sampler's partitions{narrowed} to {sequential.max_seeds} "
+            "or more (the unit is the partition, seeds within one are not independent)"
+        ) + (f", or lower max_seeds to {units}" if units >= MINIMUM_UNITS else "")
+        problems.append(document.problem(message, ("replicate", "sequential", "max_seeds")))
+    return problems
 
 
 
