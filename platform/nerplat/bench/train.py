@@ -44,6 +44,7 @@ DEVICES = ("cpu", "cuda")
 PRECISIONS = ("fp32", *AUTOCAST_DTYPES)  # train.precision's values: fp32 or an autocast dtype
 
 
+PEAK_SIZES = (256, 512, 1024)  # square matrix sides of the matmul peak, smallest first
 MATMUL_OPS = frozenset({"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm"})
 
 
@@ -118,16 +119,27 @@ def _clock(device: torch.device) -> float:
 
 
 def matmul_gflops(
-    size: int = 1024, seconds: float = 0.5, device: torch.device = torch.device("cpu"), dtype: torch.dtype = torch.float32
+    sizes: tuple[int, ...] = PEAK_SIZES, seconds: float = 0.5, device: torch.device = torch.device("cpu"), dtype: torch.dtype = torch.float32
 ) -> float:
-    """Best matmul throughput in `dtype` over repeated square products (the device's practical peak)."""
-    a, b = torch.randn(size, size, device=device, dtype=dtype), torch.randn(size, size, device=device, dtype=dtype)
-    torch.mm(a, b)
+    """Best matmul throughput in `dtype` over repeated square products (the device's practical peak).
+
+    The sizes are tried smallest first, each for an equal share of the time left, and a larger size
+    only while its first product (predicted from the last one's time) fits in what is left: where
+    `dtype` is emulated (bf16 on a CPU without bf16 units) one large product alone would take many
+    times `seconds`, and the peak would cost more than the loops it is the yardstick of."""
     best, deadline = 0.0, _clock(device) + seconds
-    while time.perf_counter() < deadline:
-        started = _clock(device)
-        torch.mm(a, b)
-        best = max(best, 2 * size**3 / (_clock(device) - started))
+    for index, size in enumerate(sizes):
+        a, b = torch.randn(size, size, device=device, dtype=dtype), torch.randn(size, size, device=device, dtype=dtype)
+        share_ends = _clock(device) + (deadline - _clock(device)) / (len(sizes) - index)
+        while True:  # at least one product per size tried: a cold one only ever lowers the best
+            started = _clock(device)
+            torch.mm(a, b)
+            took = _clock(device) - started
+            best = max(best, 2 * size**3 / took)
+            if time.perf_counter() >= share_ends:
+                break
+        if index + 1 < len(sizes) and took * (sizes[index + 1] / size) ** 3 > deadline - _clock(device):
+            break
     return best / 1e9
 
 

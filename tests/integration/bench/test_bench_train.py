@@ -29,6 +29,8 @@ def test_bench_train_prints_medians_with_their_spread_as_json(capsys):
 
 @pytest.mark.slow
 def test_bench_train_in_bf16_trains_both_loops_and_says_its_precision(capsys):
+    """Seconds even where bf16 is emulated: two tiny-encoder batches per epoch, and a matmul peak that
+    stops growing its matrices once one product would overrun its time (`bench.train.matmul_gflops`)."""
     args = ["bench", "train", "--encoder", "tiny", "--sentences", "32", "--batch-size", "16", "--threads", "1"]
     assert main([*args, "--precision", "bf16", "--json"]) == 0
     figures = json.loads(capsys.readouterr().out)

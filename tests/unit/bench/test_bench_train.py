@@ -9,11 +9,28 @@ from nerplat.errors import UserInputError
 
 
 def test_matmul_throughput_is_positive_and_finite():
-    assert 0 < matmul_gflops(size=128, seconds=0.1) < 1e5
+    assert 0 < matmul_gflops(sizes=(128,), seconds=0.1) < 1e5
 
 
 def test_the_matmul_peak_is_measured_in_the_dtype_asked_for():
-    assert 0 < matmul_gflops(size=128, seconds=0.1, dtype=torch.bfloat16) < 1e5
+    assert 0 < matmul_gflops(sizes=(128,), seconds=0.1, dtype=torch.bfloat16) < 1e5
+
+
+def test_the_matmul_peak_tries_no_size_whose_one_product_would_overrun_its_time(monkeypatch):
+    """As where bf16 is emulated: products slow enough that a 256-square one alone takes 0.5 s."""
+    import time
+
+    tried = []
+
+    def slow_mm(a, b):
+        tried.append(a.shape[0])
+        time.sleep(a.shape[0] ** 3 * 3e-8)
+        return a
+
+    monkeypatch.setattr(torch, "mm", slow_mm)
+    started = time.perf_counter()
+    assert matmul_gflops(sizes=(64, 128, 256), seconds=0.2) > 0
+    assert time.perf_counter() - started < 0.4 and 128 in tried and 256 not in tried
 
 
 def test_training_flops_follow_the_6n_rule_for_a_bert():
