@@ -39,8 +39,20 @@ class EncoderSettings(Frozen):
     window_stride: int = Field(32, ge=0, description="Sub-tokens of overlap between windows of long sentences.")
 
 
+class EarlyStopping(Frozen):
+    """Stop a trial at its dev plateau instead of at `train.epochs`, which stays the cap and the span the
+    learning-rate schedule is planned over (so a stopped run trained exactly as the capped run up to there)."""
+
+    patience: int = Field(
+        ge=1, description="Dev evaluations in a row without an improvement of more than min_delta that stop the trial."
+    )
+    min_delta: float = Field(
+        0.0, ge=0, description="How much the selection metric must rise above its best so far to count as an improvement."
+    )
+
+
 class TrainSettings(Frozen):
-    epochs: int = Field(10, ge=1, description="Passes over the (sampled) training set.")
+    epochs: int = Field(10, ge=1, description="Passes over the (sampled) training set; with early_stopping, the cap.")
     batch_size: int = Field(32, ge=1, description="Sentences per optimiser step (over all workers).")
     lr: float = Field(5e-5, gt=0, description="Learning rate of the pretrained encoder.")
     head_lr: float | None = Field(None, gt=0, description="Learning rate of heads and loss state; default lr.")
@@ -61,6 +73,12 @@ class TrainSettings(Frozen):
         None,
         description="Arithmetic of dev and test forward passes; none: as training. auto: bf16 where the device runs it "
         "natively, else as training (a cheaper evaluation of an fp32 model; scores are read in fp32, decoding unchanged).",
+    )
+    early_stopping: EarlyStopping | None = Field(
+        None,
+        description="Stop when `patience` dev evaluations brought no improvement of more than `min_delta` in the selection "
+        "metric (the best dev epoch's weights are kept); none: train all `epochs`. Each run records the tag "
+        "nerplat.stopped_by (patience or cap) and the metric stopped_epoch.",
     )
     tune_threshold: bool = Field(
         False,

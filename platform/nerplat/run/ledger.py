@@ -17,7 +17,8 @@ an arm's replicates (`run/replicate_phase.py`), and a replicate's model, which i
    checkpoint and repeats the epoch, which is then logged once.
 3. result: a trial's final result (test metrics, predictions, data checksums and notes) arrives in
    its last report and is logged to its run.
-4. close: the run ends with the trial's outcome: `completed` (all epochs or a final result),
+4. close: the run ends with the trial's outcome: `completed` (all epochs, stopped by its own
+   `train.early_stopping`, or a final result),
    `early_stopped` (the scheduler stopped it), `failed` (after the allowed retries), or
    `interrupted` (the Tuner stopped while it ran). The run's end (its MLflow status) is the record
    that the trial finished; a tuning search's Optuna study is told only after it (run/study.py).
@@ -97,6 +98,7 @@ class OpenRun:
     epochs: int
     tuning: bool  # a tuning trial (else a replicate)
     last_epoch: int = 0
+    stopped_by: str | None = None  # said by the evaluation that ended the trial (`trial.stopping`)
     has_result: bool = False
     node: str | None = None
     pending: Evaluation | None = None  # waits for the checkpoint saved with it
@@ -247,11 +249,11 @@ class RunLedger:
         run = self.open.get(trial_id)
         if run is None:
             return
-        run.last_epoch = evaluation.epoch
+        run.last_epoch, run.stopped_by = evaluation.epoch, evaluation.stopped_by
         if awaits_checkpoint:
             run.pending = evaluation
         else:
-            self.tracker.log_epoch(run.run_id, evaluation.metrics(), evaluation.epoch)
+            self._log_evaluation(run.run_id, evaluation)
 
     def checkpoint_registered(self, trial_id: str) -> None:
         run = self.open.get(trial_id)
@@ -277,9 +279,13 @@ class RunLedger:
             "selected_epoch": float(result.selected_epoch),
             "trial_seconds": result.timings.total,
         }
+        tags = {schema.SIZE: result.train_sentences}
         if result.fit_converged is not None:
             final["fit_converged"] = float(result.fit_converged)
-        self.tracker.log_epoch(run.run_id, final, epoch=result.selected_epoch, tags={schema.SIZE: result.train_sentences})
+        if result.stopped_by is not None and not result.evaluations:  # else its last evaluation logged them
+            final["stopped_epoch"] = float(result.stopped_epoch)
+            tags[schema.STOPPED_BY] = result.stopped_by
+        self.tracker.log_epoch(run.run_id, final, epoch=result.selected_epoch, tags=tags)
         if result.predictions:
             tokens = [list(sentence.tokens) for sentence, _ in result.predictions]
             gold = [list(sentence.tags) for sentence, _ in result.predictions]
@@ -300,7 +306,9 @@ class RunLedger:
         if failed:
             status = "failed"
         else:
-            status = "completed" if run.has_result or run.last_epoch >= run.epochs else "early_stopped"
+            # A trial its own early stopping ended is complete; one the scheduler cut (ASHA) is not.
+            finished = run.has_result or run.stopped_by is not None or run.last_epoch >= run.epochs
+            status = "completed" if finished else "early_stopped"
         self.tracker.finish(run.run_id, status)
         kill_point("mlflow_finish" if run.tuning else "replicate")
         return status
@@ -317,7 +325,16 @@ class RunLedger:
     def _log_pending(self, run: OpenRun) -> None:
         if run.pending is not None:
             evaluation, run.pending = run.pending, None
-            self.tracker.log_epoch(run.run_id, evaluation.metrics(), evaluation.epoch)
+            self._log_evaluation(run.run_id, evaluation)
+
+    def _log_evaluation(self, run_id: str, evaluation: Evaluation) -> None:
+        """The evaluation's metrics at its epoch; the one that ended the trial also gives the tag
+        `nerplat.stopped_by` and the metric `stopped_epoch` (the last trained epoch)."""
+        metrics, tags = evaluation.metrics(), None
+        if evaluation.stopped_by is not None:
+            metrics["stopped_epoch"] = float(evaluation.epoch)
+            tags = {schema.STOPPED_BY: evaluation.stopped_by}
+        self.tracker.log_epoch(run_id, metrics, evaluation.epoch, tags=tags)
 
     # -- children of a parent run (resume) -------------------------------------------------
 

@@ -8,8 +8,11 @@ through `TuneReportCallback`.
 
 Evaluations are reported to Tune with `dev_best_<metric>` (best so far), so ASHA and the searcher
 never judge a trial by a late dip, beside the typed `Evaluation` record; a trial with an eval split
-(a replicate) reports its `TrialResult` last. The driver's ledger (`run.ledger`) logs what workers
-report; a worker's one MLflow write is the replicate's model, when the spec keeps models
+(a replicate) reports its `TrialResult` last. A trial that `train.early_stopping` stops returns from
+the function after its last evaluation's report, so Tune ends it as finished (not as an error) and
+the searcher reads its best dev score from that report; ASHA may still stop it earlier. The driver's
+ledger (`run.ledger`) logs what workers report; a worker's one MLflow write is the replicate's
+model, when the spec keeps models
 (`_model_keeper`). Checkpoints are written only when a failed trial may be
 retried (`resources.max_retries > 0`): Tune keeps the newest one while the trial runs and the
 runner deletes it when the trial ends.
@@ -129,7 +132,7 @@ def _model_keeper(job: TrialJob) -> Callable[[TrainedTagger], None] | None:
 def _final_report(job: TrialJob, result: TrialResult, facts: dict[str, str]) -> dict[str, Any]:
     """The last report; with an eval split it carries the trial's result to the driver's ledger."""
     last = result.evaluations[-1].metrics() if result.evaluations else {}
-    report = {**last, "epoch": job.arm.fixed["train"]["epochs"], **facts}
+    report = {**last, "epoch": result.stopped_epoch, **facts}
     if job.eval_split is not None:
         report[RESULT_KEY] = result.to_dict()
     return report

@@ -5,7 +5,8 @@ evaluation split.
 Samplers, tuning, MLflow and analysis see the same `Evaluation` and `TrialResult` as for any torch
 head. The fit is the trial's single "epoch" (`selected_epoch` 1); `train_loss` is crfsuite's final
 penalised negative log-likelihood, and `fit_converged` whether L-BFGS met its stopping test (the
-analysis judges the budget by it, as there is no dev curve). A checkpoint is the crfsuite model file
+analysis judges the budget by it, as there is no dev curve). `train.early_stopping` has nothing to cut
+here: the one fit is the cap (`stopped_by` "cap"), and convergence is `fit_converged`'s. A checkpoint is the crfsuite model file
 with those two figures beside it, so a resumed trial skips the fit.
 """
 
@@ -94,7 +95,7 @@ class FeatureCRFSession:
         metrics = _evaluate(self.crf, dev_subset(self.corpus.dev, self.config.train.dev_subset), self.vectors)[0]
         self.timings.evaluate += time.perf_counter() - started
         loss = self.crf.final_loss if self.crf.final_loss is not None else float("nan")
-        evaluation = Evaluation(epoch=1, epochs=1, dev=metrics, dev_best=metrics, train_loss=loss, timings=self.timings)
+        evaluation = Evaluation(epoch=1, epochs=1, dev=metrics, dev_best=metrics, train_loss=loss, timings=self.timings, stopped_by="cap")
         self.evaluations.append(evaluation)
         return evaluation
 
@@ -122,6 +123,8 @@ class FeatureCRFSession:
             size_factor=self.size_factor,
             selected_epoch=1,
             fit_converged=self.crf.converged,
+            stopped_by="cap",
+            stopped_epoch=1,
             timings=self.timings,
             notes=corpus.notes,
             data_checksums=dict(corpus.checksums),

@@ -5,6 +5,9 @@ worker. It drives the session of the variant the head's registration names (`tri
 `TrialSession`'s epochs for sequence labelling, `MRCSession` for MRC, one crfsuite fit) and knows
 nothing of Ray Tune or MLflow: it reports each dev evaluation through the `Reporter` the caller passes,
 and resumes from a directory that reporter asked it to save. Model selection is described in `trial.session`.
+A trial stops after the evaluation that says so (`trial.stopping`: at its dev plateau under
+`train.early_stopping`, else at `train.epochs`); the function then returns normally, so a stopped
+tuning trial ends in Ray Tune as a finished trial, and its reports carried its best dev score so far.
 
 A loss that is not finite fails the trial (`NonFiniteLoss`) after the epoch it appeared in: the
 weights it updated are NaN, every later evaluation would score a broken model as if it had trained,
@@ -53,6 +56,8 @@ def run_trial(
             evaluation = session.evaluate()
             if report is not None:  # every rank: Ray Train's reports are a barrier (the reporter picks who saves)
                 report(evaluation, session.save)
+            if evaluation.stopped_by is not None:  # every rank alike: they scored the same weights
+                break
     return session.finish(keep_model)
 
 

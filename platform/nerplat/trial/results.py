@@ -58,6 +58,7 @@ class Evaluation:
     train_loss: float  # loss of the epoch's last training step
     timings: Timings  # cumulative, up to this evaluation
     thresholds: Thresholds | None = None
+    stopped_by: str | None = None  # "patience" | "cap" on the evaluation that ends the trial (`trial.stopping`)
 
     def metrics(self) -> dict[str, float]:
         """Flat metric keys as Tune and MLflow see them: `dev_<name>`, `dev_best_<name>`, ..."""
@@ -100,10 +101,16 @@ class TrialResult:
     # A head fitted outside the epoch loop (crfsuite) has no dev curve to judge its budget by: it says
     # whether its own optimiser met its stopping test. None for epoch-trained heads and unknown fits.
     fit_converged: bool | None = None
+    # Why training ended ("patience" | "cap", `trial.stopping`) and after which epoch; None: a result
+    # recorded before trials said so.
+    stopped_by: str | None = None
+    stopped_epoch: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             **{name: getattr(self, name) for name in ("metrics", "train_sentences", "size_factor", "selected_epoch")},
+            "stopped_by": self.stopped_by,
+            "stopped_epoch": self.stopped_epoch,
             "evaluations": [evaluation.to_dict() for evaluation in self.evaluations],
             "predictions": [[list(s.tokens), list(s.tags), list(p)] for s, p in self.predictions],
             "timings": asdict(self.timings),
@@ -121,6 +128,8 @@ class TrialResult:
             timings=Timings(**data["timings"]),
             notes=tuple(data["notes"]),
             fit_converged=data.get("fit_converged"),
+            stopped_by=data.get("stopped_by"),
+            stopped_epoch=data.get("stopped_epoch"),
         )
 
 @dataclass(frozen=True)

@@ -6,6 +6,9 @@ variant's session (`trial.variant`): epochs of optimiser steps over word windows
 trains the same way subclasses it with its own `featurize` (`trial.mrc_session`); the examples batch and
 join themselves, so nothing here depends on which.
 
+Early stopping (`train.early_stopping`, `trial.stopping`): each evaluation says whether the trial stops
+there, `remaining_epochs` is empty after one that did, and `finish` records why training ended.
+
 Model selection: `finish` scores the trial's evaluation split with the weights of the best dev
 evaluation by `select_metric` (the spec's tune metric), or of the last epoch when the corpus has no
 dev split. A session that nothing will read the weights from (`keep_weights=False`: a tuning trial,
@@ -47,6 +50,7 @@ from nerplat.trial.features import featurize_windows
 from nerplat.metrics import evaluate_tags
 from nerplat.trial.predict import Inference, evaluate_sentences
 from nerplat.trial.results import Evaluation, Thresholds, Timings, TrainedTagger, TrialResult
+from nerplat.trial.stopping import stopped_by
 from nerplat.trial.thresholds import ScoredSentences, choose_thresholds, fixed_threshold_metrics
 from nerplat.trial.variant import Examples, Featurize
 
@@ -169,6 +173,9 @@ class TrialSession:
         return self.rank == 0
 
     def remaining_epochs(self) -> range:
+        """The epochs left up to the cap; none once an evaluation stopped the trial (a restored one included)."""
+        if self.evaluations and self.evaluations[-1].stopped_by is not None:
+            return range(self.epoch + 1, self.epoch + 1)
         return range(self.epoch + 1, self.config.train.epochs + 1)
 
     def evaluates_after(self, epoch: int) -> bool:
@@ -206,7 +213,8 @@ class TrialSession:
         return self.last_loss
 
     def evaluate(self) -> Evaluation:
-        """Scores the dev subset after the last trained epoch; keeps the weights if they are the best."""
+        """Scores the dev subset after the last trained epoch; keeps the weights if they are the best, and
+        says on the evaluation whether the trial stops here (`trial.stopping`)."""
         started = time.perf_counter()
         thresholds = None
         data = self.data
@@ -223,14 +231,17 @@ class TrialSession:
         if self.best is None or metrics[self.select_metric] > self.best.value:
             weights = {k: v.detach().to("cpu", copy=True) for k, v in self.tagger.state_dict().items()} if self.keep_weights else {}
             self.best = BestEvaluation(self.epoch, metrics[self.select_metric], metrics, weights)
+        values = [e.dev[self.select_metric] for e in self.evaluations] + [metrics[self.select_metric]]
+        train = self.config.train
         evaluation = Evaluation(
             epoch=self.epoch,
-            epochs=self.config.train.epochs,
+            epochs=train.epochs,
             dev=metrics,
             dev_best=self.best.metrics,
             train_loss=self.last_loss,
             timings=replace(self.timings),
             thresholds=thresholds,
+            stopped_by=stopped_by(values, train.early_stopping, self.epoch, train.epochs),
         )
         self.evaluations.append(evaluation)
         return evaluation
@@ -273,6 +284,8 @@ class TrialSession:
             selected_epoch=selected_epoch,
             timings=self.timings,
             notes=data.corpus.notes,
+            stopped_by="patience" if self.evaluations and self.evaluations[-1].stopped_by == "patience" else "cap",
+            stopped_epoch=self.epoch,
             data_checksums=dict(data.corpus.checksums),
         )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -110,6 +111,27 @@ def test_end_closes_the_run_with_the_trial_outcome(ledger, mom, tune_parent, eva
     run = run_of(ledger, run_id)
     assert (run.data.tags[schema.STATUS], run.info.status) == (status, mlflow_status)
     assert "a" not in ledger.open and ledger.end("a", failed=False) is None
+
+
+def test_a_trial_its_early_stopping_ended_is_completed_and_tagged_with_why(ledger, mom, tune_parent, evaluation_at):
+    run_id = start_tuning_trial(ledger, mom, tune_parent, "a")
+    ledger.record_evaluation("a", evaluation_at(1, 0.4, epochs=5), awaits_checkpoint=False)
+    ledger.record_evaluation("a", replace(evaluation_at(2, 0.3, epochs=5), stopped_by="patience"), awaits_checkpoint=True)
+    assert ledger.end("a", failed=False) == "completed"  # not "early_stopped": no scheduler cut it
+    logged = run_of(ledger, run_id).data
+    assert logged.tags[schema.STOPPED_BY] == "patience" and logged.metrics["stopped_epoch"] == 2.0
+    assert [p.step for p in ledger.tracker.client.get_metric_history(run_id, "stopped_epoch")] == [2]
+
+
+def test_a_result_without_dev_evaluations_says_why_it_stopped(ledger, mom, tune_parent):
+    run_id = start_tuning_trial(ledger, mom, tune_parent, "a")
+    result = TrialResult(
+        metrics={"test_micro_f1": 0.5}, evaluations=[], predictions=[], train_sentences=40, size_factor=0.01, selected_epoch=3,
+        stopped_by="cap", stopped_epoch=3,
+    )  # fmt: skip
+    ledger.record_result("a", result)
+    logged = run_of(ledger, run_id).data
+    assert logged.tags[schema.STOPPED_BY] == "cap" and logged.metrics["stopped_epoch"] == 3.0
 
 
 def test_interrupting_closes_open_runs_and_keeps_their_pending_evaluation(ledger, mom, tune_parent, evaluation_at):

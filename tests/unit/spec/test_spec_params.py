@@ -74,6 +74,10 @@ def test_head_parameters_are_searchable(catalog, write_spec):
         ("{loss: ce, train: {epochs: 0}}", "methods.m.train.epochs", "greater than or equal to 1 (got 0)"),
         ("{loss: ce, train: {epoch: 3}}", "methods.m.train.epoch", "unknown key 'epoch' in train of method m; did you mean 'epochs'?"),
         ("{loss: ce, head: crff}", "methods.m.head", "unknown head 'crff'; did you mean 'crf'?"),
+        ("{loss: ce, train: {early_stopping: {patience: 0}}}", "methods.m.train.early_stopping.patience", "greater than or equal to 1 (got 0)"),
+        ("{loss: ce, train: {early_stopping: {min_delta: 0.1}}}", "methods.m.train.early_stopping.patience", "missing required key 'patience'"),
+        ("{loss: ce, train: {early_stopping: {patience: 2, min_delta: -1}}}", "methods.m.train.early_stopping.min_delta", "greater than or equal to 0"),
+        ("{loss: ce, train: {early_stopping: {patience: 2, max_epochs: 9}}}", "methods.m.train.early_stopping.max_epochs", "unknown key 'max_epochs'"),
     ],
 )
 def test_bad_hyper_parameters_are_located(catalog, write_spec, body, path, message):
@@ -92,6 +96,13 @@ def test_top_level_train_problems_are_reported_once_for_all_methods(catalog, wri
     with pytest.raises(UserInputError) as raised:
         load_spec(write_spec(HEAD + "train: {lr: -1}\nmethods:\n  a: {loss: ce}\n  b: {loss: ce}\n"), catalog)
     assert [p.path for p in raised.value.problems] == ["train.lr"]
+
+
+def test_early_stopping_is_a_train_setting_with_min_delta_by_default_zero(catalog, write_spec):
+    text = HEAD + "train: {epochs: 20, early_stopping: {patience: 3}}\nmethods:\n  a: {loss: ce}\n  b: {loss: ce, train: {early_stopping: null}}\n"
+    a, b = load_spec(write_spec(text), catalog).methods
+    assert a.train["early_stopping"] == {"patience": 3, "min_delta": 0.0} and a.train["epochs"] == 20
+    assert b.train["early_stopping"] is None
 
 
 def test_method_train_overrides_merge_over_the_shared_train(catalog, write_spec):

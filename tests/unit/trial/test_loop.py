@@ -3,10 +3,11 @@
 from pathlib import Path
 
 import pytest
+import torch
 
-from nerplat.config.trial import Component, DatasetRef, EncoderSettings, TrainSettings, TrialConfig
+from nerplat.config.trial import Component, DatasetRef, EarlyStopping, EncoderSettings, TrainSettings, TrialConfig
 from nerplat.trial.loop import run_trial
-from nerplat.trial.session import CHECKPOINT_FILE
+from nerplat.trial.session import CHECKPOINT_FILE, load_checkpoint
 
 
 def tiny_config(**train) -> TrialConfig:
@@ -59,6 +60,53 @@ def test_resume_from_a_checkpoint_continues_where_it_stopped(tmp_path: Path, fir
     assert resumed.evaluations[0].dev_best == first_result.evaluations[0].dev_best
     # Model, optimiser, schedule and RNG state all came back: the rest is as if never stopped.
     assert resumed.metrics == first_result.metrics
+
+
+def test_without_early_stopping_a_run_ends_at_the_cap(first_result):
+    assert [e.stopped_by for e in first_result.evaluations] == [None, "cap"]
+    assert (first_result.stopped_by, first_result.stopped_epoch) == ("cap", 2)
+
+
+def test_early_stopping_whose_patience_outlasts_the_cap_ends_at_the_cap():
+    result = run_trial(tiny_config(epochs=3, early_stopping=EarlyStopping(patience=5)))
+    assert [e.epoch for e in result.evaluations] == [1, 2, 3]
+    assert (result.stopped_by, result.stopped_epoch) == ("cap", 3)
+
+
+# min_delta 0.5: no evaluation after the first rises that far, so patience 2 stops at epoch 3 of 8.
+PATIENT = {"epochs": 8, "early_stopping": EarlyStopping(patience=2, min_delta=0.5)}
+
+
+def test_patience_stops_before_the_cap_and_keeps_the_best_epochs_weights(tmp_path: Path):
+    kept = {}
+
+    def save_each(evaluation, save_checkpoint):
+        save_checkpoint(tmp_path / f"epoch{evaluation.epoch}")
+
+    def keep(trained):
+        kept.update({k: v.clone() for k, v in trained.tagger.state_dict().items()})
+
+    result = run_trial(tiny_config(**PATIENT), report=save_each, keep_model=keep)
+    assert [(e.epoch, e.stopped_by) for e in result.evaluations] == [(1, None), (2, None), (3, "patience")]
+    assert (result.stopped_by, result.stopped_epoch) == ("patience", 3)
+    assert not (tmp_path / "epoch4").exists()  # no epoch after the stop
+    best = max(result.evaluations, key=lambda e: e.dev["micro_f1"])  # the first of equals, as selection keeps it
+    assert result.selected_epoch == best.epoch < 3  # this setting's dev F1 peaks at epoch 1
+    saved = load_checkpoint(tmp_path / f"epoch{best.epoch}" / CHECKPOINT_FILE, torch.device("cpu"))["step_module"]
+    assert all(torch.equal(kept[name], saved[f"tagger.{name}"]) for name in kept)
+
+
+def test_a_trial_resumed_mid_way_counts_patience_on_from_its_checkpoint(tmp_path: Path):
+    def save(evaluation, save_checkpoint):
+        save_checkpoint(tmp_path / f"epoch{evaluation.epoch}")
+
+    run_trial(tiny_config(**PATIENT), report=save)
+    resumed = run_trial(tiny_config(**PATIENT), resume_from=tmp_path / "epoch2")
+    # epochs 1-2 restored without improvement since 1: epoch 3 is the second evaluation without one
+    assert [(e.epoch, e.stopped_by) for e in resumed.evaluations] == [(1, None), (2, None), (3, "patience")]
+    trained = []
+    stopped = run_trial(tiny_config(**PATIENT), resume_from=tmp_path / "epoch3", report=lambda e, _: trained.append(e))
+    assert trained == [] and (stopped.stopped_by, stopped.stopped_epoch) == ("patience", 3)
 
 
 def test_tune_threshold_on_a_head_without_thresholds_is_refused():
