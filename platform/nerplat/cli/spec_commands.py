@@ -59,7 +59,7 @@ def validate(
         checked.append({"spec": str(spec), "profiles": profiles})
         console.print(f"OK {spec}" + (f" (profiles: {', '.join(profiles)})" if profiles else ""))
         for variant in variants:
-            for line in _effort_warnings(variant):
+            for line in _warnings(variant):
                 console.print(f"warning: {spec}" + (f" (profile {variant.profile})" if variant.profile else "") + f": {line}")
     if as_json:
         sys.stdout.write(_json({"ok": not problems, "specs": checked, "problems": [problem_json(p) for p in problems]}) + "\n")
@@ -88,6 +88,7 @@ def plan(
     from nerplat.cli.options import compile_spec
     from nerplat.plan.cost import spec_cost
     from nerplat.run.looks import replicates_by_look
+    from nerplat.trial.device import emulated_bf16_warnings
 
     compiled = compile_spec(spec, profile, overrides)
     predicted = spec_cost(compiled, tracking_uri, replicates_by_look(compiled)) if cost else None
@@ -122,7 +123,7 @@ def plan(
     seconds = {a.arm: a.trial_s for a in predicted.arms if a.trial_s is not None} if predicted is not None else None
     for cost_line in claim_costs(compiled, seconds):
         console.print(cost_line.line())
-    for line in unequal_effort(compiled):
+    for line in unequal_effort(compiled) + emulated_bf16_warnings(compiled.arms):
         console.print(f"warning: {line}")
 
 
@@ -145,12 +146,15 @@ def _arm_table(compiled: Any) -> Table:
     return add_rows(table, rows)
 
 
-def _effort_warnings(variant: Any) -> list[str]:
-    """Claims of a validated spec whose arms get unequal tuning effort (`analysis.claim_design`)."""
+def _warnings(variant: Any) -> list[str]:
+    """What `validate` warns about a validated spec, as `plan` does: claims whose arms get unequal tuning
+    effort (`analysis.claim_design`), bf16 asked for on a CPU that emulates it (`trial.device`)."""
     from nerplat.analysis.claim_design import unequal_effort
     from nerplat.plan.compiler import build_plan
+    from nerplat.trial.device import emulated_bf16_warnings
 
-    return unequal_effort(build_plan(variant)) if variant.spec.claims else []
+    compiled = build_plan(variant)
+    return unequal_effort(compiled) + emulated_bf16_warnings(compiled.arms)
 
 
 def _setting_lines(compiled: Plan) -> list[str]:

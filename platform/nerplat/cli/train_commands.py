@@ -72,6 +72,7 @@ def train(
     `nerplat plan` shows. Searched hyper-parameters without a --set value take the middle of their
     range (the first choice), so a quick look needs no flags.
     """
+    from nerplat.trial.device import emulated_bf16_warnings
     from nerplat.trial.loop import NonFiniteLoss, run_trial
 
     if split not in ("test", "dev"):
@@ -93,6 +94,8 @@ def train(
 
         save_bundle(save, trained.tagger, trained.tokenizer, trained.labels, trained.config.head, trained.config.encoder)
 
+    for line in emulated_bf16_warnings([arm]):
+        console.print(f"warning: {line}", soft_wrap=True)
     console.print(f"arm {arm.id}  seed {seed}  partition {partition}  {format_values(values)}")
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("loss {task.fields[loss]:.4f}"), TimeRemainingColumn())
     try:

@@ -16,6 +16,9 @@ the gradient scaler (`train.precision`).
   with AVX512-BF16 or AMX (a bf16 matrix-product peak 4x fp32's on this project's AVX512-BF16
   EPYC; without those instructions bf16 has no matrix units to run on), CUDA devices of compute
   capability 8.0 (Ampere) and later. The resolved precision is what the trial runs, and what its run records.
+- A spec that asks for `bf16` (training or evaluation) on trials without a GPU, on a CPU without bf16
+  units, is warned about by `nerplat validate`, `plan`, `run` and `train` (`emulated_bf16_warnings`):
+  there bf16 is emulated and costs several times fp32's time, so `auto` picks fp32.
 - `fp16` needs a CUDA device: its narrow exponent range needs the gradient scaler (loss scaling,
   Micikevicius et al. 2018), and CPUs have no fp16 matrix units to gain from it. `bf16` has fp32's
   exponent range, needs no scaler, and runs on CPUs too.
@@ -24,13 +27,18 @@ the gradient scaler (`train.precision`).
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from contextlib import AbstractContextManager, nullcontext
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 
 from nerplat.errors import Problem, UserInputError
+
+if TYPE_CHECKING:
+    from nerplat.plan.model import Arm
 
 AUTOCAST_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}  # fp32: no autocast
 AUTO = "auto"  # train.precision: bf16 where the device runs it natively, else fp32
@@ -75,6 +83,43 @@ def runs_bf16_natively(device: torch.device) -> bool:
     if device.type == "cuda":
         return torch.cuda.get_device_capability(device) >= (8, 0)
     return device.type == "cpu" and bool(cpu_flags() & NATIVE_BF16_CPU_FLAGS)
+
+
+def cpu_capability() -> str:
+    """The widest vector instruction set torch dispatches its CPU kernels to here (AVX2, AVX512, ...),
+    recorded on each run: bf16 speed, and so `auto`'s choice, differs between hosts that differ in it."""
+    return torch.backends.cpu.get_cpu_capability()
+
+
+def emulated_bf16_warnings(arms: Iterable[Arm]) -> list[str]:
+    """A warning when arms that run on the CPU (no GPU per worker) ask for bf16, in training or
+    evaluation, and this machine's CPU has no bf16 units: bf16 is emulated there, several times
+    slower than fp32. Empty otherwise. `arms` are compiled (profile and overrides applied)."""
+    if runs_bf16_natively(torch.device("cpu")):
+        return []
+    asking: dict[str, list[str]] = {"train.precision": [], "train.eval_precision": []}
+    for arm in arms:
+        if arm.resources.gpus_per_worker > 0:
+            continue
+        train, searched = arm.fixed["train"], arm.search_space.get("train.precision")
+        if train.get("precision") == "bf16" or (searched is not None and searched.contains("bf16")):
+            asking["train.precision"].append(arm.method)
+        if train.get("eval_precision") == "bf16":
+            asking["train.eval_precision"].append(arm.method)
+    fields = [
+        f"{field} bf16 (method{'s' if len(set(methods)) > 1 else ''} {', '.join(dict.fromkeys(methods))})"
+        for field, methods in asking.items()
+        if methods
+    ]
+    if not fields:
+        return []
+    verb = "trains" if asking["train.precision"] else "evaluates"
+    return [
+        f"{'; '.join(fields)} on a CPU without bf16 units ({cpu_model()}, torch CPU capability {cpu_capability()}, "
+        f"no AVX512-BF16 or AMX): bf16 is emulated there and {verb} several times slower than fp32. "
+        "`precision: auto` picks fp32 here; `nerplat bench train --precision bf16` measures the slowdown on this machine "
+        "(beside `nerplat bench train` in fp32)."
+    ]
 
 
 def device_label(device: torch.device, threads: int) -> str:

@@ -196,3 +196,29 @@ def test_the_plan_table_names_arms_by_their_labels_and_splits_no_word_at_80_colu
     assert "untyped+entity_ratio-100-0.01: untyped+entity_ratio(size=100, ratio=0.01)" in text  # what the labels leave out
     assert main(["plan", spec, "--json"]) == 0
     assert "conll2003/untyped+entity_ratio-100-0.01/comauc_2t" in {arm["id"] for arm in json.loads(capsys.readouterr().out)["arms"]}
+
+
+def test_run_and_train_warn_at_start_about_bf16_on_a_cpu_that_emulates_it(tmp_path, monkeypatch, capsys):
+    """Before any trial: `run` then stops (interrupted), `train`'s trial fails at once."""
+    from nerplat.cli import main
+    from nerplat.run import runner
+    from nerplat.trial import device, loop
+
+    def interrupted(self):
+        raise Interrupted()
+
+    def failed(*args, **kwargs):
+        raise loop.NonFiniteLoss("stopped here by the test")
+
+    monkeypatch.setattr(runner.ExperimentRunner, "run", interrupted)
+    monkeypatch.setattr(loop, "run_trial", failed)
+    monkeypatch.setattr(device, "cpu_flags", lambda: frozenset({"avx2"}))
+    spec = str(Path(__file__).parents[2] / "integration" / "specs" / "tiny_run.yaml")
+    warning = "train.precision bf16 (method ce) on a CPU without bf16 units"
+    assert main(["run", spec, "--workdir", str(tmp_path), "--set", "methods.ce.train.precision=bf16"]) == 130
+    assert warning in " ".join(capsys.readouterr().out.split())
+    assert main(["train", spec, "-m", "ce", "--set", "train.precision=bf16"]) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert warning in out and out.index(warning) < out.index("stopped here by the test")
+    assert main(["train", spec, "-m", "ce"]) == 1
+    assert "emulated" not in capsys.readouterr().out

@@ -70,6 +70,22 @@ def test_plan_prints_a_table_and_json(folder, capsys):
     assert plan.profile == "short" and plan.arms[0].fixed["train"]["epochs"] == 1
 
 
+def test_validate_and_plan_warn_about_bf16_on_a_cpu_that_emulates_it(folder, capsys, monkeypatch):
+    from nerplat.trial import device
+
+    monkeypatch.setattr(device, "cpu_flags", lambda: frozenset({"avx2"}))
+    for command in ("validate", "plan"):
+        assert main([command, "good.yaml", "--profile", "short", "--set", "train.precision=bf16"]) == 0
+        out = " ".join(capsys.readouterr().out.split())
+        assert f"torch CPU capability {device.cpu_capability()}" in out, command
+        assert "train.precision bf16 (method ce) on a CPU without bf16 units" in out and "bf16 is emulated there" in out
+        assert main([command, "good.yaml", "--set", "train.precision=auto"]) == 0
+        assert "emulated" not in capsys.readouterr().out
+    monkeypatch.setattr(device, "cpu_flags", lambda: frozenset({"avx512_bf16"}))
+    assert main(["validate", "good.yaml", "--set", "train.precision=bf16"]) == 0
+    assert "emulated" not in capsys.readouterr().out
+
+
 def test_plan_of_a_broken_spec_exits_2(folder, capsys):
     assert main(["plan", "broken.yaml", "--json"]) == 2
     out, err = capsys.readouterr()

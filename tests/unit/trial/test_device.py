@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -10,7 +12,9 @@ from nerplat.trial.batching import Batch
 from nerplat.trial import device as device_module
 from nerplat.trial.device import (
     autocast,
+    cpu_capability,
     cpu_flags,
+    emulated_bf16_warnings,
     grad_scaler,
     pins_memory,
     refuse_fp16_off_cuda,
@@ -96,3 +100,50 @@ def test_auto_on_cuda_is_bf16_from_compute_capability_8(monkeypatch, capability,
 def test_a_precision_other_than_auto_is_kept_whatever_the_device(monkeypatch, precision):
     monkeypatch.setattr(device_module, "cpu_flags", lambda: frozenset({"avx512_bf16"}))
     assert resolve_precision(precision, CPU) == precision
+
+
+TINY_RUN = Path(__file__).parents[2] / "integration" / "specs" / "tiny_run.yaml"
+
+
+def arms_with(*overrides: str):
+    """The tiny integration spec's arms (ce, and mom with a searched lambda) under `--set` overrides."""
+    from nerplat.catalog import default_catalog
+    from nerplat.plan.compiler import compile_plan
+
+    return compile_plan(TINY_RUN, default_catalog(), overrides=overrides).arms
+
+
+def test_bf16_on_a_cpu_without_bf16_units_is_warned_about_with_the_cpus_capability(monkeypatch):
+    monkeypatch.setattr(device_module, "cpu_flags", lambda: frozenset({"avx2"}))
+    monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: "AVX2")
+    (warning,) = emulated_bf16_warnings(arms_with("train.precision=bf16"))
+    assert warning.startswith("train.precision bf16 (methods ce, mom) on a CPU without bf16 units (")
+    assert "torch CPU capability AVX2" in warning and "bf16 is emulated there and trains several times slower than fp32" in warning
+    assert "`precision: auto` picks fp32 here" in warning and "`nerplat bench train --precision bf16` measures the slowdown" in warning
+    (evaluating,) = emulated_bf16_warnings(arms_with("methods.mom.train.eval_precision=bf16"))
+    assert evaluating.startswith("train.eval_precision bf16 (method mom) on a CPU") and "evaluates several times slower" in evaluating
+
+
+def test_a_searched_precision_that_may_be_bf16_is_warned_about_too(monkeypatch):
+    monkeypatch.setattr(device_module, "cpu_flags", lambda: frozenset())
+    (warning,) = emulated_bf16_warnings(arms_with("methods.mom.train.precision={choice: [fp32, bf16]}"))
+    assert warning.startswith("train.precision bf16 (method mom) on a CPU")
+
+
+@pytest.mark.parametrize(
+    ("flags", "overrides"),
+    [
+        (frozenset(), ("train.precision=fp32",)),
+        (frozenset(), ("train.precision=auto", "train.eval_precision=auto")),  # auto never picks emulated bf16
+        (frozenset(), ("train.precision=bf16", "resources.gpus_per_worker=1")),  # the trials run on GPUs
+        (frozenset({"avx512_bf16"}), ("train.precision=bf16",)),
+        (frozenset({"amx_bf16"}), ("train.eval_precision=bf16",)),
+    ],
+)
+def test_no_warning_without_bf16_or_where_bf16_runs_natively(monkeypatch, flags, overrides):
+    monkeypatch.setattr(device_module, "cpu_flags", lambda: flags)
+    assert emulated_bf16_warnings(arms_with(*overrides)) == []
+
+
+def test_the_cpu_capability_is_torchs():
+    assert cpu_capability() == torch.backends.cpu.get_cpu_capability() and cpu_capability()
