@@ -20,12 +20,14 @@ MALLOC_KEY = "nerplat_malloc"  # reported with every result: its worker's alloca
 PRECISION_KEY = "nerplat_precision"  # reported with every result: the arithmetic the trial runs (`train.precision: auto` resolved)
 EVAL_PRECISION_KEY = "nerplat_eval_precision"  # reported with every result: the arithmetic of its evaluations
 DEVICE_KEY = "nerplat_device"  # reported with every result: what the trial computes on (`trial.device.device_label`)
+CPU_CAPABILITY_KEY = "nerplat_cpu_capability"  # reported with every result: its host's CPU capability (`trial.device.cpu_capability`)
 # What a worker reports of how it runs a trial, and the run tag each becomes.
 WORKER_TAGS = {
     MALLOC_KEY: schema.MALLOC,
     PRECISION_KEY: schema.PRECISION,
     EVAL_PRECISION_KEY: schema.EVAL_PRECISION,
     DEVICE_KEY: schema.DEVICE,
+    CPU_CAPABILITY_KEY: schema.CPU_CAPABILITY,
 }
 EVALUATION_KEY = "nerplat_evaluation"  # an evaluation report: `trial.results.Evaluation.to_dict()`
 RESULT_KEY = "nerplat_result"  # the final report of a trial with an eval split: `TrialResult.to_dict()`

@@ -28,7 +28,18 @@ from pathlib import Path
 from typing import Any, Callable
 
 from nerplat.run.allocator import process_malloc
-from nerplat.run.job import DEVICE_KEY, EVAL_PRECISION_KEY, EVALUATION_KEY, MALLOC_KEY, NODE_KEY, PHASE_KEY, PRECISION_KEY, RESULT_KEY, TrialJob
+from nerplat.run.job import (
+    CPU_CAPABILITY_KEY,
+    DEVICE_KEY,
+    EVAL_PRECISION_KEY,
+    EVALUATION_KEY,
+    MALLOC_KEY,
+    NODE_KEY,
+    PHASE_KEY,
+    PRECISION_KEY,
+    RESULT_KEY,
+    TrialJob,
+)
 from nerplat.trial.results import Evaluation, TrainedTagger, TrialResult
 
 
@@ -62,7 +73,7 @@ def _worker_facts(trial_config: Any) -> dict[str, str]:
     """Where and how this worker runs the trial, for the driver to tag its run with (after `_set_threads`)."""
     import torch
 
-    from nerplat.trial.device import device_label, resolve_eval_precision, resolve_precision, trial_device  # as `run_trial` picks them
+    from nerplat.trial.device import cpu_capability, device_label, resolve_eval_precision, resolve_precision, trial_device  # as `run_trial` picks them
 
     device, train = trial_device(), trial_config.train
     precision = resolve_precision(train.precision, device)
@@ -72,6 +83,7 @@ def _worker_facts(trial_config: Any) -> dict[str, str]:
         PRECISION_KEY: precision,
         EVAL_PRECISION_KEY: resolve_eval_precision(train.eval_precision, precision, device),
         DEVICE_KEY: device_label(device, train.threads or torch.get_num_threads()),
+        CPU_CAPABILITY_KEY: cpu_capability(),
     }
 
 

@@ -37,6 +37,7 @@ MALLOC = "nerplat.malloc"  # the allocator of the trial's worker: tcmalloc | jem
 PRECISION = "nerplat.precision"  # the arithmetic the trial ran: fp32 | bf16 | fp16 (`train.precision: auto` resolved on its device)
 EVAL_PRECISION = "nerplat.eval_precision"  # the arithmetic of its dev and test forward passes (`train.eval_precision` resolved)
 DEVICE = "nerplat.device"  # what the trial computed on: `cpu: <model> x<threads> threads` | `cuda: <GPU name>`
+CPU_CAPABILITY = "nerplat.cpu_capability"  # the vector instructions torch's CPU kernels use there: AVX2 | AVX512 | ... (`trial.device.cpu_capability`)
 STOPPED_BY = "nerplat.stopped_by"  # why training ended: "patience" (train.early_stopping) | "cap" (train.epochs)
 STATUS = "nerplat.status"  # "completed" | "early_stopped" | "failed" | "interrupted"
 GIT_DIRTY = "nerplat.git_dirty"  # "true" when the nerplat source tree had uncommitted changes

@@ -199,13 +199,13 @@ def test_trial_counts_and_each_evaluation_reach_the_exported_metrics(ledger, tri
     assert pickle.loads(pickle.dumps(events)).metrics is None  # Tune pickles its callbacks; the recorder's thread cannot be
 
 
-def test_a_result_tags_the_trials_run_with_its_node_its_workers_malloc_precision_and_device(events, trial, result):
-    from nerplat.run.job import DEVICE_KEY, MALLOC_KEY, NODE_KEY, PRECISION_KEY
+def test_a_result_tags_the_trials_run_with_its_node_its_workers_malloc_precision_device_and_cpu_capability(events, trial, result):
+    from nerplat.run.job import CPU_CAPABILITY_KEY, DEVICE_KEY, MALLOC_KEY, NODE_KEY, PRECISION_KEY
     from nerplat.track import schema
 
     events.on_trial_start(0, [], trial)
-    facts = {NODE_KEY: "worker-1", MALLOC_KEY: "tcmalloc", PRECISION_KEY: "bf16", DEVICE_KEY: "cpu: EPYC x2 threads"}
+    facts = {NODE_KEY: "worker-1", MALLOC_KEY: "tcmalloc", PRECISION_KEY: "bf16", DEVICE_KEY: "cpu: EPYC x2 threads", CPU_CAPABILITY_KEY: "AVX2"}
     events.on_trial_result(0, [], trial, {**result(1, 0.3, checkpointed=False), **facts})
     tags = events.ledger.tracker.client.get_run(trial.run_id).data.tags
     assert (tags[schema.RAY_NODE], tags[schema.MALLOC]) == ("worker-1", "tcmalloc")
-    assert (tags[schema.PRECISION], tags[schema.DEVICE]) == ("bf16", "cpu: EPYC x2 threads")
+    assert (tags[schema.PRECISION], tags[schema.DEVICE], tags[schema.CPU_CAPABILITY]) == ("bf16", "cpu: EPYC x2 threads", "AVX2")

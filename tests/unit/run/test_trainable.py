@@ -32,7 +32,7 @@ def test_a_trial_asks_ray_for_its_share_of_a_gpu_and_of_custom_resources(tiny_pl
 def test_a_trial_reports_the_precision_its_worker_resolved_auto_to(monkeypatch):
     from nerplat.config.trial import DatasetRef, TrainSettings, TrialConfig
     from nerplat.run import trainable
-    from nerplat.run.job import DEVICE_KEY, EVAL_PRECISION_KEY, MALLOC_KEY, NODE_KEY, PRECISION_KEY
+    from nerplat.run.job import CPU_CAPABILITY_KEY, DEVICE_KEY, EVAL_PRECISION_KEY, MALLOC_KEY, NODE_KEY, PRECISION_KEY
     from nerplat.trial import device
 
     monkeypatch.setattr(trainable, "ray_node_name", lambda: "node-1")
@@ -44,6 +44,7 @@ def test_a_trial_reports_the_precision_its_worker_resolved_auto_to(monkeypatch):
         facts = trainable._worker_facts(config)
         assert facts[PRECISION_KEY] == resolved and facts[NODE_KEY] == "node-1" and MALLOC_KEY in facts
         assert facts[DEVICE_KEY].startswith("cpu: ") and facts[DEVICE_KEY].endswith(" threads")
+        assert facts[CPU_CAPABILITY_KEY] == device.torch.backends.cpu.get_cpu_capability()
         assert facts[EVAL_PRECISION_KEY] == resolved  # as training, unless set apart
         cheaper = trainable._worker_facts(fp32_trained)
         assert (cheaper[PRECISION_KEY], cheaper[EVAL_PRECISION_KEY]) == ("fp32", resolved)
