@@ -1,7 +1,7 @@
 """How close `nerplat plan --cost`'s model comes to the committed reports' wall times (docs/performance.md).
 
 For each report of docs/results: the spec as it was at the report's commit (RUN.md), its completed
-runs' timings from runs.parquet and trials.parquet as `MeasuredRun`s, `plan.cost.predict_cost` on
+runs' timings from runs.parquet and trials.parquet as `MeasuredRun`s, `estimate.cost.predict_cost` on
 this 2-core machine over the design's looks (every look a sequential design allows), and the
 prediction beside RUN.md's wall time. In-sample: the runs the
 prediction is made from are the report's own, so this checks the model's arithmetic (epochs x
@@ -18,7 +18,7 @@ import polars as pl
 
 from nerplat.catalog import default_catalog
 from nerplat.plan.compiler import compile_plan
-from nerplat.plan.cost import EpochWork, Machine, MeasuredRun, predict_cost
+from nerplat.estimate.cost import EpochWork, Machine, MeasuredRun, predict_cost
 from nerplat.run.looks import replicates_by_look
 
 RESULTS = Path("docs/results")

@@ -5,7 +5,7 @@ Layouts (the papers' tables they reproduce):
   dataset table     every paper's Table 1: sentences, tokens, mentions and % B/I/O per split
   size-factor table resampling Table 6: training-set size factor of each sampler per dataset
   dev-curve table   per cell: mean dev score per epoch, share of replicates that selected the last
-                    epoch, and the convergence verdict (`convergence`)
+                    epoch, runs stopped by patience, and the convergence verdict (`convergence`)
   chosen table      per tuned arm, the hyper-parameters chosen on dev and the dev score they reached
   verdicts table    per claim: the paper's effect, ours with its interval, and the verdict
 """
@@ -80,9 +80,17 @@ def size_factor_table(summary: pl.DataFrame) -> Table | None:
     return Table("size-factors", caption, "Sampler", columns, tuple(body))
 
 
+def _stopped_text(verdict: dict) -> str:
+    """'2/3 (mean epoch 7.3)'; n/a for a cell of crfsuite fits or of runs that did not record why they stopped."""
+    runs, mean = verdict.get("runs"), verdict.get("mean_stopped_epoch")
+    if verdict.get("judged_by") != "patience" or not runs or mean is None:
+        return "n/a"
+    return f"{verdict['stopped_by_patience']}/{runs} (mean epoch {mean:.1f})"
+
+
 def dev_curve_tables(curves: pl.DataFrame, verdicts: pl.DataFrame, settings: AnalysisSettings, axes: Sequence[str] = ()) -> list[Table]:
     """Per dataset and sampler (and axis value): methods x evaluated epochs, mean dev score, then the
-    share of replicates that selected the last epoch and the convergence verdict."""
+    share of replicates that selected the last epoch, the runs stopped by patience and the convergence verdict."""
     tables = []
     for key, part in axis_groups(curves, ["dataset", "sampler", *axes]):
         epochs = sorted(part["epoch"].unique().to_list())
@@ -95,20 +103,19 @@ def dev_curve_tables(curves: pl.DataFrame, verdicts: pl.DataFrame, settings: Ana
             v = verdict.get(method, {})
             share = v.get("last_epoch_share")
             cells.append(Cell(text="n/a" if share is None else f"{share:.0%}"))
-            slope = v.get("slope")
-            cells.append(Cell(text="n/a" if slope is None else f"{slope:+.4f} (t {v['slope_t']:.1f})"))
+            cells.append(Cell(text=_stopped_text(v)))
             converged = v.get("converged")
-            curve = v.get("curve") or "unknown"
-            cells.append(Cell(text="unknown" if converged is None else "yes" if converged else f"no ‡ ({curve})"))
+            why = "fit cut" if v.get("judged_by") == "fit" else "cap"
+            cells.append(Cell(text="unknown" if converged is None else "yes" if converged else f"no ‡ ({why})"))
             body.append(Row(method, tuple(cells)))
         columns = tuple(Column("Epoch", str(e)) for e in epochs) + (
-            Column("", "Last epoch selected", ranked=False), Column("", "Late slope", ranked=False), Column("", "Converged", ranked=False)
+            Column("", "Last epoch selected", ranked=False), Column("", "Stopped by patience", ranked=False), Column("", "Converged", ranked=False)
         )
         where = where_text(("dataset", key["dataset"]), ("sampler", key["sampler"]), *((a, key[a]) for a in axes))
         caption = (
             f"Dev {settings.average} F1 after each evaluated epoch ({where}): mean over replicates; Last epoch selected: "
-            "share of replicates whose best dev epoch was the last one; Late slope: the mean curve's slope per epoch over its "
-            "last evaluations, with its t statistic against the curve's own noise."
+            "share of replicates whose best dev epoch was the last one; Stopped by patience: runs that stopped at a dev "
+            "plateau (train.early_stopping) of all runs, and the mean epoch the runs stopped at."
         )
         notes = (n_note(part), f"Rule: {RULE}. ‡ not converged.")
         tables.append(ranked(Table(slug("dev-curve", key["dataset"], key["sampler"], *(key[a] for a in axes)), caption, "Method", columns, tuple(body), notes)))

@@ -23,6 +23,11 @@ from nerplat.errors import UserInputError
 from nerplat.plan.model import Plan
 
 SPEC_HELP = "A spec file (YAML)."
+COST_HELP = (
+    "Also predict each arm's wall time and device-hours on this host, from earlier runs of the same encoder and device, "
+    "else from a short calibration run it says it ran (--json: a `cost` field)."
+)
+BUDGET_HELP = "With --cost: the time the spec may take (150m, 2h, 5400s); over it, the cuts that would fit (advice, exit 0)."
 REGISTRY_WORD = 22  # widest word kept whole in `nerplat registry` (balanced_undersampling); type names and paths fold
 
 
@@ -74,9 +79,9 @@ def plan(
     profile: str | None = PROFILE_OPTION,
     overrides: list[str] = SET_OPTION,
     as_json: bool = typer.Option(False, "--json", help="Print the plan as JSON on stdout."),
-    cost: bool = typer.Option(
-        False, "--cost", help="Also predict each arm's wall time and device-hours from earlier runs of the same encoder and device (--json: a `cost` field)."
-    ),
+    cost: bool = typer.Option(False, "--cost", help=COST_HELP),
+    budget: str | None = typer.Option(None, "--budget", help=BUDGET_HELP),
+    calibrate: bool = typer.Option(True, "--calibrate/--no-calibrate", help="With --cost: calibrate on this host where the store has no runs."),
     tracking_uri: str | None = typer.Option(
         None, "--tracking-uri", help="MLflow store whose runs --cost reads (default: MLFLOW_TRACKING_URI, the spec's, else ./mlflow.db)."
     ),
@@ -86,12 +91,10 @@ def plan(
     Arms are named by their short labels (MLflow's run names); --json gives every id in full."""
     from nerplat.analysis.claim_design import claim_costs, unequal_effort
     from nerplat.cli.options import compile_spec
-    from nerplat.plan.cost import spec_cost
-    from nerplat.run.looks import replicates_by_look
     from nerplat.trial.device import emulated_bf16_warnings
 
     compiled = compile_spec(spec, profile, overrides)
-    predicted = spec_cost(compiled, tracking_uri, replicates_by_look(compiled)) if cost else None
+    predicted = _estimate(compiled, (spec, profile, overrides), tracking_uri, budget, calibrate) if cost else None
     if as_json:
         if predicted is None:
             sys.stdout.write(compiled.model_dump_json(indent=2) + "\n")
@@ -125,6 +128,18 @@ def plan(
         console.print(cost_line.line())
     for line in unequal_effort(compiled) + emulated_bf16_warnings(compiled.arms):
         console.print(f"warning: {line}")
+
+
+def _estimate(compiled: Plan, source: tuple, tracking_uri: str | None, budget: str | None, calibrate: bool) -> Any:
+    """`--cost` and `--budget`: the prediction over the looks the design runs, and the cuts, each the
+    spec compiled again from `source` (spec, profile, overrides) with the cut's overrides."""
+    from nerplat.cli.options import compile_spec
+    from nerplat.estimate.spec_cost import estimate_plan
+    from nerplat.run.looks import replicates_by_look
+
+    spec, profile, overrides = source
+    replan = lambda more: compile_spec(spec, profile, [*overrides, *more])
+    return estimate_plan(compiled, tracking_uri, replicates_by_look, calibrating=calibrate, budget=budget, replan=replan)
 
 
 def _arm_table(compiled: Any) -> Table:

@@ -1,4 +1,5 @@
-"""What a spec will cost before it runs: wall time and device-hours per arm, from earlier runs.
+"""What a spec will cost before it runs: wall time and device-hours per arm, from earlier runs of
+this host, else from a short calibration run on it.
 
 A trial of an arm is predicted as
 
@@ -20,6 +21,16 @@ A trial of an arm is predicted as
   short end (10th percentile) of `wall - time_train_s` over earlier runs of the same arm (its dev
   set, its evaluation cadence), else over those of the same encoder and device.
 
+Where the store has no run of an arm's encoder on this device in its arithmetic, a `Calibration`
+of that encoder at the arm's batch size and max_length (`estimate.calibration`) gives the training
+tokens/s of one pass a batch (so the passes of the arm's objective multiply), and the rest is its
+start-up plus the arm's dev evaluations (every `train.eval_every` epochs and after the last, of its
+dev subset) and a replicate's test evaluation (spread over the arm's trials: tuning trials score no
+test split) at the calibration's evaluation speed (sentences/s). Heads that
+choose thresholds on dev or decode a CRF evaluate slower than the calibration's softmax head.
+
+Every trial is counted at its epoch cap (`train.epochs`): early stopping can only shorten it.
+
 An arm's trials are its tuning trials and replicates, every one counted at full length (a scheduler
 that stops trials early makes the tune phase cheaper than predicted). Device-hours are trial seconds
 x trials x the CPUs (or GPUs) a trial holds. An arm's own wall time is its trial seconds spread over
@@ -39,14 +50,12 @@ from __future__ import annotations
 
 import heapq
 import math
-import os
 import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from nerplat.plan.model import Arm, Plan
-from nerplat.track import schema
 
 
 @dataclass(frozen=True)
@@ -84,10 +93,53 @@ class Machine:
 
 @dataclass(frozen=True)
 class EpochWork:
-    """An epoch of an arm's trial before it runs: training sub-tokens, and passes a batch takes."""
+    """An arm's trial before it runs: training sub-tokens of an epoch, the passes a batch takes, and
+    the sentences a dev evaluation and the test evaluation score (read only with a calibration)."""
 
     tokens: float
     passes: int
+    dev_sentences: int = 0
+    test_sentences: int = 0
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """This host's speed for an encoder at a batch size and max_length in an arithmetic, timed by a
+    short training run where the store has no earlier runs to go by (`estimate.calibration`)."""
+
+    encoder: str
+    device: str
+    precision: str
+    batch_size: int
+    max_length: int
+    steps: int  # training steps timed
+    train_tokens_per_s: float  # one pass a batch: cross-entropy on a softmax head
+    eval_sentences_per_s: float
+    setup_s: float  # from the start of the trial to its first optimiser step
+    seconds: float  # what the calibration took, start to end
+
+    @property
+    def key(self) -> tuple[str, str, str, int, int]:
+        return (self.encoder, self.device, self.precision, self.batch_size, self.max_length)
+
+    def line(self) -> str:
+        return (
+            f"calibration run here: {self.steps} training steps of {self.encoder} at batch {self.batch_size}, "
+            f"max_length {self.max_length} in {self.precision} on {self.device}: {self.train_tokens_per_s:.0f} tokens/s, "
+            f"dev {self.eval_sentences_per_s:.1f} sentences/s, start-up {duration(self.setup_s)} (took {duration(self.seconds)})"
+        )
+
+
+def calibration_key(arm: Arm, machine: Machine) -> tuple[str, str, str, int, int]:
+    """What a calibration must share with an arm to stand for it: encoder, device, arithmetic, batch size, max_length."""
+    encoder = arm.fixed["encoder"]
+    return (
+        encoder["name"],
+        machine.label_of(arm),
+        machine.precision_of(arm),
+        arm.fixed["train"]["batch_size"],
+        encoder["max_length"],
+    )
 
 
 @dataclass(frozen=True)
@@ -97,7 +149,7 @@ class ArmCost:
     trials: int  # tuning trials and replicates
     device: str
     precision: str
-    runs: int  # earlier runs the throughput is read from (0: no prediction)
+    runs: int  # earlier runs the throughput is read from (0: from a calibration, or no prediction)
     basis: str  # where the figures come from, or why there are none
     trial_s: float | None = None
     at_once: int = 1
@@ -113,42 +165,61 @@ class SpecCost:
     wall_s: float | None  # None when some arm has no prediction
     device_hours: dict[str, float]  # by unit, over the arms that have a prediction
     looks: int = 1  # looks of replicates the wall time counts
+    calibrations: list[Calibration] = field(default_factory=list)  # run here for arms without earlier runs
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     def lines(self) -> list[str]:
         """One line per arm and a total, for `nerplat plan --cost`."""
-        lines = []
+        lines = [calibration.line() for calibration in self.calibrations]
         for cost in self.arms:
             if cost.trial_s is None:
                 lines.append(f"cost {cost.label}: no prediction: {cost.basis}")
                 continue
             lines.append(
-                f"cost {cost.label}: {cost.trials} trials x {_duration(cost.trial_s)}, {cost.at_once} at a time: "
-                f"wall {_duration(cost.wall_s)}, {cost.device_hours:.2f} {cost.unit}-hours ({cost.basis})"
+                f"cost {cost.label}: {cost.trials} trials x {duration(cost.trial_s)}, {cost.at_once} at a time: "
+                f"wall {duration(cost.wall_s)}, {cost.device_hours:.2f} {cost.unit}-hours ({cost.basis})"
             )
         hours = ", ".join(f"{value:.2f} {unit}-hours" for unit, value in self.device_hours.items()) or "no device-hours"
-        wall = _duration(self.wall_s) if self.wall_s is not None else "unknown (an arm has no earlier runs to go by)"
+        wall = duration(self.wall_s) if self.wall_s is not None else "unknown (an arm has no earlier runs to go by)"
         order = f"tuning arm by arm, then {self.looks} look{'s' if self.looks > 1 else ''} of replicates"
-        lines.append(f"predicted wall time {wall} ({order}; Ray's start and the analysis left out); {hours}")
+        lines.append(
+            f"predicted wall time {wall} ({order}; every run at its epoch cap: early stopping can only shorten it; "
+            f"Ray's start and the analysis left out); {hours}"
+        )
         return lines
 
 
 def predict_cost(
-    plan: Plan, runs: Iterable[MeasuredRun], machine: Machine, work_of: Callable[[Arm], EpochWork], looks: Sequence[Mapping[str, int]] | None = None
+    plan: Plan,
+    runs: Iterable[MeasuredRun],
+    machine: Machine,
+    work_of: Callable[[Arm], EpochWork],
+    looks: Sequence[Mapping[str, int]] | None = None,
+    calibrations: Iterable[Calibration] = (),
 ) -> SpecCost:
     """Each arm's predicted trial seconds, wall time and device-hours, and the spec's wall time over
     `looks` (default: one look of every replicate) (module docstring)."""
-    runs = list(runs)
+    runs, calibrated = list(runs), {calibration.key: calibration for calibration in calibrations}
     looks = looks or [{arm.id: len(arm.replicates) for arm in plan.arms}]
-    arms = [_arm_cost(plan, arm, runs, machine, work_of) for arm in plan.arms]
+    arms = [_arm_cost(plan, arm, runs, machine, work_of, calibrated) for arm in plan.arms]
     predicted = [cost for cost in arms if cost.wall_s is not None]
     hours: dict[str, float] = {}
     for cost in predicted:
         hours[cost.unit] = hours.get(cost.unit, 0.0) + cost.device_hours
     wall = _spec_wall(plan, arms, machine, looks) if len(predicted) == len(arms) else None
-    return SpecCost(arms=arms, wall_s=wall, device_hours=hours, looks=len(looks))
+    used = {calibration_key(arm, machine) for arm in plan.arms}
+    return SpecCost(
+        arms=arms, wall_s=wall, device_hours=hours, looks=len(looks), calibrations=[c for k, c in calibrated.items() if k in used]
+    )
+
+
+def uncalibrated(plan: Plan, runs: Iterable[MeasuredRun], machine: Machine) -> list[Arm]:
+    """Arms with no earlier run of their encoder on this device in their arithmetic: those a
+    calibration stands for."""
+    runs = list(runs)
+    return [arm for arm in plan.arms if not _alike(arm, runs, machine)[0]]
 
 
 def _spec_wall(plan: Plan, costs: list[ArmCost], machine: Machine, looks: Sequence[Mapping[str, int]]) -> float:
@@ -175,18 +246,55 @@ def _makespan(queue: list[ArmCost], offered: dict[str, float], at_most: int) -> 
     return last
 
 
-def _arm_cost(plan: Plan, arm: Arm, runs: list[MeasuredRun], machine: Machine, work_of: Callable[[Arm], EpochWork]) -> ArmCost:
+def _alike(arm: Arm, runs: list[MeasuredRun], machine: Machine) -> tuple[list[MeasuredRun], str]:
+    """Runs of the arm's encoder in its arithmetic on this device, else on an unrecorded one; and which."""
+    encoder, device, precision = arm.fixed["encoder"]["name"], machine.label_of(arm), machine.precision_of(arm)
+    alike = [run for run in runs if run.encoder == encoder and run.precision == precision and run.device == device]
+    if alike:
+        return alike, "on this device"
+    return [
+        run for run in runs if run.encoder == encoder and run.precision == precision and run.device is None
+    ], "device not recorded"
+
+
+def _arm_cost(
+    plan: Plan,
+    arm: Arm,
+    runs: list[MeasuredRun],
+    machine: Machine,
+    work_of: Callable[[Arm], EpochWork],
+    calibrated: Mapping[tuple, Calibration],
+) -> ArmCost:
     encoder = arm.fixed["encoder"]["name"]
     device, precision = machine.label_of(arm), machine.precision_of(arm)
     trials = arm.tune_trials + len(arm.replicates)
     same = dict(arm=arm.id, label=arm.label, trials=trials, device=device, precision=precision)
-    alike = [run for run in runs if run.encoder == encoder and run.precision == precision and run.device == device]
-    recorded = "on this device"
-    if not alike:
-        alike = [run for run in runs if run.encoder == encoder and run.precision == precision and run.device is None]
-        recorded = "device not recorded"
-    if not alike:
+    alike, recorded = _alike(arm, runs, machine)
+    if alike:
+        measured, basis, trial_s = _from_runs(arm, alike, recorded, work_of)
+    elif (calibration := calibrated.get(calibration_key(arm, machine))) is not None:
+        measured, basis, trial_s = 0, *_from_calibration(arm, calibration, work_of(arm))
+    else:
         return ArmCost(**same, runs=0, basis=f"no earlier completed runs of {encoder} in {precision} on {device}")
+    resources = arm.resources
+    unit, held, offered = (
+        ("GPU", resources.gpus_per_worker, machine.gpus)
+        if resources.gpus_per_worker
+        else ("CPU", resources.cpus_per_worker, machine.cpus)
+    )
+    held *= resources.workers
+    at_once = max(1, math.floor(offered / held)) if held else 1
+    if plan.tune is not None and plan.tune.max_concurrent:
+        at_once = min(at_once, plan.tune.max_concurrent)
+    return ArmCost(
+        **same, runs=measured, basis=basis, trial_s=trial_s, at_once=at_once,
+        wall_s=trials * trial_s / min(at_once, max(1, trials)), device_hours=trials * trial_s * held / 3600, unit=unit, held=held,
+    )  # fmt: skip
+
+
+def _from_runs(arm: Arm, alike: list[MeasuredRun], recorded: str, work_of: Callable[[Arm], EpochWork]) -> tuple[int, str, float]:
+    """Runs read, basis and trial seconds from earlier runs of the arm's encoder (module docstring)."""
+    encoder = arm.fixed["encoder"]["name"]
     own = [run for run in alike if run.arm == arm.id]
     of_objective = [run for run in alike if run.objective == arm.objective]
     measured = own or of_objective or alike
@@ -201,106 +309,20 @@ def _arm_cost(plan: Plan, arm: Arm, runs: list[MeasuredRun], machine: Machine, w
         basis = f"{len(measured)} runs of {encoder} {whose}, {recorded}; epoch tokens counted on its data"
         basis += f", {passes} passes a batch" if passes > 1 else ""
     rest = _fast_end([run.rest_s for run in own or alike], high=False)
-    trial_s = arm.fixed["train"]["epochs"] * epoch_tokens * passes / tokens_per_s + rest
-    resources = arm.resources
-    unit, held, offered = ("GPU", resources.gpus_per_worker, machine.gpus) if resources.gpus_per_worker else ("CPU", resources.cpus_per_worker, machine.cpus)
-    held *= resources.workers
-    at_once = max(1, math.floor(offered / held)) if held else 1
-    if plan.tune is not None and plan.tune.max_concurrent:
-        at_once = min(at_once, plan.tune.max_concurrent)
-    return ArmCost(
-        **same, runs=len(measured), basis=basis, trial_s=trial_s, at_once=at_once,
-        wall_s=trials * trial_s / min(at_once, max(1, trials)), device_hours=trials * trial_s * held / 3600, unit=unit, held=held,
-    )  # fmt: skip
+    return len(measured), basis, arm.fixed["train"]["epochs"] * epoch_tokens * passes / tokens_per_s + rest
 
 
-def spec_cost(plan: Plan, tracking_uri: str | None, looks: Sequence[Mapping[str, int]] | None = None) -> SpecCost:
-    """`predict_cost` from the runs of the MLflow store at `tracking_uri` (else the one `nerplat run`
-    would use here), on this machine; a store that does not exist has no runs."""
-    from pathlib import Path
-
-    from nerplat.track.experiment_reader import open_client
-    from nerplat.track.store import resolve_tracking_uri, sqlite_path
-
-    uri = tracking_uri or resolve_tracking_uri(plan.tracking_uri, Path("."))
-    database = sqlite_path(uri)
-    runs = []
-    if database is None or database.exists():
-        runs = measured_runs(open_client(uri), (arm.fixed["encoder"]["name"] for arm in plan.arms))
-    return predict_cost(plan, runs, this_machine(), epoch_work_on_data, looks)
-
-
-def measured_runs(client: Any, encoders: Iterable[str]) -> list[MeasuredRun]:
-    """Completed tuning trials and replicates of `encoders` in every experiment of the MLflow store."""
-    from nerplat.track.experiment_reader import completed_runs_of_encoders
-
-    return [measured for run in completed_runs_of_encoders(client, encoders) if (measured := measured_run(run)) is not None]
-
-
-def measured_run(run: Any) -> MeasuredRun | None:
-    """An MLflow run's cost figures; None when it is not a completed trial or replicate that timed its training."""
-    tags, metrics, params = run.data.tags, run.data.metrics, run.data.params
-    if tags.get(schema.KIND) not in ("trial", "replicate") or run.info.end_time is None:
-        return None
-    if not metrics.get("time_train_s") or not metrics.get("train_tokens") or "train.epochs" not in params:
-        return None
-    precision = tags.get(schema.PRECISION) or params.get("train.precision", "fp32")
-    if precision == "auto":  # resolved on a device the run did not record
-        return None
-    return MeasuredRun(
-        arm=tags.get(schema.ARM, ""),
-        objective=tags.get(schema.OBJECTIVE, ""),
-        encoder=tags[schema.ENCODER],
-        device=tags.get(schema.DEVICE),
-        precision=precision,
-        epochs=int(params["train.epochs"]),
-        train_tokens=metrics["train_tokens"],
-        train_s=metrics["time_train_s"],
-        wall_s=(run.info.end_time - run.info.start_time) / 1000,
-    )
-
-
-def this_machine() -> Machine:
-    """This machine's CPUs and GPUs, and the device and arithmetic an arm's trials would get here."""
-    import torch
-
-    from nerplat.trial.device import device_label, resolve_precision
-
-    def device_of(arm: Arm) -> torch.device:
-        return torch.device("cuda", 0) if arm.resources.gpus_per_worker and torch.cuda.is_available() else torch.device("cpu")
-
-    def label_of(arm: Arm) -> str:
-        if arm.resources.gpus_per_worker and not torch.cuda.is_available():
-            return "cuda (no GPU on this machine)"
-        return device_label(device_of(arm), arm.fixed["train"].get("threads") or max(1, int(arm.resources.cpus_per_worker)))
-
-    def precision_of(arm: Arm) -> str:
-        return resolve_precision(arm.fixed["train"].get("precision", "fp32"), device_of(arm))
-
-    gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
-    return Machine(cpus=os.cpu_count() or 1, gpus=gpus, label_of=label_of, precision_of=precision_of)
-
-
-def epoch_work_on_data(arm: Arm) -> EpochWork:
-    """Training sub-tokens of one epoch of the arm's first replicate (its sampled split, windowed as
-    trials window it), and the passes a batch of its objective takes on the split's labels."""
-    from nerplat.config.trial import Component, DatasetRef, EncoderSettings
-    from nerplat.models.encoders import load_encoder
-    from nerplat.objectives.registry import OBJECTIVES
-    from nerplat.trial.data import prepare_corpus
-    from nerplat.trial.variant_registry import featurize_for_head
-
-    fixed = arm.fixed
-    replicate = arm.replicates[0] if arm.replicates else None
-    seed, partition = (replicate.seed, replicate.partition) if replicate else (0, arm.partitions[0])
-    samplers = tuple(Component.model_validate(sampler) for sampler in fixed["samplers"])
-    corpus = prepare_corpus(DatasetRef.model_validate(fixed["dataset"]), samplers, seed=seed, partition=partition).corpus
-    settings = EncoderSettings.model_validate(fixed["encoder"])
-    tokenizer = load_encoder(settings, train=corpus.train, seed=seed).tokenizer
-    features = featurize_for_head(Component.model_validate(fixed["head"]), corpus.name, corpus.train, tokenizer, settings, corpus.labels())
-    objective = Component.model_validate(fixed["objective"])
-    passes = OBJECTIVES.get(objective.name).config.model_validate(objective.params).substeps(corpus.labels())
-    return EpochWork(tokens=float(features.token_counts().sum()), passes=passes)
+def _from_calibration(arm: Arm, calibration: Calibration, work: EpochWork) -> tuple[str, float]:
+    """Basis and trial seconds from this host's calibration (module docstring)."""
+    train = arm.fixed["train"]
+    epochs, every = train["epochs"], train.get("eval_every", 1)
+    evaluations = epochs // every + (1 if epochs % every else 0)
+    tests = len(arm.replicates) / max(1, arm.tune_trials + len(arm.replicates))  # tuning trials score no test split
+    scored = evaluations * work.dev_sentences + tests * work.test_sentences
+    rest = calibration.setup_s + scored / calibration.eval_sentences_per_s
+    basis = f"calibrated here ({calibration.steps} steps of {calibration.encoder}); epoch tokens counted on its data"
+    basis += f", {work.passes} passes a batch" if work.passes > 1 else ""
+    return basis, epochs * work.tokens * work.passes / calibration.train_tokens_per_s + rest
 
 
 def _fast_end(values: list[float], high: bool) -> float:
@@ -311,7 +333,8 @@ def _fast_end(values: list[float], high: bool) -> float:
     return deciles[-1] if high else deciles[0]
 
 
-def _duration(seconds: float) -> str:
+def duration(seconds: float) -> str:
+    """Seconds as people read a wall time: s, min or h."""
     if seconds < 90:
         return f"{seconds:.0f} s"
     if seconds < 5400:

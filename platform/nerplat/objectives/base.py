@@ -95,7 +95,7 @@ class ObjectiveConfig(BaseModel):
 
     def substeps(self, labels: Sequence[str]) -> int:
         """Forward and backward passes a training batch takes (`Objective.num_substeps`); the cost
-        model (`nerplat.plan.cost`) reads it before any trial runs."""
+        model (`nerplat.estimate.cost`) reads it before any trial runs."""
         return 1
 
 

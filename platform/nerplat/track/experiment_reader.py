@@ -64,7 +64,7 @@ def search_all(client: MlflowClient, experiment_id: str, kind: str) -> list[Run]
 
 def completed_runs_of_encoders(client: MlflowClient, encoders: Iterable[str]) -> list[Run]:
     """Every completed run (`nerplat.status` = completed) of each of `encoders`, in any of the store's
-    first 1000 experiments, following page tokens: what the cost model times (`plan/cost.py`)."""
+    first 1000 experiments, following page tokens: what the cost model times (`estimate/cost.py`)."""
     experiments = [experiment.experiment_id for experiment in client.search_experiments(max_results=1000)]
     found: list[Run] = []
     for encoder in sorted(set(encoders)):

@@ -1,8 +1,7 @@
-"""`nerplat plan --cost`: trial seconds, wall time and device-hours per arm from earlier runs of known durations."""
+"""The cost model: trial seconds, wall time and device-hours per arm from earlier runs of known durations, else a calibration."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -10,8 +9,7 @@ import pytest
 from nerplat.bench.runner_overhead import SWEEP_SPEC
 from nerplat.catalog import default_catalog
 from nerplat.plan.compiler import compile_plan
-from nerplat.plan.cost import EpochWork, Machine, MeasuredRun, epoch_work_on_data, predict_cost, this_machine
-from nerplat.track import schema
+from nerplat.estimate.cost import Calibration, EpochWork, Machine, MeasuredRun, predict_cost, uncalibrated
 
 DEVICE = "cpu: Test CPU x2 threads"
 REPO = Path(__file__).parents[3]
@@ -33,8 +31,8 @@ def run(
     return MeasuredRun(arm=arm, objective=objective, encoder=encoder, device=device, precision="fp32", epochs=4, train_tokens=tokens, train_s=train_s, wall_s=wall_s)
 
 
-def work(tokens: float, passes: int = 1):
-    return lambda arm: EpochWork(tokens, passes)
+def work(tokens: float, passes: int = 1, dev: int = 0, test: int = 0):
+    return lambda arm: EpochWork(tokens, passes, dev_sentences=dev, test_sentences=test)
 
 
 def test_runs_of_the_same_arm_give_its_epoch_tokens_throughput_and_rest(sweep):
@@ -71,14 +69,6 @@ def test_runs_of_the_arms_objective_give_the_throughput_else_other_objectives_ti
     (arm_cost,) = predict_cost(ova_auc, runs, machine(), work_of=work(1000.0, passes=3)).arms
     assert arm_cost.runs == 1 and arm_cost.trial_s == pytest.approx(4 * 1000 / (4000 / 6) + 1.0)  # the short end of all runs' rest
     assert "1 runs of minilm-l6 with ova_auc, on this device; epoch tokens counted on its data" == arm_cost.basis
-
-
-@pytest.mark.parametrize(("spec", "objective", "passes"), [("ova_auc_lowres", "ova_auc", 3), ("auc2t_lowres_conll", "comauc_2t", 2), ("ova_auc_lowres", "ce", 1)])
-def test_the_passes_a_batch_takes_come_from_the_objectives_config_on_the_arms_labels(spec, objective, passes):
-    plan = compile_plan(REPO / "specs" / f"{spec}.yaml", default_catalog(), profile="cpu")
-    arm = next(arm for arm in plan.arms if arm.objective == objective)
-    work_of = epoch_work_on_data(arm)
-    assert work_of.passes == passes and work_of.tokens > 0
 
 
 def test_more_cpus_run_more_trials_at_once_up_to_max_concurrent(sweep):
@@ -129,43 +119,38 @@ def test_runs_made_before_devices_were_recorded_count_and_say_so(sweep):
     assert arm_cost.trial_s == pytest.approx(4 * 2000 / 1000 + 2.0) and "on this device" in arm_cost.basis
 
 
-def test_plan_cost_reads_an_mlflow_store_with_runs_of_known_durations(sweep, tmp_path, capsys, monkeypatch):
-    """Three completed trials of the sweep's arm on this machine, 20 s each with 12 s of training steps."""
-    from mlflow import MlflowClient
-    from mlflow.entities import Metric, Param, RunTag
+def calibration(**changes) -> Calibration:
+    """minilm-l6 on this test's device in fp32 at the sweep's batch size (16) and max_length (64)."""
+    figures = dict(
+        encoder="minilm-l6", device=DEVICE, precision="fp32", batch_size=16, max_length=64, steps=6,
+        train_tokens_per_s=500.0, eval_sentences_per_s=50.0, setup_s=3.0, seconds=20.0,
+    )  # fmt: skip
+    return Calibration(**figures | changes)
 
-    from nerplat.cli import main
 
-    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+def test_an_arm_without_earlier_runs_goes_by_a_calibration_of_its_encoder_and_says_so(sweep):
+    """The sweep: 4 epochs, dev (100 sentences) every 2, 20 tuning trials and 1 replicate (which alone scores test)."""
+    cost = predict_cost(sweep, [], machine(), work(1000.0, passes=3, dev=100, test=2100), calibrations=[calibration()])
+    (arm_cost,) = cost.arms
+    # training 4 x 1000 tokens x 3 passes at 500/s; rest: start-up 3 s, 2 dev evaluations of 100 and
+    # a 21st of a test split of 2100 sentences a trial, at 50 sentences/s
+    assert arm_cost.trial_s == pytest.approx(4 * 1000 * 3 / 500 + 3.0 + (2 * 100 + 2100 / 21) / 50)
+    assert arm_cost.runs == 0 and arm_cost.basis == "calibrated here (6 steps of minilm-l6); epoch tokens counted on its data, 3 passes a batch"
+    lines = cost.lines()
+    assert lines[0].startswith("calibration run here: 6 training steps of minilm-l6 at batch 16, max_length 64 in fp32 on cpu: Test CPU x2")
+    assert "500 tokens/s, dev 50.0 sentences/s" in lines[0] and cost.calibrations == [calibration()]
+    assert "every run at its epoch cap: early stopping can only shorten it" in lines[-1]
+
+
+@pytest.mark.parametrize("changes", [{"batch_size": 32}, {"max_length": 128}, {"precision": "bf16"}, {"encoder": "bert-base"}, {"device": "cpu: other"}])
+def test_a_calibration_stands_only_for_arms_of_its_encoder_device_arithmetic_batch_size_and_length(sweep, changes):
+    cost = predict_cost(sweep, [], machine(), work(1000.0), calibrations=[calibration(**changes)])
+    assert cost.arms[0].trial_s is None and cost.wall_s is None and cost.calibrations == []
+
+
+def test_earlier_runs_win_over_a_calibration_and_only_arms_without_them_need_one(sweep):
     arm = sweep.arms[0]
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    client = MlflowClient(uri)
-    experiment = client.create_experiment("earlier")
-    label = this_machine().label_of(arm)
-    for index in range(3):
-        tags = {schema.KIND: "trial", schema.ARM: arm.id, schema.ENCODER: "minilm-l6", schema.STATUS: "completed", schema.DEVICE: label, schema.PRECISION: "fp32"}
-        started = 1_000_000 + 100_000 * index
-        created = client.create_run(experiment, start_time=started, tags=tags)
-        metrics = {"time_train_s": 12.0, "train_tokens": 24_000.0, "time_eval_s": 5.0}
-        client.log_batch(created.info.run_id, metrics=[Metric(k, v, 0, 0) for k, v in metrics.items()], params=[Param("train.epochs", "4")], tags=[RunTag("other", "x")])
-        client.set_terminated(created.info.run_id, end_time=started + 20_000)
-    client.create_run(experiment, tags={schema.KIND: "trial", schema.ENCODER: "minilm-l6", schema.STATUS: "failed"})  # not counted
-    assert main(["plan", str(SWEEP_SPEC), "--cost", "--json", "--tracking-uri", uri]) == 0
-    printed = json.loads(capsys.readouterr().out)
-    assert printed["experiment"] == sweep.experiment  # the plan itself, with the cost beside it
-    (arm_cost,) = printed["cost"]["arms"]
-    assert arm_cost["runs"] == 3 and arm_cost["trial_s"] == pytest.approx(20.0)  # 4 x 6000 tokens at 2000/s + 8 s
-    assert printed["cost"]["wall_s"] == pytest.approx(21 * 20.0)
-    assert main(["plan", str(SWEEP_SPEC), "--cost", "--tracking-uri", uri]) == 0
-    out = capsys.readouterr().out
-    assert "21 trials x 20 s, 1 at a time: wall 7.0 min, 0.23 CPU-hours (3 runs of minilm-l6 of this arm, on this device)" in " ".join(out.split())
-
-
-def test_plan_cost_without_a_store_says_there_is_nothing_to_go_by(sweep, tmp_path, capsys, monkeypatch):
-    from nerplat.cli import main
-
-    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
-    assert main(["plan", str(SWEEP_SPEC), "--cost", "--tracking-uri", f"sqlite:///{tmp_path / 'none.db'}"]) == 0
-    out = " ".join(capsys.readouterr().out.split())
-    assert "cost ce: no prediction: no earlier completed runs of minilm-l6 in fp32" in out
-    assert not (tmp_path / "none.db").exists()
+    assert uncalibrated(sweep, [run("another/arm", encoder="bert-base")], machine()) == [arm]
+    assert uncalibrated(sweep, [run("another/arm", device=None)], machine()) == []
+    (arm_cost,) = predict_cost(sweep, [run(arm.id)], machine(), work(0.0), calibrations=[calibration()]).arms
+    assert arm_cost.trial_s == pytest.approx(6.0) and arm_cost.runs == 1

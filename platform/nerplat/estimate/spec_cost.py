@@ -1,0 +1,117 @@
+"""`nerplat plan --cost` on this host: the store's runs read once, a calibration run for what they
+lack, and predictions of a plan and of its cuts from both."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from nerplat.estimate.budget import BudgetAdvice, Replan, advise, parse_budget
+from nerplat.estimate.calibration import calibrate
+from nerplat.estimate.cost import (
+    ArmCost,
+    Calibration,
+    EpochWork,
+    Machine,
+    MeasuredRun,
+    SpecCost,
+    calibration_key,
+    predict_cost,
+    uncalibrated,
+)
+from nerplat.estimate.host import epoch_work_on_data, this_machine
+from nerplat.estimate.store_runs import measured_runs
+from nerplat.plan.model import Arm, Plan
+from nerplat.track.experiment_reader import open_client
+from nerplat.track.store import resolve_tracking_uri, sqlite_path
+
+Calibrate = Callable[[list[Arm], Machine], list[Calibration]]
+
+
+class HostEstimator:
+    """Predicts plans' cost on one machine from one set of earlier runs; an arm the runs do not
+    cover is calibrated once per encoder, device, arithmetic, batch size and max_length (`calibrate`:
+    None predicts nothing for it), and an arm's work is counted on its data once."""
+
+    def __init__(
+        self, runs: Iterable[MeasuredRun], machine: Machine, work_of: Callable[[Arm], EpochWork], calibrate: Calibrate | None
+    ):
+        self.runs, self.machine, self.calibrate = list(runs), machine, calibrate
+        self.calibrations: dict[tuple, Calibration] = {}
+        self._work_of, self._work = work_of, {}
+
+    def predict(self, plan: Plan, looks: Sequence[Mapping[str, int]] | None = None) -> SpecCost:
+        missing = [
+            arm
+            for arm in uncalibrated(plan, self.runs, self.machine)
+            if calibration_key(arm, self.machine) not in self.calibrations
+        ]
+        if missing and self.calibrate is not None:
+            self.calibrations.update((calibration.key, calibration) for calibration in self.calibrate(missing, self.machine))
+        return predict_cost(plan, self.runs, self.machine, self.work_of, looks, self.calibrations.values())
+
+    def work_of(self, arm: Arm) -> EpochWork:
+        """The arm's work, counted once for every arm of the same data, model and first replicate
+        (cuts of epochs, seeds or trials leave it as it is)."""
+        fixed, first = arm.fixed, arm.replicates[0] if arm.replicates else None
+        key = json.dumps(
+            [fixed[part] for part in ("dataset", "samplers", "encoder", "head", "objective")]
+            + [fixed["train"].get("dev_subset"), first and (first.seed, first.partition), arm.partitions[0]],
+            sort_keys=True,
+            default=str,
+        )
+        if key not in self._work:
+            self._work[key] = self._work_of(arm)
+        return self._work[key]
+
+
+def host_estimator(plan: Plan, tracking_uri: str | None, calibrating: bool = True) -> HostEstimator:
+    """A `HostEstimator` on this machine from the runs of the MLflow store at `tracking_uri` (else
+    the one `nerplat run` would use here) of the plan's encoders; a store that does not exist has none."""
+    uri = tracking_uri or resolve_tracking_uri(plan.tracking_uri, Path("."))
+    database = sqlite_path(uri)
+    runs = []
+    if database is None or database.exists():
+        runs = measured_runs(open_client(uri), (arm.fixed["encoder"]["name"] for arm in plan.arms))
+    return HostEstimator(runs, this_machine(), epoch_work_on_data, calibrate if calibrating else None)
+
+
+@dataclass(frozen=True)
+class PlanEstimate:
+    """A plan's predicted cost on this host, and the budget held against it (when one was given)."""
+
+    cost: SpecCost
+    budget: BudgetAdvice | None = None
+
+    @property
+    def arms(self) -> list[ArmCost]:
+        return self.cost.arms
+
+    def as_dict(self) -> dict[str, Any]:
+        return self.cost.as_dict() | ({"budget": self.budget.as_dict()} if self.budget is not None else {})
+
+    def lines(self) -> list[str]:
+        return self.cost.lines() + (self.budget.lines() if self.budget is not None else [])
+
+
+def estimate_plan(
+    plan: Plan,
+    tracking_uri: str | None,
+    looks_of: Callable[[Plan], Sequence[Mapping[str, int]]],
+    *,
+    calibrating: bool = True,
+    budget: str | None = None,
+    replan: Replan | None = None,
+) -> PlanEstimate:
+    """`nerplat plan --cost [--budget]`: the plan's prediction over its looks (`looks_of`), and with a
+    budget the cuts that fit, each a plan `replan` compiles from the spec with more overrides."""
+    budget_s = parse_budget(budget) if budget is not None else None  # a bad budget fails before any calibration
+    estimator = host_estimator(plan, tracking_uri, calibrating)
+    cost = estimator.predict(plan, looks_of(plan))
+    if budget_s is None or replan is None:
+        return PlanEstimate(cost)
+    advice = advise(plan, cost.wall_s, budget_s, replan, lambda cut: estimator.predict(cut, looks_of(cut)).wall_s)
+    return PlanEstimate(cost, advice)
