@@ -1,7 +1,8 @@
 """MLflow runs of one experiment -> Polars frames, one row per run (read through `track/experiment_reader.py`).
 
 Replicate runs become the frame every statistic is computed from: identity columns (from the
-`nerplat.*` tags of `track/schema.py`) and one Float64 column per metric. Tune trials become a
+`nerplat.*` tags of `track/schema.py`), one Float64 column per metric, and why each run stopped
+(`with_stopping`: `stopped_by`, `stopped_epoch`, `converged_run`). Tune trials become a
 second frame with their sampled hyper-parameters, and the tune parent runs a third with the
 configuration each arm chose. Nothing here computes statistics.
 """
@@ -113,9 +114,36 @@ def _run_frame(runs: list[Run], extra: dict[str, pl.DataType], row_extra) -> pl.
 
 
 def replicate_frame(runs: list[Run]) -> pl.DataFrame:
-    """One row per replicate run: identity columns, then every metric (latest value) by name."""
-    frame = _run_frame(runs, {}, lambda run: {})
-    return frame.sort("dataset", "sampler", "method", "seed", "partition", "run_id")
+    """One row per replicate run: identity columns, `stopped_by`, then every metric (latest value) by
+    name, with `stopped_epoch` as Int64 and `converged_run` (`with_stopping`)."""
+    frame = _run_frame(runs, {"stopped_by": pl.String()}, lambda run: {"stopped_by": run.data.tags.get(schema.STOPPED_BY)})
+    return with_stopping(frame).sort("dataset", "sampler", "method", "seed", "partition", "run_id")
+
+
+def with_stopping(frame: pl.DataFrame) -> pl.DataFrame:
+    """`frame` with `stopped_by` (String), `stopped_epoch` (Int64) and `converged_run` (Boolean), null
+    where a run did not record them (a frame older than the columns gets them all null).
+
+    `converged_run` is a crfsuite fit's `fit_converged` where the run logged one (its one fit is its
+    cap, so its own stopping test decides), else True for a run that stopped by patience
+    (`train.early_stopping`) and False for one that hit the cap (`train.epochs`).
+    """
+
+    def column(name: str, dtype: pl.DataType) -> pl.Expr:
+        return pl.col(name).cast(dtype) if name in frame.columns else pl.lit(None, dtype)
+
+    stopped_by, fit = column("stopped_by", pl.String()), column("fit_converged", pl.Float64())
+    converged = (
+        pl.when(fit.is_not_null()).then(fit == 1)
+        .when(stopped_by == "patience").then(pl.lit(True))
+        .when(stopped_by == "cap").then(pl.lit(False))
+        .otherwise(pl.lit(None, pl.Boolean()))
+    )  # fmt: skip
+    return frame.with_columns(
+        stopped_by.alias("stopped_by"),
+        column("stopped_epoch", pl.Float64()).round().cast(pl.Int64).alias("stopped_epoch"),
+        converged.alias("converged_run"),
+    )
 
 
 def trial_frame(runs: list[Run]) -> pl.DataFrame:

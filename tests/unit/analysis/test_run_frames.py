@@ -27,6 +27,24 @@ def test_replicate_frame_has_identity_columns_and_every_metric(store):
     assert fetch_replicates(open_client(store.client.tracking_uri), store.experiment).equals(frame)  # what a look reads
 
 
+def test_replicate_frame_says_why_each_run_stopped_and_whether_it_converged(store):
+    client = store.client
+    stopped = {0: ("patience", 7.0), 1: ("cap", 20.0)}
+    for seed, (why, epoch) in stopped.items():
+        run_id = store.replicate("ce", seed, {"test_micro_f1": 0.5, "stopped_epoch": epoch})
+        client.set_tag(run_id, schema.STOPPED_BY, why)
+    store.replicate("ce", 2, {"test_micro_f1": 0.5})  # recorded before runs said why they stopped
+    for seed, fit in ((0, 1.0), (1, 0.0)):  # crfsuite: its own stopping test decides, though its one fit is the cap
+        client.set_tag(store.replicate("crf", seed, {"test_micro_f1": 0.4, "fit_converged": fit, "stopped_epoch": 1.0}), schema.STOPPED_BY, "cap")
+    frame = fetch_experiment(open_client(client.tracking_uri), store.experiment).replicates
+    assert (frame.schema["stopped_by"], frame.schema["stopped_epoch"], frame.schema["converged_run"]) == (pl.String, pl.Int64, pl.Boolean)
+    rows = {(r["method"], r["seed"]): (r["stopped_by"], r["stopped_epoch"], r["converged_run"]) for r in frame.iter_rows(named=True)}
+    assert rows == {
+        ("ce", 0): ("patience", 7, True), ("ce", 1): ("cap", 20, False), ("ce", 2): (None, None, None),
+        ("crf", 0): ("cap", 1, True), ("crf", 1): ("cap", 1, False),
+    }
+
+
 def test_size_falls_back_to_the_sentences_trained_on(store):
     from nerplat.track import schema as tags
 

@@ -177,14 +177,14 @@ def test_the_dev_curve_table_lists_epochs_the_share_and_the_verdict():
         "epoch": [1, 2, 1, 2], "n": [3] * 4, "mean": [0.4, 0.6, 0.5, 0.5],
     })
     verdicts = pl.DataFrame({"dataset": ["d", "d"], "sampler": ["s", "s"], "method": ["ce", "mom"],
-                             "last_epoch_share": [1.0, 0.0], "slope": [0.2, None], "slope_t": [9.0, None],
-                             "curve": ["rising", "short"], "converged": [False, True]})
+                             "last_epoch_share": [1.0, 0.0], "runs": [3, 3], "stopped_by_patience": [1, 3],
+                             "mean_stopped_epoch": [19.0, 7.0], "judged_by": ["patience", "fit"], "converged": [False, True]})
     (table,) = context_tables.dev_curve_tables(curves, verdicts, SETTINGS)
-    assert [c.name for c in table.columns] == ["1", "2", "Last epoch selected", "Late slope", "Converged"]
+    assert [c.name for c in table.columns] == ["1", "2", "Last epoch selected", "Stopped by patience", "Converged"]
     ce, mom = table.rows
     assert [c.value for c in ce.cells[:2]] == [0.4, 0.6] and ce.cells[2].text == "100%"
-    assert ce.cells[3].text == "+0.2000 (t 9.0)" and ce.cells[4].text == "no ‡ (rising)"
-    assert mom.cells[3].text == "n/a" and mom.cells[4].text == "yes"
+    assert ce.cells[3].text == "1/3 (mean epoch 19.0)" and ce.cells[4].text == "no ‡ (cap)"
+    assert mom.cells[3].text == "n/a" and mom.cells[4].text == "yes"  # crfsuite fits: no patience to count
 
 
 def test_chosen_table_lists_each_tuned_arms_values_and_dev_score():
