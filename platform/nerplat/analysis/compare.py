@@ -173,23 +173,27 @@ def _unpaired(joined, design: _Design, subject, partner, metrics) -> pl.DataFram
     )
 
 
-def _paired_lists(joined, design: _Design, metric) -> pl.DataFrame:
-    """Per setting (`design.within`), the paired values of both sides as lists `a` and `b`, in pair order."""
+def _paired_lists(joined, design: _Design, metric, keys: dict[str, str] | None = None) -> pl.DataFrame:
+    """Per setting (`design.within`), the paired values of both sides as lists `a` and `b`, in pair
+    order, and the pairs' `keys` columns as lists (column -> name)."""
     a, b = f"a:{metric}", f"b:{metric}"
     paired = _present(a) & _present(b)
     # rows keep the frame's order inside a group, so sorting first lines pairs up reproducibly
     grouped = joined.sort(list(design.pair), nulls_last=True).group_by(list(design.within), maintain_order=True).agg(
         pl.col(a).filter(paired).alias("a"),
         pl.col(b).filter(paired).alias("b"),
+        *(pl.col(column).filter(paired).alias(name) for column, name in (keys or {}).items()),
     )
     return grouped.with_columns(pl.col("a").list.len().cast(pl.UInt32).alias("n_pairs"))
 
 
 def paired_values(frame: pl.DataFrame, subject: str, partner: str, metric: str, axes: Sequence[str] = ()) -> pl.DataFrame:
     """`subject`'s and `partner`'s values of `metric`, matched by size, seed and partition within each
-    setting (dataset, sampler, axes): one row per setting with lists `a`, `b` (pair order) and `n_pairs`."""
+    setting (dataset, sampler, axes): one row per setting with lists `a`, `b` (pair order), the pairs'
+    `seed`, `partition` and run ids `a_run`, `b_run`, and `n_pairs`."""
     design = _Design("method", ("dataset", "sampler", *axes), PAIR_ORDER)
-    return _paired_lists(_join_pair(frame, design, subject, partner, [metric]), design, metric)
+    keys = {"seed": "seed", "partition": "partition", "a:run_id": "a_run", "b:run_id": "b_run"}
+    return _paired_lists(_join_pair(frame, design, subject, partner, [metric]), design, metric, keys)
 
 
 def _test_metric(joined, design: _Design, subject, partner, metric, test) -> pl.DataFrame:

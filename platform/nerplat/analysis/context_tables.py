@@ -151,9 +151,10 @@ def _value_text(value: object) -> str:
 
 
 def verdicts_table(verdicts: pl.DataFrame, name: str = "verdicts") -> Table | None:
-    """One row per claim (and setting): the paper's effect, ours with its interval, p (Holm), pairs and
-    the verdict, then both arms' tuning effort. A `report` column (the README's table of many reports)
-    adds a link to each report. None without claims."""
+    """One row per claim (and setting): the paper and where it states the claim, the paper's effect,
+    ours with its interval, p (Holm), the units, the direction and magnitude verdicts, the verdict
+    gated by convergence, the design's power, then both arms' tuning effort. A `report` column (the
+    README's table of many reports) adds a link to each report. None without claims."""
     from nerplat.analysis.verdicts import verdict_text
 
     if verdicts.is_empty():
@@ -167,15 +168,21 @@ def verdicts_table(verdicts: pl.DataFrame, name: str = "verdicts") -> Table | No
             for side in ("method", "partner")
         )
         cells = [Cell(text=f"[{row['report']}]({row['report']}/report.md)")] if linked else []
-        cells += [Cell(text=t) for t in (row["paper"], text.comparison, text.where, text.paper, text.delta, text.interval, text.p_holm)]
-        cells += [Cell(text=str(row["n_pairs"])), Cell(text=text.verdict), Cell(text=effort)]
+        paper = f"{row['paper']}, {row['source']}" if row.get("source") else row["paper"]  # a report older than `source` has none
+        cells += [Cell(text=t) for t in (paper, text.comparison, text.where, text.paper, text.delta, text.interval, text.p_holm, text.units)]
+        cells += [Cell(text=t) for t in (text.direction, text.magnitude, text.verdict, text.power, effort)]
         body.append(Row(row["claim"], tuple(cells)))
     names = (*(("Report",) if linked else ()), "Paper", "Comparison", "Where", "Paper's effect", "Ours (Δ)", "Interval", "p (Holm)",
-             "Pairs", "Verdict", "Tuning: method / partner")
+             "Units", "Direction", "Magnitude", "Verdict", "Power; units for 0.8", "Tuning: method / partner")
     caption = (
-        "Every claim of the spec by one rule: not converged -> inconclusive; interval wholly on the paper's side of zero -> "
-        "reproduced; interval excludes the paper's effect -> contradicted; otherwise inconclusive. The interval bounds the "
-        "paired difference at the claim's level in the family of all claims (Holm for a fixed design, the repeated interval "
-        "of the look it stopped at for a sequential one); verdicts.parquet has every column."
+        "Every claim of the spec by one rule, on units (partitions where the runs have several, else seeds; a partition's pairs "
+        "averaged). Direction: the interval wholly on the paper's side of zero -> reproduced, wholly on the other -> opposite, "
+        "else inconclusive; a claim that the methods are on par: the interval within the margin -> equivalent, wholly beyond "
+        "it -> not equivalent. Magnitude, where the spec declares the setting comparable to the paper's: ours minus the "
+        "paper's effect (with the paper's standard error where printed) -> consistent, smaller, larger or inconclusive. "
+        "Verdict: the direction when every run behind the pairs stopped by patience (converged), else inconclusive. The "
+        "interval bounds the mean difference at the claim's level in the family of all claims (Holm for a fixed design, the "
+        "repeated interval of the look it stopped at for a sequential one). Power: the design's at its most units at the "
+        "paper's effect with the observed sd; verdicts.parquet has every column."
     )
     return Table(name, caption, "Claim", tuple(Column("", n, ranked=False) for n in names), tuple(body))

@@ -233,7 +233,7 @@ def analyse(
     unconverged = unconverged_cells(summary)
     warnings += _missing_warnings(comparison.missing) + unconverged
 
-    judged = verdicts(usable, cells, settings, axes, arms, trials)
+    judged = verdicts(usable, settings, axes, arms, trials)
     claims = context_tables.verdicts_table(judged)
     tables = [claims] if claims else []
     tables += layouts.size_tables(summary, settings, axes)

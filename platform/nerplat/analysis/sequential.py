@@ -1,13 +1,13 @@
 """Replicate until a claim is decided: a group-sequential design for paired replicates.
 
-A claim compares a method with its partner by paired replicates (one pair per seed), differences
-d_i = method - partner. Rather than a fixed number of seeds, pairs are added in blocks and the
+A claim compares a method with its partner by paired units (a partition, or a seed where the
+arms have no partitions: `analysis.verdicts`), unit-level differences d_i = method - partner. Rather than a fixed number of seeds, pairs are added in blocks and the
 claim is looked at after each block; it stops as soon as its interval decides it. Looking
 repeatedly at a fixed level would reject a true null far more often than alpha, so each look uses
 a stricter level, chosen so that over all looks a true zero difference is excluded at most alpha
 of the time (Lan & DeMets 1983, alpha spending; Jennison & Turnbull 2000, ch. 7 and 9):
 
-  looks        n_1 < ... < n_K pairs (`look_schedule`: every `look_every` seeds, the first at
+  looks        n_1 < ... < n_K units (`look_schedule`: every `look_every` units, the first at
                MINIMUM_PAIRS or more, the last at max_seeds); information fraction t_k = n_k / max
   spending     alpha*(t), the two-sided type I error spent by information t, alpha*(1) = alpha,
                half of it on each side (the boundaries are symmetric):
@@ -38,11 +38,13 @@ of the time (Lan & DeMets 1983, alpha spending; Jennison & Turnbull 2000, ch. 7 
                keeps the conversion from its z boundary. `nominal_alpha` is the level of each
                look's t-test: 2 P(T_{n_k - 1} > critical t_k).
   interval     the repeated confidence interval mean(d) -/+ t_k sd(d) / sqrt(n_k) over the first
-               n_k differences (seed order), which covers the true difference at every look
+               n_k differences (unit order), which covers the true difference at every look
                simultaneously with probability 1 - alpha (normal differences)
-  verdict      at each look, the rule every claim follows (`interval_verdict`); a claim is
-               decided at its first look whose verdict is reproduced or contradicted, and no
-               look after that one counts
+  verdict      at each look, the claim's `VerdictRule` on that interval: a superior claim is
+               decided once the interval excludes 0 (reproduced or opposite), an equivalent one
+               once it lies within the margin band or wholly beyond it (a repeated interval
+               covers at every look, so either decision may stop the claim: Jennison & Turnbull
+               2000, ch. 9); no look after the deciding one counts
 
 MINIMUM_PAIRS is 3: a first look at 2 pairs has one degree of freedom, where the t critical
 value at an early look's level is in the hundreds (O'Brien-Fleming: about 3e5), so the look can
@@ -72,8 +74,7 @@ SIMULATIONS = 10_000  # Monte Carlo experiments behind expected pairs: a standar
 GRID_STEPS_PER_SD = 32  # integration grid: steps per standard deviation of the smallest increment between looks
 TAIL_SD = 10.0  # the continuation region is cut at this many standard deviations (mass beyond ~1e-23)
 
-Verdict = Literal["reproduced", "contradicted", "inconclusive"]
-VERDICTS: tuple[Verdict, ...] = ("inconclusive", "reproduced", "contradicted")  # index = verdict code
+Verdict = Literal["reproduced", "opposite", "equivalent", "not equivalent", "inconclusive"]
 
 
 def obrien_fleming(t: float | np.ndarray, alpha: float) -> float | np.ndarray:
@@ -251,27 +252,48 @@ def _simpson_grid(bound: float, h: float) -> tuple[np.ndarray, np.ndarray]:
     return points, weights * (points[1] - points[0]) / 3.0
 
 
-def _verdict_codes(low: np.ndarray, high: np.ndarray, paper_effect: float) -> np.ndarray:
-    """The verdict rule on arrays of intervals, as indices into VERDICTS."""
-    paper_side = (low > 0) if paper_effect > 0 else (high < 0) if paper_effect < 0 else np.zeros_like(low, dtype=bool)
-    excludes_paper = (paper_effect < low) | (paper_effect > high)
-    return np.where(paper_side, 1, np.where(excludes_paper, 2, 0))
+@dataclass(frozen=True)
+class VerdictRule:
+    """How an interval for the mean difference decides a claim.
 
-
-def interval_verdict(low: float, high: float, paper_effect: float) -> Verdict:
-    """The verdict an interval for the mean difference gives a claim of `paper_effect`.
-
-    Wholly on the paper's side of zero: reproduced; else excluding the paper's effect:
-    contradicted; else inconclusive. A paper effect of exactly 0 has no side, so it can only be
-    contradicted (an interval excluding 0) or stay inconclusive.
+    Superior (`side` +1 or -1, the side of zero the paper puts method - partner on): the interval
+    wholly on that side -> reproduced, wholly on the other -> opposite, else inconclusive.
+    Equivalent (`margin` m): the interval within (-m, m) -> equivalent (two one-sided tests at
+    half the interval's level each, Schuirmann 1987), wholly at or beyond m or -m -> not
+    equivalent, else inconclusive.
     """
-    return VERDICTS[int(_verdict_codes(np.asarray(low), np.asarray(high), paper_effect))]
+
+    side: int = 0
+    margin: float | None = None
+
+    def __post_init__(self) -> None:
+        if (self.margin is None) == (self.side == 0) or self.side not in (-1, 0, 1) or (self.margin is not None and not self.margin > 0):
+            raise ValueError(f"a verdict rule is a side (+1 or -1) or a margin > 0, not side {self.side} and margin {self.margin}")
+
+    @property
+    def verdicts(self) -> tuple[Verdict, Verdict, Verdict]:
+        """The verdict of each code `codes` returns: undecided, for the paper, against it."""
+        if self.margin is None:
+            return ("inconclusive", "reproduced", "opposite")
+        return ("inconclusive", "equivalent", "not equivalent")
+
+    def codes(self, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+        """The rule on arrays of intervals, as indices into `verdicts`."""
+        if self.margin is None:
+            paper_side, other_side = (low > 0, high < 0) if self.side > 0 else (high < 0, low > 0)
+        else:
+            paper_side, other_side = (low > -self.margin) & (high < self.margin), (low >= self.margin) | (high <= -self.margin)
+        return np.where(paper_side, 1, np.where(other_side, 2, 0))
+
+    def verdict(self, low: float, high: float) -> Verdict:
+        """The verdict of one interval."""
+        return self.verdicts[int(self.codes(np.asarray(low), np.asarray(high)))]
 
 
 def repeated_intervals(differences: np.ndarray, design: SequentialDesign) -> tuple[np.ndarray, np.ndarray]:
     """Repeated confidence intervals at every look the differences reach.
 
-    `differences` has the pairs on its last axis (seed order), any leading axes are independent
+    `differences` has the units on its last axis (unit order), any leading axes are independent
     experiments. Returns (low, high), each of shape (..., looks reached).
     """
     d = np.asarray(differences, dtype=float)
@@ -325,18 +347,18 @@ class SequentialDecision:
     next_pairs: int | None
 
 
-def decide(differences: Sequence[float], paper_effect: float, design: SequentialDesign) -> SequentialDecision:
-    """Follow the design over the differences (seed order) so far: stop at the first deciding look.
+def decide(differences: Sequence[float], rule: VerdictRule, design: SequentialDesign) -> SequentialDecision:
+    """Follow the design over the differences (unit order) so far: stop at the first deciding look.
 
-    Differences beyond the deciding look (more seeds run for another claim sharing an arm) do not
+    Differences beyond the deciding look (more units run for another claim sharing an arm) do not
     change the decision.
     """
     d = np.asarray(differences, dtype=float)
     low, high = repeated_intervals(d, design)
-    codes = _verdict_codes(low, high, paper_effect)
+    codes = rule.codes(low, high)
     taken: list[Look] = []
     for k in range(low.shape[-1]):
-        verdict = VERDICTS[int(codes[k])]
+        verdict = rule.verdicts[int(codes[k])]
         taken.append(Look(k, design.looks[k], design.nominal_alpha[k], float(low[k]), float(high[k]), verdict))
         if verdict != "inconclusive":
             return SequentialDecision(verdict, k, design.looks[k], tuple(taken), None)
@@ -348,41 +370,42 @@ def decide(differences: Sequence[float], paper_effect: float, design: Sequential
 class OperatingCharacteristics:
     """How a design behaves for one claim, from simulated experiments with normal differences.
 
-    Shares of experiments whose final verdict is reproduced / contradicted / inconclusive;
-    `rejects_zero` the share decided by an interval that excludes 0 (either side: under a true
-    null, the design's false-positive rate); `expected_pairs` the mean pairs at stopping (the last
-    look for an undecided claim); `decided_by_look[k]` the share decided at look k.
+    Shares of experiments whose final verdict is for the paper (reproduced, equivalent) / against
+    it (opposite, not equivalent) / inconclusive; `rejects_zero` the share decided by an interval
+    that excludes 0 (either side: under a true null, a superior claim's false-positive rate);
+    `expected_pairs` the mean units at stopping (the last look for an undecided claim);
+    `decided_by_look[k]` the share decided at look k.
     """
 
     expected_pairs: float
-    reproduced: float
-    contradicted: float
+    for_paper: float
+    against_paper: float
     inconclusive: float
     rejects_zero: float
     decided_by_look: tuple[float, ...]
 
 
 def operating_characteristics(
-    true_effect: float, sd: float, paper_effect: float, design: SequentialDesign, simulations: int = SIMULATIONS, seed: int = 0
+    true_effect: float, sd: float, rule: VerdictRule, design: SequentialDesign, simulations: int = SIMULATIONS, seed: int = 0
 ) -> OperatingCharacteristics:
     """Simulate `simulations` experiments of design.max_pairs differences ~ N(true_effect, sd) and
     follow the design on each (vectorised: one repeated interval per look for all of them)."""
     rng = np.random.default_rng(seed)
     differences = true_effect + sd * rng.standard_normal((simulations, design.looks[-1]))
     low, high = repeated_intervals(differences, design)
-    codes = _verdict_codes(low, high, paper_effect)
+    codes = rule.codes(low, high)
     decided = codes != 0
     ever = decided.any(axis=1)
     first = np.where(ever, decided.argmax(axis=1), len(design.looks) - 1)
     rows = np.arange(simulations)
     final = np.where(ever, codes[rows, first], 0)
     excludes_zero = (low[rows, first] > 0) | (high[rows, first] < 0)
-    shares = np.bincount(final, minlength=len(VERDICTS)) / simulations
+    shares = np.bincount(final, minlength=3) / simulations
     by_look = np.bincount(first[ever], minlength=len(design.looks)) / simulations
     return OperatingCharacteristics(
         expected_pairs=float(np.asarray(design.looks)[first].mean()),
-        reproduced=float(shares[1]),
-        contradicted=float(shares[2]),
+        for_paper=float(shares[1]),
+        against_paper=float(shares[2]),
         inconclusive=float(shares[0]),
         rejects_zero=float((ever & excludes_zero).mean()),
         decided_by_look=tuple(float(share) for share in by_look),
@@ -404,6 +427,21 @@ def design_power(effect: float, sd: float, units: int, alpha: float) -> float:
     if not (units >= 2 and np.isfinite(sd) and sd > 0 and np.isfinite(effect) and effect != 0):
         return math.nan
     return paired_t_power(effect, sd, units, alpha)
+
+
+def equivalence_power(margin: float, sd: float, units: int, alpha: float) -> float:
+    """Chance that two one-sided paired t-tests at `alpha` each (a TOST) over `units` unit-level
+    differences of standard deviation `sd` declare |difference| < `margin` when the true difference
+    is 0: at least 2 p1 - 1, p1 the power of each one-sided test (the bound returned). NaN where
+    `design_power` is."""
+    one_sided = design_power(margin, sd, units, 2.0 * alpha)
+    return one_sided if math.isnan(one_sided) else max(0.0, 2.0 * one_sided - 1.0)
+
+
+def equivalence_units(margin: float, sd: float, alpha: float, power: float = POWER) -> float:
+    """Units a TOST at `alpha` per side needs to declare equivalence within `margin` with
+    probability `power` when the true difference is 0 (by the bound of `equivalence_power`)."""
+    return units_for_power(margin, sd, 2.0 * alpha, (1.0 + power) / 2.0)
 
 
 @dataclass(frozen=True)
@@ -429,7 +467,7 @@ def expected_pairs(
     """
     if not (np.isfinite(sd) and sd > 0 and np.isfinite(effect) and effect != 0):
         return ExpectedPairs(math.nan, math.nan, math.nan)
-    characteristics = operating_characteristics(effect, sd, effect, design, simulations, seed)
-    power = characteristics.reproduced
+    characteristics = operating_characteristics(effect, sd, VerdictRule(side=1 if effect > 0 else -1), design, simulations, seed)
+    power = characteristics.for_paper
     fixed = units_for_power(effect, sd, design.alpha, min(power, 1.0 - 1.0 / simulations))
     return ExpectedPairs(characteristics.expected_pairs, power, fixed)

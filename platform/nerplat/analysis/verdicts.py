@@ -1,34 +1,63 @@
 """Claims as code: one verdict rule for every paper's claim, computed from the replicates.
 
-A claim (spec `claims:`) says `method - partner` on `metric` is `effect` in the paper. Per claim
-and setting it matches (dataset, sampler setting, size, and the encoder/head axes), the paired
-replicate differences d (method - partner, matched by size, seed and partition) give one row of
-verdicts.parquet:
+A claim (spec `claims:`, `config.experiment.Claim`) says `method - partner` on `metric` lies on one
+side of zero (kind superior: the paper's `effect`, or a `direction`) or within a `margin` of it
+(kind equivalent). Per claim and setting it matches (dataset, sampler setting, size, and the
+encoder/head axes), the paired replicate differences (method - partner, matched by size, seed and
+partition) give one row of verdicts.parquet.
 
-  delta, n_pairs      mean of d and the pairs it is over
-  p_value, p_holm     the paired test of the analysis (`analysis.test`), Holm-adjusted over all the
-                      report's claims (one family)
+Units. Seeds within a partition are not independent (they share its training and test data), so
+where the claim's runs span more than one partition the unit is the partition: its paired
+differences are averaged, and the tests, intervals and sequential looks count partitions. A paired
+t-test on partition means is exact under a random partition effect when every partition has the
+same seeds (the means are then independent and equally precise), and it is simple; a mixed model
+would add little with the few seeds per partition a design runs. Without partitions the unit is
+the seed. Units are ordered by partition index (else seed), the order the looks run them in.
+
+  unit, n_units       partition or seed, and the units the verdict rests on; n_pairs the run pairs
+                      behind them
+  delta               the mean unit-level difference
+  p_value, p_holm     the paired test of the analysis (`analysis.test`) on units (for an equivalent
+                      claim the TOST's p, the larger one-sided paired t p), Holm-adjusted over all
+                      the report's claims (one family)
   ci_low, ci_high     an interval for the mean difference at the claim's level in that family:
-                      fixed design: the t interval at level alpha p / p_holm, which excludes 0
-                      exactly when p_holm < alpha (Holm's decisions, read as intervals);
-                      sequential design (`replicate.sequential`): the repeated confidence
-                      interval of the look the claim stopped at, at alpha / m per claim
-                      (Bonferroni over the m claims: Holm's step-down needs every p-value at
-                      once, which looks taken at different times do not have)
-  p_vs_paper          one-sample t-test of delta = the paper's effect (null for a claim of direction
-                      only, which is judged as an effect just beyond zero on its side)
-  converged           both compared cells' dev curves converged (`convergence`)
-  verdict             not converged -> inconclusive; interval wholly on the paper's side of zero ->
-                      reproduced; interval excludes the paper's effect -> contradicted; otherwise
-                      inconclusive (`sequential.interval_verdict`)
-  aso_eps_min,        Almost Stochastic Order (Dror et al. 2019, via `deepsig`): eps_min of method
-  aso_eps_min_reverse over partner and of partner over method, as information, not part of the rule
+                      fixed design: the t interval at level L = alpha p / p_holm (1 - 2L for an
+                      equivalent claim, the TOST's), which decides exactly when p_holm < alpha
+                      (Holm's decisions, read as intervals); sequential design
+                      (`replicate.sequential`): the repeated confidence interval of the look the
+                      claim stopped at, at alpha / m per claim (Bonferroni over the m claims:
+                      Holm's step-down needs every p-value at once, which looks taken at different
+                      times do not have; for an equivalent claim the two-sided repeated interval,
+                      a conservative TOST)
+  direction_verdict   superior: the interval wholly on the paper's side of zero -> reproduced,
+                      wholly on the other -> opposite, else inconclusive; equivalent: within
+                      (-margin, margin) -> equivalent, wholly beyond one of them -> not equivalent,
+                      else inconclusive (`sequential.VerdictRule`)
+  magnitude_verdict   only for a superior claim with an effect whose setting the spec declares
+                      `comparable` (else "not comparable"): the interval of delta - effect, its
+                      half-width combining ours with the paper's standard error (`paper_se`) at the
+                      same critical value: wholly on zero's side of the effect -> smaller, wholly
+                      beyond it -> larger; containing 0 and within +-|effect| (ours between none
+                      and twice the paper's) -> consistent; otherwise inconclusive (too wide to say)
+  converged           every run behind the pairs has `converged_run` True (stopped by patience or
+                      a converged fit); null when some run does not say
+  verdict             direction_verdict when converged, else inconclusive
+  units_needed        units for power 0.8 at the claim's alpha / m: at the paper's effect (a
+                      direction only: at delta; equivalent: at the margin, true difference 0) with
+                      the observed sd of the unit-level differences (`sequential.units_for_power`)
+  power               the fixed design's power at max units (the design's max_seeds, else the
+                      units there are) at the paper's effect (equivalent: the TOST's at 0) with
+                      that sd; null for a direction only
+  p_vs_paper          one-sample t-test of delta = the paper's effect, as information
+  aso_eps_min,        Almost Stochastic Order (Dror et al. 2019, via `deepsig`) on units: eps_min of
+  aso_eps_min_reverse method over partner and of partner over method, as information
   tuning columns      both arms' tune trials, searched keys and epochs: the effort each side got
   cpu_hours           reserved CPU-hours (GPU-hours in gpu_hours) of both arms' tune trials and of
                       the replicates the verdict rests on
 
 `best_other` as partner is the other method with the best mean dev score in the setting
-(`compare.best_other_choice`), chosen anew at every look of a sequential design.
+(`compare.best_other_choice`); under a sequential design it is chosen on the runs of the first
+look's units only and kept for later looks (`partner_chosen_at`), so one design compares one pair.
 """
 
 from __future__ import annotations
@@ -43,17 +72,29 @@ import numpy as np
 import polars as pl
 
 from nerplat.analysis.compare import best_other_choice, paired_values
-from nerplat.analysis.sequential import SequentialDesign, boundaries, decide, interval_verdict, look_schedule
+from nerplat.analysis.sequential import (
+    SequentialDesign,
+    VerdictRule,
+    boundaries,
+    decide,
+    design_power,
+    equivalence_power,
+    equivalence_units,
+    look_schedule,
+    units_for_power,
+)
 from nerplat.analysis.settings import AnalysisSettings
 from nerplat.analysis.stats import holm, paired_test
 from nerplat.config.experiment import BEST_OTHER, Claim, Sequential
 
 SETTING_COLUMNS = ("dataset", "sampler", "size")
 SCHEMA = {
-    "claim": pl.String(), "paper": pl.String(), "method": pl.String(), "partner": pl.String(), "metric": pl.String(),
-    "dataset": pl.String(), "sampler": pl.String(), "size": pl.Int64(), "paper_effect": pl.Float64(), "direction": pl.String(), "delta": pl.Float64(),
-    "ci_low": pl.Float64(), "ci_high": pl.Float64(), "ci_level": pl.Float64(), "p_value": pl.Float64(), "p_holm": pl.Float64(),
-    "p_vs_paper": pl.Float64(), "n_pairs": pl.Int64(), "converged": pl.Boolean(), "verdict": pl.String(), "design": pl.String(),
+    "claim": pl.String(), "paper": pl.String(), "source": pl.String(), "kind": pl.String(), "method": pl.String(), "partner": pl.String(),
+    "partner_chosen_at": pl.String(), "metric": pl.String(), "dataset": pl.String(), "sampler": pl.String(), "size": pl.Int64(),
+    "paper_effect": pl.Float64(), "direction": pl.String(), "delta": pl.Float64(), "ci_low": pl.Float64(), "ci_high": pl.Float64(),
+    "ci_level": pl.Float64(), "p_value": pl.Float64(), "p_holm": pl.Float64(), "p_vs_paper": pl.Float64(), "unit": pl.String(),
+    "n_units": pl.Int64(), "n_pairs": pl.Int64(), "converged": pl.Boolean(), "direction_verdict": pl.String(),
+    "magnitude_verdict": pl.String(), "verdict": pl.String(), "units_needed": pl.Int64(), "power": pl.Float64(), "design": pl.String(),
     "looks_taken": pl.Int64(), "decided_look": pl.Int64(), "aso_eps_min": pl.Float64(), "aso_eps_min_reverse": pl.Float64(),
     "method_trials": pl.Int64(), "partner_trials": pl.Int64(), "method_searched": pl.String(), "partner_searched": pl.String(),
     "method_epochs": pl.Int64(), "partner_epochs": pl.Int64(), "cpu_hours": pl.Float64(), "gpu_hours": pl.Float64(),
@@ -81,38 +122,49 @@ def arm_frame(plan: dict[str, Any] | None) -> pl.DataFrame:
 
 @dataclass(frozen=True)
 class _Side:
-    """The paired values of one claim in one setting: method values `a`, partner values `b`."""
+    """The unit-level values of one claim in one setting: method means `a`, partner means `b`, in unit order."""
 
     claim: Claim
     partner: str
+    partner_chosen_at: str | None  # best_other: the runs the partner was chosen on
     setting: dict[str, Any]  # the method's cell: dataset, sampler and axes
-    partner_setting: dict[str, Any]  # the partner's: the same but for a claim across samplers
-    arms: list[str]  # the arms the verdict reads (every arm of the setting for best_other)
     method_arms: list[str]
     partner_arms: list[str]
+    unit: str  # "partition" or "seed"
     a: np.ndarray
     b: np.ndarray
+    pairs: np.ndarray  # run pairs per unit
+    runs: tuple[tuple[str, ...], ...]  # per unit, the run ids of its pairs (both sides)
+
+    @property
+    def arms(self) -> list[str]:
+        """The arms the verdict reads (and a sequential design still needs while it is undecided)."""
+        return sorted({*self.method_arms, *self.partner_arms})
+
+    @property
+    def rule(self) -> VerdictRule:
+        claim = self.claim
+        return VerdictRule(margin=claim.margin) if claim.kind == "equivalent" else VerdictRule(side=claim.side)
 
 
-def claim_looks(sequential: Sequential, partitions: int) -> tuple[int, ...]:
-    """The pair counts a claim is looked at: every `look_every` seeds (times the arm's partitions)
-    from the first look with MINIMUM_PAIRS on, and max_seeds last. The replicate phase runs the
-    seeds these need (`run.looks`); the analysis judges at them."""
-    return look_schedule(sequential.max_seeds * partitions, sequential.look_every * partitions)
+def claim_looks(sequential: Sequential) -> tuple[int, ...]:
+    """The unit counts a claim is looked at (partitions for partitioned arms, else seeds): every
+    `look_every` units from the first look with MINIMUM_PAIRS on, and max_seeds last. The
+    replicate phase runs the units these need (`run.looks`); the analysis judges at them."""
+    return look_schedule(sequential.max_seeds, sequential.look_every)
 
 
-def claim_design(settings: AnalysisSettings, partitions: int, family_size: int) -> SequentialDesign | None:
+def claim_design(settings: AnalysisSettings, family_size: int) -> SequentialDesign | None:
     """The group-sequential design of one claim: its looks (`claim_looks`), at alpha / m."""
     sequential = settings.sequential
     if sequential is None:
         return None
-    looks = claim_looks(sequential, partitions)
+    looks = claim_looks(sequential)
     return boundaries(looks, looks[-1], settings.alpha / max(family_size, 1), sequential.spending)
 
 
 def verdicts(
     replicates: pl.DataFrame,
-    cells: pl.DataFrame,
     settings: AnalysisSettings,
     axes: Sequence[str] = (),
     arms: pl.DataFrame | None = None,
@@ -121,8 +173,8 @@ def verdicts(
 ) -> pl.DataFrame:
     """One row per claim and matching setting (module docstring); empty without claims.
 
-    `replicates` are usable replicate runs, `cells` the convergence verdicts (`convergence.convergence`),
-    `arms` the plan's arms (`arm_frame`), `trials` the tune trials (for their cost).
+    `replicates` are usable replicate runs (with `converged_run` where known), `arms` the plan's
+    arms (`arm_frame`), `trials` the tune trials (for their cost).
     """
     sides = [side for claim in settings.claims for side in _sides(replicates, claim, settings, axes)]
     if not sides:
@@ -130,19 +182,25 @@ def verdicts(
     p_values = np.array([_p_value(side, settings) for side in sides])
     adjusted = holm(p_values)
     arms = arms if arms is not None else pl.DataFrame(schema=ARM_SCHEMA)
+    design = claim_design(settings, len(sides))
+    claim_alpha = settings.alpha / len(sides)
     rows = []
     for side, p, p_holm in zip(sides, p_values, adjusted):
-        partitions = max(1, replicates.filter(pl.col("arm").is_in(side.arms))["partition"].drop_nulls().n_unique())
-        design = claim_design(settings, partitions, len(sides))
-        row = _interval(side, p, p_holm, design, settings.alpha)
+        row, critical = _interval(side, p, p_holm, design, settings.alpha)
+        used = row["n_units"]
+        runs = [run for unit in side.runs[:used] for run in unit]
+        row["n_pairs"] = int(side.pairs[:used].sum())
         row["arms"] = side.arms
         row |= _tuning(side, arms)
-        row["converged"] = _converged(cells, side, axes)
-        judged = row["converged"] and row["ci_low"] is not None
-        row["verdict"] = interval_verdict(row["ci_low"], row["ci_high"], side.claim.rule_effect) if judged else "inconclusive"
-        used = row["n_pairs"]
+        finite = row["ci_low"] is not None and row["ci_high"] is not None
+        row["direction_verdict"] = side.rule.verdict(row["ci_low"], row["ci_high"]) if finite else "inconclusive"
+        row["magnitude_verdict"] = _magnitude(side.claim, row["delta"], row["ci_high"], critical)
+        row["converged"] = _converged(replicates, runs)
+        row["verdict"] = row["direction_verdict"] if row["converged"] else "inconclusive"
+        max_units = settings.sequential.max_seeds if settings.sequential is not None else side.a.size
+        row |= _power(side.claim, side.a[:used] - side.b[:used], max_units, claim_alpha)
         row |= _aso(side.a[:used], side.b[:used], settings.alpha, len(sides)) if aso else {}
-        row |= _cost(replicates, trials, arms, row["arms"], used)
+        row |= _cost(replicates, trials, arms, side.arms, runs)
         rows.append(_identity(side, settings) | row)
     return pl.DataFrame(rows, schema=SCHEMA)
 
@@ -160,23 +218,32 @@ def _sides(replicates: pl.DataFrame, claim: Claim, settings: AnalysisSettings, a
             frame = frame.filter(pl.col(column) == value)
     if frame.is_empty():
         return []
-    average = claim.metric.split("_")[0]
     if claim.partner == BEST_OTHER:
-        choices = best_other_choice(frame, claim.method, f"dev_best_{average}_f1", axes)
+        chosen_at = "all units" if settings.sequential is None else "first look"
+        looked = frame if settings.sequential is None else _first_look(frame, claim_looks(settings.sequential)[0], axes)
+        average = "macro" if "macro" in claim.metric else "micro"  # the dev score runs log (span level)
+        choices = best_other_choice(looked, claim.method, f"dev_best_{average}_f1", axes)
         partners = [(row["partner"], {k: row[k] for k in ("dataset", "sampler", *axes)}) for row in choices.iter_rows(named=True)]
     else:
-        partners = [(claim.partner, None)]
+        chosen_at, partners = None, [(claim.partner, None)]
     sides = []
     for partner, only in partners:
         part = frame if only is None else frame.filter(*(pl.col(k).eq_missing(v) for k, v in only.items()))
         for row in paired_values(part, claim.method, partner, metric, axes).iter_rows(named=True):
             setting = {k: row[k] for k in ("dataset", "sampler", *axes)}
             in_setting = frame.filter(*(pl.col(k).eq_missing(v) for k, v in setting.items()))
-            read = in_setting if claim.partner == BEST_OTHER else in_setting.filter(pl.col("method").is_in([claim.method, partner]))
-            arms = sorted(read["arm"].drop_nulls().unique().to_list())
-            own, other = (in_setting.filter(pl.col("method") == m)["arm"].drop_nulls().unique().to_list() for m in (claim.method, partner))
-            sides.append(_Side(claim, partner, setting, setting, arms, own, other, np.asarray(row["a"], dtype=float), np.asarray(row["b"], dtype=float)))
+            own, other = (sorted(in_setting.filter(pl.col("method") == m)["arm"].drop_nulls().unique().to_list()) for m in (claim.method, partner))
+            sides.append(_units(claim, partner, chosen_at, setting, own, other, row))
     return sides
+
+
+def _first_look(frame: pl.DataFrame, units: int, axes: Sequence[str]) -> pl.DataFrame:
+    """The runs of the first `units` units of each setting: partitions where its runs have more than
+    one, else seeds (in index order, as the looks run them)."""
+    within = ["dataset", "sampler", *axes]
+    partitioned = pl.col("partition").drop_nulls().n_unique().over(within) > 1
+    unit = pl.when(partitioned).then(pl.col("partition")).otherwise(pl.col("seed"))
+    return frame.filter(unit.rank("dense").over(within) <= units)
 
 
 def _sampler_sides(replicates: pl.DataFrame, claim: Claim, metric: str, axes: Sequence[str]) -> list[_Side]:
@@ -190,66 +257,121 @@ def _sampler_sides(replicates: pl.DataFrame, claim: Claim, metric: str, axes: Se
         return []
     marked = pl.concat([mine.with_columns(pl.lit("a").alias("method")), theirs.with_columns(pl.lit("b").alias("method"))], how="diagonal_relaxed")
     marked = marked.with_columns(pl.lit(where.sampler).alias("sampler"), pl.lit(None, pl.Int64).alias("size"))
+    own, other = (sorted(set(part["arm"].drop_nulls().to_list())) for part in (mine, theirs))
     sides = []
     for row in paired_values(marked, "a", "b", metric, axes).iter_rows(named=True):
         setting = {"dataset": row["dataset"], "sampler": mine["sampler"][0], **{a: row[a] for a in axes}}
-        partner_setting = {**setting, "sampler": theirs["sampler"][0]}
-        own, other = (sorted(set(part["arm"].drop_nulls().to_list())) for part in (mine, theirs))
-        sides.append(_Side(claim, claim.partner, setting, partner_setting, sorted({*own, *other}), own, other,
-                           np.asarray(row["a"], dtype=float), np.asarray(row["b"], dtype=float)))
+        sides.append(_units(claim, claim.partner, None, setting, own, other, row))
     return sides
 
 
+def _units(claim: Claim, partner: str, chosen_at: str | None, setting: dict[str, Any], own: list[str], other: list[str],
+           row: dict[str, Any]) -> _Side:
+    """One side from a `paired_values` row: its pairs averaged within partition where they span more
+    than one partition, else one unit per pair (seed order)."""
+    a, b = np.asarray(row["a"], dtype=float), np.asarray(row["b"], dtype=float)
+    partitions = [p for p in row["partition"] if p is not None]
+    unit = "partition" if len(set(partitions)) > 1 else "seed"
+    keys = np.asarray(row["partition"] if unit == "partition" else row["seed"])
+    order = np.argsort(keys, kind="stable")  # pairs come sorted by size, seed and partition
+    keys, a, b = keys[order], a[order], b[order]
+    run_ids = [(row["a_run"][i], row["b_run"][i]) for i in order]
+    values, index, counts = np.unique(keys, return_inverse=True, return_counts=True)
+    runs = tuple(tuple(run for i in np.flatnonzero(index == k) for run in run_ids[i]) for k in range(values.size))
+    return _Side(claim, partner, chosen_at, setting, own, other, unit,
+                 np.bincount(index, a, values.size) / counts, np.bincount(index, b, values.size) / counts, counts, runs)
+
+
 def _p_value(side: _Side, settings: AnalysisSettings) -> float:
+    """The claim's p over its units: the paired test, or for an equivalent claim the TOST's."""
     if side.a.size < 2:
         return math.nan
+    if side.claim.kind == "equivalent":
+        from scipy import stats
+
+        d = side.a - side.b
+        with np.errstate(invalid="ignore", divide="ignore"):
+            se = d.std(ddof=1) / math.sqrt(d.size)
+            lower = stats.t.sf((d.mean() + side.claim.margin) / se, d.size - 1)
+            upper = stats.t.cdf((d.mean() - side.claim.margin) / se, d.size - 1)
+        return float(max(lower, upper))
     return float(paired_test(side.a[None, :], side.b[None, :], settings.test)[1][0])
 
 
-def _interval(side: _Side, p: float, p_holm: float, design: SequentialDesign | None, alpha: float) -> dict[str, Any]:
-    """delta, its interval and test against the paper, over the pairs the verdict rests on."""
+def _interval(side: _Side, p: float, p_holm: float, design: SequentialDesign | None, alpha: float) -> tuple[dict[str, Any], float]:
+    """delta, its interval and test against the paper over the units the verdict rests on, and the
+    interval's critical t (half-width over the standard error)."""
     from scipy import stats
 
     d = side.a - side.b
-    row: dict[str, Any] = {"p_value": _finite(p), "p_holm": _finite(p_holm), "looks_taken": None, "decided_look": None}
+    row: dict[str, Any] = {"p_value": _finite(p), "p_holm": _finite(p_holm), "looks_taken": None, "decided_look": None, "unit": side.unit}
     if design is not None and d.size >= design.looks[0]:
-        decision = decide(d, side.claim.rule_effect, design)
+        decision = decide(d, side.rule, design)
         last = decision.looks[-1]
-        used = last.pairs
+        used, critical = last.pairs, design.critical_t[last.index]
         row |= {"ci_low": last.ci_low, "ci_high": last.ci_high, "ci_level": 1 - last.nominal_alpha, "looks_taken": len(decision.looks),
-                "decided_look": decision.decided_look, "design": f"sequential ({design.spending}, looks at {list(design.looks)} pairs)"}
+                "decided_look": decision.decided_look, "design": f"sequential ({design.spending}, looks at {list(design.looks)} {side.unit}s)"}
     else:
         used = d.size
         level = alpha * p / p_holm if (np.isfinite(p) and np.isfinite(p_holm) and p_holm > 0) else alpha
+        tail = level if side.claim.kind == "equivalent" else level / 2  # the TOST's interval is at 1 - 2 level
+        critical = float(stats.t.isf(tail, used - 1)) if used >= 2 else math.nan
         half = math.nan
         if used >= 2:
             with np.errstate(invalid="ignore", divide="ignore"):
-                half = stats.t.ppf(1 - level / 2, used - 1) * d.std(ddof=1) / math.sqrt(used)
+                half = critical * d.std(ddof=1) / math.sqrt(used)
         mean = d.mean() if used else math.nan
-        row |= {"ci_low": mean - half, "ci_high": mean + half, "ci_level": 1 - level, "design": "fixed"}
+        row |= {"ci_low": mean - half, "ci_high": mean + half, "ci_level": 1 - 2 * tail, "design": "fixed"}
     kept = d[:used]
     row["delta"] = float(kept.mean()) if used else None
-    row["n_pairs"] = int(used)
+    row["n_units"] = int(used)
     row["p_vs_paper"] = None
-    if used >= 2 and kept.std(ddof=1) > 0 and side.claim.effect is not None:
-        row["p_vs_paper"] = float(stats.ttest_1samp(kept, side.claim.rule_effect).pvalue)
+    if used >= 2 and kept.std(ddof=1) > 0 and side.claim.effect is not None and side.claim.kind == "superior":
+        row["p_vs_paper"] = float(stats.ttest_1samp(kept, side.claim.effect).pvalue)
     row["ci_low"], row["ci_high"] = _finite(row["ci_low"]), _finite(row["ci_high"])
-    return row
+    return row, critical
 
 
 def _finite(value: float | None) -> float | None:
     return None if value is None or not math.isfinite(value) else float(value)
 
 
-def _converged(cells: pl.DataFrame, side: _Side, axes: Sequence[str]) -> bool:
-    """Both cells' verdicts are `converged` (an unknown verdict is not)."""
-    if cells.is_empty():
+def _magnitude(claim: Claim, delta: float | None, ci_high: float | None, critical: float) -> str:
+    """The magnitude verdict (module docstring): ours against the paper's effect, both uncertain."""
+    if claim.kind == "equivalent" or claim.effect is None or not claim.comparable:
+        return "not comparable"
+    if delta is None or ci_high is None or not math.isfinite(critical):
+        return "inconclusive"
+    spread = math.hypot(ci_high - delta, critical * (claim.paper_se or 0.0))
+    low, high = delta - claim.effect - spread, delta - claim.effect + spread
+    if low > 0 or high < 0:
+        return "larger" if (low > 0) == (claim.effect > 0) else "smaller"
+    return "consistent" if -abs(claim.effect) <= low and high <= abs(claim.effect) else "inconclusive"
+
+
+def _power(claim: Claim, d: np.ndarray, max_units: int, alpha: float) -> dict[str, Any]:
+    """units_needed and power (module docstring) from the observed sd of the unit-level differences."""
+    sd = float(d.std(ddof=1)) if d.size >= 2 else math.nan
+    if claim.kind == "equivalent":
+        needed, power = equivalence_units(claim.margin, sd, alpha), equivalence_power(claim.margin, sd, max_units, alpha)
+    else:
+        effect = claim.effect if claim.effect is not None else (float(d.mean()) if d.size else math.nan)
+        needed = units_for_power(effect, sd, alpha)
+        power = design_power(claim.effect, sd, max_units, alpha) if claim.effect is not None else math.nan
+    return {"units_needed": None if math.isnan(needed) else int(needed), "power": _finite(power)}
+
+
+def _converged(replicates: pl.DataFrame, runs: list[str]) -> bool | None:
+    """Every run behind the pairs converged (`converged_run`); False when one did not, None when
+    some run does not say (or the frame predates the column)."""
+    if "converged_run" not in replicates.columns or not runs:
+        return None
+    flags = replicates.filter(pl.col("run_id").is_in(runs))["converged_run"]
+    if flags.not_().any():
         return False
-    found = []
-    for setting, method in ((side.setting, side.claim.method), (side.partner_setting, side.partner)):
-        same = [pl.col(k).eq_missing(v) for k, v in setting.items()]
-        found += cells.filter(*same, pl.col("method") == method)["converged"].to_list()
-    return len(found) == 2 and all(bool(c) for c in found)
+    if flags.len() < len(set(runs)) or flags.null_count():
+        return None
+    return True
 
 
 def _tuning(side: _Side, arms: pl.DataFrame) -> dict[str, Any]:
@@ -275,18 +397,17 @@ def _aso(a: np.ndarray, b: np.ndarray, alpha: float, comparisons: int) -> dict[s
         return {"aso_eps_min": float(aso(a.tolist(), b.tolist(), **options)), "aso_eps_min_reverse": float(aso(b.tolist(), a.tolist(), **options))}
 
 
-def _cost(replicates: pl.DataFrame, trials: pl.DataFrame | None, arms: pl.DataFrame, arm_ids: list[str], used: int) -> dict[str, float | None]:
-    """Reserved CPU- and GPU-hours of the arms' tune trials and of the replicates the verdict used."""
+def _cost(replicates: pl.DataFrame, trials: pl.DataFrame | None, arms: pl.DataFrame, arm_ids: list[str], runs: list[str]) -> dict[str, float | None]:
+    """Reserved CPU- and GPU-hours of the arms' tune trials and of the replicate runs the verdict used."""
     reserved = {r["arm"]: (r["cpus"], r["gpus"]) for r in arms.iter_rows(named=True)}
-    seconds: dict[str, float] = {}
-    runs = replicates.filter(pl.col("arm").is_in(arm_ids)).sort("size", "seed", "partition", nulls_last=True)
-    for arm in arm_ids:
-        own = runs.filter(pl.col("arm") == arm).head(used)
-        seconds[arm] = _seconds(own)
-        if trials is not None and not trials.is_empty():
-            seconds[arm] += _seconds(trials.filter(pl.col("arm") == arm))
     if not any(arm in reserved for arm in arm_ids):
         return {"cpu_hours": None, "gpu_hours": None}
+    used = replicates.filter(pl.col("run_id").is_in(runs))
+    seconds: dict[str, float] = {}
+    for arm in arm_ids:
+        seconds[arm] = _seconds(used.filter(pl.col("arm") == arm))
+        if trials is not None and not trials.is_empty():
+            seconds[arm] += _seconds(trials.filter(pl.col("arm") == arm))
     cpu = sum(seconds[a] * reserved.get(a, (1.0, 0.0))[0] for a in arm_ids) / 3600
     gpu = sum(seconds[a] * reserved.get(a, (1.0, 0.0))[1] for a in arm_ids) / 3600
     return {"cpu_hours": cpu, "gpu_hours": gpu}
@@ -304,29 +425,37 @@ def _seconds(runs: pl.DataFrame) -> float:
 
 def _identity(side: _Side, settings: AnalysisSettings) -> dict[str, Any]:
     claim = side.claim
+    stated = f"on par (±{claim.margin:g})" if claim.kind == "equivalent" else ("better" if claim.side > 0 else "worse")
     return {
-        "claim": claim.id, "paper": claim.paper, "method": claim.method, "partner": side.partner,
-        "metric": settings.claim_metric(claim), "dataset": side.setting["dataset"], "sampler": side.setting["sampler"],
-        "size": claim.where.size, "paper_effect": claim.effect, "direction": claim.direction or ("better" if claim.rule_effect > 0 else "worse"),
-        "note": claim.note,
+        "claim": claim.id, "paper": claim.paper, "source": claim.source, "kind": claim.kind, "method": claim.method, "partner": side.partner,
+        "partner_chosen_at": side.partner_chosen_at, "metric": settings.claim_metric(claim), "dataset": side.setting["dataset"],
+        "sampler": side.setting["sampler"], "size": claim.where.size, "paper_effect": claim.effect, "direction": stated, "note": claim.note,
     }
+
+
+OLD_REPORT = "n/a (old report)"  # a column a verdicts.parquet written before it existed lacks
 
 
 @dataclass(frozen=True)
 class VerdictText:
     """One verdict row as people read it, the same in the report, the README table and the terminal."""
 
-    comparison: str  # "mom vs ce"
+    comparison: str  # "mom vs ce", and how a best_other partner was chosen
     where: str  # dataset, sampler, size
-    paper: str  # the paper's effect, or its direction
+    paper: str  # the paper's effect, or its direction, or "on par (±margin)"
     delta: str
     interval: str
     p_holm: str
-    verdict: str  # with the look that decided the interval and whether the cells converged
+    units: str  # "9 partitions", "6 seeds"
+    direction: str  # direction_verdict (equivalent claims: the TOST's)
+    magnitude: str
+    verdict: str  # the gated verdict, with the look that decided the interval and whether the runs converged
+    power: str  # power at max units and the units for 0.8
 
 
 def verdict_text(row: dict[str, Any], decimals: int = 4) -> VerdictText:
-    """The text of a verdicts.parquet row (`verdicts`), numbers to `decimals` places."""
+    """The text of a verdicts.parquet row (`verdicts`), numbers to `decimals` places. A file from
+    before a column existed shows OLD_REPORT for it (`nerplat reanalyze` brings it up to date)."""
     from nerplat.analysis.table_model import p_text
 
     def signed(value: float | None) -> str:
@@ -334,16 +463,35 @@ def verdict_text(row: dict[str, Any], decimals: int = 4) -> VerdictText:
 
     interval = "n/a" if row["ci_low"] is None else f"[{signed(row['ci_low'])}, {signed(row['ci_high'])}]"
     verdict = row["verdict"]
-    if not row["converged"]:
+    converged = row["converged"]
+    if converged is None:
+        verdict += " (convergence not recorded)"
+    elif not converged:
         verdict += " (not converged)"
     if row["decided_look"] is not None:
         verdict += f", interval decided at look {row['decided_look'] + 1}"
+    comparison = f"{row['method']} vs {row['partner']}"
+    if row.get("partner_chosen_at"):
+        comparison += f" (best other on dev, {row['partner_chosen_at']})"
+    if row.get("n_units") is not None:
+        units = f"{row['n_units']} {row['unit']}{'s' if row['n_units'] != 1 else ''}"
+    else:
+        units = f"{row['n_pairs']} pairs"
+    if "units_needed" in row:
+        power = "n/a" if row["power"] is None else f"{row['power']:.2f}"
+        power += f"; {row['units_needed']} for 0.8" if row["units_needed"] is not None else ""
+    else:
+        power = OLD_REPORT
     return VerdictText(
-        comparison=f"{row['method']} vs {row['partner']}",
+        comparison=comparison,
         where=", ".join(str(row[k]) for k in SETTING_COLUMNS if row.get(k) is not None),
-        paper=row["direction"] if row["paper_effect"] is None else signed(row["paper_effect"]),
+        paper=row["direction"] if row["paper_effect"] is None or row.get("kind") == "equivalent" else signed(row["paper_effect"]),
         delta=signed(row["delta"]),
         interval=interval,
         p_holm=p_text(row["p_holm"]),
+        units=units,
+        direction=row.get("direction_verdict") or OLD_REPORT,
+        magnitude=row.get("magnitude_verdict") or OLD_REPORT,
         verdict=verdict,
+        power=power,
     )

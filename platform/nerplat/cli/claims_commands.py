@@ -44,9 +44,12 @@ def reanalyze(
     if verdicts.is_file():
         import polars as pl
 
+        from nerplat.analysis.verdicts import verdict_text
+
         for row in pl.read_parquet(verdicts).iter_rows(named=True):
-            delta = "n/a" if row["delta"] is None else f"{row['delta']:+.4f}"
-            console.print(f"{row['claim']}: {row['method']} vs {row['partner']} {delta} over {row['n_pairs']} pairs: {row['verdict']}")
+            text = verdict_text(row)
+            console.print(f"{row['claim']}: {text.comparison} {text.delta} over {text.units}: direction {text.direction}, "
+                          f"magnitude {text.magnitude}; verdict {text.verdict}")
     console.print(f"rewrote {len(written)} files of {report}")
 
 

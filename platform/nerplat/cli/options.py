@@ -132,10 +132,11 @@ def print_verdicts(headline: Headline, console: Console) -> None:
     from nerplat.analysis.verdicts import verdict_text
 
     table = Table(title="claims (verdicts.parquet)", title_justify="left", highlight=False)
-    for name, justify in (("claim", "left"), ("Δ", "right"), ("interval", "right"), ("pairs", "right"), ("verdict", "left")):
+    for name, justify in (("claim", "left"), ("Δ", "right"), ("interval", "right"), ("units", "right"), ("verdict", "left")):
         table.add_column(name, justify=justify)
     rows = []
     for v in headline.verdicts:
         text = verdict_text(v, headline.decimals)
-        rows.append((f"{v['claim']}: {text.comparison}", text.delta, text.interval, str(v["n_pairs"]), text.verdict))
+        verdict = text.verdict + (f"; direction {text.direction}, magnitude {text.magnitude}" if v.get("direction_verdict") else "")
+        rows.append((f"{v['claim']}: {text.comparison}", text.delta, text.interval, text.units, verdict))
     console.print(add_rows(table, rows))

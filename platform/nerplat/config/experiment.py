@@ -46,9 +46,10 @@ class Tune(Frozen):
     )
 
 
-BEST_OTHER = "best_other"
-DIRECTION_ONLY = 1e-9  # a claim of direction only is tested as an effect this far beyond zero  # a claim's partner chosen on dev from the results, per setting
-ClaimMetric = Literal["micro_f1", "macro_f1", "micro_precision", "macro_precision", "micro_recall", "macro_recall"]
+BEST_OTHER = "best_other"  # a claim's partner chosen on dev from the results, per setting
+ClaimMetric = Literal[
+    "micro_f1", "macro_f1", "micro_precision", "macro_precision", "micro_recall", "macro_recall", "token_micro_f1", "token_macro_f1"
+]
 
 
 class ClaimWhere(Frozen):
@@ -60,21 +61,52 @@ class ClaimWhere(Frozen):
 
 
 class Claim(Frozen):
-    """A paper's headline claim: `method` beats (or trails) `partner` by `effect` on `metric`.
+    """A paper's claim as the paper states it: `method` beats (or trails) `partner` on `metric`
+    (kind superior, by `effect` or in a `direction`), or the two are on par (kind equivalent, within
+    `margin`).
 
-    The analysis turns each into a row of verdicts.parquet by one rule (nerplat.analysis.verdicts).
+    The analysis turns each into a row of verdicts.parquet by one rule (nerplat.analysis.verdicts):
+    a direction verdict for a superior claim (an equivalence verdict for an equivalent one) and,
+    where the setting is declared `comparable` to the paper's, a magnitude verdict.
     """
 
     id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$", max_length=64, description="Name of the claim in tables.")
     paper: str = Field(min_length=1, description="Where the claim comes from: authors, year and place, e.g. 'Nemoto et al. 2024, Table 3'.")
+    source: str = Field(
+        description="Where the paper states it, to check it against: 'Table 3', 'Fig. 2', \"sec. V.B, 'on par'\"."
+    )
+    kind: Literal["superior", "equivalent"] = Field(
+        "superior", description="superior: method - partner is on one side of zero (effect or direction); "
+        "equivalent: the paper says the two are on par or not significantly different (a TOST at `margin`)."
+    )
     method: str = Field(description="The method the claim is about.")
     partner: str = Field(description=f"The method it is compared with, or {BEST_OTHER}: the other method with the best mean dev score.")
-    metric: ClaimMetric = Field(description="micro_f1, macro_f1, micro_precision, ... on the replicates' split.")
+    metric: ClaimMetric = Field(
+        description="micro_f1, macro_f1, micro_precision, ... (span level) or token_micro_f1, token_macro_f1 on the replicates' split: "
+        "the one the paper reports."
+    )
     effect: float | None = Field(
-        None, allow_inf_nan=False, description="The paper's difference method - partner, in the report's units (F1 as a fraction)."
+        None, allow_inf_nan=False, description="The paper's difference method - partner, in the report's units (F1 as a fraction); "
+        "for kind equivalent the paper's observed difference, shown only."
     )
     direction: Literal["better", "worse"] | None = Field(
         None, description="For a paper that gives no number (a figure, a sentence): the method is better or worse than its partner."
+    )
+    margin: float | None = Field(
+        None, gt=0, allow_inf_nan=False, description="kind equivalent: the equivalence margin, in the metric's units; "
+        "|method - partner| below it counts as on par."
+    )
+    comparable: str = Field(
+        "", description="Why our setting is comparable to the paper's (data, size, encoder): then the size of the effect is judged "
+        "(magnitude verdict); empty: the magnitude is 'not comparable'."
+    )
+    paper_se: float | None = Field(
+        None, gt=0, allow_inf_nan=False, description="The paper's standard error of its effect, where it prints one: "
+        "the magnitude verdict counts the paper's uncertainty with ours."
+    )
+    pilot_sd: float | None = Field(
+        None, gt=0, allow_inf_nan=False, description="Standard deviation of the unit-level paired differences from a pilot: "
+        "`nerplat plan` sizes the design with it."
     )
     partner_sampler: str | None = Field(
         None, description="For a claim across sampler settings (sC vs the original data): the partner's sampler setting label; "
@@ -86,10 +118,29 @@ class Claim(Frozen):
         "", description="Why the compared arms get unequal tuning effort (e.g. the paper's own protocol); without it `validate` warns."
     )
 
+    @field_validator("source")
+    @classmethod
+    def _source_named(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("name where the paper states the claim: a table ('Table 3'), a figure ('Fig. 2') or a section and quote")
+        return value
+
     @model_validator(mode="after")
-    def _effect_or_direction(self) -> "Claim":
+    def _stated_as_its_kind(self) -> "Claim":
+        if self.kind == "equivalent":
+            if self.margin is None:
+                raise ValueError("a claim of kind equivalent needs a margin: the largest |method - partner| that counts as on par")
+            if self.direction is not None:
+                raise ValueError("a claim of kind equivalent has no direction; give kind superior for a better/worse claim")
+            return self
+        if self.margin is not None:
+            raise ValueError("margin is the equivalence margin of kind equivalent; a superior claim is judged against zero")
         if (self.effect is None) == (self.direction is None):
             raise ValueError("give the paper's effect (a number), or only its direction (better or worse) when it prints none")
+        if self.effect == 0:
+            raise ValueError("an effect of 0 claims no superiority: give kind equivalent with a margin for 'on par'")
+        if self.paper_se is not None and self.effect is None:
+            raise ValueError("paper_se is the standard error of the paper's effect: give the effect too")
         return self
 
     @model_validator(mode="after")
@@ -99,12 +150,13 @@ class Claim(Frozen):
         return self
 
     @property
-    def rule_effect(self) -> float:
-        """The effect the verdict rule tests: the paper's, or for a direction only, one just beyond zero
-        on that side (reproduced above zero, contradicted when the interval lies wholly at or below it)."""
+    def side(self) -> int:
+        """The side of zero a superior claim puts method - partner on: +1 or -1 (0 for kind equivalent)."""
+        if self.kind == "equivalent":
+            return 0
         if self.effect is not None:
-            return self.effect
-        return DIRECTION_ONLY if self.direction == "better" else -DIRECTION_ONLY
+            return 1 if self.effect > 0 else -1
+        return 1 if self.direction == "better" else -1
 
     @field_validator("effect", mode="before")
     @classmethod
@@ -115,10 +167,14 @@ class Claim(Frozen):
 
 
 class Sequential(Frozen):
-    """A group-sequential replication design: replicates are added in looks until every claim is decided."""
+    """A group-sequential replication design: units are added in looks until every claim is decided.
 
-    max_seeds: int = Field(ge=2, le=1000, description="Seeds at most (the plan holds them all; looks run a prefix).")
-    look_every: int = Field(ge=1, description="Seeds added between two looks.")
+    A unit is a partition for an arm whose sampler has partitions (every seed of it), else a seed
+    (nerplat.analysis.verdicts, `claim_looks`).
+    """
+
+    max_seeds: int = Field(ge=2, le=1000, description="Units at most: partitions of a partitioned arm, else seeds (the plan holds them all; looks run a prefix).")
+    look_every: int = Field(ge=1, description="Units (partitions, else seeds) added between two looks.")
     spending: Literal["obrien_fleming", "pocock"] = Field(
         "obrien_fleming", description="Lan-DeMets alpha-spending function over the looks."
     )

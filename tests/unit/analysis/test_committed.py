@@ -16,8 +16,8 @@ from nerplat.errors import UserInputError
 
 REPORT = Path(__file__).resolve().parents[3] / "docs" / "results" / "mom_conll"
 CLAIMS = (
-    Claim(id="mom_vs_ce", paper="Nemoto et al. 2024, Table 3", method="mom", partner="ce", metric="macro_f1", effect=0.0033),
-    Claim(id="mom_vs_best_other", paper="Nemoto et al. 2024, Table 3", method="mom", partner="best_other", metric="macro_f1", effect=0.0016),
+    Claim(id="mom_vs_ce", paper="Nemoto et al. 2024", source="Table 3", method="mom", partner="ce", metric="macro_f1", effect=0.0033),
+    Claim(id="mom_vs_best_other", paper="Nemoto et al. 2024", source="Table 3", method="mom", partner="best_other", metric="macro_f1", effect=0.0016),
 )
 
 
@@ -45,10 +45,9 @@ def test_a_committed_report_is_analysed_again_from_its_frames_with_its_claims(re
     for row in judged.iter_rows(named=True):
         assert row["n_pairs"] == runs.filter(pl.col("method") == "mom").height
         assert row["ci_low"] <= row["delta"] <= row["ci_high"]
-        inside = row["ci_low"] <= row["paper_effect"] <= row["ci_high"]
-        above_zero = row["ci_low"] > 0
-        expected = "inconclusive" if not row["converged"] else "reproduced" if above_zero else "inconclusive" if inside else "contradicted"
-        assert row["verdict"] == expected, row
+        direction = "reproduced" if row["ci_low"] > 0 else "opposite" if row["ci_high"] < 0 else "inconclusive"
+        assert row["direction_verdict"] == direction and row["verdict"] == (direction if row["converged"] else "inconclusive"), row
+        assert (row["unit"], row["n_units"]) == ("seed", row["n_pairs"]) and row["magnitude_verdict"] == "not comparable"
         assert row["method_trials"] > 0 and "objective.lambda" in row["method_searched"]
 
 
