@@ -447,8 +447,8 @@ def _report_markdown(experiment: str, settings: AnalysisSettings, analysis: Anal
         "`runs.parquet` (one row per replicate run), `epochs.parquet` (their dev curves), `trials.parquet` (tune trials), `chosen.parquet` "
         "(the hyper-parameters each tuned arm chose), `summary.parquet` "
         "(mean, sd, bootstrap SE and CI per setting and metric, and the cell's `converged` verdict), `tests.parquet` "
-        "(paired tests with Holm, `mde` and `n_needed`), `verdicts.parquet` (one row per claim of the spec: the verdict "
-        "and the numbers it follows from), "
+        "(paired tests with Holm, `mde` and `n_needed`), `verdicts.parquet` (one row per claim of the spec: its "
+        "direction and magnitude verdicts, its units and the numbers they follow from), "
         "`missing_partners.csv` (runs left out of tests).",
         "",
     ]
