@@ -84,7 +84,6 @@ def run(
     """
     from nerplat.analysis.headline import report_headline
     from nerplat.run.runner import ExperimentRunner, RunOptions
-    from nerplat.trial.device import emulated_bf16_warnings
 
     # Logs and CI are not terminals: give the progress table room instead of rich's default 80 columns.
     width = None if sys.stdout.isatty() else 150
@@ -92,8 +91,7 @@ def run(
     loud = Console(width=width, stderr=as_json, highlight=False)  # results and errors: printed under -q too
     _check_run_flags(resume, rerun_changed, progress_every, metrics_port)
     plan = compile_spec(spec, profile, overrides)
-    for line in emulated_bf16_warnings(plan.arms):
-        loud.print(f"[yellow]warning:[/] {escape(line)}", soft_wrap=True)
+    _warn_before_start(plan, loud)
     options = RunOptions(
         workdir=workdir.resolve(), resume=resume, rerun_changed=rerun_changed, address=address, storage=storage, analyze=analyze, replicate=not tune_only,
         verbose=Verbosity.verbose(), progress_every=progress_every, metrics_port=metrics_port,
@@ -111,6 +109,14 @@ def run(
     if summary.status == "failed":
         _advise_after_failure(loud, hint)
         raise typer.Exit(1)
+
+
+def _warn_before_start(plan: Any, loud: Console) -> None:
+    """What a run warns about before Ray starts: bf16 asked for on a CPU that emulates it (`trial.device`)."""
+    from nerplat.trial.device import emulated_bf16_warnings
+
+    for line in emulated_bf16_warnings(plan.arms):
+        loud.print(f"[yellow]warning:[/] {escape(line)}", soft_wrap=True)
 
 
 def _advise_after_failure(loud: Console, hint: str) -> None:
