@@ -1,18 +1,23 @@
 """Replicate until decided: which replicates each look of a sequential design runs, and which arms go on.
 
-With `replicate.sequential` the plan holds every replicate up to max_seeds, but they run in looks:
-look k runs seeds 0..s_k-1 of the arms still needed (every partition of each seed), then the
-claims are judged on what has finished (`analysis.verdicts`, the claim's repeated interval at that
-look). An arm is needed at the next look while some claim it takes part in is undecided: its
-method, its partner, and for a `best_other` claim every arm of the setting, since the choice of
-partner may change. Arms in no claim run the first look only. A resume recomputes the same looks
-from the finished runs (the decisions are deterministic), so it continues the design where it
-stopped.
+With `replicate.sequential` the plan holds every replicate up to max_seeds, but they run in looks
+of units (`analysis.verdicts.claim_looks`): the unit is the partition for a partitioned arm (more
+than one partition: the papers replicate over partitions, and seeds within a partition are not
+independent), else the seed. Look k runs, of the arms still needed, the replicates of the first
+n_k units: for a partitioned arm every seed of its first n_k partitions, for the others the
+first n_k seeds. Then the claims are judged on what has finished (`analysis.verdicts`, the
+claim's repeated interval at that look). An arm is needed at the next look while some claim it
+takes part in is undecided and could be decided: its method and partner (`claimed_arms`; every
+arm of the setting for a `best_other` claim until its partner is known). A claim the plan marks
+undecidable at this budget (`analysis.claim_design.undecidable_claims`) keeps no arm beyond the
+first look unless the run is asked to (`nerplat run --replicate-undecidable`). Arms in no claim
+run the first look only. A resume recomputes the same looks from the finished runs (the
+decisions are deterministic), so it continues the design where it stopped.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -23,40 +28,51 @@ if TYPE_CHECKING:  # polars is imported where the verdicts are read: importing t
     import polars as pl
 
 
+def partitioned(arm: Arm) -> bool:
+    """Whether the arm's unit is the partition (its sampler defines more than one), else the seed."""
+    return len(arm.partitions) > 1
+
+
+def arm_units(arm: Arm) -> tuple[int, ...]:
+    """The arm's units in the order looks take them: its replicates' partitions, else their seeds."""
+    return tuple(dict.fromkeys(r.partition if partitioned(arm) else r.seed for r in arm.replicates))
+
+
 @dataclass(frozen=True)
 class ReplicateLooks:
-    """The looks of a sequential design, in seeds (a look's pairs are its seeds x the arm's partitions)."""
+    """The looks of a sequential design, in units (partitions of a partitioned arm, else seeds)."""
 
     sequential: Sequential
-    seeds: tuple[int, ...]  # the plan's seeds, in order
 
-    def seed_counts(self, partitions: int) -> tuple[int, ...]:
-        """Seeds run by each look: the claims' looks (`analysis.verdicts.claim_looks`) over partitions."""
+    def unit_counts(self) -> tuple[int, ...]:
+        """Units run by each look: the claims' looks (`analysis.verdicts.claim_looks`)."""
         from nerplat.analysis.verdicts import claim_looks
 
-        return tuple(dict.fromkeys(-(-n // partitions) for n in claim_looks(self.sequential, partitions)))
+        return claim_looks(self.sequential)
 
     def replicates(self, arm: Arm, look: int) -> tuple[Replicate, ...]:
-        """The arm's replicates up to look `look` (0-based; past the last look: all of them)."""
-        counts = self.seed_counts(len(arm.partitions))
-        wanted = set(self.seeds[: counts[min(look, len(counts) - 1)]])
-        return tuple(r for r in arm.replicates if r.seed in wanted)
+        """The arm's replicates up to look `look` (0-based; past the last look: all of them): every
+        seed of its first n partitions (partition indices below n, unless `replicate.partitions`
+        picked others), else its first n seeds."""
+        counts = self.unit_counts()
+        wanted = set(arm_units(arm)[: counts[min(look, len(counts) - 1)]])
+        return tuple(r for r in arm.replicates if (r.partition if partitioned(arm) else r.seed) in wanted)
 
-    def looks(self, arms: Iterable[Arm]) -> int:
-        """Looks of the design over these arms (arms with more partitions reach max_seeds in fewer)."""
-        return max(len(self.seed_counts(len(arm.partitions))) for arm in arms)
+    def looks(self) -> int:
+        return len(self.unit_counts())
 
 
-def needed_arms(verdicts: "pl.DataFrame", claimed: dict[str, list[str]]) -> set[str]:
+def needed_arms(verdicts: "pl.DataFrame", claimed: dict[str, list[str]], undecidable: Collection[str] = ()) -> set[str]:
     """Arms some undecided claim still reads: the `arms` of each row without a `decided_look`, and
-    for a claim with no row yet (no pairs finished) the arms `claimed` lists for it."""
+    for a claim with no row yet (no pairs finished) the arms `claimed` lists for it. Claims in
+    `undecidable` (at this budget, by the plan's pilot sds) keep no arm."""
     needed: set[str] = set()
     for row in verdicts.iter_rows(named=True):
-        if row["decided_look"] is None:
+        if row["decided_look"] is None and row["claim"] not in undecidable:
             needed.update(row["arms"] or [])
     seen = set(verdicts["claim"].to_list()) if not verdicts.is_empty() else set()
     for claim, arms in claimed.items():
-        if claim not in seen:
+        if claim not in seen and claim not in undecidable:
             needed.update(arms)
     return needed
 
@@ -73,21 +89,25 @@ def claimed_arms(plan_arms: Iterable[Arm], claims: Iterable[Any]) -> dict[str, l
     }
 
 
-def replicates_by_look(plan: Plan) -> list[dict[str, int]]:
+def replicates_by_look(plan: Plan, undecidable: Collection[str] = ()) -> list[dict[str, int]]:
     """Per look, the replicates each arm adds when no claim is decided before the last look (the
-    longest the design runs; arms in no claim run the first look only); one look of every replicate
-    without a sequential design. `plan.cost` spreads each look's runs over the machine."""
+    longest the design runs; arms in no claim, or only in `undecidable` ones, run the first look
+    only); one look of every replicate without a sequential design. `plan.cost` spreads each
+    look's runs over the machine."""
     if plan.sequential is None:
         return [{arm.id: len(arm.replicates) for arm in plan.arms}]
-    looks = ReplicateLooks(plan.sequential, tuple(sorted({r.seed for a in plan.arms for r in a.replicates})))
-    claimed = {arm_id for arms in claimed_arms(plan.arms, plan.claims).values() for arm_id in arms}
+    looks = ReplicateLooks(plan.sequential)
+    claims = [claim for claim in plan.claims if claim.id not in undecidable]
+    claimed = {arm_id for arms in claimed_arms(plan.arms, claims).values() for arm_id in arms}
     ran = dict.fromkeys((arm.id for arm in plan.arms), 0)  # replicates up to the previous look
     added = []
-    for look in range(looks.looks(plan.arms)):
+    for look in range(looks.looks()):
         runs = {}
         for arm in plan.arms:
             if look == 0 or arm.id in claimed:
                 total = len(looks.replicates(arm, look))
                 runs[arm.id], ran[arm.id] = total - ran[arm.id], total
-        added.append({arm_id: count for arm_id, count in runs.items() if count})
+        adds = {arm_id: count for arm_id, count in runs.items() if count}
+        if adds:  # a look no arm runs is not taken
+            added.append(adds)
     return added

@@ -2,7 +2,7 @@
 partition) not yet completed, all arms in one Tuner, or look by look under a sequential design.
 
 A part of `ExperimentRunner` (run/runner.py), which provides `plan`, `ledger`, `board`, `metrics`,
-`tracking_uri`, `select_metric`, `_ray_run_config` and `_fit`.
+`tracking_uri`, `select_metric`, `undecidable`, `_ray_run_config` and `_fit`.
 """
 
 from __future__ import annotations
@@ -31,25 +31,27 @@ class ReplicatePhase:
     board: ProgressBoard
     select_metric: str
     tracking_uri: str
+    undecidable: frozenset[str]  # claims replicated beyond the first look only when the run is asked to
 
     def _replicate(self, arms: list[Arm], outcomes: dict[str, ArmOutcome]) -> None:
         """Re-trains each arm's chosen configuration for every replicate not yet completed: all at
-        once, or look by look under a sequential design (`run.looks`) while some claim needs the arm."""
+        once, or look by look under a sequential design (`run.looks`) while some claim needs the arm
+        (a claim in `undecidable` needs none beyond the first look)."""
         parents: dict[str, str] = {}
         asked = {arm.id: arm.replicates for arm in arms}
         if self.plan.sequential is None:
             self._replicate_look(arms, asked, outcomes, parents)
         else:
-            looks = ReplicateLooks(self.plan.sequential, tuple(sorted({r.seed for a in arms for r in a.replicates})))
+            looks = ReplicateLooks(self.plan.sequential)
             claimed = claimed_arms(arms, self.plan.claims)
             active = list(arms)
-            for look in range(looks.looks(arms)):
+            for look in range(looks.looks()):
                 asked.update({arm.id: looks.replicates(arm, look) for arm in active})
                 self.board.stage(f"look {look + 1}: replicates of {len(active)} arm(s) up to {max(len(asked[a.id]) for a in active)} each")
                 self._replicate_look(active, asked, outcomes, parents)
                 if any(outcomes[a.id].errors for a in active):
                     break  # a failed replicate leaves its claims unjudged: a resume runs it again first
-                needed = needed_arms(self._claim_verdicts(), claimed)
+                needed = needed_arms(self._claim_verdicts(), claimed, self.undecidable)
                 for arm in active:
                     if arm.id not in needed:  # its claims are decided: the progress table counts what it ran
                         self.board.phase(arm.id, "replicate", len(arm.replicates)).total = len(asked[arm.id])
@@ -89,7 +91,7 @@ class ReplicatePhase:
         replicates = fetch_replicates(open_client(self.tracking_uri), self.plan.experiment)
         usable = replicates.filter(pl.col("status") == "completed") if not replicates.is_empty() else replicates
         settings = settings_from_plan(self.plan.model_dump(mode="json"), "plan")
-        return verdicts(usable, pl.DataFrame(), settings, aso=False)
+        return verdicts(usable, settings, aso=False)
 
     def _replicate_jobs(
         self, arm: Arm, replicates: tuple[Replicate, ...], chosen: dict[str, Any], parents: dict[str, str]

@@ -70,6 +70,7 @@ class RunOptions:
     verbose: bool = False
     progress_every: float = DEFAULT_EVERY  # seconds between status lines when the console is not a terminal
     metrics_port: int | None = None  # embedded Ray's Prometheus endpoint on 127.0.0.1 (default: a free port)
+    undecidable: frozenset[str] = frozenset()  # claims whose arms stop after the first look (`analysis.claim_design`)
 
 
 def _select_key(plan: Plan) -> str:
@@ -89,6 +90,7 @@ class ExperimentRunner(TunePhase, ReplicatePhase):
         self.study_storage: Any = None  # the Optuna storage, opened before Ray starts when an arm is tuned
         self.storage = options.storage or str((options.workdir / ".nerplat" / "ray").resolve())
         self.select_metric = _select_key(plan)
+        self.undecidable = options.undecidable
         self.tracker: ExperimentTracker | None = None
         self.ledger: RunLedger | None = None
         self.board = ProgressBoard(plan.experiment, console, every=options.progress_every)
