@@ -1,11 +1,18 @@
-"""What a plan promises its claims before anything runs: equal tuning effort, and pairs and cost under the design.
+"""What a plan promises its claims before anything runs: equal tuning effort, cost under the
+design, and whether the design can decide them at all.
 
 A comparison is only as fair as the effort each side got: the same tune trials, the same searched
 training keys (the learning rate above all) and the same epochs. `unequal_effort` lists every claim
 whose arms differ (a method's own hyper-parameters, such as MoM's lambda, are what it is, not
-effort); `nerplat validate` and `nerplat plan` print them, unless the claim's `unequal_effort` says why. `claim_costs` gives, per claim, the pairs
-the replication design is expected to use and, where earlier runs measured the throughput
-(`plan.cost`), the wall time of its arms' trials.
+effort); `nerplat validate` and `nerplat plan` print them, unless the claim's `unequal_effort` says why.
+
+A design that cannot decide a claim wastes every run spent on it. `claim_power` gives, from the
+sd of the claim's unit-level paired differences in a pilot (the claim's `pilot_sd`, else a report
+folder's runs: `pilot_sds`), the paper's effect in sd units, the design's power at it and the
+units a power of 0.8 needs; a claim below UNDECIDABLE_POWER is undecidable at this budget, and
+the runner replicates its arms beyond the first look only when asked (`run.looks.needed_arms`).
+`claim_costs` adds, per claim, the design and, where earlier runs measured the throughput
+(`estimate.cost`), the wall time of its arms' trials at the most.
 """
 
 from __future__ import annotations
@@ -13,11 +20,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
+from nerplat.analysis.stats import MAX_PAIRS, POWER
 from nerplat.config.experiment import BEST_OTHER, Claim
+from nerplat.errors import Problem, UserInputError
 from nerplat.plan.model import Arm, Plan
 
-STANDARDISED_EFFECTS = (1.0, 0.5)  # paper effect / sd of the paired differences, at which expected pairs are shown
+UNDECIDABLE_POWER = 0.5  # below it at the design's most units, a claim is not replicated beyond the first look
 
 
 def claim_arms(arms: Sequence[Arm], claim: Claim) -> list[tuple[Arm, list[Arm]]]:
@@ -66,61 +76,171 @@ def _effort_text(value: tuple[int, tuple[str, ...], object]) -> str:
 
 
 @dataclass(frozen=True)
+class ClaimPower:
+    """Whether a claim can be decided at this budget, from the sd of its unit-level paired
+    differences in a pilot (`sd`, found at `source`; None: no pilot).
+
+    `target` is the effect the design must detect: the paper's effect for a superior claim, the
+    margin for an equivalent one (judged at a true difference of 0), None for a direction only.
+    `power` is the chance at `units` units at `alpha`, `units_needed` the units for POWER; both NaN
+    where unknown. Both are the fixed design's (`sequential.design_power`, `units_for_power`), not
+    simulated: for a sequential design ending at `units` the power is an upper bound, since its
+    earlier looks spend some alpha. An equivalent claim's TOST needs both one-sided tests at
+    `alpha` to reject; its power is bounded below by 2 p - 1, p the power of one of them, and that
+    bound is what is shown (`sequential.equivalence_power`).
+    """
+
+    claim: str
+    kind: str
+    target: float | None
+    sd: float | None
+    source: str
+    units: int
+    unit: str  # "partition" or "seed"
+    alpha: float
+    power: float
+    units_needed: float
+
+    @property
+    def undecidable(self) -> bool:
+        """Power below UNDECIDABLE_POWER at the design's units: replicating it beyond the first look is waste."""
+        return math.isfinite(self.power) and self.power < UNDECIDABLE_POWER
+
+    def line(self) -> str:
+        if self.sd is None:
+            return f"claim {self.claim}: no pilot sd: power unknown"
+        parts = [f"claim {self.claim}: pilot sd {self.sd:.4g} ({self.source})"]
+        if self.target is None:
+            return "; ".join(parts + ["direction only (the paper gives no effect): power unknown"])
+        what = f"margin {self.target:.4g}" if self.kind == "equivalent" else f"paper effect {self.target:+.4g}"
+        parts.append(f"{what} = {abs(self.target) / self.sd:.2f} sd")
+        parts.append(f"power {self.power:.2f} at {self.units} {self.unit}s (alpha {self.alpha:.3g})")
+        needed = f"{math.ceil(self.units_needed)}" if math.isfinite(self.units_needed) else f"more than {MAX_PAIRS:,}"
+        parts.append(f"{needed} {self.unit}s for power {POWER:g}")
+        if self.undecidable:
+            parts.append(f"undecidable at this budget (needs {needed} units)")
+        return "; ".join(parts)
+
+
+@dataclass(frozen=True)
 class ClaimCost:
-    """A claim's arms and what the design is expected to spend on it."""
+    """A claim's arms, what the design spends on it at the most, and whether it can decide it."""
 
     claim: str
     arms: tuple[str, ...]
     tune_trials: int
-    max_pairs: int
     design: str
-    expected_pairs: dict[float, tuple[float, float]]  # standardised effect -> (sequential expected pairs, fixed pairs of equal power)
-    wall_s: float | None  # its arms' trials at the expected pairs of the first effect, from measured throughput
+    wall_s: float | None  # its arms' tune trials and replicates at the most, from measured throughput
+    power: ClaimPower
 
-    def line(self) -> str:
-        parts = [f"claim {self.claim}: {len(self.arms)} arms, {self.tune_trials} tune trials, at most {self.max_pairs} pairs ({self.design})"]
-        for effect, (sequential, fixed) in self.expected_pairs.items():
-            if math.isfinite(sequential):
-                parts.append(f"expected {sequential:.1f} pairs if the paper's effect is {effect:g} sd (a fixed design of equal power: {fixed:.0f})")
+    def lines(self) -> list[str]:
+        power = self.power
+        cost = f"claim {self.claim}: {len(self.arms)} arms, {self.tune_trials} tune trials, at most {power.units} {power.unit}s ({self.design})"
         if self.wall_s is not None:
-            parts.append(f"about {self.wall_s / 3600:.1f} h of its arms' trials")
-        return "; ".join(parts)
+            cost += f"; at most {self.wall_s / 3600:.1f} h of its arms' trials"
+        return [cost, "  " + power.line()]
 
 
-def claim_costs(plan: Plan, trial_seconds: dict[str, float] | None = None) -> list[ClaimCost]:
-    """Per claim: arms, tune trials, the design's pairs and, with `trial_seconds` (arm id -> predicted
-    seconds of one run, from `plan.cost`), the wall time of its arms' trials one at a time."""
-    from nerplat.analysis.sequential import boundaries, expected_pairs
-    from nerplat.analysis.verdicts import claim_looks
-    from nerplat.analysis.stats import pairs_needed
+def claim_costs(plan: Plan, trial_seconds: dict[str, float] | None = None, pilot: dict[str, PilotSd] | None = None) -> list[ClaimCost]:
+    """Per claim: arms, tune trials, the design, its power (`claim_power`, from the claim's
+    `pilot_sd`, else `pilot`) and, with `trial_seconds` (arm id -> predicted seconds of one run,
+    from `plan.cost`), the wall time of its arms' trials one at a time at the design's most."""
+    from nerplat.run.looks import ReplicateLooks
 
     costs = []
     for claim in plan.claims:
-        covered = claim_arms(plan.arms, claim)
-        arms = list({a.id: a for arm, partners in covered for a in (arm, *partners)}.values())
+        arms = _claim_arm_list(plan, claim)
         if not arms:
             continue
-        partitions = len(arms[0].partitions)
-        family = max(1, len(plan.claims))
-        alpha = plan.analysis.alpha / family
-        expected: dict[float, tuple[float, float]] = {}
+        power = claim_power(plan, claim, (pilot or {}).get(claim.id))
         if plan.sequential is not None:
-            looks = claim_looks(plan.sequential, partitions)
-            max_pairs = looks[-1]
-            design = boundaries(looks, max_pairs, alpha, plan.sequential.spending)
-            for effect in STANDARDISED_EFFECTS:
-                found = expected_pairs(effect, 1.0, design, simulations=2000)
-                expected[effect] = (found.sequential, found.fixed)
-            text = f"sequential, {plan.sequential.spending}, looks at {list(looks)} pairs, alpha {alpha:.3g} per claim"
+            looks = ReplicateLooks(plan.sequential)
+            design = f"sequential, {plan.sequential.spending}, looks at {list(looks.unit_counts())} {power.unit}s, alpha {power.alpha:.3g} per claim"
+            replicates = {a.id: len(looks.replicates(a, looks.looks() - 1)) for a in arms}
         else:
-            max_pairs = len(arms[0].replicates)
-            for effect in STANDARDISED_EFFECTS:
-                expected[effect] = (float(max_pairs), pairs_needed(effect, 1.0, alpha))
-            text = f"fixed, alpha {alpha:.3g} per claim at the most"
+            design = f"fixed, alpha {power.alpha:.3g} per claim at the most"
+            replicates = {a.id: len(a.replicates) for a in arms}
         wall = None
         if trial_seconds is not None and all(a.id in trial_seconds for a in arms):
-            pairs = expected[STANDARDISED_EFFECTS[0]][0]
-            runs = {a.id: a.tune_trials + (pairs if math.isfinite(pairs) else len(a.replicates)) for a in arms}
-            wall = sum(trial_seconds[a] * n for a, n in runs.items())
-        costs.append(ClaimCost(claim.id, tuple(a.id for a in arms), sum(a.tune_trials for a in arms), max_pairs, text, expected, wall))
+            wall = sum(trial_seconds[a.id] * (a.tune_trials + replicates[a.id]) for a in arms)
+        costs.append(ClaimCost(claim.id, tuple(a.id for a in arms), sum(a.tune_trials for a in arms), design, wall, power))
     return costs
+
+
+def _claim_arm_list(plan: Plan, claim: Claim) -> list[Arm]:
+    return list({a.id: a for arm, partners in claim_arms(plan.arms, claim) for a in (arm, *partners)}.values())
+
+
+@dataclass(frozen=True)
+class PilotSd:
+    """The sd of a claim's unit-level paired differences in a pilot, and where it comes from."""
+
+    sd: float
+    source: str
+
+
+def claim_power(plan: Plan, claim: Claim, pilot: PilotSd | None = None) -> ClaimPower:
+    """The claim's power at the design's most units (`ClaimPower`), from its `pilot_sd`, else `pilot`.
+
+    Its alpha is the plan's over the verdict rows the claims will have, one per setting they cover
+    (alpha / m, as `analysis.verdicts` sizes them); its units are the design's max_seeds, or without one the
+    fewest units of its arms (partitions of partitioned arms, else seeds: `run.looks.arm_units`).
+    """
+    from nerplat.analysis.sequential import design_power, equivalence_power, equivalence_units, units_for_power
+    from nerplat.run.looks import arm_units, partitioned
+
+    arms = _claim_arm_list(plan, claim)
+    unit = "partition" if any(partitioned(a) for a in arms) else "seed"
+    units = plan.sequential.max_seeds if plan.sequential is not None else min((len(arm_units(a)) for a in arms), default=0)
+    alpha = plan.analysis.alpha / max(1, sum(len(claim_arms(plan.arms, c)) for c in plan.claims))
+    if claim.pilot_sd is not None:
+        pilot = PilotSd(claim.pilot_sd, "the claim's pilot_sd")
+    target = claim.margin if claim.kind == "equivalent" else claim.effect
+    power = needed = math.nan
+    if pilot is not None and target is not None:
+        if claim.kind == "equivalent":
+            power, needed = equivalence_power(target, pilot.sd, units, alpha), equivalence_units(target, pilot.sd, alpha)
+        else:
+            power, needed = design_power(target, pilot.sd, units, alpha), units_for_power(target, pilot.sd, alpha)
+    return ClaimPower(
+        claim.id, claim.kind, target, None if pilot is None else pilot.sd, "" if pilot is None else pilot.source,
+        units, unit, alpha, power, needed,
+    )
+
+
+def undecidable_claims(plan: Plan, pilot: dict[str, PilotSd] | None = None) -> list[ClaimPower]:
+    """The claims with arms that `claim_power` finds undecidable at this budget, in plan order."""
+    powers = [claim_power(plan, claim, (pilot or {}).get(claim.id)) for claim in plan.claims if _claim_arm_list(plan, claim)]
+    return [power for power in powers if power.undecidable]
+
+
+def pilot_sds(plan: Plan, folder: Path) -> dict[str, PilotSd]:
+    """Per claim of `plan`, the sd of its unit-level paired differences in the report `folder`'s
+    runs.parquet (its completed replicates), paired and averaged within partition as the verdicts
+    pair them (`analysis.verdicts`, on the plan's claims, split and design). A claim covering
+    several settings gets their pooled sd; a claim with fewer than 2 units there gets none."""
+    import numpy as np
+    import polars as pl
+
+    from nerplat.analysis.compare import setting_axes
+    from nerplat.analysis.report import settings_from_plan
+    from nerplat.analysis.verdicts import _sides
+
+    runs = folder / "runs.parquet"
+    if not runs.is_file():
+        raise UserInputError(Problem(f"{folder} holds no runs.parquet: give a report folder (docs/results/NAME, reports/NAME)", path="--pilot"))
+    frame = pl.read_parquet(runs)
+    usable = frame.filter(pl.col("status") == "completed")
+    settings = settings_from_plan(plan.model_dump(mode="json"), "plan")
+    axes = setting_axes(usable) if not usable.is_empty() else []
+    found = {}
+    for claim in settings.claims:
+        sides = [side for side in _sides(usable, claim, settings, axes) if side.a.size >= 2]
+        if not sides:
+            continue
+        differences = [side.a - side.b for side in sides]
+        freedom = sum(d.size - 1 for d in differences)
+        pooled = math.sqrt(sum(float(np.var(d, ddof=1)) * (d.size - 1) for d in differences) / freedom)
+        units = f"{sum(d.size for d in differences)} {'/'.join(sorted({side.unit for side in sides}))}s"
+        found[claim.id] = PilotSd(pooled, f"{runs}, {units}" + (f" in {len(sides)} settings" if len(sides) > 1 else ""))
+    return found
