@@ -24,12 +24,15 @@ from nerplat.cli.options import (
     print_figures,
     print_headline,
 )
+from nerplat.cli.spec_commands import PILOT_HELP
 from nerplat.cli.train_commands import bench_app
 from nerplat.errors import Problem, UserInputError
 from nerplat.run.progress import DEFAULT_EVERY
 
 if TYPE_CHECKING:
     from nerplat.analysis.headline import Headline
+
+DESIGN_PANEL = "Claims the design cannot decide"
 
 
 def run(
@@ -63,6 +66,12 @@ def run(
         "(default: a free port Ray picks; also from the environment variable NERPLAT_METRICS_PORT). "
         "Not with --address: a cluster's nodes have their own.",
     ),
+    pilot: Optional[Path] = typer.Option(None, "--pilot", metavar="DIR", help=PILOT_HELP, rich_help_panel=DESIGN_PANEL),
+    replicate_undecidable: bool = typer.Option(
+        False, "--replicate-undecidable", rich_help_panel=DESIGN_PANEL,
+        help="Under a sequential design, replicate the arms of claims undecidable at this budget (power below 0.5 at the "
+        "design's most units, from their pilot sd: see nerplat plan) beyond the first look too; by default they stop there.",
+    ),
 ) -> None:
     """Run every arm of SPEC: tune on dev, replicate the best configuration, analyse.
 
@@ -92,12 +101,16 @@ def run(
     _check_run_flags(resume, rerun_changed, progress_every, metrics_port)
     plan = compile_spec(spec, profile, overrides)
     _warn_before_start(plan, loud)
+    undecidable = _undecidable(plan, pilot, replicate_undecidable, console)
     options = RunOptions(
         workdir=workdir.resolve(), resume=resume, rerun_changed=rerun_changed, address=address, storage=storage, analyze=analyze, replicate=not tune_only,
-        verbose=Verbosity.verbose(), progress_every=progress_every, metrics_port=metrics_port,
+        verbose=Verbosity.verbose(), progress_every=progress_every, metrics_port=metrics_port, undecidable=undecidable,
     )
     runner = ExperimentRunner(plan, options, console)
-    hint = escape(resume_command(spec, profile=profile, overrides=overrides, workdir=workdir, storage=storage, address=address))
+    hint = escape(resume_command(
+        spec, profile=profile, overrides=overrides, workdir=workdir, storage=storage, address=address, pilot=pilot,
+        replicate_undecidable=replicate_undecidable,
+    ))
     summary = _run_or_exit(runner, loud, hint)
     headline = None if summary.report_dir is None or summary.analysis_error else report_headline(summary.report_dir)
     if as_json:
@@ -109,6 +122,20 @@ def run(
     if summary.status == "failed":
         _advise_after_failure(loud, hint)
         raise typer.Exit(1)
+
+
+def _undecidable(plan: Any, pilot: Path | None, replicate_undecidable: bool, console: Console) -> frozenset[str]:
+    """The claims undecidable at this budget by the plan's pilot sds, printed; those whose arms the
+    replicate phase stops after the first look (none with --replicate-undecidable)."""
+    from nerplat.analysis.claim_design import pilot_sds, undecidable_claims
+    from nerplat.cli.spec_commands import undecidable_lines
+
+    found = undecidable_claims(plan, pilot_sds(plan, pilot) if pilot is not None else None)
+    for power in found:
+        console.print(escape(power.line()))
+    for line in undecidable_lines(plan, found, replicate_undecidable):
+        console.print(escape(line))
+    return frozenset() if replicate_undecidable else frozenset(power.claim for power in found)
 
 
 def _warn_before_start(plan: Any, loud: Console) -> None:
@@ -179,15 +206,20 @@ def print_summary(summary, console: Console, errors: Console | None = None) -> N
 
 
 def resume_command(
-    spec: Path, *, profile: str | None, overrides: Sequence[str] = (), workdir: Path, storage: str | None, address: str | None
+    spec: Path, *, profile: str | None, overrides: Sequence[str] = (), workdir: Path, storage: str | None, address: str | None,
+    pilot: Path | None = None, replicate_undecidable: bool = False,
 ) -> str:
-    """`nerplat run ... --resume` with the options that locate the experiment repeated as given."""
+    """`nerplat run ... --resume` with the options that locate the experiment, and those that choose
+    which arms its looks run, repeated as given."""
     words = ["nerplat", "run", str(spec)]
-    for flag, value in (("--profile", profile), ("--workdir", workdir if workdir != Path(".") else None), ("--storage", storage), ("--address", address)):
+    located = (("--profile", profile), ("--workdir", workdir if workdir != Path(".") else None), ("--storage", storage), ("--address", address))
+    for flag, value in (*located, ("--pilot", pilot)):
         if value is not None:
             words += [flag, str(value)]
     for override in overrides:
         words += ["--set", override]
+    if replicate_undecidable:
+        words.append("--replicate-undecidable")
     return shlex.join([*words, "--resume"])
 
 

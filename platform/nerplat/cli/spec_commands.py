@@ -23,6 +23,10 @@ from nerplat.errors import UserInputError
 from nerplat.plan.model import Plan
 
 SPEC_HELP = "A spec file (YAML)."
+PILOT_HELP = (
+    "A report folder (docs/results/NAME, reports/NAME) whose runs.parquet gives each claim's pilot sd, "
+    "where the claim declares no pilot_sd: the sd of its unit-level paired differences there."
+)
 COST_HELP = (
     "Also predict each arm's wall time and device-hours on this host, from earlier runs of the same encoder and device, "
     "else from a short calibration run it says it ran (--json: a `cost` field)."
@@ -85,16 +89,23 @@ def plan(
     tracking_uri: str | None = typer.Option(
         None, "--tracking-uri", help="MLflow store whose runs --cost reads (default: MLFLOW_TRACKING_URI, the spec's, else ./mlflow.db)."
     ),
+    pilot: Path | None = typer.Option(None, "--pilot", metavar="DIR", help=PILOT_HELP),
 ) -> None:
     """Show the arms a spec compiles to (dataset x sampler x method): search spaces, tune trials, replicates.
 
+    Per claim: its design, and from a pilot sd (the claim's pilot_sd, else --pilot) the paper's effect
+    in sd units, the design's power at it and the units a power of 0.8 needs; a claim below power 0.5
+    is undecidable at this budget, and `nerplat run` stops its arms after the first look.
+
     Arms are named by their short labels (MLflow's run names); --json gives every id in full."""
-    from nerplat.analysis.claim_design import claim_costs, unequal_effort
+    from nerplat.analysis.claim_design import claim_costs, pilot_sds, undecidable_claims, unequal_effort
     from nerplat.cli.options import compile_spec
     from nerplat.trial.device import emulated_bf16_warnings
 
     compiled = compile_spec(spec, profile, overrides)
-    predicted = _estimate(compiled, (spec, profile, overrides), tracking_uri, budget, calibrate) if cost else None
+    measured = pilot_sds(compiled, pilot) if pilot is not None else None
+    undecidable = undecidable_claims(compiled, measured)
+    predicted = _estimate(compiled, (spec, profile, overrides), tracking_uri, {p.claim for p in undecidable}, budget, calibrate) if cost else None
     if as_json:
         if predicted is None:
             sys.stdout.write(compiled.model_dump_json(indent=2) + "\n")
@@ -124,13 +135,16 @@ def plan(
     for line in predicted.lines() if predicted is not None else ():
         console.print(line)
     seconds = {a.arm: a.trial_s for a in predicted.arms if a.trial_s is not None} if predicted is not None else None
-    for cost_line in claim_costs(compiled, seconds):
-        console.print(cost_line.line())
+    for claim_cost in claim_costs(compiled, seconds, measured):
+        for line in claim_cost.lines():
+            console.print(line)
+    for line in undecidable_lines(compiled, undecidable):
+        console.print(line)
     for line in unequal_effort(compiled) + emulated_bf16_warnings(compiled.arms):
         console.print(f"warning: {line}")
 
 
-def _estimate(compiled: Plan, source: tuple, tracking_uri: str | None, budget: str | None, calibrate: bool) -> Any:
+def _estimate(compiled: Plan, source: tuple, tracking_uri: str | None, undecidable: set[str], budget: str | None, calibrate: bool) -> Any:
     """`--cost` and `--budget`: the prediction over the looks the design runs, and the cuts, each the
     spec compiled again from `source` (spec, profile, overrides) with the cut's overrides."""
     from nerplat.cli.options import compile_spec
@@ -139,7 +153,23 @@ def _estimate(compiled: Plan, source: tuple, tracking_uri: str | None, budget: s
 
     spec, profile, overrides = source
     replan = lambda more: compile_spec(spec, profile, [*overrides, *more])
-    return estimate_plan(compiled, tracking_uri, replicates_by_look, calibrating=calibrate, budget=budget, replan=replan)
+    looks_of = lambda cut: replicates_by_look(cut, undecidable)
+    return estimate_plan(compiled, tracking_uri, looks_of, calibrating=calibrate, budget=budget, replan=replan)
+
+
+def undecidable_lines(compiled: Plan, undecidable: list[Any], replicate_undecidable: bool = False) -> list[str]:
+    """What `nerplat run` does with the claims undecidable at this budget (`analysis.claim_design`)."""
+    if not undecidable:
+        return []
+    names = ", ".join(power.claim for power in undecidable)
+    if compiled.sequential is None:
+        return [f"undecidable at this budget: {names} (a fixed design runs every replicate of their arms)"]
+    if replicate_undecidable:
+        return [f"undecidable at this budget: {names}: replicated to the end anyway (--replicate-undecidable)"]
+    return [
+        f"undecidable at this budget: {names}: arms in no other claim stop after the first look "
+        "(nerplat run --replicate-undecidable replicates them on)"
+    ]
 
 
 def _arm_table(compiled: Any) -> Table:
