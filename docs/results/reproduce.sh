@@ -28,6 +28,8 @@ commit=$(git -C "$repo" rev-parse HEAD)
 dirty=$(git -C "$repo" status --porcelain -- platform specs | wc -l)
 started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
+capability=$("$repo/.venv/bin/python" -c 'import torch; print(torch.backends.cpu.get_cpu_capability())')
+cpu_model=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
 begin=$(date +%s)
 status=0
 (cd "$repo" && "$repo/.venv/bin/${command[0]}" "${command[@]:1}" --workdir "$work") | tee -a "$work/console.txt" || status=$?
@@ -48,7 +50,7 @@ cat > "$out/RUN.md" <<MD
 - command: \`${command[*]}\` (from the repository root; \`docs/results/reproduce.sh $spec${profile:+ $profile}\` reruns it and rewrites this folder)
 - commit: \`$commit\`$( [ "$dirty" -gt 0 ] && echo " (with uncommitted changes under platform/ or specs/)" )
 - started: $started; wall time: $((seconds / 60)) min $((seconds % 60)) s$( [ -n "$resumed" ] && echo " (this resumed run only; console.txt holds every attempt)" )
-- machine: $(nproc) CPU cores, no GPU; NERPLAT_DATA=${NERPLAT_DATA:-unset}
+- machine: $(nproc) CPU cores ($cpu_model), no GPU; torch CPU capability: $capability; NERPLAT_DATA=${NERPLAT_DATA:-unset}
 - load average (1, 5, 15 min) at the start: $load_start; at the end: $load_end (on 2 cores a load above 2 means other work shared the machine)
 - MLflow store of the run: a scratch directory (not committed); \`console.txt\` is what the command printed
 MD
