@@ -224,7 +224,7 @@ def pilot_sds(plan: Plan, folder: Path) -> dict[str, PilotSd]:
 
     from nerplat.analysis.compare import setting_axes
     from nerplat.analysis.report import settings_from_plan
-    from nerplat.analysis.verdicts import _sides
+    from nerplat.analysis.verdicts import claim_sides
 
     runs = folder / "runs.parquet"
     if not runs.is_file():
@@ -235,7 +235,7 @@ def pilot_sds(plan: Plan, folder: Path) -> dict[str, PilotSd]:
     axes = setting_axes(usable) if not usable.is_empty() else []
     found = {}
     for claim in settings.claims:
-        sides = [side for side in _sides(usable, claim, settings, axes) if side.a.size >= 2]
+        sides = [side for side in claim_sides(usable, claim, settings, axes) if side.a.size >= 2]
         if not sides:
             continue
         differences = [side.a - side.b for side in sides]

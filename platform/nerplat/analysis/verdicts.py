@@ -176,7 +176,7 @@ def verdicts(
     `replicates` are usable replicate runs (with `converged_run` where known), `arms` the plan's
     arms (`arm_frame`), `trials` the tune trials (for their cost).
     """
-    sides = [side for claim in settings.claims for side in _sides(replicates, claim, settings, axes)]
+    sides = [side for claim in settings.claims for side in claim_sides(replicates, claim, settings, axes)]
     if not sides:
         return pl.DataFrame(schema=SCHEMA)
     p_values = np.array([_p_value(side, settings) for side in sides])
@@ -205,7 +205,9 @@ def verdicts(
     return pl.DataFrame(rows, schema=SCHEMA)
 
 
-def _sides(replicates: pl.DataFrame, claim: Claim, settings: AnalysisSettings, axes: Sequence[str]) -> list[_Side]:
+def claim_sides(replicates: pl.DataFrame, claim: Claim, settings: AnalysisSettings, axes: Sequence[str]) -> list[_Side]:
+    """The claim's unit-level values in each setting it covers, paired as its verdict reads them:
+    `verdicts` judges them, `claim_design.pilot_sds` takes a pilot sd from them."""
     metric = settings.claim_metric(claim)
     if metric not in replicates.columns:
         return []
