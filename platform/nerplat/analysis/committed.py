@@ -5,11 +5,13 @@ chosen.parquet and, since claims exist, epochs.parquet with every replicate's de
 `reanalyse_report` runs the current analysis (`analysis.report.analyse`) on those frames with a
 spec's analysis settings and claims, so a report made by an earlier version, or before its spec
 declared claims, is brought in step with the code (its tables, tests, convergence and
-verdicts.parquet) without retraining anything. A report older than epochs.parquet gives its cells'
-mean dev curves from its dev-curve tables, which is all the convergence rule reads
-(`convergence.read_curve`): each replicate is given its cell's mean curve. Tuning effort comes from
-the runs (trials per arm, the parameters its trials varied, the epochs they logged), since the
-spec may have changed since.
+verdicts.parquet) without retraining anything. Convergence is read from why each run stopped
+(`run_frames.with_stopping` on runs.parquet): a run recorded before runs were tagged
+`nerplat.stopped_by` says nothing, unless it is a crfsuite fit that logged `fit_converged`. A report
+older than epochs.parquet gives its cells' mean dev curves from its dev-curve tables (for the
+dev-curve tables and plots again): each replicate is given its cell's mean curve. Tuning effort
+comes from the runs (trials per arm, the parameters its trials varied, the epochs they logged),
+since the spec may have changed since.
 
 `nerplat reanalyze` calls it. `verdict_table` renders every report's verdicts.parquet as one
 markdown table; `nerplat claims table` writes it between the markers of docs/results/README.md.
@@ -23,7 +25,7 @@ import polars as pl
 
 from nerplat.analysis.aggregate import GROUP_KEYS
 from nerplat.analysis.compare import setting_axes
-from nerplat.analysis.run_frames import EPOCH_SCHEMA, PARAM_PREFIX
+from nerplat.analysis.run_frames import EPOCH_SCHEMA, PARAM_PREFIX, with_stopping
 from nerplat.analysis.settings import AnalysisSettings
 from nerplat.analysis.table_model import slug
 from nerplat.analysis.verdicts import ARM_SCHEMA
@@ -51,7 +53,7 @@ def reanalyse_report(folder: Path, settings: AnalysisSettings, experiment: str) 
     if not runs_file.is_file():
         raise UserInputError(Problem(f"{folder} holds no runs.parquet: give a report folder (reports/<experiment>, docs/results/<name>)", path="REPORT"))
     listed = owned_files(folder) if (folder / MANIFEST).is_file() else []
-    replicates = pl.read_parquet(runs_file)
+    replicates = with_stopping(pl.read_parquet(runs_file))  # a report's runs from before the stopping columns
     trials = _frame(folder / "trials.parquet")
     chosen = _frame(folder / "chosen.parquet")
     usable = replicates.filter(~pl.col("status").is_in(["failed", "interrupted"]).fill_null(True))

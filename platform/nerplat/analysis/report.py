@@ -211,8 +211,8 @@ def analyse(
 ) -> Analysis:
     """Statistics, tables and plots of one experiment's frames; pure (no MLflow, no files).
 
-    `epochs` (per-epoch dev metrics, `runs.epoch_frame`) gives the dev curves and convergence verdicts;
-    without it `converged` is null throughout. `chosen` (`runs.chosen_frame`) gives the table of the
+    `replicates` carry why each run stopped (`run_frames.with_stopping`), which the convergence
+    verdicts read; `epochs` (per-epoch dev metrics, `runs.epoch_frame`) gives the dev curves. `chosen` (`runs.chosen_frame`) gives the table of the
     hyper-parameters each tuned arm chose. `arms` (`verdicts.arm_frame` of the plan) gives each claim's
     tuning effort and cost.
     """

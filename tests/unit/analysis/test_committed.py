@@ -8,6 +8,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from nerplat.analysis.convergence import VERDICT_COLUMNS as CONVERGENCE_COLUMNS
 from nerplat.analysis.committed import TABLE_END, TABLE_START, reanalyse_report, update_readme, verdict_table
 from nerplat.analysis.settings import AnalysisSettings
 from nerplat.analysis.verdicts import VERDICT_COLUMNS
@@ -37,7 +38,7 @@ def test_a_committed_report_is_analysed_again_from_its_frames_with_its_claims(re
     judged = pl.read_parquet(report / "verdicts.parquet")
     assert tuple(judged.columns) == VERDICT_COLUMNS and judged["claim"].to_list() == ["mom_vs_ce", "mom_vs_best_other"]
     assert {"summary.parquet", "tests.parquet", "epochs.parquet", "report.md"} <= {p.name for p in written}
-    assert {"slope", "curve", "converged"} <= set(pl.read_parquet(report / "summary.parquet").columns)
+    assert set(CONVERGENCE_COLUMNS) <= set(pl.read_parquet(report / "summary.parquet").columns)
     epochs = pl.read_parquet(report / "epochs.parquet")
     assert epochs["metric"].unique().to_list() == ["dev_macro_f1"] and epochs["run_id"].n_unique() == judged["n_pairs"].max() * 3
     assert (report / "notes.txt").read_text(encoding="utf-8") == "mine" and (report / "RUN.md").is_file()
@@ -49,6 +50,15 @@ def test_a_committed_report_is_analysed_again_from_its_frames_with_its_claims(re
         assert row["direction_verdict"] == direction and row["verdict"] == (direction if row["converged"] else "inconclusive"), row
         assert (row["unit"], row["n_units"]) == ("seed", row["n_pairs"]) and row["magnitude_verdict"] == "not comparable"
         assert row["method_trials"] > 0 and "objective.lambda" in row["method_searched"]
+
+
+def test_a_report_older_than_the_stopping_columns_reads_convergence_from_its_fits(report: Path):
+    runs = pl.read_parquet(report / "runs.parquet")
+    assert "converged_run" not in runs.columns  # as committed: before runs were tagged nerplat.stopped_by
+    runs.with_columns(pl.lit(1.0).alias("fit_converged")).write_parquet(report / "runs.parquet")
+    reanalyse_report(report, AnalysisSettings(claims=CLAIMS, average="macro"), "mom_conll")
+    assert pl.read_parquet(report / "verdicts.parquet")["converged"].to_list() == [True, True]
+    assert pl.read_parquet(report / "runs.parquet")["converged_run"].to_list() == [True] * runs.height
 
 
 def test_the_verdict_table_is_generated_between_the_readme_markers(report: Path, tmp_path: Path):
