@@ -26,6 +26,7 @@ from nerplat.analysis.stats import MAX_PAIRS, POWER
 from nerplat.config.experiment import BEST_OTHER, Claim
 from nerplat.errors import Problem, UserInputError
 from nerplat.plan.model import Arm, Plan
+from nerplat.plan.units import arm_units, partitioned, unit_replicates
 
 UNDECIDABLE_POWER = 0.5  # below it at the design's most units, a claim is not replicated beyond the first look
 
@@ -144,8 +145,8 @@ class ClaimCost:
 def claim_costs(plan: Plan, trial_seconds: dict[str, float] | None = None, pilot: dict[str, PilotSd] | None = None) -> list[ClaimCost]:
     """Per claim: arms, tune trials, the design, its power (`claim_power`, from the claim's
     `pilot_sd`, else `pilot`) and, with `trial_seconds` (arm id -> predicted seconds of one run,
-    from `plan.cost`), the wall time of its arms' trials one at a time at the design's most."""
-    from nerplat.run.looks import ReplicateLooks
+    from `estimate.cost`), the wall time of its arms' trials one at a time at the design's most."""
+    from nerplat.analysis.verdicts import claim_looks
 
     costs = []
     for claim in plan.claims:
@@ -154,9 +155,9 @@ def claim_costs(plan: Plan, trial_seconds: dict[str, float] | None = None, pilot
             continue
         power = claim_power(plan, claim, (pilot or {}).get(claim.id))
         if plan.sequential is not None:
-            looks = ReplicateLooks(plan.sequential)
-            design = f"sequential, {plan.sequential.spending}, looks at {list(looks.unit_counts())} {power.unit}s, alpha {power.alpha:.3g} per claim"
-            replicates = {a.id: len(looks.replicates(a, looks.looks() - 1)) for a in arms}
+            looks = claim_looks(plan.sequential)
+            design = f"sequential, {plan.sequential.spending}, looks at {list(looks)} {power.unit}s, alpha {power.alpha:.3g} per claim"
+            replicates = {a.id: len(unit_replicates(a, looks[-1])) for a in arms}
         else:
             design = f"fixed, alpha {power.alpha:.3g} per claim at the most"
             replicates = {a.id: len(a.replicates) for a in arms}
@@ -184,10 +185,9 @@ def claim_power(plan: Plan, claim: Claim, pilot: PilotSd | None = None) -> Claim
 
     Its alpha is the plan's over the verdict rows the claims will have, one per setting they cover
     (alpha / m, as `analysis.verdicts` sizes them); its units are the design's max_seeds, or without one the
-    fewest units of its arms (partitions of partitioned arms, else seeds: `run.looks.arm_units`).
+    fewest units of its arms (partitions of partitioned arms, else seeds: `plan.units.arm_units`).
     """
     from nerplat.analysis.sequential import design_power, equivalence_power, equivalence_units, units_for_power
-    from nerplat.run.looks import arm_units, partitioned
 
     arms = _claim_arm_list(plan, claim)
     unit = "partition" if any(partitioned(a) for a in arms) else "seed"

@@ -23,19 +23,10 @@ from typing import TYPE_CHECKING, Any
 
 from nerplat.config.experiment import Sequential
 from nerplat.plan.model import Arm, Plan, Replicate
+from nerplat.plan.units import unit_replicates
 
 if TYPE_CHECKING:  # polars is imported where the verdicts are read: importing the runner sets no allocator variable
     import polars as pl
-
-
-def partitioned(arm: Arm) -> bool:
-    """Whether the arm's unit is the partition (its sampler defines more than one), else the seed."""
-    return len(arm.partitions) > 1
-
-
-def arm_units(arm: Arm) -> tuple[int, ...]:
-    """The arm's units in the order looks take them: its replicates' partitions, else their seeds."""
-    return tuple(dict.fromkeys(r.partition if partitioned(arm) else r.seed for r in arm.replicates))
 
 
 @dataclass(frozen=True)
@@ -53,10 +44,9 @@ class ReplicateLooks:
     def replicates(self, arm: Arm, look: int) -> tuple[Replicate, ...]:
         """The arm's replicates up to look `look` (0-based; past the last look: all of them): every
         seed of its first n partitions (partition indices below n, unless `replicate.partitions`
-        picked others), else its first n seeds."""
+        picked others), else its first n seeds (`plan.units.unit_replicates`)."""
         counts = self.unit_counts()
-        wanted = set(arm_units(arm)[: counts[min(look, len(counts) - 1)]])
-        return tuple(r for r in arm.replicates if (r.partition if partitioned(arm) else r.seed) in wanted)
+        return unit_replicates(arm, counts[min(look, len(counts) - 1)])
 
     def looks(self) -> int:
         return len(self.unit_counts())
@@ -92,7 +82,7 @@ def claimed_arms(plan_arms: Iterable[Arm], claims: Iterable[Any]) -> dict[str, l
 def replicates_by_look(plan: Plan, undecidable: Collection[str] = ()) -> list[dict[str, int]]:
     """Per look, the replicates each arm adds when no claim is decided before the last look (the
     longest the design runs; arms in no claim, or only in `undecidable` ones, run the first look
-    only); one look of every replicate without a sequential design. `plan.cost` spreads each
+    only); one look of every replicate without a sequential design. `estimate.cost` spreads each
     look's runs over the machine."""
     if plan.sequential is None:
         return [{arm.id: len(arm.replicates) for arm in plan.arms}]
