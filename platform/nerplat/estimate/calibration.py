@@ -18,7 +18,7 @@ import torch
 from nerplat.bench.train import trial_loop_epoch
 from nerplat.config.trial import Component, DatasetRef, EncoderSettings, TrainSettings, TrialConfig
 from nerplat.estimate.cost import Calibration, Machine, calibration_key
-from nerplat.estimate.host import arm_threads, device_of
+from nerplat.estimate.host import arm_threads, device_of, read_tokens
 from nerplat.plan.model import Arm
 from nerplat.trial.data import prepare_corpus
 from nerplat.trial.session import TrialSession
@@ -45,13 +45,13 @@ def calibrate_arm(arm: Arm, machine: Machine) -> Calibration:
         tokens_per_s = time_epoch(1)
         evaluated = time.perf_counter()
         session.evaluate()
-        eval_sentences_per_s = len(session.data.dev_sentences) / (time.perf_counter() - evaluated)
+        eval_tokens_per_s = read_tokens(session.data.dev, batch_size) / (time.perf_counter() - evaluated)
     finally:
         torch.set_num_threads(threads)  # the session set the arm's threads for this process
     return Calibration(
         encoder=encoder, device=device, precision=precision, batch_size=batch_size, max_length=max_length,
         steps=-(-len(session.data.train) // batch_size), train_tokens_per_s=tokens_per_s,
-        eval_sentences_per_s=eval_sentences_per_s, setup_s=session.timings.setup, seconds=time.perf_counter() - started,
+        eval_tokens_per_s=eval_tokens_per_s, setup_s=session.timings.setup, seconds=time.perf_counter() - started,
     )  # fmt: skip
 
 

@@ -26,7 +26,8 @@ of that encoder at the arm's batch size and max_length (`estimate.calibration`) 
 tokens/s of one pass a batch (so the passes of the arm's objective multiply), and the rest is its
 start-up plus the arm's dev evaluations (every `train.eval_every` epochs and after the last, of its
 dev subset) and a replicate's test evaluation (spread over the arm's trials: tuning trials score no
-test split) at the calibration's evaluation speed (sentences/s). Heads that
+test split) at the calibration's evaluation speed, in sub-tokens/s as `EpochWork` counts them (an MRC
+head scores a sentence once per entity type). Heads that
 choose thresholds on dev or decode a CRF evaluate slower than the calibration's softmax head.
 
 Every trial is counted at its epoch cap (`train.epochs`): early stopping can only shorten it.
@@ -93,13 +94,15 @@ class Machine:
 
 @dataclass(frozen=True)
 class EpochWork:
-    """An arm's trial before it runs: training sub-tokens of an epoch, the passes a batch takes, and
-    the sentences a dev evaluation and the test evaluation score (read only with a calibration)."""
+    """An arm's trial before it runs: the sub-tokens its encoder reads in an epoch of training, the
+    passes a batch takes, and the sub-tokens a dev evaluation and the test evaluation read (those two
+    read only with a calibration). Sub-tokens are counted as runs count `train_tokens`: every row of a
+    batch without its padding, so an MRC window counts once per query, with the query."""
 
     tokens: float
     passes: int
-    dev_sentences: int = 0
-    test_sentences: int = 0
+    dev_tokens: float = 0.0
+    test_tokens: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -114,7 +117,7 @@ class Calibration:
     max_length: int
     steps: int  # training steps timed
     train_tokens_per_s: float  # one pass a batch: cross-entropy on a softmax head
-    eval_sentences_per_s: float
+    eval_tokens_per_s: float  # sub-tokens a dev evaluation reads, as `EpochWork.dev_tokens` counts them
     setup_s: float  # from the start of the trial to its first optimiser step
     seconds: float  # what the calibration took, start to end
 
@@ -126,7 +129,7 @@ class Calibration:
         return (
             f"calibration run here: {self.steps} training steps of {self.encoder} at batch {self.batch_size}, "
             f"max_length {self.max_length} in {self.precision} on {self.device}: {self.train_tokens_per_s:.0f} tokens/s, "
-            f"dev {self.eval_sentences_per_s:.1f} sentences/s, start-up {duration(self.setup_s)} (took {duration(self.seconds)})"
+            f"dev {self.eval_tokens_per_s:.0f} tokens/s, start-up {duration(self.setup_s)} (took {duration(self.seconds)})"
         )
 
 
@@ -318,8 +321,8 @@ def _from_calibration(arm: Arm, calibration: Calibration, work: EpochWork) -> tu
     epochs, every = train["epochs"], train.get("eval_every", 1)
     evaluations = epochs // every + (1 if epochs % every else 0)
     tests = len(arm.replicates) / max(1, arm.tune_trials + len(arm.replicates))  # tuning trials score no test split
-    scored = evaluations * work.dev_sentences + tests * work.test_sentences
-    rest = calibration.setup_s + scored / calibration.eval_sentences_per_s
+    scored = evaluations * work.dev_tokens + tests * work.test_tokens
+    rest = calibration.setup_s + scored / calibration.eval_tokens_per_s
     basis = f"calibrated here ({calibration.steps} steps of {calibration.encoder}); epoch tokens counted on its data"
     basis += f", {work.passes} passes a batch" if work.passes > 1 else ""
     return basis, epochs * work.tokens * work.passes / calibration.train_tokens_per_s + rest

@@ -4,10 +4,12 @@ get) and the work a trial of an arm does, counted on its data before it runs."""
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 
 import torch
 
 from nerplat.config.trial import Component, DatasetRef, EncoderSettings
+from nerplat.data.corpus import Sentence
 from nerplat.estimate.cost import EpochWork, Machine
 from nerplat.models.encoders import load_encoder
 from nerplat.objectives.registry import OBJECTIVES
@@ -15,6 +17,7 @@ from nerplat.plan.model import Arm
 from nerplat.trial.data import prepare_corpus
 from nerplat.trial.dev_subset import dev_subset
 from nerplat.trial.device import device_label, resolve_precision
+from nerplat.trial.variant import Examples
 from nerplat.trial.variant_registry import featurize_for_head
 
 
@@ -44,9 +47,9 @@ def arm_threads(arm: Arm) -> int:
 
 
 def epoch_work_on_data(arm: Arm) -> EpochWork:
-    """Training sub-tokens of one epoch of the arm's first replicate (its sampled split, windowed as
-    trials window it), the passes a batch of its objective takes on the split's labels, and the
-    sentences of its dev subset and of its test split."""
+    """The sub-tokens an epoch of training of the arm's first replicate reads (its sampled split,
+    featurized as its head's trials featurize it), the passes a batch of its objective takes on the
+    split's labels, and the sub-tokens of its dev subset and of its test split."""
     fixed = arm.fixed
     replicate = arm.replicates[0] if arm.replicates else None
     seed, partition = (replicate.seed, replicate.partition) if replicate else (0, arm.partitions[0])
@@ -54,14 +57,24 @@ def epoch_work_on_data(arm: Arm) -> EpochWork:
     corpus = prepare_corpus(DatasetRef.model_validate(fixed["dataset"]), samplers, seed=seed, partition=partition).corpus
     settings = EncoderSettings.model_validate(fixed["encoder"])
     tokenizer = load_encoder(settings, train=corpus.train, seed=seed).tokenizer
-    features = featurize_for_head(
-        Component.model_validate(fixed["head"]), corpus.name, corpus.train, tokenizer, settings, corpus.labels()
-    )
+    head, labels, batch_size = Component.model_validate(fixed["head"]), corpus.labels(), fixed["train"]["batch_size"]
+
+    def tokens(sentences: Sequence[Sentence] | None) -> float:
+        if not sentences:
+            return 0.0
+        return float(read_tokens(featurize_for_head(head, corpus.name, sentences, tokenizer, settings, labels), batch_size))
+
     objective = Component.model_validate(fixed["objective"])
-    passes = OBJECTIVES.get(objective.name).config.model_validate(objective.params).substeps(corpus.labels())
     return EpochWork(
-        tokens=float(features.token_counts().sum()),
-        passes=passes,
-        dev_sentences=len(dev_subset(corpus.dev, fixed["train"].get("dev_subset"))) if corpus.dev else 0,
-        test_sentences=len(corpus.test or ()),
+        tokens=tokens(corpus.train),
+        passes=OBJECTIVES.get(objective.name).config.model_validate(objective.params).substeps(labels),
+        dev_tokens=tokens(dev_subset(corpus.dev, fixed["train"].get("dev_subset")) if corpus.dev else None),
+        test_tokens=tokens(corpus.test),
     )
+
+
+def read_tokens(examples: Examples, batch_size: int) -> int:
+    """Sub-tokens the encoder reads in one pass over `examples`, counted as trials count
+    `train_tokens` (each batch's `real_tokens`): an MRC window once per query, with the query and its
+    special tokens, where `token_counts` gives the window's context once."""
+    return sum(batch.real_tokens() for batch in examples.batches(batch_size, seed=0))

@@ -31,8 +31,8 @@ def run(
     return MeasuredRun(arm=arm, objective=objective, encoder=encoder, device=device, precision="fp32", epochs=4, train_tokens=tokens, train_s=train_s, wall_s=wall_s)
 
 
-def work(tokens: float, passes: int = 1, dev: int = 0, test: int = 0):
-    return lambda arm: EpochWork(tokens, passes, dev_sentences=dev, test_sentences=test)
+def work(tokens: float, passes: int = 1, dev: float = 0.0, test: float = 0.0):
+    return lambda arm: EpochWork(tokens, passes, dev_tokens=dev, test_tokens=test)
 
 
 def test_runs_of_the_same_arm_give_its_epoch_tokens_throughput_and_rest(sweep):
@@ -123,22 +123,22 @@ def calibration(**changes) -> Calibration:
     """minilm-l6 on this test's device in fp32 at the sweep's batch size (16) and max_length (64)."""
     figures = dict(
         encoder="minilm-l6", device=DEVICE, precision="fp32", batch_size=16, max_length=64, steps=6,
-        train_tokens_per_s=500.0, eval_sentences_per_s=50.0, setup_s=3.0, seconds=20.0,
+        train_tokens_per_s=500.0, eval_tokens_per_s=2000.0, setup_s=3.0, seconds=20.0,
     )  # fmt: skip
     return Calibration(**figures | changes)
 
 
 def test_an_arm_without_earlier_runs_goes_by_a_calibration_of_its_encoder_and_says_so(sweep):
-    """The sweep: 4 epochs, dev (100 sentences) every 2, 20 tuning trials and 1 replicate (which alone scores test)."""
-    cost = predict_cost(sweep, [], machine(), work(1000.0, passes=3, dev=100, test=2100), calibrations=[calibration()])
+    """The sweep: 4 epochs, dev (4000 sub-tokens) every 2, 20 tuning trials and 1 replicate (which alone scores test)."""
+    cost = predict_cost(sweep, [], machine(), work(1000.0, passes=3, dev=4000.0, test=84000.0), calibrations=[calibration()])
     (arm_cost,) = cost.arms
-    # training 4 x 1000 tokens x 3 passes at 500/s; rest: start-up 3 s, 2 dev evaluations of 100 and
-    # a 21st of a test split of 2100 sentences a trial, at 50 sentences/s
-    assert arm_cost.trial_s == pytest.approx(4 * 1000 * 3 / 500 + 3.0 + (2 * 100 + 2100 / 21) / 50)
+    # training 4 x 1000 tokens x 3 passes at 500/s; rest: start-up 3 s, 2 dev evaluations of 4000 and
+    # a 21st of a test split of 84000 sub-tokens a trial, at 2000 sub-tokens/s
+    assert arm_cost.trial_s == pytest.approx(4 * 1000 * 3 / 500 + 3.0 + (2 * 4000 + 84000 / 21) / 2000)
     assert arm_cost.runs == 0 and arm_cost.basis == "calibrated here (6 steps of minilm-l6); epoch tokens counted on its data, 3 passes a batch"
     lines = cost.lines()
     assert lines[0].startswith("calibration run here: 6 training steps of minilm-l6 at batch 16, max_length 64 in fp32 on cpu: Test CPU x2")
-    assert "500 tokens/s, dev 50.0 sentences/s" in lines[0] and cost.calibrations == [calibration()]
+    assert "500 tokens/s, dev 2000 tokens/s" in lines[0] and cost.calibrations == [calibration()]
     assert "every run at its epoch cap: early stopping can only shorten it" in lines[-1]
 
 

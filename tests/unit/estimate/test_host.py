@@ -5,8 +5,12 @@ from pathlib import Path
 import pytest
 
 from nerplat.catalog import default_catalog
+from nerplat.config.trial import Component, DatasetRef, EncoderSettings
 from nerplat.estimate.host import epoch_work_on_data
+from nerplat.models.encoders import load_encoder
 from nerplat.plan.compiler import compile_plan
+from nerplat.trial.data import prepare_corpus
+from nerplat.trial.variant_registry import featurize_for_head
 
 REPO = Path(__file__).parents[3]
 
@@ -19,7 +23,37 @@ def test_the_passes_a_batch_takes_come_from_the_objectives_config_on_the_arms_la
     assert work_of.passes == passes and work_of.tokens > 0
 
 
-def test_the_work_counts_the_dev_subset_and_the_test_split_an_evaluation_scores():
+def test_the_work_counts_the_dev_subset_and_the_test_split_an_evaluation_reads():
     plan = compile_plan(REPO / "specs" / "entity_ratio.yaml", default_catalog(), profile="cpu")
     work = epoch_work_on_data(plan.arms[0])
-    assert work.dev_sentences == 300 and work.test_sentences == 3453  # train.dev_subset; CoNLL-2003's test split
+    assert 0 < work.dev_tokens < work.test_tokens  # train.dev_subset's 300 sentences; CoNLL-2003's 3453 test sentences
+
+
+MRC_SPEC = """\
+experiment: mrc_work
+dataset: conll2003
+samplers: [{low_resource: {size: 20}}]
+model: {encoder: tiny, max_length: 64, head: mrc}
+train: {epochs: 2, batch_size: 8, dev_subset: 10}
+methods:
+  bce: {loss: mrc_bce}
+replicate: {seeds: 1}
+"""
+
+
+def test_the_epoch_tokens_of_an_mrc_arm_count_every_querys_example(tmp_path):
+    """An MRC window is read once per entity type, each time with its query and the pair's special tokens
+    (`MRCBatch.real_tokens`, what runs log as train_tokens), not once as its context."""
+    (tmp_path / "spec.yaml").write_text(MRC_SPEC)
+    (arm,) = compile_plan(tmp_path / "spec.yaml", default_catalog()).arms
+    work = epoch_work_on_data(arm)
+    corpus = prepare_corpus(DatasetRef.model_validate(arm.fixed["dataset"]), (Component.model_validate(arm.fixed["samplers"][0]),), seed=arm.replicates[0].seed, partition=0).corpus
+    settings = EncoderSettings.model_validate(arm.fixed["encoder"])
+    features = featurize_for_head(
+        Component.model_validate(arm.fixed["head"]), corpus.name, corpus.train, load_encoder(settings).tokenizer, settings, corpus.labels()
+    )
+    types = len(features.types)
+    pair = sum(len(query) for query in features.queries) + types * features.layout.specials  # the queries of a window's K examples
+    assert types == 4  # CoNLL-2003: PER, LOC, ORG, MISC
+    assert work.tokens == types * features.token_counts().sum() + features.num_windows * pair
+    assert work.dev_tokens > types * 10  # the dev subset's 10 sentences, each read once per query
