@@ -91,13 +91,9 @@ def run(
 
       nerplat run specs/quickstart.yaml --resume
     """
-    from nerplat.analysis.headline import report_headline
     from nerplat.run.runner import ExperimentRunner, RunOptions
 
-    # Logs and CI are not terminals: give the progress table room instead of rich's default 80 columns.
-    width = None if sys.stdout.isatty() else 150
-    console = Console(width=width, stderr=as_json, quiet=Verbosity.quiet(), highlight=False)
-    loud = Console(width=width, stderr=as_json, highlight=False)  # results and errors: printed under -q too
+    console, loud = _consoles(as_json)
     _check_run_flags(resume, rerun_changed, progress_every, metrics_port)
     plan = compile_spec(spec, profile, overrides)
     _warn_before_start(plan, loud)
@@ -111,7 +107,22 @@ def run(
         spec, profile=profile, overrides=overrides, workdir=workdir, storage=storage, address=address, pilot=pilot,
         replicate_undecidable=replicate_undecidable,
     ))
-    summary = _run_or_exit(runner, loud, hint)
+    _print_outcome(_run_or_exit(runner, loud, hint), as_json, console, loud, hint)
+
+
+def _consoles(as_json: bool) -> tuple[Console, Console]:
+    """The progress console (silent under -q) and the loud one (results and errors: printed under -q
+    too), both on stderr with --json so stdout holds the JSON alone."""
+    # Logs and CI are not terminals: give the progress table room instead of rich's default 80 columns.
+    width = None if sys.stdout.isatty() else 150
+    console = Console(width=width, stderr=as_json, quiet=Verbosity.quiet(), highlight=False)
+    return console, Console(width=width, stderr=as_json, highlight=False)
+
+
+def _print_outcome(summary: Any, as_json: bool, console: Console, loud: Console, hint: str) -> None:
+    """The run's summary and headline table (or both as JSON); exit 1 with the resume command when it failed."""
+    from nerplat.analysis.headline import report_headline
+
     headline = None if summary.report_dir is None or summary.analysis_error else report_headline(summary.report_dir)
     if as_json:
         typer.echo(json.dumps(summary_json(summary, headline), indent=2))
