@@ -1,0 +1,127 @@
+"""Calibrated predictions held against the runs of committed reports (docs/performance.md, section
+"Calibrated cost predictions against committed runs"): how far `nerplat plan --cost` is off where the
+store has no runs to go by.
+
+For every arm of a report's `runs.parquet` (replicates) that the spec compiles to, the arm is
+predicted as a replicate (it scores the test split) at the epochs its runs trained (the last epoch of
+their dev curves in `epochs.parquet`) from this host's calibration, and set beside the runs' mean
+`trial_seconds`; the epoch's sub-tokens counted on the data beside the runs' `train_tokens / epochs`
+check the count apart from the host's speed.
+
+    python -m nerplat.estimate.against_reports docs/results/NAME [--profile P] [--set KEY=VALUE ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from nerplat.estimate.spec_cost import HostEstimator
+from nerplat.plan.model import Plan
+
+
+@dataclass(frozen=True)
+class ReportCheck:
+    """One report's arms, predicted against their committed runs."""
+
+    report: str
+    arms: int  # arms of the report the spec still compiles to
+    of: int  # arms of the report
+    runs: int
+    logged_tokens_per_s: float  # median over the runs of train_tokens / time_train_s, on the host that made them
+    epochs: str  # the epochs the runs trained: one figure, or the range over arms
+    token_ratio: tuple[float, float]  # counted / measured epoch sub-tokens: lowest and highest arm
+    predicted_s: float  # mean over the runs of the predicted seconds of a run
+    measured_s: float  # mean trial_seconds of the runs
+    ratio: tuple[float, float]  # predicted / measured seconds: lowest and highest arm
+
+    def row(self) -> str:
+        low, high = self.ratio
+        return (
+            f"| {self.report} | {self.arms} of {self.of} | {self.runs} | {self.epochs} | {_span(*self.token_ratio)} | {self.logged_tokens_per_s:.0f} "
+            f"| {self.predicted_s:.0f} | {self.measured_s:.0f} | {self.predicted_s / self.measured_s:.2f} ({_span(low, high)}) |"
+        )
+
+
+HEADER = (
+    "| report | arms | runs | epochs | epoch tokens counted / logged | logged tokens/s | predicted s a run | measured s a run | predicted / measured (arms) |\n"
+    "|---|---|---|---|---|---|---|---|---|"
+)
+
+
+def check_report(report: Path, plan: Plan, estimator: HostEstimator) -> ReportCheck:
+    """The report's arms that `plan` has, each predicted as a replicate at its runs' epochs (module docstring)."""
+    runs = pl.read_parquet(report / "runs.parquet")
+    last_epoch = pl.read_parquet(report / "epochs.parquet").group_by("run_id").agg(pl.col("epoch").max().alias("epochs"))
+    runs = runs.join(last_epoch, on="run_id").filter(pl.col("time_train_s") > 0)
+    measured = {arm: frame for (arm,), frame in runs.group_by("arm")}
+    arms = [arm for arm in plan.arms if arm.id in measured]
+    if not arms:
+        raise ValueError(f"no arm of {report}/runs.parquet is in the plan ({', '.join(sorted(measured))})")
+    at_epochs = []
+    for arm in arms:
+        epochs = int(measured[arm.id]["epochs"].median())
+        train = arm.fixed["train"] | {"epochs": epochs}
+        at_epochs.append(arm.model_copy(update={"fixed": arm.fixed | {"train": train}, "tune_trials": 0}))
+    cost = estimator.predict(plan.model_copy(update={"arms": at_epochs, "tune": None}))
+    tokens, seconds, predicted, count = [], [], 0.0, 0
+    for arm, arm_cost in zip(at_epochs, cost.arms):
+        frame = measured[arm.id]
+        logged = statistics.median((frame["train_tokens"] / frame["epochs"]).to_list())
+        tokens.append(estimator.work_of(arm).tokens / logged)
+        seconds.append(arm_cost.trial_s / frame["trial_seconds"].mean())
+        predicted, count = predicted + arm_cost.trial_s * len(frame), count + len(frame)
+    epochs = sorted({arm.fixed["train"]["epochs"] for arm in at_epochs})
+    used = runs.filter(pl.col("arm").is_in([arm.id for arm in arms]))
+    return ReportCheck(
+        report=report.name, arms=len(arms), of=len(measured), runs=count,
+        logged_tokens_per_s=float((used["train_tokens"] / used["time_train_s"]).median()), epochs=_span(epochs[0], epochs[-1], "{:d}"),
+        token_ratio=(min(tokens), max(tokens)), predicted_s=predicted / count, measured_s=float(used["trial_seconds"].mean()),
+        ratio=(min(seconds), max(seconds)),
+    )  # fmt: skip
+
+
+def report_command(report: Path) -> tuple[Path, str | None]:
+    """The spec and profile the report's RUN.md says it ran (`nerplat run SPEC [--profile P]`)."""
+    match = re.search(r"nerplat run ([^\s`]+)(?: --profile ([\w-]+))?", (report / "RUN.md").read_text())
+    if match is None:
+        raise ValueError(f"{report}/RUN.md names no `nerplat run` command")
+    return Path(match.group(1)), match.group(2)
+
+
+def _span(low: float, high: float, form: str = "{:.2f}") -> str:
+    low, high = form.format(low), form.format(high)
+    return low if low == high else f"{low}-{high}"
+
+
+def main(argv: list[str] | None = None) -> None:
+    from nerplat.catalog import default_catalog
+    from nerplat.estimate.calibration import calibrate
+    from nerplat.estimate.host import epoch_work_on_data, this_machine
+    from nerplat.plan.compiler import compile_plan
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("report", type=Path, nargs="+", help="report folders (docs/results/NAME)")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME:KEY=VALUE", help="an override of one report's spec")
+    args = parser.parse_args(argv)
+    checks = []
+    estimator = HostEstimator([], this_machine(), epoch_work_on_data, calibrate)  # no store: calibrated, one per encoder and batch
+    for report in args.report:
+        spec, profile = report_command(report)
+        overrides = [o.split(":", 1)[1] for o in args.set if o.split(":", 1)[0] == report.name]
+        plan = compile_plan(spec, default_catalog(), profile=profile, overrides=overrides)
+        checks.append(check_report(report, plan, estimator))
+    print(HEADER)
+    for check in checks:
+        print(check.row())
+    for calibration in estimator.calibrations.values():
+        print(f"- {calibration.line()}")
+
+
+if __name__ == "__main__":
+    main()
