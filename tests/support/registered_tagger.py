@@ -27,6 +27,7 @@ def store(tmp_path_factory) -> SimpleNamespace:
     experiment = client.create_experiment("exp", artifact_location=str(workdir / "mlartifacts"))
     with_model, without_model = client.create_run(experiment), client.create_run(experiment)
     client.log_metric(with_model.info.run_id, "test_micro_f1", 0.25)
+    client.log_metric(with_model.info.run_id, "selected_epoch", 1)  # MLflow keeps it as a float: the tag reads '1.0'
     log_tagger_model(uri, with_model.info.run_id, bundle.tagger, bundle.tokenizer, bundle.labels, bundle.head, bundle.encoder)
     register_arm_models(uri, NAME, [client.get_run(with_model.info.run_id)], "best", metric="micro_f1", split="test")
     return SimpleNamespace(

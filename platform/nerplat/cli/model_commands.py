@@ -93,11 +93,13 @@ def list_models(
 def _model_row(version: Any) -> dict[str, Any]:
     tags = version.tags
 
-    def number(key: str, kind: type) -> Any:
+    def number(key: str) -> float | None:
         try:
-            return kind(tags[key])
+            return float(tags[key])
         except (KeyError, ValueError):
             return None
+
+    epoch = number("selected_epoch")  # a metric copied to a tag, so '1.0'
 
     return {
         "name": version.name,
@@ -105,9 +107,9 @@ def _model_row(version: Any) -> dict[str, Any]:
         "aliases": list(getattr(version, "aliases", None) or []),
         "uri": f"models:/{version.name}/{version.version}",
         "run_id": version.run_id,
-        "test_micro_f1": number("test_micro_f1", float),
-        "test_macro_f1": number("test_macro_f1", float),
-        "selected_epoch": number("selected_epoch", int),
+        "test_micro_f1": number("test_micro_f1"),
+        "test_macro_f1": number("test_macro_f1"),
+        "selected_epoch": int(epoch) if epoch is not None and epoch.is_integer() else None,
     }
 
 

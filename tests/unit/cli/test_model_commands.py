@@ -106,6 +106,7 @@ def test_models_json_has_the_full_name_and_numbers(store, capsys):
     [row] = json.loads(capsys.readouterr().out)
     assert row["name"] == NAME and row["version"] == 1 and row["run_id"] == store.run_id
     assert row["uri"] == f"models:/{NAME}/1" and row["test_micro_f1"] == 0.25
+    assert row["selected_epoch"] == 1  # the version's tag holds '1.0'
 
 
 @pytest.mark.parametrize("columns", [200, 40])
@@ -114,9 +115,9 @@ def test_models_keeps_names_whole_at_any_width(store, capsys, monkeypatch, colum
     assert nerplat(store, "models") == 0
     lines = capsys.readouterr().out.splitlines()
     if columns == 200:  # a table row
-        assert any(line.startswith(NAME) and "0.2500" in line for line in lines)
+        assert any(line.startswith(NAME) and "0.2500" in line and line.rstrip().endswith(" 1") for line in lines)
     else:  # the name alone on its line, the details under it
-        assert NAME in lines and any(line.strip().startswith("version 1") and "0.2500" in line for line in lines)
+        assert NAME in lines and any(line.strip().startswith("version 1") and "0.2500" in line and line.endswith("epoch 1") for line in lines)
 
 
 def test_evaluate_scores_a_gold_file_with_the_reports_metrics(store, tmp_path, capsys):
