@@ -6,8 +6,9 @@ nothing is started, read beyond the spec, or written. Arm ids are `<dataset>/<sa
 e.g. `conll2003/untyped+low_resource-100/mom` (docs/spec.md, "Arms").
 
 Seeds come from two streams: every tuning trial trains with `TUNE_SEED` (`config.experiment`, the
-plan's `tune.train_seed`), replicates with the spec's `replicate.seeds` (0, 1, ... by default), and
-the two never meet. When the tuning trials shared seed 0 with the first replicate, that replicate
+plan's `tune.train_seed`), replicates with the spec's `replicate.seeds` (0, 1, ... by default; under
+`replicate.sequential` they depend on the sampler setting, `spec.rules.replicate_seeds`), and the
+two never meet. When the tuning trials shared seed 0 with the first replicate, that replicate
 re-ran the chosen trial (same dev score): a tuned method got a best-of-N draw in its replicates
 that an untuned one did not.
 """
@@ -48,17 +49,17 @@ def compile_plan(
 
 def build_plan(validated: ValidatedSpec) -> Plan:
     spec = validated.spec
-    if TUNE_SEED in validated.seeds:
+    if any(TUNE_SEED in seeds for seeds in validated.seeds.values()):
         message = f"seed {TUNE_SEED} is the tuning trials' seed; a replicate with it would repeat a tuning trial: choose another"
         raise UserInputError(validated.document.problem(message, ("replicate", "seeds")))
     fields = []
-    shared: dict[tuple[int, ...], tuple[Replicate, ...]] = {}  # sampler settings with the same partitions share replicates
+    shared: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[Replicate, ...]] = {}  # same partitions and seeds: same replicates
     for dataset in validated.datasets:
         for setting in validated.samplers:
-            partitions = validated.partitions[setting.label]
-            if partitions not in shared:
-                shared[partitions] = replicates_of(partitions, validated.seeds)
-            replicates = shared[partitions]
+            key = (validated.partitions[setting.label], validated.seeds[setting.label])
+            if key not in shared:
+                shared[key] = replicates_of(*key)
+            replicates = shared[key]
             for method in validated.methods:
                 if method.samplers is not None and setting.label not in method.samplers:
                     continue

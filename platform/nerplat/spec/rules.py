@@ -18,6 +18,9 @@ Decisions (docs/spec.md, "Cross-section rules"):
 - Under `replicate.sequential` a partitioned arm's units are its partitions (`run.looks`):
   max_seeds counts them, so every partitioned sampler setting needs at least max_seeds of them
   among the replicated partitions, or the design's last looks would have nothing to run.
+  `replicate.seeds` is then the seeds of each of its partitions (`replicate_seeds`); an
+  unpartitioned arm runs seeds 0..max_seeds-1, so a `seeds` beside them must equal max_seeds
+  when no setting is partitioned (it would set nothing).
 - A plan has at most `MAX_RUNS` training runs (tune trials and replicates): beyond that the
   plan itself would not fit in memory (10 million seeds took 3.5 GB), let alone the runs.
 """
@@ -257,10 +260,33 @@ def check_method_samplers(document: Document, methods: list[ResolvedMethod], set
     ]
 
 
-def replicate_seeds(replicate: ReplicateSection) -> tuple[int, ...]:
-    if replicate.sequential is not None:
-        return tuple(range(replicate.sequential.max_seeds))
-    return tuple(range(replicate.seeds)) if isinstance(replicate.seeds, int) else tuple(replicate.seeds)
+def replicate_seeds(replicate: ReplicateSection, settings: list[SamplerSetting]) -> dict[str, tuple[int, ...]]:
+    """The seeds every replicated partition of each sampler setting runs, by label: `replicate.seeds`.
+
+    Under `replicate.sequential`, max_seeds counts units (`run.looks`): an unpartitioned setting
+    runs seeds 0..max_seeds-1, a partitioned one its partitions, each with `replicate.seeds`
+    (seed 0 alone when the spec gives none), so its arms hold partitions x seeds replicates.
+    """
+    given = tuple(range(replicate.seeds)) if isinstance(replicate.seeds, int) else tuple(replicate.seeds)
+    sequential = replicate.sequential
+    if sequential is None:
+        return {s.label: given for s in settings}
+    per_partition = given if "seeds" in replicate.model_fields_set else (0,)
+    return {s.label: per_partition if s.partitioned else tuple(range(sequential.max_seeds)) for s in settings}
+
+
+def check_sequential_seeds(document: Document, replicate: ReplicateSection, settings: list[SamplerSetting]) -> list[Problem]:
+    """Under `replicate.sequential`, `replicate.seeds` sets the seeds per partition: without a
+    partitioned setting it would set nothing, so it must be left out or equal max_seeds."""
+    sequential = replicate.sequential
+    given = "seeds" in replicate.model_fields_set
+    if sequential is None or not given or replicate.seeds == sequential.max_seeds or any(s.partitioned for s in settings):
+        return []
+    message = (
+        f"replicate.seeds ({replicate.seeds}) is the seeds per partition under replicate.sequential, and no sampler "
+        f"setting is partitioned: every arm runs seeds 0..max_seeds-1, so drop seeds or set it to max_seeds ({sequential.max_seeds})"
+    )
+    return [document.problem(message, ("replicate", "seeds"))]
 
 
 def replicate_partitions(
@@ -303,7 +329,7 @@ def check_sequential_units(
     problems = []
     for setting in settings:
         units = len(partitions.get(setting.label, ()))
-        if setting.partitions is None or setting.partitions < 2 or units >= sequential.max_seeds:
+        if not setting.partitioned or units >= sequential.max_seeds:
             continue
         narrowed = " or replicate.partitions" if replicate.partitions is not None else ""
         message = (
@@ -321,13 +347,13 @@ def check_run_count(
     datasets: int,
     methods: list[ResolvedMethod],
     partitions: dict[str, tuple[int, ...]],
-    seeds: int,
+    seeds: dict[str, tuple[int, ...]],
     tune: Tune | None,
 ) -> list[Problem]:
     """Refuses plans of more than `MAX_RUNS` runs before they are built; grid trials count as num_samples."""
     per_trial = tune.num_samples if tune is not None else 0
     runs = datasets * sum(
-        len(chosen) * seeds + (per_trial if method.space else 0)
+        len(chosen) * len(seeds[label]) + (per_trial if method.space else 0)
         for label, chosen in partitions.items()
         for method in methods
         if method.samplers is None or label in method.samplers

@@ -44,6 +44,11 @@ class SamplerSetting:
     partitions: int | None  # partitions the chain's partitioned sampler defines; None without one
     at: YamlPath  # where the chain is written
 
+    @property
+    def partitioned(self) -> bool:
+        """Whether its arms' replicate unit is the partition (`plan.units.partitioned`): the chain defines more than one."""
+        return (self.partitions or 1) > 1
+
 
 @dataclass(frozen=True)
 class _Step:

@@ -195,7 +195,9 @@ class ReplicateSection(Section):
     """The final runs: the chosen configuration of each arm over seeds and sampler partitions."""
 
     seeds: Annotated[int | list[int], AfterValidator(_check_seeds)] = Field(
-        10, description="Number of seeds (0, 1, ..., n-1) or the list of seeds."
+        10,
+        description="Number of seeds (0, 1, ..., n-1) or the list of seeds, of every partition. With sequential: "
+        "the seeds of each partition of a partitioned arm (default then 1); other arms run seeds 0..max_seeds-1.",
     )
     partitions: Annotated[int | list[int] | None, AfterValidator(_check_partitions)] = Field(
         None, description="Partitions to run: all the sampler defines (none), the first n, or a list of indices."
@@ -203,25 +205,14 @@ class ReplicateSection(Section):
     split: Literal["test", "dev"] = Field("test", description="Split the replicates are evaluated on.")
     sequential: Sequential | None = Field(
         None,
-        description="Replicate until decided: {max_seeds, look_every, spending}; seeds then run in looks, each arm only "
-        "while a claim it takes part in is undecided (docs/spec.md). Replaces `seeds`.",
+        description="Replicate until decided: {max_seeds, look_every, spending}; units (partitions of a partitioned arm, "
+        "else seeds) then run in looks, each arm only while a claim it takes part in is undecided (docs/spec.md).",
     )
     models: Literal["best", "all", "none"] = Field(
         "best",
         description="Trained taggers to log as MLflow models and register (one registered model per arm): "
         "the best replicate of each arm by the tune metric on dev, all replicates, or none.",
     )
-
-
-    @model_validator(mode="after")
-    def _seeds_of_the_design(self) -> "ReplicateSection":
-        given = "seeds" in self.model_fields_set
-        if self.sequential is not None and given and self.seeds != self.sequential.max_seeds:
-            raise ValueError(
-                f"with sequential, the seeds are 0..max_seeds-1: drop seeds ({self.seeds}) or set it to max_seeds "
-                f"({self.sequential.max_seeds})"
-            )
-        return self
 
 
 class TuneSection(Section):

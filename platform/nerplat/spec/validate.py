@@ -31,6 +31,7 @@ from nerplat.spec.rules import (
     check_method_samplers,
     check_precision,
     check_run_count,
+    check_sequential_seeds,
     check_tune,
     check_window,
     replicate_partitions,
@@ -57,7 +58,7 @@ class ValidatedSpec:
     samplers: tuple[SamplerSetting, ...]
     methods: tuple[ResolvedMethod, ...]
     tune: Tune | None
-    seeds: tuple[int, ...]
+    seeds: dict[str, tuple[int, ...]]  # sampler setting label -> seeds each of its replicated partitions runs
     partitions: dict[str, tuple[int, ...]]  # sampler setting label -> partitions to replicate over
 
     def resolved_data(self) -> dict[str, Any]:
@@ -206,16 +207,19 @@ def validate_document(
     if "replicate" in sections and "samplers" in sections:
         partitions, found = replicate_partitions(document, sections["replicate"], settings)
         problems += found
+        if not expanded_problems:
+            problems += check_sequential_seeds(document, sections["replicate"], settings)
 
+    seeds: dict[str, tuple[int, ...]] = {}
     if not problems and "replicate" in sections:
-        seeds = len(replicate_seeds(sections["replicate"]))
+        seeds = replicate_seeds(sections["replicate"], settings)
         problems += check_run_count(document, len(datasets), methods, partitions, seeds, tune)
     if problems:
         return None, problems
     assert encoder is not None
     validated = ValidatedSpec(
         source=document.source, profile=profile, document=document, spec=Spec.model_validate(sections), datasets=tuple(datasets),
-        encoder=encoder, samplers=tuple(settings), methods=tuple(methods), tune=tune, seeds=replicate_seeds(sections["replicate"]),
+        encoder=encoder, samplers=tuple(settings), methods=tuple(methods), tune=tune, seeds=seeds,
         partitions=partitions,
     )  # fmt: skip
     return validated, []

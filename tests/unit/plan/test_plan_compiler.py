@@ -269,3 +269,34 @@ def test_a_plan_of_100000_runs_compiles_and_hashes_in_seconds(catalog, write_spe
     # One Replicate per seed and partition, whatever the number of methods and settings that run them.
     first, last = plan.arms[0], plan.arms[-1]
     assert first.sampler != last.sampler and all(a is b for a, b in zip(first.replicates, last.replicates))
+
+
+SEQUENTIAL = (
+    "experiment: t\ndataset: conll2003\n"
+    "samplers: {samplers}\n"
+    "methods:\n  ce: {{loss: ce}}\n  mom: {{loss: mom, lambda: 0.2}}\n"
+    "replicate: {{{seeds}sequential: {{max_seeds: 9, look_every: 3}}}}\n"
+)
+PARTITIONED = "[{low_resource: {size: 20, partitions: 9}}]"
+
+
+@pytest.mark.parametrize(("seeds", "per_partition"), [("seeds: 1, ", (0,)), ("", (0,)), ("seeds: 2, ", (0, 1)), ("seeds: [5, 3], ", (5, 3))])
+def test_a_sequential_partitioned_arm_holds_max_seeds_partitions_of_the_given_seeds(catalog, write_spec, seeds, per_partition):
+    """max_seeds counts partitions of a partitioned arm; `replicate.seeds` (default 1) runs in each."""
+    plan = compile_plan(write_spec(SEQUENTIAL.format(samplers=PARTITIONED, seeds=seeds)), catalog)
+    for arm in plan.arms:
+        assert [(r.partition, r.seed) for r in arm.replicates] == [(p, s) for p in range(9) for s in per_partition], arm.id
+
+
+def test_a_sequential_unpartitioned_arm_holds_seeds_up_to_max_seeds(catalog, write_spec):
+    for seeds in ("", "seeds: 9, "):
+        plan = compile_plan(write_spec(SEQUENTIAL.format(samplers="[]", seeds=seeds)), catalog)
+        assert {tuple((r.partition, r.seed) for r in arm.replicates) for arm in plan.arms} == {tuple((0, s) for s in range(9))}
+
+
+def test_a_sequential_spec_mixing_partitioned_and_unpartitioned_arms_gives_each_its_units(catalog, write_spec):
+    text = SEQUENTIAL.format(samplers=f"[[], {PARTITIONED}]", seeds="seeds: 2, ")
+    plan = compile_plan(write_spec(text), catalog)
+    full, low = plan.arm("conll2003/full/mom"), plan.arm("conll2003/low_resource-20/mom")
+    assert [(r.partition, r.seed) for r in full.replicates] == [(0, s) for s in range(9)]
+    assert [(r.partition, r.seed) for r in low.replicates] == [(p, s) for p in range(9) for s in (0, 1)]

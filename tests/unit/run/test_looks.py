@@ -79,3 +79,19 @@ def test_each_look_adds_the_claimed_arms_next_seeds_and_arms_in_no_claim_run_the
     assert replicates_by_look(plan, undecidable={"a"}) == [{ce: 6, mom: 6, wce: 6}]
     fixed = SimpleNamespace(arms=arms, claims=plan.claims, sequential=None)
     assert replicates_by_look(fixed) == [{ce: 20, mom: 20, wce: 20}]
+
+
+def test_a_compiled_partitioned_design_adds_look_every_partitions_of_one_seed_a_look(tmp_path):
+    from nerplat.catalog import default_catalog
+    from nerplat.plan.compiler import compile_plan
+
+    spec = tmp_path / "s.yaml"
+    spec.write_text(
+        "experiment: t\ndataset: conll2003\nsamplers: [{low_resource: {size: 20, partitions: 9}}]\n"
+        "methods:\n  ce: {loss: ce}\n  mom: {loss: mom, lambda: 0.2}\n"
+        "replicate: {seeds: 1, sequential: {max_seeds: 9, look_every: 3}}\n"
+        "claims:\n  - {id: a, paper: x, source: Table 1, method: mom, partner: ce, metric: micro_f1, effect: 0.01}\n"
+    )
+    plan = compile_plan(spec, default_catalog())
+    ce, mom = (arm.id for arm in plan.arms)
+    assert replicates_by_look(plan) == [{ce: 3, mom: 3}] * 3  # 9 units, not 9 seeds of each of 9 partitions

@@ -23,7 +23,7 @@ def test_claims_and_a_sequential_design_compile_into_the_plan(catalog, write_spe
         " direction: better}\n"
     )
     validated = load_spec(write_spec(text), catalog)
-    assert [c.id for c in validated.spec.claims] == ["a", "b"] and validated.seeds == tuple(range(6))
+    assert [c.id for c in validated.spec.claims] == ["a", "b"] and validated.seeds == {"full": tuple(range(6)), "fraction-0.5": tuple(range(6))}
     assert validated.spec.claims[1].side == 1 and validated.spec.replicate.sequential.spending == "obrien_fleming"
 
 
@@ -76,4 +76,5 @@ def test_claim_ids_are_unique_and_seeds_agree_with_the_design(catalog, write_spe
     found = spec_problems(catalog, write_spec, SPEC + f"claims:\n  - {claim}\n  - {claim}\n")
     assert ("claims[1].id", 9, "claim id 'a' is used twice: give each claim its own id") in found
     found = spec_problems(catalog, write_spec, SPEC + "replicate: {seeds: 3, sequential: {max_seeds: 6, look_every: 2}}\n")
-    assert any(p == "replicate" and "drop seeds (3) or set it to max_seeds (6)" in text for p, _, text in found), found
+    assert [(p, line) for p, line, _ in found] == [("replicate.seeds", 7)], found
+    assert "no sampler setting is partitioned" in found[0][2] and "drop seeds or set it to max_seeds (6)" in found[0][2]

@@ -75,7 +75,7 @@ def test_load_spec_applies_the_profile(write_spec, catalog):
     validated = load_spec(write_spec(SPEC), catalog, profile="cpu")
     assert validated.profile == "cpu"
     assert [m.name for m in validated.methods] == ["ce"]
-    assert validated.seeds == (0, 1)
+    assert validated.seeds == {"full": (0, 1)}
     assert validated.methods[0].train["epochs"] == 2
 
 

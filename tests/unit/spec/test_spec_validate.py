@@ -18,7 +18,7 @@ def test_a_minimal_spec_takes_every_default(catalog, write_spec):
     assert [d.label for d in validated.datasets] == ["conll2003"]
     assert validated.encoder.name == "minilm-l6"
     assert validated.tune is None
-    assert validated.seeds == tuple(range(10))
+    assert validated.seeds == {"full": tuple(range(10))}
     assert validated.spec.replicate.split == "test"
     assert validated.spec.analysis.test == "paired_t"
     assert validated.resolved_data() == {"experiment": "t", "dataset": "conll2003", "methods": {"ce": {"loss": "ce"}}}
