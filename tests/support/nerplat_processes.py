@@ -10,6 +10,8 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from host_load import scaled
+
 SPEC = Path(__file__).parents[1] / "integration" / "specs" / "tiny_run.yaml"
 
 
@@ -31,8 +33,10 @@ def nerplat(*args: str, workdir: Path, env: dict[str, str] | None = None, **pope
 
 
 def finish(process: subprocess.Popen, timeout: float = 600) -> tuple[int, str]:
-    """Exit code and output; a command still running after `timeout` is killed with the processes it
-    started (its session), and the test fails with the end of what it printed, so a hang is seen."""
+    """Exit code and output; a command still running after `timeout` (as on the idle machine, `scaled`
+    by the host's load) is killed with the processes it started (its session), and the test fails
+    with the end of what it printed, so a hang is seen."""
+    timeout = scaled(timeout)
     try:
         output, _ = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -97,7 +101,7 @@ def wait_for(driver: subprocess.Popen, workdir: Path, experiment: str, found: Ca
         assert driver.poll() is None, driver.communicate()[0]
         if found(runs_so_far(workdir, experiment)):
             return
-    raise AssertionError(f"{what} within {seconds} s")
+    raise AssertionError(f"{what} within {seconds:.0f} s")
 
 
 def trial_midway(all_runs: list) -> bool:
