@@ -7,20 +7,19 @@ import re
 
 import pytest
 
+from embedded_ray import connect_embedded
 from listening_sockets import listeners, process_tree
 
 
 @pytest.fixture
-def embedded_ray():
+def embedded_ray(monkeypatch: pytest.MonkeyPatch):
     """The `ray` module, connected by `connect_ray`, and the dashboard URL it returned."""
     import ray
-
-    from nerplat.run.ray_session import connect_ray
 
     if ray.is_initialized():
         pytest.fail("a Ray session of an earlier test is still open: this test must start its own")
     try:
-        yield ray, connect_ray(None, verbose=False)
+        yield ray, connect_embedded(monkeypatch)
     finally:
         ray.shutdown()
 
@@ -78,18 +77,17 @@ def embedded_gcs_port() -> int:
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-def test_a_stale_current_cluster_file_is_not_joined(ray_temp_dir):
+def test_a_stale_current_cluster_file_is_not_joined(ray_temp_dir, monkeypatch):
     """Issue 31, H5: a `ray_current_cluster` naming a cluster long gone made `ray.init()` retry "Failed
     to connect to GCS" for ever; the embedded Ray starts a new cluster instead."""
     import ray
 
-    from nerplat.run.ray_session import connect_ray
     from ray_nodes import free_port
 
     gone = free_port()
     (ray_temp_dir / "ray_current_cluster").write_text(f"127.0.0.1:{gone}")
     try:
-        connect_ray(None, verbose=False)
+        connect_embedded(monkeypatch)
         assert embedded_gcs_port() != gone
         assert ray.cluster_resources().get("CPU", 0) >= 1
     finally:
@@ -98,12 +96,11 @@ def test_a_stale_current_cluster_file_is_not_joined(ray_temp_dir):
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-def test_a_cluster_started_with_ray_start_on_this_machine_is_not_joined(ray_temp_dir, tmp_path):
+def test_a_cluster_started_with_ray_start_on_this_machine_is_not_joined(ray_temp_dir, tmp_path, monkeypatch):
     """Issue 31, H5: another `ray start --head` (another user's, or one's own) named in
     `ray_current_cluster` is left alone; joining it takes --address or RAY_ADDRESS."""
     import ray
 
-    from nerplat.run.ray_session import connect_ray
     from ray_nodes import LocalRayCluster
 
     cluster = LocalRayCluster(tmp_path, head_cpus=1)
@@ -111,7 +108,7 @@ def test_a_cluster_started_with_ray_start_on_this_machine_is_not_joined(ray_temp
         cluster.start_head()
         (ray_temp_dir / "ray_current_cluster").write_text(cluster.address)  # as its `ray start` writes it by default
         try:
-            connect_ray(None, verbose=False)
+            connect_embedded(monkeypatch)
             assert embedded_gcs_port() != cluster.gcs_port
             assert len(ray.nodes()) == 1  # its own node only
         finally:
@@ -119,3 +116,12 @@ def test_a_cluster_started_with_ray_start_on_this_machine_is_not_joined(ray_temp
         assert cluster.alive_nodes() == 1  # the other cluster runs on, untouched
     finally:
         cluster.stop()
+
+
+def test_only_a_start_that_timed_out_is_tried_again():
+    from embedded_ray import is_start_timeout
+
+    assert is_start_timeout(TimeoutError("Timed out after 30 seconds while waiting for node to startup"))
+    assert is_start_timeout(Exception("The current node timed out during startup."))
+    assert not is_start_timeout(RuntimeError("Failed to start the dashboard, return code 1"))
+    assert not is_start_timeout(ValueError("invalid resources"))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 
 import pytest
+from embedded_ray import connect_embedded
 
 from nerplat import plugins
 
@@ -21,11 +22,10 @@ def build(config, context):
 
 
 @pytest.mark.slow
-def test_workers_of_an_embedded_ray_have_the_plugins_entries(tmp_path):
+def test_workers_of_an_embedded_ray_have_the_plugins_entries(tmp_path, monkeypatch):
     import ray
 
     from nerplat.objectives import OBJECTIVES
-    from nerplat.run.ray_session import connect_ray
 
     if ray.is_initialized():
         pytest.fail("a Ray session of an earlier test is still open: this test must start its own")
@@ -33,7 +33,7 @@ def test_workers_of_an_embedded_ray_have_the_plugins_entries(tmp_path):
     loaded = dict(plugins._loaded)
     try:
         plugins.load_spec_plugins(["./embedded_test_plugin.py"], tmp_path, None)
-        connect_ray(None, verbose=False)
+        connect_embedded(monkeypatch)
 
         @ray.remote(num_cpus=0)
         def registered_objectives() -> tuple[list[str], str]:
