@@ -21,7 +21,7 @@ def malloc_of_a_process(**env: str) -> str:
 
 
 def test_tcmalloc_is_installed_where_the_tests_run():
-    # `make test` installs Debian's libtcmalloc-minimal4, as `make run` does: the runs below rely on it.
+    # `make test` and `make test-fast` install Debian's libtcmalloc-minimal4, as `make run` does: the runs below rely on it.
     assert installed_tcmalloc() == "libtcmalloc_minimal.so.4"
 
 
