@@ -4,7 +4,8 @@ The reader is strict about what it cannot interpret and lenient about layout: co
 separated by tabs or spaces (the first column is the token, the last the tag, anything between is
 ignored), a UTF-8 byte-order mark is dropped, ``-DOCSTART-`` lines are skipped, and IOB1 input is
 converted to IOB2 (or refused).
-Every unreadable line and illegal tag of a file is reported at once, with its file:line.
+Every unreadable line and illegal tag of a file is reported at once, with its file:line, up to
+`PROBLEMS_SHOWN` of them and then how many more there are.
 """
 
 from __future__ import annotations
@@ -21,11 +22,11 @@ from typing import Literal
 
 from nerplat.data.corpus import Sentence
 from nerplat.data.tags import bioes_to_iob2, iob1_to_iob2, iob2_violations, is_legal_bioes_tag, is_legal_tag
-from nerplat.errors import Problem, UserInputError
+from nerplat.errors import Problem, UserInputError, shown
 
 DOCSTART = "-DOCSTART-"
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # never text; a NUL would become part of a tag
-IOB1_LINES_SHOWN = 10  # an IOB1 file has thousands of such lines; the first few locate the problem
+PROBLEMS_SHOWN = 10  # of one file: a broken file has thousands of bad lines; the first few locate the fault
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,13 @@ def read_conll(
         data = Path(path).read_bytes()
     except OSError as error:
         raise UserInputError(Problem(f"cannot read CoNLL file: {error.strerror}", source)) from None
+    return parse_conll(data, source, iob1, scheme)
+
+
+def parse_conll(
+    data: bytes, source: str, iob1: Literal["convert", "refuse"] = "convert", scheme: Literal["iob", "bioes"] = "iob"
+) -> ConllFile:
+    """`read_conll` of a file's bytes; `source` (a path or URL) is what problems name."""
     lines, problems = _decode_lines(data.removeprefix(codecs.BOM_UTF8), source)  # not part of the first token
     sentences, starts, docstarts, parse_problems = _parse_lines(lines, source, scheme == "bioes")
     problems += parse_problems
@@ -62,6 +70,8 @@ def read_conll(
         sentences = [Sentence(s.tokens, bioes_to_iob2(s.tags)) for s in sentences]
     if not sentences and not problems:
         problems.append(Problem("empty CoNLL file: no sentences", source))
+    if len(problems) > PROBLEMS_SHOWN:
+        problems = problems[:PROBLEMS_SHOWN] + [Problem(f"... and {len(problems) - PROBLEMS_SHOWN:,} more problems in this file", source)]
     if problems:
         raise UserInputError(problems)
 
@@ -88,10 +98,10 @@ def to_iob2(
                 message=f"tag {sentences[index].tags[position]!r} opens a mention, which IOB2 forbids "
                 "(IOB1 input); set iob1: convert to convert it",
             )
-            for index, position in violations[:IOB1_LINES_SHOWN]
+            for index, position in violations[:PROBLEMS_SHOWN]
         ]
-        if len(violations) > IOB1_LINES_SHOWN:
-            more = f"... and {len(violations) - IOB1_LINES_SHOWN} more IOB1 tags"
+        if len(violations) > PROBLEMS_SHOWN:
+            more = f"... and {len(violations) - PROBLEMS_SHOWN} more IOB1 tags"
             problems.append(replace(where(*violations[0]), message=more, line=None, path=None))
         raise UserInputError(problems)
     for index in sorted({index for index, _ in violations}):
@@ -149,7 +159,7 @@ def _parse_lines(
             problems.append(Problem(f"line holds control character #x{ord(control.group()):04x}: remove it", source, number))
             continue
         if len(fields) < 2:
-            problems.append(Problem(f"cannot read line {line.strip()!r}: expected TOKEN<TAB>TAG", source, number))
+            problems.append(Problem(f"cannot read line {shown(line.strip())}: expected TOKEN<TAB>TAG", source, number))
             continue
         tag = fields[-1]
         if legal.setdefault(tag, is_legal_bioes_tag(tag) if bioes else is_legal_tag(tag)):
@@ -157,7 +167,7 @@ def _parse_lines(
             tags.append(tag)
         else:
             expected = "O or B-, I-, E-, S-TYPE" if bioes else "O, B-TYPE or I-TYPE"
-            problems.append(Problem(f"illegal tag {tag!r}: expected {expected}", source, number))
+            problems.append(Problem(f"illegal tag {shown(tag)}: expected {expected}", source, number))
     close(len(lines) + 1)
     return sentences, starts, docstarts, problems
 

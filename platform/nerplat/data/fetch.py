@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nerplat.data.conll import read_conll, sentences_sha256, write_conll
+from nerplat.data.conll import parse_conll, sentences_sha256, write_conll
 from nerplat.data.corpus import Sentence
 from nerplat.data.corpus_stats import split_stats
 from nerplat.errors import Problem, UserInputError
@@ -87,15 +87,12 @@ UNFETCHABLE = {
 }
 
 
-def read_conll_bytes(data: bytes, name: str) -> tuple[Sentence, ...]:
-    """A CoNLL file's sentences, as `read_conll` reads a file on disk (IOB1 converted, -DOCSTART- skipped)."""
-    with tempfile.TemporaryDirectory(prefix="nerplat-fetch-") as folder:
-        path = Path(folder) / name
-        path.write_bytes(data)
-        return read_conll(path, "convert").sentences
+def read_conll_bytes(data: bytes, url: str) -> tuple[Sentence, ...]:
+    """A downloaded CoNLL file's sentences (IOB1 converted, -DOCSTART- skipped); problems name `url`."""
+    return parse_conll(data, url, "convert").sentences
 
 
-def read_gmb_csv_zip(data: bytes, name: str) -> tuple[Sentence, ...]:
+def read_gmb_csv_zip(data: bytes, url: str) -> tuple[Sentence, ...]:
     """GMB's Kaggle `ner_dataset.csv` (cp1252, columns `Sentence #, Word, POS, Tag`, a sentence starting
     where `Sentence #` is filled) inside its zip; whitespace inside a token becomes `_`."""
     try:
@@ -103,7 +100,7 @@ def read_gmb_csv_zip(data: bytes, name: str) -> tuple[Sentence, ...]:
             member = next(n for n in archive.namelist() if n.endswith(".csv"))
             text = archive.read(member).decode("cp1252")
     except (zipfile.BadZipFile, StopIteration, UnicodeDecodeError) as error:
-        raise UserInputError(Problem(f"not GMB's ner_dataset.csv zip: {error}", name)) from None
+        raise UserInputError(Problem(f"not GMB's ner_dataset.csv zip: {error}", url)) from None
     sentences: list[Sentence] = []
     tokens: list[str] = []
     tags: list[str] = []
@@ -189,7 +186,7 @@ def fetch_corpus(name: str, root: Path, source: str | None = None, log: Callable
         for split in splits:
             url = f"{base.rstrip('/')}/{files[split]}"
             log(f"downloading {url}")
-            sentences[split] = reader(download(url), files[split])
+            sentences[split] = reader(download(url), url)
         where = base
     statistics = {split: split_statistics(sentences[split]) for split in splits}
     _check_against_reference(name, statistics, reference["splits"])

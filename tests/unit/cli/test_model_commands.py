@@ -142,6 +142,17 @@ def test_evaluate_names_a_bad_gold_line(store, tmp_path, capsys):
     assert f"{source}:2" in capsys.readouterr().err
 
 
+def test_evaluate_of_a_garbage_file_prints_ten_problems_and_a_count(store, tmp_path, capsys):
+    """Random bytes once printed a megabyte of errors; a long unreadable line is quoted cut short."""
+    source = tmp_path / "garbage.conll"
+    source.write_bytes(b"x" * 100_000 + b"\n" + b"".join(bytes([65 + i % 26]) * (i % 7) + b" \n" for i in range(2_000)))
+    assert nerplat(store, "evaluate", NAME, str(source)) == 2
+    err = capsys.readouterr().err
+    assert f"({source}:1)" in err and f"({source}:12)" in err and f"({source}:13)" not in err
+    assert f"... and 1,705 more problems in this file ({source})" in err
+    assert len(err) < 3_000 and "Traceback" not in err
+
+
 def test_a_model_is_read_where_the_store_keeps_it_quietly(store, capsys):
     from nerplat.serving.references import model_folder, resolve_model
 

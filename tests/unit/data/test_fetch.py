@@ -96,6 +96,14 @@ def test_a_copy_that_differs_from_the_reference_is_refused_and_nothing_is_writte
     assert not (tmp_path / "data").exists() or not any((tmp_path / "data").iterdir())
 
 
+def test_a_bad_line_of_a_source_file_is_named_by_its_url(tmp_path, capsys):
+    folder = source_folder(tmp_path, "ncbi_disease")
+    (folder / "devel.tsv").write_text("Aspirin\tB_Chemical\n", encoding="utf-8")
+    code, _, err = fetch(capsys, "ncbi_disease", "--root", str(tmp_path / "data"), "--source", folder.as_uri())
+    assert code == 2 and f"illegal tag 'B_Chemical': expected O, B-TYPE or I-TYPE ({folder.as_uri()}/devel.tsv:1)" in err
+    assert "nerplat-fetch-" not in err and not (tmp_path / "data").exists()
+
+
 def test_offline_the_message_names_the_source_and_says_what_to_do(tmp_path, capsys):
     code, _, err = fetch(capsys, "conll2003", "--root", str(tmp_path), "--source", "http://127.0.0.1:9/conll2003")
     assert code == 2
