@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from host_load import scaled
 
 INSTALL_HINT = (
     "prometheus not found: install Debian's prometheus package "
-    "(`apt-get update && apt-get install -y --no-install-recommends prometheus`); `make test` installs it"
+    "(`apt-get update && apt-get install -y --no-install-recommends prometheus`); `make test` and `make test-fast` install it"
 )
 
 
@@ -58,7 +59,7 @@ def running_prometheus(config: dict, folder: Path) -> Iterator[str]:
         )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + scaled(60)
         while True:
             try:
                 get(f"{url}/-/ready")

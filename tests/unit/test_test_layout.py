@@ -21,8 +21,9 @@ def test_every_test_runs_under_a_timeout():
     assert "--timeout" in fast and "tests/unit" in fast
 
 
-def test_make_test_fast_installs_the_allocator_its_tests_check():
-    """The unit tests of run/allocator.py need the tcmalloc an embedded Ray preloads; a skip would pass
-    them on a machine where runs would not use it, so `make test-fast` installs it as `make test` does."""
+def test_make_test_fast_installs_the_programs_its_tests_need():
+    """Unit tests check that trial workers preload tcmalloc (run/allocator.py) and run promtool and
+    Prometheus on the cluster's scrape configuration; a skip would pass them where they never ran, so
+    `make test-fast` installs both as `make test` does."""
     target = next(line for line in (REPO / "Makefile").read_text().splitlines() if line.startswith("test-fast:"))
-    assert "tcmalloc" in target.split(":", 1)[1].split()
+    assert {"tcmalloc", "prometheus"} <= set(target.split(":", 1)[1].split())
