@@ -14,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from host_load import scaled
 from nerplat_processes import SPEC, finish, kill_a_trial_midway, nerplat, runs, trial_midway, wait_for
 
 from nerplat.track import schema
@@ -193,7 +194,7 @@ def test_an_mlflow_server_lost_mid_run_is_retried_visibly_then_the_run_stops_wit
     env = {"MLFLOW_TRACKING_URI": server.url, "NERPLAT_STORE_PATIENCE": "5"}
     try:
         driver = nerplat("run", str(spec), "--workdir", str(tmp_path), "--no-analyze", workdir=tmp_path, env=env)
-        deadline = time.monotonic() + 300
+        deadline = time.monotonic() + scaled(300)
         while not tuning_trial_started(server_runs(server.url, "server_lost")):
             assert driver.poll() is None and time.monotonic() < deadline, driver.communicate()[0]
             time.sleep(1)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from grafana_dashboards import dashboard_files, load, metric_names, targets, with_variables
+from host_load import scaled
 from nerplat_processes import SPEC, finish, nerplat
 from prometheus_server import free_port, get, get_json, running_prometheus
 
@@ -43,7 +44,7 @@ def scrape_while_running(driver: subprocess.Popen, port: int, timeout: float = 6
     from prometheus_client.parser import text_string_to_metric_families
 
     samples: dict[str, list] = {}
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + scaled(timeout)
     while driver.poll() is None:
         assert time.monotonic() < deadline, "the run did not end"
         try:

@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
+from host_load import scaled
 
 from nerplat.track.ui_server import free_port
 
@@ -57,7 +58,7 @@ def running_mlflow(arguments: list[str], log_path: Path, env: dict[str, str] | N
     with log_path.open("w") as log:
         server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env)
     try:
-        deadline = time.monotonic() + 180
+        deadline = time.monotonic() + scaled(180)
         while True:
             if server.poll() is not None:
                 pytest.fail(f"mlflow server exited with {server.returncode}:\n{log_path.read_text()[-3000:]}")
@@ -142,7 +143,7 @@ def test_concurrent_writers_lose_and_duplicate_nothing(mlflow_server: str, tmp_p
     started = time.monotonic()
     while len(list(tmp_path.glob("ready-*"))) < WRITERS:
         assert all(w.poll() is None for w in writers), [w.communicate() for w in writers]
-        assert time.monotonic() - started < 180, "writers did not start"
+        assert time.monotonic() - started < scaled(180), "writers did not start"
         time.sleep(0.05)
     (tmp_path / "go").touch()
     racing = time.monotonic()

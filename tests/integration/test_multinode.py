@@ -13,6 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from host_load import scaled
 from nerplat_processes import SPEC, finish, nerplat, runs, runs_so_far
 from ray_nodes import LocalRayCluster, three_node_cluster
 
@@ -44,7 +45,7 @@ def test_trials_run_on_worker_nodes_and_survive_a_node_stop(cluster: LocalRayClu
         workdir=tmp_path, env=cluster.env(),
     )  # fmt: skip
     stopped = False
-    deadline = time.monotonic() + 300
+    deadline = time.monotonic() + scaled(300)
     while not stopped and time.monotonic() < deadline:
         time.sleep(1)
         assert driver.poll() is None, driver.communicate()[0]

@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 import pytest
+from host_load import scaled
 
 pytestmark = pytest.mark.slow
 
@@ -82,7 +83,7 @@ def test_every_tour_command_runs_as_written(checkout: Path):
 def _serve_until_interrupted(command: str, folder: Path) -> None:
     process = shell(command, folder)
     lines: list[str] = []
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + scaled(120)
     try:
         while time.monotonic() < deadline:
             line = process.stdout.readline()

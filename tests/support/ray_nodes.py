@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import requests
+from host_load import scaled
 
 BIN = Path(sys.executable).parent
 
@@ -98,6 +99,7 @@ class LocalRayCluster:
         return sum(node["state"] == "ALIVE" for node in reply.json()["data"]["result"]["result"])
 
     def wait_for_nodes(self, count: int, timeout: float = 180) -> None:
+        timeout = scaled(timeout)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             for name, node in self.nodes.items():
@@ -106,7 +108,7 @@ class LocalRayCluster:
             if self.alive_nodes() >= count:
                 return
             time.sleep(1)
-        raise RuntimeError(f"{count} Ray nodes not up after {timeout} s")
+        raise RuntimeError(f"{count} Ray nodes not up after {timeout:.0f} s")
 
     def stop_node(self, name: str) -> None:
         node = self.nodes.pop(name)

@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from host_load import scaled
 from ray_nodes import free_port
 from registered_tagger import NAME
 
@@ -23,7 +24,7 @@ def test_serve_answers_an_http_request_on_loopback_with_spans(store):
     command = [sys.executable, "-m", "nerplat.cli", "serve", NAME, "--port", str(port), "--workdir", str(store.workdir)]
     server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        deadline = time.monotonic() + 180
+        deadline = time.monotonic() + scaled(180)
         while True:
             assert server.poll() is None, server.stdout.read().decode(errors="replace")
             try:
@@ -32,7 +33,7 @@ def test_serve_answers_an_http_request_on_loopback_with_spans(store):
                         break
             except OSError:
                 pass
-            assert time.monotonic() < deadline, "the model server did not answer /ping within 180 s"
+            assert time.monotonic() < deadline, "the model server did not answer /ping in time"
             time.sleep(1)
         body = json.dumps({"dataframe_records": [{"text": "Peter Blackburn visited Brussels."}]}).encode()
         request = urllib.request.Request(

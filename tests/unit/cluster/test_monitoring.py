@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 from grafana_dashboards import dashboard_files
+from host_load import scaled
 from prometheus_server import binary, get_json, running_prometheus
 from repo_paths import CLUSTER
 
@@ -87,7 +88,7 @@ def test_prometheus_keeps_the_metrics_port_of_running_ray_pods_only(objects, tmp
     (tmp_path / "pods.json").write_text(json.dumps(pods))
     job["file_sd_configs"] = [{"files": [str(tmp_path / "pods.json")]}]
     with running_prometheus(config, tmp_path / "prometheus") as url:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + scaled(30)
         while not (targets := get_json(f"{url}/api/v1/targets")["data"])["droppedTargets"]:
             assert time.monotonic() < deadline, "Prometheus read no targets"
             time.sleep(0.2)

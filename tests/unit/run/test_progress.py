@@ -4,6 +4,7 @@ import re
 import time
 
 import pytest
+from host_load import scaled
 from rich.console import Console
 
 from nerplat.run.progress import PhaseProgress, ProgressBoard, format_duration, format_eta
@@ -139,7 +140,7 @@ def test_a_board_that_is_not_on_a_terminal_prints_status_lines_every_so_often():
     board, stream = piped_board(FakeClock(), every=0.02)
     board.trial_started("t", board.phase("a", "tune", 3))
     with board:
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + scaled(5)
         while stream.getvalue().count("trials 0/3 done") < 2 and time.monotonic() < deadline:
             time.sleep(0.01)
     text = stream.getvalue()

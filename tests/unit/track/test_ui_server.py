@@ -2,6 +2,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from host_load import scaled
 
 from nerplat.cli import main
 from nerplat.errors import UserInputError
@@ -119,13 +120,13 @@ def test_servers_and_their_workers_die_with_a_parent_killed_by_sigkill():
     parent = subprocess.Popen([sys.executable, "-c", _PARENT], stdout=subprocess.PIPE, text=True)
     group = int(parent.stdout.readline())
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + scaled(30)
         while _group_size(group) < 2:  # the server and its worker
             assert time.monotonic() < deadline, "the server did not start its worker"
             time.sleep(0.2)
         parent.send_signal(signal.SIGKILL)
         parent.wait()
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + scaled(20)
         while _group_alive(group) and _group_size(group) > 0:
             assert time.monotonic() < deadline, "the server's group outlived its killed parent"
             time.sleep(0.2)
