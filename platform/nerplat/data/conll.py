@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Literal
 
 from nerplat.data.corpus import Sentence
-from nerplat.data.tags import bioes_to_iob2, iob1_to_iob2, iob2_violations, is_legal_bioes_tag, is_legal_tag
+from nerplat.data.tags import OUTSIDE, bioes_to_iob2, iob1_to_iob2, iob2_violations, is_legal_bioes_tag, is_legal_tag, long_type_problem
 from nerplat.errors import Problem, UserInputError, shown
 
 DOCSTART = "-DOCSTART-"
@@ -163,6 +163,9 @@ def _parse_lines(
             continue
         tag = fields[-1]
         if legal.setdefault(tag, is_legal_bioes_tag(tag) if bioes else is_legal_tag(tag)):
+            if too_long := tag != OUTSIDE and long_type_problem(tag[2:]):
+                problems.append(Problem(too_long, source, number))
+                continue
             tokens.append(fields[0])
             tags.append(tag)
         else:

@@ -10,7 +10,7 @@ tags then pass the CoNLL reader's checks (illegal tags, IOB1 conversion or refus
 Hostile files cost little: a line longer than `MAX_RECORD_BYTES` is refused unparsed, values quoted
 in messages are cut short, and a file reports its first `PROBLEMS_SHOWN` bad records and how many
 more there are. A span's label is an entity type (`PER`), never a tag (`B-PER`) or `O`, and its
-offsets are integers, never `true`/`false`. The `words` tokenizer keeps a character's combining
+offsets are integers, never `true`/`false`; a label is at most `MAX_TYPE_CHARS` long. The `words` tokenizer keeps a character's combining
 marks with it (`Café` written with U+0301 is one token), and a span may not end inside a character.
 """
 
@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from nerplat.data.conll import ConllFile, to_iob2
 from nerplat.data.corpus import Sentence
-from nerplat.data.tags import BIOES_TO_IOB2, OUTSIDE, bioes_to_iob2, is_legal_bioes_tag, is_legal_tag
+from nerplat.data.tags import BIOES_TO_IOB2, OUTSIDE, bioes_to_iob2, is_legal_bioes_tag, is_legal_tag, long_type_problem
 from nerplat.errors import Problem, UserInputError, shown
 from nerplat.suggest import unknown_name
 
@@ -193,6 +193,8 @@ def _spans(items: list[Any], limit: int, unit: str) -> list[tuple[int, int, str]
             raise _BadRecord(f"span {shown(item)} is out of range: need 0 <= start < end <= {limit} ({unit}s)")
         if not isinstance(label, str) or not label.strip() or not label.isprintable() or any(c.isspace() for c in label):
             raise _BadRecord(f"span {shown(item)} needs a label without spaces, e.g. PER")
+        if too_long := long_type_problem(label):
+            raise _BadRecord(f"span label: {too_long}")
         if label == OUTSIDE:
             raise _BadRecord(f"span {shown(item)} is labelled O, which marks words outside entities: leave the span out")
         if len(label) > 2 and label[0] in BIOES_TO_IOB2 and label[1] == "-":
@@ -220,4 +222,7 @@ def _checked_tags(tags: list[Any], length: int, scheme: str) -> tuple[str, ...]:
     if illegal:
         expected = "O or B-, I-, E-, S-TYPE" if scheme == "bioes" else "O, B-TYPE or I-TYPE"
         raise _BadRecord(f"illegal tags [{', '.join(illegal[:8])}{', ...' if len(illegal) > 8 else ''}]: expected {expected}")
+    too_long = next((problem for tag in tags if tag != OUTSIDE and (problem := long_type_problem(tag[2:]))), None)
+    if too_long:
+        raise _BadRecord(f"tags: {too_long}")
     return bioes_to_iob2(tags) if scheme == "bioes" else tuple(tags)

@@ -12,12 +12,25 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from nerplat.errors import shown
+
 OUTSIDE = "O"
+MAX_TYPE_CHARS = 100  # a type is a name (PER, Disease); a longer one is a mistake that would fill every table
 
 
 def is_legal_tag(tag: str) -> bool:
     """True for ``O``, ``B-TYPE`` and ``I-TYPE`` (TYPE non-empty)."""
     return tag == OUTSIDE or (len(tag) > 2 and tag[0] in "BI" and tag[1] == "-")
+
+
+def long_type_problem(entity_type: str) -> str | None:
+    """What to do about an entity type too long to be a name, or None when it is short enough."""
+    if len(entity_type) <= MAX_TYPE_CHARS:
+        return None
+    return (
+        f"entity type {shown(entity_type)} has {len(entity_type):,} characters, more than the {MAX_TYPE_CHARS} "
+        "a type may have: name it in a word or two, e.g. PER"
+    )
 
 
 BIOES_TO_IOB2 = {"B": "B", "I": "I", "S": "B", "E": "I", "U": "B", "L": "I"}

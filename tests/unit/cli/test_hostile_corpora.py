@@ -133,3 +133,24 @@ def test_jsonl_lines_are_bounded_and_so_is_what_is_printed(capsys, tmp_path, mon
     assert f"... and 20 more bad records in this file ({folder}/train.jsonl)" in err
     assert len(err) < 10_000 and "Traceback" not in err
     assert sorted(os.listdir(tmp_path)) == ["long_lines", "spec.yaml"]
+
+
+@pytest.mark.parametrize(
+    "file_name, options, text",
+    [
+        ("train.jsonl", ", format: jsonl_tokens", json.dumps({"tokens": ["Ada"], "spans": [{"start": 0, "end": 1, "label": "P" * 999_000}]})),
+        ("train.jsonl", ", format: jsonl_tokens", json.dumps({"tokens": ["Ada"], "tags": ["B-" + "P" * 999_000]})),
+        ("train.txt", "", "Ada\tB-" + "P" * 999_000),
+    ],
+)
+def test_an_entity_type_of_a_million_characters_is_refused(file_name, options, text, capsys, tmp_path, monkeypatch):
+    """A 999,000-character label was read as a type, and `data stats` printed it: 3 MB."""
+    folder = tmp_path / "long_label"
+    folder.mkdir()
+    (folder / file_name).write_text(text + "\n")
+    spec = spec_for(folder, options, tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert main(["validate", str(spec)]) == 2
+    err = capsys.readouterr().err
+    assert "has 999,000 characters, more than the 100 a type may have: name it in a word or two, e.g. PER" in err
+    assert f"({folder}/{file_name}:1)" in err and len(err) < 2_000 and "Traceback" not in err
