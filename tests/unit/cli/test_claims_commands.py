@@ -1,0 +1,71 @@
+"""`nerplat claims table` and `nerplat reanalyze` on hostile folders and files: exit 2 with a message
+naming the file and what to do, nothing written; a README reached through a symlink stays one."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from nerplat.analysis.committed import TABLE_END, TABLE_START
+from nerplat.cli import main
+
+RESULTS = Path(__file__).resolve().parents[3] / "docs" / "results"
+TINY = Path(__file__).resolve().parents[2] / "fixtures" / "corpora" / "tiny"
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    """A results folder with one committed report's verdicts.parquet."""
+    report = tmp_path / "results" / "mom_conll"
+    report.mkdir(parents=True)
+    shutil.copy(RESULTS / "mom_conll" / "verdicts.parquet", report)
+    return report.parent
+
+
+def readme_in(folder: Path) -> Path:
+    readme = folder / "README.md"
+    readme.write_text(f"# Results\n\n{TABLE_START}\nold\n{TABLE_END}\n", encoding="utf-8")
+    return readme
+
+
+def refused(capsys, *argv: str) -> str:
+    assert main(list(argv)) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    return err
+
+
+def truncate(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+@pytest.mark.parametrize("damage", ["truncated", "wrong schema"])
+def test_a_damaged_verdicts_parquet_is_named(root, capsys, damage):
+    verdicts = root / "mom_conll" / "verdicts.parquet"
+    if damage == "truncated":
+        truncate(verdicts)
+        expected = f"cannot read {verdicts} as a parquet file"
+    else:
+        pl.DataFrame({"claim": [1]}).write_parquet(verdicts)
+        expected = f"{verdicts} is not a report's verdicts.parquet: it lacks the columns claim (String), paper (String)"
+    err = refused(capsys, "claims", "table", str(root))
+    assert expected in err and "restore it from git" in err
+
+
+def test_reanalyze_of_a_damaged_runs_parquet_is_named_and_writes_nothing(tmp_path, capsys):
+    report = tmp_path / "mom_conll"
+    shutil.copytree(RESULTS / "mom_conll", report)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(f"experiment: mom_conll\ndataset: {{path: {json.dumps(str(TINY))}}}\nmethods: {{ce: {{loss: ce}}}}\n")
+    before = {p: p.read_bytes() for p in report.rglob("*") if p.is_file()}
+    truncate(report / "runs.parquet")
+    assert f"cannot read {report / 'runs.parquet'} as a parquet file" in refused(capsys, "reanalyze", str(report), "--spec", str(spec))
+    pl.DataFrame({"run_id": ["a"]}).write_parquet(report / "runs.parquet")
+    err = refused(capsys, "reanalyze", str(report), "--spec", str(spec))
+    assert f"{report / 'runs.parquet'} is not a report's runs.parquet: it lacks the columns arm (String)" in err
+    after = {p: p.read_bytes() for p in report.rglob("*") if p.is_file() and p.name != "runs.parquet"}
+    assert after == {p: data for p, data in before.items() if p.name != "runs.parquet"}
