@@ -161,6 +161,9 @@ def verdict_table(root: Path) -> str:
     from nerplat.analysis.context_tables import verdicts_table
     from nerplat.analysis.render import to_markdown
 
+    if not root.is_dir():
+        what = "is not a folder" if root.exists() else "does not exist"
+        raise UserInputError(Problem(f"{root} {what}: give the folder whose report folders hold {VERDICTS_FILE} (docs/results)", path="ROOT"))
     frames = [
         read_report_frame(path, SCHEMA, LATER_VERDICT_COLUMNS).with_columns(pl.lit(path.parent.name).alias("report"))
         for path in sorted(root.glob(f"*/{VERDICTS_FILE}"))

@@ -43,6 +43,10 @@ def truncate(path: Path) -> None:
     path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
 
 
+def test_a_missing_root_is_named(tmp_path, capsys):
+    assert f"{tmp_path / 'nonexistent'} does not exist: give the folder" in refused(capsys, "claims", "table", str(tmp_path / "nonexistent"))
+
+
 @pytest.mark.parametrize("damage", ["truncated", "wrong schema"])
 def test_a_damaged_verdicts_parquet_is_named(root, capsys, damage):
     verdicts = root / "mom_conll" / "verdicts.parquet"
