@@ -173,12 +173,33 @@ def verdict_table(root: Path) -> str:
 
 
 def update_readme(readme: Path, table: str) -> None:
-    """Replaces the text between the verdict markers of `readme` with `table` (atomically)."""
-    text = readme.read_text(encoding="utf-8")
+    """Replaces the text between the verdict markers of `readme` with `table`, atomically: a temporary
+    file beside the file `readme` names (through a symlink, which is kept), then `os.replace`."""
+    import os
+    import tempfile
+
+    target = readme.resolve()
+    try:
+        text = target.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        reason = "it is a folder" if target.is_dir() else getattr(error, "strerror", None) or "it is not UTF-8 text"
+        raise UserInputError(Problem(f"cannot read {readme}: {reason}: give the README whose verdict markers the table goes between", path="--readme")) from None
     if TABLE_START not in text or TABLE_END not in text:
         raise UserInputError(Problem(f"{readme} has no verdict markers: put the lines\n{TABLE_START}\n{TABLE_END}\nwhere the table goes", path="--readme"))
     head, rest = text.split(TABLE_START, 1)
     _, tail = rest.split(TABLE_END, 1)
-    scratch = readme.with_name(f".{readme.name}.tmp")
-    scratch.write_text(f"{head}{TABLE_START}\n{table}{TABLE_END}{tail}", encoding="utf-8")
-    scratch.replace(readme)
+    try:
+        handle, scratch = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    except OSError as error:
+        raise UserInputError(Problem(f"cannot write beside {target}: {error.strerror}: make its folder writable", path="--readme")) from None
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(f"{head}{TABLE_START}\n{table}{TABLE_END}{tail}")
+        os.chmod(scratch, target.stat().st_mode & 0o7777)
+        os.replace(scratch, target)
+    except OSError as error:
+        Path(scratch).unlink(missing_ok=True)
+        raise UserInputError(Problem(f"cannot write {target}: {error.strerror}: {readme} is unchanged", path="--readme")) from None
+    except BaseException:
+        Path(scratch).unlink(missing_ok=True)
+        raise

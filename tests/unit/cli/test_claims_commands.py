@@ -60,6 +60,26 @@ def test_a_damaged_verdicts_parquet_is_named(root, capsys, damage):
     assert expected in err and "restore it from git" in err
 
 
+@pytest.mark.parametrize("target", ["missing", "folder"])
+def test_a_readme_that_is_missing_or_a_folder_is_named(root, tmp_path, capsys, target):
+    readme = tmp_path / "README.md"
+    if target == "folder":
+        readme.mkdir()
+    err = refused(capsys, "claims", "table", str(root), "--readme", str(readme))
+    assert f"cannot read {readme}:" in err and "--readme" in err
+    assert readme.is_dir() == (target == "folder") and not any(p.name.endswith(".tmp") for p in tmp_path.iterdir())
+
+
+def test_a_readme_symlink_is_written_through_and_kept(root, tmp_path, capsys):
+    real = readme_in(tmp_path / "results")
+    link = tmp_path / "README.md"
+    link.symlink_to(real)
+    assert main(["claims", "table", str(root), "--readme", str(link)]) == 0
+    assert link.is_symlink() and link.resolve() == real
+    text = real.read_text(encoding="utf-8")
+    assert "| mom_vs_ce | [mom_conll](mom_conll/report.md)" in text and "\nold\n" not in text
+
+
 def test_reanalyze_of_a_damaged_runs_parquet_is_named_and_writes_nothing(tmp_path, capsys):
     report = tmp_path / "mom_conll"
     shutil.copytree(RESULTS / "mom_conll", report)
