@@ -86,7 +86,7 @@ class Claim(Frozen):
         "the one the paper reports."
     )
     effect: float | None = Field(
-        None, allow_inf_nan=False, description="The paper's difference method - partner, in the report's units (F1 as a fraction); "
+        None, allow_inf_nan=False, description="The paper's difference method - partner, in the report's units (F1 as a fraction, so |effect| <= 1); "
         "for kind equivalent the paper's observed difference, shown only."
     )
     direction: Literal["better", "worse"] | None = Field(
@@ -163,6 +163,15 @@ class Claim(Frozen):
     def _number(cls, value: Any) -> Any:
         if isinstance(value, bool):  # pydantic reads true as 1.0
             raise ValueError(f"expected a number, not {str(value).lower()}")
+        return value
+
+    @field_validator("effect", "margin", "paper_se", "pilot_sd")
+    @classmethod
+    def _a_fraction(cls, value: float | None) -> float | None:
+        if value is not None and abs(value) > 1:
+            raise ValueError(
+                f"{value:g} is beyond ±1, but F1 and the other metrics are fractions (0.85, not 85): write 2 points as 0.02"
+            )
         return value
 
 
