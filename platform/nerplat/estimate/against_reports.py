@@ -16,11 +16,12 @@ from __future__ import annotations
 import argparse
 import re
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import polars as pl
 
+from nerplat.estimate.cost import ArmCost, Calibration, calibration_key, predict_cost
 from nerplat.estimate.spec_cost import HostEstimator
 from nerplat.plan.model import Plan
 
@@ -33,29 +34,34 @@ class ReportCheck:
     arms: int  # arms of the report the spec still compiles to
     of: int  # arms of the report
     runs: int
-    logged_tokens_per_s: float  # median over the runs of train_tokens / time_train_s, on the host that made them
     epochs: str  # the epochs the runs trained: one figure, or the range over arms
-    token_ratio: tuple[float, float]  # counted / measured epoch sub-tokens: lowest and highest arm
-    predicted_s: float  # mean over the runs of the predicted seconds of a run
+    token_ratio: tuple[float, float]  # counted / logged epoch sub-tokens: lowest and highest arm
+    speed_ratio: tuple[float, float]  # calibrated / logged one-pass tokens/s, over the calibrations
     measured_s: float  # mean trial_seconds of the runs
+    predicted_s: float  # mean over the runs of the predicted seconds of a run
     ratio: tuple[float, float]  # predicted / measured seconds: lowest and highest arm
+    at_speed_s: float  # as predicted_s, the calibrations brought to the runs' logged speed
+    at_speed_ratio: tuple[float, float]
 
     def row(self) -> str:
-        low, high = self.ratio
         return (
-            f"| {self.report} | {self.arms} of {self.of} | {self.runs} | {self.epochs} | {_span(*self.token_ratio)} | {self.logged_tokens_per_s:.0f} "
-            f"| {self.predicted_s:.0f} | {self.measured_s:.0f} | {self.predicted_s / self.measured_s:.2f} ({_span(low, high)}) |"
+            f"| {self.report} | {self.arms} of {self.of} | {self.runs} | {self.epochs} | {_span(*self.token_ratio)} "
+            f"| {_span(*self.speed_ratio)} | {self.measured_s:.0f} | {self.predicted_s:.0f} "
+            f"| {self.predicted_s / self.measured_s:.2f} ({_span(*self.ratio)}) "
+            f"| {self.at_speed_s:.0f} | {self.at_speed_s / self.measured_s:.2f} ({_span(*self.at_speed_ratio)}) |"
         )
 
 
 HEADER = (
-    "| report | arms | runs | epochs | epoch tokens counted / logged | logged tokens/s | predicted s a run | measured s a run | predicted / measured (arms) |\n"
-    "|---|---|---|---|---|---|---|---|---|"
+    "| report | arms | runs | epochs | epoch tokens counted / logged | tokens/s calibrated / logged "
+    "| measured s a run | predicted s a run | predicted / measured (arms) | at logged speed: s a run | predicted / measured (arms) |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|"
 )
 
 
 def check_report(report: Path, plan: Plan, estimator: HostEstimator) -> ReportCheck:
-    """The report's arms that `plan` has, each predicted as a replicate at its runs' epochs (module docstring)."""
+    """The report's arms that `plan` has, each predicted as a replicate at its runs' epochs, from the
+    calibration and from the calibration brought to the runs' one-pass speed (module docstring)."""
     runs = pl.read_parquet(report / "runs.parquet")
     last_epoch = pl.read_parquet(report / "epochs.parquet").group_by("run_id").agg(pl.col("epoch").max().alias("epochs"))
     runs = runs.join(last_epoch, on="run_id").filter(pl.col("time_train_s") > 0)
@@ -65,25 +71,43 @@ def check_report(report: Path, plan: Plan, estimator: HostEstimator) -> ReportCh
         raise ValueError(f"no arm of {report}/runs.parquet is in the plan ({', '.join(sorted(measured))})")
     at_epochs = []
     for arm in arms:
-        epochs = int(measured[arm.id]["epochs"].median())
-        train = arm.fixed["train"] | {"epochs": epochs}
+        train = arm.fixed["train"] | {"epochs": int(measured[arm.id]["epochs"].median())}
         at_epochs.append(arm.model_copy(update={"fixed": arm.fixed | {"train": train}, "tune_trials": 0}))
-    cost = estimator.predict(plan.model_copy(update={"arms": at_epochs, "tune": None}))
-    tokens, seconds, predicted, count = [], [], 0.0, 0
-    for arm, arm_cost in zip(at_epochs, cost.arms):
-        frame = measured[arm.id]
-        logged = statistics.median((frame["train_tokens"] / frame["epochs"]).to_list())
-        tokens.append(estimator.work_of(arm).tokens / logged)
-        seconds.append(arm_cost.trial_s / frame["trial_seconds"].mean())
-        predicted, count = predicted + arm_cost.trial_s * len(frame), count + len(frame)
+    replicates = plan.model_copy(update={"arms": at_epochs, "tune": None})
+    cost = estimator.predict(replicates)
+    logged: dict[tuple, list[float]] = {}  # one-pass tokens/s of the runs, by the calibration that stands for them
+    for arm in at_epochs:
+        frame, passes = measured[arm.id], estimator.work_of(arm).passes
+        logged.setdefault(calibration_key(arm, estimator.machine), []).extend((frame["train_tokens"] * passes / frame["time_train_s"]).to_list())
+    at_speed = {key: _at_speed(c, statistics.median(logged[key])) for key, c in estimator.calibrations.items() if key in logged}
+    at_speed_cost = predict_cost(replicates, [], estimator.machine, estimator.work_of, calibrations=at_speed.values())
+    counts = [len(measured[arm.id]) for arm in at_epochs]
+    tokens = [
+        estimator.work_of(arm).tokens / statistics.median((measured[arm.id]["train_tokens"] / measured[arm.id]["epochs"]).to_list())
+        for arm in at_epochs
+    ]
+    per_arm = [measured[arm.id]["trial_seconds"].mean() for arm in at_epochs]
+    speeds = [estimator.calibrations[key].train_tokens_per_s / c.train_tokens_per_s for key, c in at_speed.items()]
     epochs = sorted({arm.fixed["train"]["epochs"] for arm in at_epochs})
+
+    def per_run(costs: list[ArmCost]) -> tuple[float, tuple[float, float]]:
+        """Mean predicted seconds of a run, and predicted / measured of the lowest and highest arm."""
+        ratios = [cost.trial_s / seconds for cost, seconds in zip(costs, per_arm)]
+        return sum(cost.trial_s * n for cost, n in zip(costs, counts)) / sum(counts), (min(ratios), max(ratios))
+
+    (predicted_s, ratio), (at_speed_s, at_speed_ratio) = per_run(cost.arms), per_run(at_speed_cost.arms)
     used = runs.filter(pl.col("arm").is_in([arm.id for arm in arms]))
     return ReportCheck(
-        report=report.name, arms=len(arms), of=len(measured), runs=count,
-        logged_tokens_per_s=float((used["train_tokens"] / used["time_train_s"]).median()), epochs=_span(epochs[0], epochs[-1], "{:d}"),
-        token_ratio=(min(tokens), max(tokens)), predicted_s=predicted / count, measured_s=float(used["trial_seconds"].mean()),
-        ratio=(min(seconds), max(seconds)),
+        report=report.name, arms=len(arms), of=len(measured), runs=sum(counts), epochs=_span(epochs[0], epochs[-1], "{:d}"),
+        token_ratio=(min(tokens), max(tokens)), speed_ratio=(min(speeds), max(speeds)), measured_s=float(used["trial_seconds"].mean()),
+        predicted_s=predicted_s, ratio=ratio, at_speed_s=at_speed_s, at_speed_ratio=at_speed_ratio,
     )  # fmt: skip
+
+
+def _at_speed(calibration: Calibration, tokens_per_s: float) -> Calibration:
+    """The calibration as if this host trained at `tokens_per_s`, its evaluation sped up alike."""
+    factor = tokens_per_s / calibration.train_tokens_per_s
+    return replace(calibration, train_tokens_per_s=tokens_per_s, eval_tokens_per_s=calibration.eval_tokens_per_s * factor)
 
 
 def report_command(report: Path) -> tuple[Path, str | None]:

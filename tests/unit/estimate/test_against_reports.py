@@ -43,10 +43,15 @@ def test_each_arm_is_predicted_as_a_replicate_at_its_runs_epochs_beside_their_se
     check = check_report(report, plan, estimator)
     # 6 epochs of 3000 sub-tokens at 500/s; start-up 3 s; 3 dev evaluations and the test split at 2000/s
     predicted = 6 * 3000 / 500 + 3.0 + (3 * 4000 + 8000) / 2000
+    # the runs trained at 1000 one-pass sub-tokens/s: the calibration's training and evaluation twice as fast
+    at_speed = 6 * 3000 / 1000 + 3.0 + (3 * 4000 + 8000) / 4000
     assert (check.arms, check.of, check.runs, check.epochs) == (1, 2, 2, "6")
-    assert check.token_ratio == (0.5, 0.5) and check.logged_tokens_per_s == 1000.0
-    assert check.predicted_s == pytest.approx(predicted) and check.measured_s == 50.0
-    assert check.row() == f"| {report.name} | 1 of 2 | 2 | 6 | 0.50 | 1000 | {predicted:.0f} | 50 | {predicted / 50:.2f} ({predicted / 50:.2f}) |"
+    assert check.token_ratio == (0.5, 0.5) and check.speed_ratio == (0.5, 0.5) and check.measured_s == 50.0
+    assert check.predicted_s == pytest.approx(predicted) and check.at_speed_s == pytest.approx(at_speed)
+    assert check.row() == (
+        f"| {report.name} | 1 of 2 | 2 | 6 | 0.50 | 0.50 | 50 | {predicted:.0f} | {predicted / 50:.2f} ({predicted / 50:.2f}) "
+        f"| {at_speed:.0f} | {at_speed / 50:.2f} ({at_speed / 50:.2f}) |"
+    )
     assert all(line.count("|") == check.row().count("|") for line in HEADER.splitlines())  # as many columns
 
 
