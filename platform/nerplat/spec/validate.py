@@ -203,12 +203,8 @@ def validate_document(
         problems += found
     known_settings = None if "samplers" not in sections or expanded_problems else settings
     problems += _analysis_and_claims(document, sections, datasets, methods if methods_ok else None, known_settings)
-    partitions: dict[str, tuple[int, ...]] = {}
-    if "replicate" in sections and "samplers" in sections:
-        partitions, found = replicate_partitions(document, sections["replicate"], settings)
-        problems += found
-        if not expanded_problems:
-            problems += check_sequential_seeds(document, sections["replicate"], settings)
+    partitions, found = _replicated_partitions(document, sections, settings, samplers_ok=not expanded_problems)
+    problems += found
 
     seeds: dict[str, tuple[int, ...]] = {}
     if not problems and "replicate" in sections:
@@ -223,6 +219,19 @@ def validate_document(
         partitions=partitions,
     )  # fmt: skip
     return validated, []
+
+
+def _replicated_partitions(
+    document: Document, sections: dict[str, Any], settings: list[SamplerSetting], samplers_ok: bool
+) -> tuple[dict[str, tuple[int, ...]], list[Problem]]:
+    """The partitions each sampler setting replicates, and the replicate section's problems with them
+    (a sequential design's seeds are checked only when the sampler settings expanded cleanly)."""
+    if "replicate" not in sections or "samplers" not in sections:
+        return {}, []
+    partitions, problems = replicate_partitions(document, sections["replicate"], settings)
+    if samplers_ok:
+        problems += check_sequential_seeds(document, sections["replicate"], settings)
+    return partitions, problems
 
 
 def _section_datasets(
