@@ -107,12 +107,14 @@ def submit(
 ) -> None:
     """Start a RayJob: `kubectl apply` it for KubeRay, or send its entrypoint to a Ray cluster's job API."""
     from nerplat.cluster.rayjob_manifest import entrypoint, job_name, load_sizing
-    from nerplat.cluster.submit import apply_with_kubectl, submit_rayjob_to_ray, submit_to_ray, wait_for_job
+    from nerplat.cluster.submit import apply_with_kubectl, refuse_malformed_job_address, submit_rayjob_to_ray, submit_to_ray, wait_for_job
 
     if address and kubectl:
         raise UserInputError(Problem("choose one of --address (Ray job API) and --kubectl (KubeRay)"))
     if wait and not address:
         raise UserInputError(Problem("--wait needs --address; follow a KubeRay job with `kubectl get rayjob -w`"))
+    if address:
+        refuse_malformed_job_address(address)
     if not target.is_file():
         raise UserInputError(Problem("no such file", source=str(target)))
     rayjob = _rayjob_in_file(target)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -94,7 +95,7 @@ def run(
     from nerplat.run.runner import ExperimentRunner, RunOptions
 
     console, loud = _consoles(as_json)
-    _check_run_flags(resume, rerun_changed, progress_every, metrics_port)
+    _check_run_flags(resume, rerun_changed, progress_every, metrics_port, address)
     plan = compile_spec(spec, profile, overrides)
     _warn_before_start(plan, loud)
     undecidable = _undecidable(plan, pilot, replicate_undecidable, console)
@@ -165,13 +166,18 @@ def _advise_after_failure(loud: Console, hint: str) -> None:
     )  # the command on a line of its own: copied as is
 
 
-def _check_run_flags(resume: bool, rerun_changed: bool, progress_every: int, metrics_port: int | None) -> None:
+def _check_run_flags(resume: bool, rerun_changed: bool, progress_every: int, metrics_port: int | None, address: str | None) -> None:
     if rerun_changed and not resume:
         raise UserInputError("--rerun-changed needs --resume: it chooses what a resumed experiment keeps")
     if progress_every < 1:
         raise UserInputError(Problem(f"--progress-every must be 1 second or more, got {progress_every}", path="--progress-every"))
     if metrics_port is not None and not 1 <= metrics_port <= 65535:
         raise UserInputError(Problem(f"--metrics-port must be a port number from 1 to 65535, got {metrics_port}", path="--metrics-port"))
+    joined, flag = (address, "--address") if address else (os.environ.get("RAY_ADDRESS"), "RAY_ADDRESS")
+    if joined and joined != "auto":
+        from nerplat.run.ray_preflight import cluster_host_port
+
+        cluster_host_port(joined, flag)  # a malformed address is refused before anything is written
 
 
 def _run_or_exit(runner: Any, loud: Console, hint: str) -> Any:

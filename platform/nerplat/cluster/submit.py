@@ -68,6 +68,22 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+def refuse_malformed_job_address(address: str) -> None:
+    """UserInputError unless `address` is an http(s) URL of a host (and port), or `auto`: Ray would
+    raise a bare ValueError for it, or try to reach a host named with spaces."""
+    if address == "auto":
+        return
+    parts = urlsplit(address if "://" in address else f"http://{address}")
+    try:
+        port_ok = parts.port is None or parts.port > 0
+    except ValueError:
+        port_ok = False
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname or any(c.isspace() for c in address) or not port_ok:
+        raise UserInputError(
+            Problem(f"{address!r} is not a Ray job API address: give http(s)://HOST:PORT, e.g. http://127.0.0.1:8265", path="--address")
+        )
+
+
 def job_client(address: str, allow_plain_http: bool = False) -> Any:
     """Ray's JobSubmissionClient for `address`, carrying the token only where it may go."""
     from ray.job_submission import JobSubmissionClient

@@ -11,6 +11,7 @@ that can be stopped) before it is joined. All are bad input: exit 2, nothing wri
 from __future__ import annotations
 
 import errno
+import re
 import resource
 import socket
 import subprocess
@@ -21,6 +22,7 @@ from nerplat.errors import Problem, UserInputError
 
 CONNECT_SECONDS = 5.0  # a TCP connection to a cluster's address
 HANDSHAKE_SECONDS = 30.0  # the GCS answering its first call (Ray itself waits minutes)
+_HOST = re.compile(r"\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9._-]*")  # a name, an IPv4 address or a bracketed IPv6 one
 DRIVER_FILES_BYTES = 1 << 30  # beside Ray's object store: checkpoints, the MLflow store, model artifacts
 
 # Run in a child process: a GCS client blocks in C++ until Ray's own timeout, which no thread can cut short.
@@ -94,7 +96,7 @@ def refuse_unreachable_cluster(address: str, flag: str) -> None:
     token, is refused with the reason; `auto` is left to Ray (it reads the address `ray start` wrote)."""
     if address == "auto":
         return
-    host, port = _host_port(address, flag)
+    host, port = cluster_host_port(address, flag)
     try:
         socket.create_connection((host, port), timeout=CONNECT_SECONDS).close()
     except OSError as error:
@@ -142,12 +144,18 @@ def joining_problem(address: str, flag: str, error: Exception) -> UserInputError
     )
 
 
-def _host_port(address: str, flag: str) -> tuple[str, int]:
-    rest = address.split("://", 1)[1] if "://" in address else address
+def cluster_host_port(address: str, flag: str) -> tuple[str, int]:
+    """The host and port of a cluster address (HOST:PORT or ray://HOST:PORT); any other form is
+    refused at once, before anything is written, with the forms to give."""
+    scheme, _, rest = address.rpartition("://")
     host, _, port = rest.rpartition(":")
-    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+    if scheme not in ("", "ray") or not _HOST.fullmatch(host) or not port.isdigit() or not 0 < int(port) < 65536:
         raise UserInputError(
-            Problem(f"'{address}' is not a Ray cluster address: give HOST:PORT (the GCS) or ray://HOST:PORT (Ray Client)", path=flag)
+            Problem(
+                f"{address!r} is not a Ray cluster address: give HOST:PORT (the GCS, e.g. 10.0.0.5:6379) or ray://HOST:PORT "
+                "(Ray Client, e.g. ray://10.0.0.5:10001), or auto for the cluster `ray start` started on this machine",
+                path=flag,
+            )
         )
     return host.strip("[]"), int(port)
 

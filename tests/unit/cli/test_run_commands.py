@@ -6,6 +6,7 @@ import io
 import json
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 
 from nerplat.cli.run_commands import print_summary, resume_command
@@ -222,3 +223,19 @@ def test_run_and_train_warn_at_start_about_bf16_on_a_cpu_that_emulates_it(tmp_pa
     assert warning in out and out.index(warning) < out.index("stopped here by the test")
     assert main(["train", spec, "-m", "ce"]) == 1
     assert "emulated" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("flags", "environment", "named"), [(["--address", "not an address"], None, "--address"),
+                                                              (["--address", "http://head:6379"], None, "--address"),
+                                                              ([], "not an address:6379", "RAY_ADDRESS")])
+def test_a_malformed_cluster_address_is_refused_before_anything_is_written(tmp_path, monkeypatch, capsys, flags, environment, named):
+    from nerplat.cli import main
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    if environment:
+        monkeypatch.setenv("RAY_ADDRESS", environment)
+    spec = Path(__file__).parents[2] / "integration" / "specs" / "tiny_run.yaml"
+    assert main(["run", str(spec), "--workdir", str(tmp_path), *flags]) == 2
+    err = capsys.readouterr().err
+    assert "is not a Ray cluster address: give HOST:PORT (the GCS, e.g. 10.0.0.5:6379) or ray://HOST:PORT" in err and f"at {named}" in err
+    assert list(tmp_path.iterdir()) == [] and "Traceback" not in err

@@ -120,6 +120,15 @@ def test_submit_spec_to_a_job_api_needs_no_image_and_names_an_unreachable_addres
     assert f"no Ray job API at {address}" in err and "placeholder" not in err
 
 
+@pytest.mark.parametrize("address", ["not an address", "ftp://head:8265", "http://head:port"])
+def test_submit_to_a_malformed_job_api_address_is_refused(spec_repo: Path, monkeypatch, capsys, address):
+    monkeypatch.chdir(spec_repo)
+    assert main(["cluster", "submit", "specs/tiny.yaml", "--address", address]) == 2
+    err = capsys.readouterr().err
+    assert f"{address!r} is not a Ray job API address: give http(s)://HOST:PORT, e.g. http://127.0.0.1:8265 at --address" in err
+    assert "Traceback" not in err
+
+
 def test_submit_refuses_to_send_the_token_over_plain_http_to_another_machine(spec_repo: Path, monkeypatch, capsys):
     monkeypatch.chdir(spec_repo)
     monkeypatch.setenv("RAY_AUTH_TOKEN", "secret-token")
