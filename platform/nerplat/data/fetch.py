@@ -167,6 +167,8 @@ def fetch_corpus(name: str, root: Path, source: str | None = None, log: Callable
     folder_name = CORPORA.get(name).factory.folder
     reference = reference_statistics().get(folder_name)
     target = root / folder_name
+    if root.exists() and not root.is_dir():
+        raise UserInputError(Problem(f"{root} is not a folder: give the folder corpora go in (runs read them from $NERPLAT_DATA)", path="--root"))
     if target.exists():
         raise UserInputError(Problem(f"{target} already exists: remove it first to fetch {name} anew"))
     registered = SOURCES.get(folder_name)

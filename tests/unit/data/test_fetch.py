@@ -104,6 +104,14 @@ def test_a_bad_line_of_a_source_file_is_named_by_its_url(tmp_path, capsys):
     assert "nerplat-fetch-" not in err and not (tmp_path / "data").exists()
 
 
+def test_a_root_that_is_a_file_is_refused_before_downloading(tmp_path, capsys):
+    root = tmp_path / "data"
+    root.write_text("mine", encoding="utf-8")
+    code, _, err = fetch(capsys, "ncbi_disease", "--root", str(root), "--source", source_folder(tmp_path, "ncbi_disease").as_uri())
+    assert code == 2 and f"{root} is not a folder: give the folder corpora go in" in err and "--root" in err
+    assert "downloading" not in err and "Traceback" not in err and root.read_text(encoding="utf-8") == "mine"
+
+
 def test_offline_the_message_names_the_source_and_says_what_to_do(tmp_path, capsys):
     code, _, err = fetch(capsys, "conll2003", "--root", str(tmp_path), "--source", "http://127.0.0.1:9/conll2003")
     assert code == 2
