@@ -7,6 +7,8 @@ Layouts (the papers' tables they reproduce):
   dev-curve table   per cell: mean dev score per epoch, share of replicates that selected the last
                     epoch, runs stopped by patience, and the convergence verdict (`convergence`)
   chosen table      per tuned arm, the hyper-parameters chosen on dev and the dev score they reached
+  savings table     per arm, the epochs its runs trained against their cap and the training hours
+                    early stopping saved (`stopping_savings`)
   verdicts table    per claim: the paper's effect, ours with its interval, and the verdict
 """
 
@@ -120,6 +122,27 @@ def dev_curve_tables(curves: pl.DataFrame, verdicts: pl.DataFrame, settings: Ana
         notes = (n_note(part), f"Rule: {RULE}. ‡ not converged.")
         tables.append(ranked(Table(slug("dev-curve", key["dataset"], key["sampler"], *(key[a] for a in axes)), caption, "Method", columns, tuple(body), notes)))
     return tables
+
+
+def savings_table(savings: pl.DataFrame, name: str = "early-stopping") -> Table | None:
+    """Per arm: runs, epochs run of the epochs at the cap, and training hours with and without early stopping."""
+    if savings.is_empty():
+        return None
+    body = []
+    for row in savings.iter_rows(named=True):
+        share = row["epochs_run"] / row["epochs_at_cap"] if row["epochs_at_cap"] else None
+        body.append(Row(row["arm"], (
+            Cell(text=str(row["runs"])), Cell(text=str(row["cap"])),
+            Cell(text=f"{row['epochs_run']} / {row['epochs_at_cap']}" + ("" if share is None else f" ({share:.0%})")),
+            Cell(text=f"{row['train_hours']:.2f}"), Cell(text=f"{row['train_hours_at_cap']:.2f}"),
+        )))  # fmt: skip
+    columns = tuple(Column("", name, ranked=False) for name in ("Runs", "Cap", "Epochs run / at cap", "Training hours", "At cap (est.)"))
+    caption = (
+        "What early stopping saved, per arm (tune trials and replicates): the epochs its runs trained of the epochs the cap "
+        "(train.epochs) would have trained, and their training hours beside an estimate of the hours at the cap (each run's "
+        "training time per epoch times its cap; start-up and evaluation left out)."
+    )
+    return Table(name, caption, "Arm", columns, tuple(body))
 
 
 def chosen_table(chosen: pl.DataFrame, name: str = "chosen-hyperparameters") -> Table | None:

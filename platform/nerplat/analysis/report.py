@@ -41,6 +41,7 @@ from nerplat.analysis.render import EXTENSIONS, FORMATS, RENDERERS, html_page, t
 from nerplat.analysis.run_frames import EPOCH_SCHEMA, ExperimentRuns, fetch_experiment
 from nerplat.analysis.report_folder import install, owned_files, refuse_clashes
 from nerplat.analysis.settings import AnalysisSettings, settings_from_mapping
+from nerplat.analysis.stopping_savings import stopping_savings
 from nerplat.analysis.table_model import Table, slug
 from nerplat.analysis.verdicts import arm_frame, verdicts
 from nerplat.errors import Problem, StorageError, UserInputError
@@ -252,6 +253,8 @@ def analyse(
     tables += context_tables.dev_curve_tables(curves, cells, settings, axes)
     choices = context_tables.chosen_table(chosen) if chosen is not None else None
     tables += [choices] if choices else []
+    saved = context_tables.savings_table(stopping_savings((usable, trials), arms if arms is not None else pl.DataFrame()))
+    tables += [saved] if saved else []
     for family, part in tests.partition_by("family", as_dict=True, maintain_order=True).items() if not tests.is_empty() else []:
         tables.append(layouts.tests_table(part, settings, slug("tests", family[0]), _family_caption(family[0], comparison.best_other, settings)))
 
