@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nerplat.errors import UserInputError
+from nerplat.errors import Problem, UserInputError
 from nerplat.models.encoder_registry import Encoder
 from nerplat.models.encoders import quiet_transformers, tagging_encoder
 from nerplat.models.tagger import Tagger, build_tagger
@@ -77,24 +77,52 @@ def save_bundle(directory: Path, tagger: Tagger, tokenizer: Any, labels: list[st
 def load_bundle(directory: Path) -> TaggerBundle:
     """The tagger a folder written by `save_bundle` holds, in eval mode on the CPU."""
     import transformers
+    from safetensors import SafetensorError
     from safetensors.torch import load_model
 
     directory = Path(directory)
     settings_file = directory / SETTINGS_FILE
     if not settings_file.is_file():
         raise UserInputError(f"{directory} is not a nerplat model folder: it has no {SETTINGS_FILE}")
-    settings = json.loads(settings_file.read_text())
-    if settings.get("format") != FORMAT_VERSION:
-        raise UserInputError(f"{settings_file}: format {settings.get('format')!r}, this nerplat reads format {FORMAT_VERSION}")
+    labels, head, encoder_settings = _read_settings(settings_file)
     with quiet_transformers():
         tokenizer = transformers.AutoTokenizer.from_pretrained(directory / "tokenizer")
     model, hidden_size = _empty_encoder(directory / "encoder")
-    labels, head = settings["labels"], Component.model_validate(settings["head"])
-    encoder = Encoder(name=settings["encoder"]["name"], tokenizer=tokenizer, model=model, hidden_size=hidden_size)
+    encoder = Encoder(name=encoder_settings.name, tokenizer=tokenizer, model=model, hidden_size=hidden_size)
     tagger = build_tagger(encoder, head, labels)
-    load_model(tagger, str(directory / WEIGHTS_FILE))
+    try:
+        load_model(tagger, str(directory / WEIGHTS_FILE))
+    except (SafetensorError, RuntimeError, OSError) as error:  # truncated, another model's, unreadable
+        reason = str(error).strip().splitlines()[0][:200] if str(error).strip() else type(error).__name__
+        raise UserInputError(Problem(f"cannot load the tagger's weights ({reason}): {_WRITE_AGAIN}", str(directory / WEIGHTS_FILE))) from None
     tagger.eval()
-    return TaggerBundle(tagger, tokenizer, labels, head, EncoderSettings.model_validate(settings["encoder"]))
+    return TaggerBundle(tagger, tokenizer, labels, head, encoder_settings)
+
+
+_WRITE_AGAIN = "the model folder is damaged; write it again (`nerplat train --save`, `nerplat export`) or fetch it from MLflow again"
+
+
+def _read_settings(settings_file: Path) -> tuple[list[str], Component, EncoderSettings]:
+    """A bundle's labels, head and encoder settings, or a UserInputError naming the file."""
+    from pydantic import ValidationError
+
+    try:
+        settings = json.loads(settings_file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise UserInputError(Problem(f"not readable as JSON ({error}): {_WRITE_AGAIN}", str(settings_file))) from None
+    if not isinstance(settings, dict):
+        raise UserInputError(Problem(f"expected a JSON object with format, labels, head and encoder: {_WRITE_AGAIN}", str(settings_file)))
+    if settings.get("format") != FORMAT_VERSION:
+        raise UserInputError(f"{settings_file}: format {settings.get('format')!r}, this nerplat reads format {FORMAT_VERSION}")
+    labels = settings.get("labels")
+    if not isinstance(labels, list) or not labels or not all(isinstance(label, str) for label in labels):
+        raise UserInputError(Problem(f"'labels' must be a non-empty list of tags, O first: {_WRITE_AGAIN}", str(settings_file)))
+    try:
+        return labels, Component.model_validate(settings.get("head")), EncoderSettings.model_validate(settings.get("encoder"))
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise UserInputError(Problem(f"'head' or 'encoder' is invalid ({where}: {first['msg']}): {_WRITE_AGAIN}", str(settings_file))) from None
 
 
 def _save_encoder_shape(model: Any, directory: Path) -> None:

@@ -92,3 +92,24 @@ def test_export_writes_weights_with_normal_permissions(model, tmp_path, umask_02
     assert stat.S_IMODE((out / "model.safetensors").stat().st_mode) == 0o644
     assert stat.S_IMODE(out.stat().st_mode) == 0o755
     assert [p.name for p in tmp_path.iterdir()] == ["exported"]  # no temporary sibling left
+
+
+@pytest.mark.parametrize(
+    ("damaged", "content", "message"),
+    [
+        ("weights.safetensors", None, "cannot load the tagger's weights"),
+        ("tagger.json", b'{"format": 1, "labels": ', "not readable as JSON"),
+        ("tagger.json", b"[1, 2]", "expected a JSON object with format, labels, head and encoder"),
+        ("tagger.json", b'{"format": 1, "labels": ["O"], "head": {"name": 3}, "encoder": {}}', "'head' or 'encoder' is invalid"),
+    ],
+)
+def test_predict_with_a_damaged_model_folder_names_the_file(model, tmp_path, capsys, damaged, content, message):
+    import shutil
+
+    folder = tmp_path / "model"
+    shutil.copytree(model, folder)
+    target = folder / damaged
+    target.write_bytes(content if content is not None else target.read_bytes()[: target.stat().st_size // 2])
+    assert main(["predict", str(folder), "--text", "EU rejects German call ."]) == 2
+    err = capsys.readouterr().err
+    assert message in err and f"({target})" in err and "write it again" in err and "Traceback" not in err
