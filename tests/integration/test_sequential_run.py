@@ -32,4 +32,5 @@ def test_a_claim_decided_at_the_first_look_stops_its_arms(tmp_path: Path):
     verdicts = pl.read_parquet(tmp_path / "reports" / "sequential_run" / "verdicts.parquet")
     (row,) = verdicts.iter_rows(named=True)
     assert row["claim"] == "decided" and row["decided_look"] == 0 and row["n_pairs"] == 3
-    assert row["ci_high"] < 0.9 and row["design"].startswith("sequential (pocock")
+    assert row["direction_verdict"] == "equivalent" and row["unit"] == "seed" and row["n_units"] == 3
+    assert -1.0 < row["ci_low"] <= row["ci_high"] < 1.0 and row["design"].startswith("sequential (pocock")
