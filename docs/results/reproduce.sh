@@ -25,6 +25,12 @@ command=(nerplat run "specs/$spec.yaml")
 [ -n "$resumed" ] && command+=(--resume)
 command+=("$@")
 commit=$(git -C "$repo" rev-parse HEAD)
+# The prediction before the run (`nerplat plan --cost`: from the scratch store's earlier runs when
+# resuming, else a short calibration on this machine), every run counted at its epoch cap.
+plan=(nerplat plan "specs/$spec.yaml" --cost --json --tracking-uri "sqlite:///$work/mlflow.db")
+[ -n "$profile" ] && plan+=(--profile "$profile")
+predicted=$(cd "$repo" && "$repo/.venv/bin/${plan[0]}" "${plan[@]:1}" 2>/dev/null \
+  | "$repo/.venv/bin/python" -c 'import json, sys; print(f"{json.load(sys.stdin)[\"cost\"][\"wall_s\"] / 60:.1f} min")' || echo "none (nerplat plan --cost failed)")
 dirty=$(git -C "$repo" status --porcelain -- platform specs | wc -l)
 started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -51,6 +57,7 @@ cat > "$out/RUN.md" <<MD
 - commit: \`$commit\`$( [ "$dirty" -gt 0 ] && echo " (with uncommitted changes under platform/ or specs/)" )
 - started: $started; wall time: $((seconds / 60)) min $((seconds % 60)) s$( [ -n "$resumed" ] && echo " (this resumed run only; console.txt holds every attempt)" )
 - machine: $(nproc) CPU cores ($cpu_model), no GPU; torch CPU capability: $capability; NERPLAT_DATA=${NERPLAT_DATA:-unset}
+- predicted before the run: $predicted (\`${plan[*]}\`, every run at its epoch cap: early stopping can only shorten it)
 - load average (1, 5, 15 min) at the start: $load_start; at the end: $load_end (on 2 cores a load above 2 means other work shared the machine)
 - MLflow store of the run: a scratch directory (not committed); \`console.txt\` is what the command printed
 MD
