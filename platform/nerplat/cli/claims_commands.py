@@ -34,11 +34,12 @@ def reanalyze(
     files you added are kept. For reports made by an earlier nerplat or before their spec had claims."""
     from nerplat.analysis.committed import reanalyse_report
     from nerplat.analysis.report import settings_from_plan
+    from nerplat.analysis.verdicts import arm_frame
     from nerplat.cli.options import compile_spec
 
     plan = compile_spec(spec, profile)
     settings = settings_from_plan(plan.model_dump(mode="json"), str(spec))
-    written = reanalyse_report(report, settings, plan.experiment)
+    written = reanalyse_report(report, settings, plan.experiment, arm_frame(plan.model_dump(mode="json")))
     console = Console(highlight=False, markup=False)
     verdicts = report / "verdicts.parquet"
     if verdicts.is_file():

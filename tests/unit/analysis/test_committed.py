@@ -74,3 +74,17 @@ def test_the_verdict_table_is_generated_between_the_readme_markers(report: Path,
     readme.write_text("no markers\n", encoding="utf-8")
     with pytest.raises(UserInputError, match="no verdict markers"):
         update_readme(readme, table)
+
+
+def test_an_arm_without_tune_trials_takes_its_epoch_cap_from_the_plan():
+    import polars as pl
+
+    from nerplat.analysis.committed import arms_from_runs
+    from nerplat.analysis.verdicts import arm_frame
+
+    replicates = pl.DataFrame({"arm": ["a/ce", "a/mom"]})
+    trials = pl.DataFrame({"arm": ["a/mom", "a/mom"], "param.train.epochs": ["30", "30"], "param.train.lr": ["0.1", "0.2"]})
+    planned = arm_frame({"arms": [{"id": "a/ce", "fixed": {"train": {"epochs": 20}}}, {"id": "a/mom", "fixed": {"train": {"epochs": 25}}}]})
+    epochs = dict(arms_from_runs(replicates, trials, planned).select("arm", "epochs").iter_rows())
+    assert epochs == {"a/ce": 20, "a/mom": 30}  # the runs' own record wins where they have one
+    assert dict(arms_from_runs(replicates, trials).select("arm", "epochs").iter_rows())["a/ce"] is None
