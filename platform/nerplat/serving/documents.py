@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Iterable, TextIO
 
 from nerplat.errors import Problem, UserInputError
+from nerplat.serving.records import row_problem
 
 INPUT_FORMATS = ("text", "conll", "jsonl")
 OUTPUT_FORMATS = ("jsonl", "conll")
@@ -93,11 +94,16 @@ def _jsonl_rows(lines: list[str], source: str) -> list[dict[str, Any]]:
         text = record.get("text") if isinstance(record, dict) else None
         tokens = record.get("tokens") if isinstance(record, dict) else None
         if isinstance(text, str):
-            rows.append({"text": text})
+            row: dict[str, Any] = {"text": text}
         elif isinstance(tokens, list) and all(isinstance(t, str) for t in tokens):
-            rows.append({"tokens": tokens})
+            row = {"tokens": tokens}
         else:
             problems.append(Problem('expected an object with "text" (a string) or "tokens" (a list of strings)', source, number))
+            continue
+        if (problem := row_problem(row)) is not None:  # a lone surrogate: valid JSON, but not text
+            problems.append(Problem(problem, source, number))
+        else:
+            rows.append(row)
     if problems:
         raise UserInputError(problems)
     return rows

@@ -12,8 +12,9 @@ answered with `{"predictions": [record, ...]}` (`nerplat.serving.records`). Unli
 scoring server, where every input of the signature is optional and anything gets HTTP 200:
 
 - a body over `max_request_bytes` is refused (413) without being read whole;
-- a body without rows, with an unknown field or a malformed row is refused (400), the message
-  naming the expected schema;
+- a body without rows, with an unknown field or a malformed row (a lone surrogate such as "\\ud800"
+  included: JSON allows it, UTF-8 cannot carry it) is refused (400), the message naming the expected
+  schema;
 - requests are tagged one at a time in a worker thread; at most `max_waiting` wait (503 beyond);
 - a request's tagging stops within one batch when its client disconnects or `timeout` passes (504),
   so abandoned work cannot pile up;

@@ -8,6 +8,7 @@ offsets and the text they cover.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable
 
 from nerplat.serving.words import split_words
@@ -15,6 +16,7 @@ from nerplat.serving.words import split_words
 BATCH_SIZE = 32
 ROWS_PER_CHUNK = 256  # rows split, tokenised and tagged together
 ROW_SCHEMA = '{"text": "a sentence"} or {"tokens": ["a", "list", "of", "words"]}'
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # JSON's "\ud800" decodes to one; no UTF-8 can carry it
 
 
 def row_problem(row: Any) -> str | None:
@@ -34,6 +36,13 @@ def row_problem(row: Any) -> str | None:
     tokens = row.get("tokens")
     if "tokens" in given and not (isinstance(tokens, list) and all(isinstance(t, str) for t in tokens)):
         return "'tokens' must be a list of strings"
+    for field, strings in (("text", [row.get("text") or ""]), ("tokens", tokens or [])):
+        for string in strings:
+            if (found := _LONE_SURROGATE.search(string)) is not None:
+                return (
+                    f"'{field}' holds a lone surrogate (U+{ord(found.group()):04X} at character {found.start()}), which is not text: "
+                    "escape a character beyond U+FFFF as a surrogate pair, or send it as UTF-8"
+                )
     return None
 
 

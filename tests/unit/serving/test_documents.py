@@ -42,10 +42,11 @@ def test_empty_inputs_are_refused(tmp_path, fmt, content):
 
 
 def test_bad_jsonl_lines_are_all_reported(tmp_path):
-    (tmp_path / "bad.jsonl").write_text('{"text": "ok"}\nnot json\n{"tokens": "a string"}\n')
+    (tmp_path / "bad.jsonl").write_text('{"text": "ok"}\nnot json\n{"tokens": "a string"}\n{"text": "a \\ud800 b"}\n')
     with pytest.raises(UserInputError) as error:
         read_rows(tmp_path / "bad.jsonl", "jsonl")
-    assert [p.line for p in error.value.problems] == [2, 3]
+    assert [p.line for p in error.value.problems] == [2, 3, 4]
+    assert "lone surrogate" in error.value.problems[2].message
 
 
 def test_unknown_suffix_and_format_are_refused(tmp_path):

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
+import logging
+
 import pytest
 
-from nerplat.serving.http_server import Refused, rows_of_payload
+from nerplat.serving.http_server import Refused, ServingLimits, rows_of_payload, tagging_app
 
 
 @pytest.mark.parametrize(
@@ -44,3 +48,49 @@ def test_bad_bodies_are_refused_with_400_naming_the_schema(payload, message):
         rows_of_payload(payload)
     assert refused.value.status == 400
     assert '{"text": "a sentence"}' in refused.value.message and "Traceback" not in refused.value.message
+
+
+def echo_tagger(rows, stop):
+    """Tags every word O and echoes it back, as the real records do."""
+    return [{"words": (words := row["text"].split() if "text" in row else row["tokens"]), "tags": ["O"] * len(words), "spans": []} for row in rows]
+
+
+def call(method: str, path: str, chunks: tuple[bytes, ...] = (b"",), disconnect: bool = False) -> tuple[int, dict]:
+    """One request straight through the ASGI interface of `tagging_app` (no network): status and JSON answer.
+
+    The body arrives in `chunks`; with `disconnect` the client leaves before the last one.
+    """
+    app = tagging_app(echo_tagger, ServingLimits(), "test")
+    messages = [{"type": "http.request", "body": chunk, "more_body": index < len(chunks) - 1} for index, chunk in enumerate(chunks)]
+    if disconnect:
+        messages = messages[:-1] + [{"type": "http.disconnect"}]
+    sent: list[dict] = []
+
+    async def receive():
+        return messages.pop(0) if messages else {"type": "http.disconnect"}
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method, "scheme": "http", "path": path,
+        "raw_path": path.encode(), "root_path": "", "query_string": b"", "headers": [(b"content-type", b"application/json")],
+        "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 5001),
+    }
+    asyncio.run(app(scope, receive, send))
+    start = next(m for m in sent if m["type"] == "http.response.start")
+    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    return start["status"], json.loads(body) if body else {}
+
+
+def test_a_good_body_is_tagged():
+    status, answer = call("POST", "/invocations", (b'{"inputs": [{"text": "EU rejects"}]}',))
+    assert status == 200 and answer["predictions"][0]["words"] == ["EU", "rejects"]
+
+
+@pytest.mark.parametrize("row", [{"text": "a \\ud800 b"}, {"tokens": ["a", "\\udfff"]}])
+def test_a_lone_surrogate_is_refused_with_400_naming_it(row, caplog):
+    body = json.dumps({"dataframe_records": [row]}).replace("\\\\u", "\\u").encode()
+    status, answer = call("POST", "/invocations", (body,))
+    assert status == 400 and "lone surrogate" in answer["message"]
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
