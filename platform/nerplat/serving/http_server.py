@@ -17,7 +17,7 @@ scoring server, where every input of the signature is optional and anything gets
   schema;
 - requests are tagged one at a time in a worker thread; at most `max_waiting` wait (503 beyond);
 - a request's tagging stops within one batch when its client disconnects or `timeout` passes (504),
-  so abandoned work cannot pile up;
+  so abandoned work cannot pile up; a client that leaves mid-body gets one info line in the log;
 - errors are `{"error_code": ..., "message": ...}`, never a stack trace or a server path; an
   unexpected failure is logged on the server's stderr and answered 500.
 
@@ -203,15 +203,22 @@ def tagging_app(tag: Callable[[list[dict[str, Any]], Callable[[], bool]], list[d
 
 
 async def _read_body(request: Any, limit: int) -> bytes:
+    """The body, at most `limit` bytes (`Refused` 413 beyond); `ClientGone` when the client leaves mid-body."""
+    from starlette.requests import ClientDisconnect
+
     too_large = Refused(413, f"the request is larger than {limit:,} bytes: split it, or raise the server's --max-request-bytes", "REQUEST_TOO_LARGE")
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
         raise too_large
     body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            raise too_large
+    try:
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > limit:
+                raise too_large
+    except ClientDisconnect:  # an ordinary event (a killed curl, a client timeout), not a server fault
+        _log.info("dropped a request: the client disconnected after %d bytes of its body", len(body))
+        raise ClientGone from None
     return bytes(body)
 
 

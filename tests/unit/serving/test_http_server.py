@@ -94,3 +94,11 @@ def test_a_lone_surrogate_is_refused_with_400_naming_it(row, caplog):
     status, answer = call("POST", "/invocations", (body,))
     assert status == 400 and "lone surrogate" in answer["message"]
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+def test_a_client_leaving_mid_body_is_one_info_line_not_an_error(caplog):
+    caplog.set_level(logging.DEBUG)
+    status, _ = call("POST", "/invocations", (b'{"inputs": [', b'{"text": "EU"}]}'), disconnect=True)
+    assert status == 499
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
+    assert len([r for r in caplog.records if "disconnected" in r.getMessage()]) == 1
