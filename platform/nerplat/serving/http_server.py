@@ -18,7 +18,7 @@ scoring server, where every input of the signature is optional and anything gets
 - requests are tagged one at a time in a worker thread; at most `max_waiting` wait (503 beyond);
 - a request's tagging stops within one batch when its client disconnects or `timeout` passes (504),
   so abandoned work cannot pile up; a client that leaves mid-body gets one info line in the log;
-- errors are `{"error_code": ..., "message": ...}`, never a stack trace or a server path; an
+- errors, 404 and 405 included, are `{"error_code": ..., "message": ...}`, never a stack trace or a server path; an
   unexpected failure is logged on the server's stderr and answered 500.
 
 It runs in the `nerplat serve` process (uvicorn), so SIGTERM or Ctrl-C stops all of it.
@@ -43,6 +43,7 @@ EXPECTED = (
     f'a JSON object {{"dataframe_records": [ROW, ...]}} where ROW is {ROW_SCHEMA} '
     '(MLflow\'s "dataframe_split", "inputs" and "instances" are accepted too)'
 )
+ENDPOINTS = "POST /invocations and GET /ping, /health, /version"
 PROBLEMS_SHOWN = 5  # a request with 10,000 bad rows gets the first few, not a 1 MB answer
 _log = logging.getLogger("uvicorn.error")  # printed by uvicorn's default logging setup
 
@@ -163,6 +164,7 @@ class TaggingQueue:
 def tagging_app(tag: Callable[[list[dict[str, Any]], Callable[[], bool]], list[dict[str, Any]]], limits: ServingLimits, version: str) -> Any:
     """The ASGI application: `tag(rows, stop)` turns validated rows into records."""
     from starlette.applications import Starlette
+    from starlette.exceptions import HTTPException
     from starlette.requests import Request
     from starlette.responses import JSONResponse, PlainTextResponse, Response
     from starlette.routing import Route
@@ -188,6 +190,19 @@ def tagging_app(tag: Callable[[list[dict[str, Any]], Callable[[], bool]], list[d
             message = "tagging failed on the server; its log has the details"
             return JSONResponse({"error_code": "INTERNAL_ERROR", "message": message}, status_code=500)
 
+    async def routing_error(request: Request, error: Exception) -> Response:
+        """Starlette's 404 and 405, as JSON like every other error (its default is plain text)."""
+        assert isinstance(error, HTTPException)
+        where = f"{request.method} {request.url.path}"
+        if error.status_code == 404:
+            message, code = f"no endpoint {where}: this server answers {ENDPOINTS}", "ENDPOINT_NOT_FOUND"
+        elif error.status_code == 405:
+            allowed = [m.strip() for m in (error.headers or {}).get("Allow", "").split(",") if m.strip() not in ("", "HEAD")]
+            message, code = f"{where} is not allowed: use {' or '.join(allowed)} (this server answers {ENDPOINTS})", "METHOD_NOT_ALLOWED"
+        else:
+            message, code = f"{where}: {error.detail}", "BAD_REQUEST"
+        return JSONResponse({"error_code": code, "message": message}, status_code=error.status_code, headers=error.headers)
+
     routes = [
         Route("/ping", ping, methods=["GET"]),
         Route("/health", ping, methods=["GET"]),
@@ -199,7 +214,7 @@ def tagging_app(tag: Callable[[list[dict[str, Any]], Callable[[], bool]], list[d
         yield
         queue.close()
 
-    return Starlette(routes=routes, lifespan=lifespan)
+    return Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: routing_error})
 
 
 async def _read_body(request: Any, limit: int) -> bytes:

@@ -102,3 +102,12 @@ def test_a_client_leaving_mid_body_is_one_info_line_not_an_error(caplog):
     assert status == 499
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
     assert len([r for r in caplog.records if "disconnected" in r.getMessage()]) == 1
+
+
+@pytest.mark.parametrize(
+    "method, path, status, message",
+    [("GET", "/nothing", 404, "POST /invocations"), ("GET", "/invocations", 405, "use POST"), ("POST", "/ping", 405, "use GET")],
+)
+def test_unknown_paths_and_methods_get_a_json_error(method, path, status, message):
+    got, answer = call(method, path)
+    assert got == status and message in answer["message"] and answer["error_code"]
