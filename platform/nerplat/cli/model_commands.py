@@ -156,7 +156,9 @@ def export(
 def predict(
     model: str = MODEL_ARGUMENT,
     input_file: Optional[Path] = typer.Argument(None, help="Sentences to tag: plain text (one per line), CoNLL or JSONL."),
-    text: Optional[str] = typer.Option(None, "--text", help="Tag this sentence instead of a file."),
+    text: Optional[str] = typer.Option(
+        None, "--text", help="Tag this sentence instead of a file. An empty or blank text has no words: its record has empty words, tags and spans, as serve answers."
+    ),
     input_format: Optional[str] = typer.Option(None, "--format", help="text, conll or jsonl; default: from the suffix."),
     words: str = typer.Option("encoder", "--words", help="How text is split into words: encoder (the model tokenizer's pre-tokenizer) or whitespace."),
     output: Optional[Path] = typer.Option(
@@ -182,8 +184,6 @@ def predict(
         raise UserInputError(Problem(f"--words {words!r}: choose one of {', '.join(WORD_SPLITTERS)}", path="--words"))
     if output_format not in OUTPUT_FORMATS:
         raise UserInputError(Problem(f"--output-format {output_format!r}: choose one of {', '.join(OUTPUT_FORMATS)}", path="--output-format"))
-    if text is not None and not text.strip():
-        raise UserInputError(Problem("--text is empty: nothing to tag", path="--text"))
     if output is not None:
         check_output_file(output)  # before the model loads and the tagging runs
     rows = [{"text": text}] if text is not None else read_rows(input_file, choose_format(input_file, input_format))
@@ -267,7 +267,7 @@ def serve(
 ) -> None:
     """Serve MODEL over HTTP in this process, on MLflow's scoring protocol (POST /invocations, GET /ping), until Ctrl-C or SIGTERM.
 
-    Body: {"dataframe_records": [{"text": "a sentence"} or {"tokens": [...]}, ...]} (also dataframe_split, inputs, instances); answer: {"predictions": [...]}, one record per row as `nerplat predict` writes it. A request without rows, with an unknown field or a malformed row gets HTTP 400 naming the expected schema; tagging whose client disconnected is stopped. Nothing else is started: the server ends with this process.
+    Body: {"dataframe_records": [{"text": "a sentence"} or {"tokens": [...]}, ...]} (also dataframe_split, inputs, instances); answer: {"predictions": [...]}, one record per row as `nerplat predict` writes it. A row whose text is empty or blank has no words: its record has empty words, tags and spans, as `nerplat predict --text ""` prints. A request without rows, with an unknown field or a malformed row (a lone surrogate included) gets HTTP 400 naming the expected schema; unknown paths 404 and wrong methods 405, as JSON; tagging whose client disconnected is stopped. Nothing else is started: the server ends with this process.
     """
     from nerplat.cli.options import Verbosity, package_version
     from nerplat.serving.http_server import ServingLimits, check_address, serve_forever, tagging_app

@@ -31,6 +31,14 @@ def test_predict_text_resolves_every_kind_of_reference(store, capsys, reference)
     assert "sentences/s" in captured.err
 
 
+@pytest.mark.parametrize("text", ["", "  "])
+def test_predict_an_empty_text_tags_no_words_as_serve_does(store, capsys, text):
+    assert nerplat(store, "predict", NAME, "--text", text) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["words"] == record["tags"] == record["spans"] == []
+    assert record == predict_records(store.bundle, [{"text": text}])[0]  # what serve answers for the row
+
+
 def test_predict_a_conll_file_from_a_bundle_folder_writes_conll(store, tmp_path, capsys):
     source = tmp_path / "in.conll"
     source.write_text("EU\tB-ORG\nrejects\tO\n\nPeter\tB-PER\nBlackburn\tI-PER\n")
@@ -57,7 +65,6 @@ def test_export_a_registered_model_to_a_huggingface_folder(store, tmp_path, caps
         (["predict", "exp.conll2003.full.cee", "--text", "x"], "did you mean 'exp.conll2003.full.ce'"),
         (["predict", f"{NAME}/7", "--text", "x"], "does not have"),
         (["predict", "BARE", "--text", "x"], "run without a logged model"),
-        (["predict", NAME, "--text", "  "], "--text is empty"),
         (["predict", NAME], "either --text or an input file"),
         (["predict", NAME, "--text", "x", "--words", "spacy"], "--words"),
         (["export", "nothing-here", "--out", "OUT"], "no registered model"),

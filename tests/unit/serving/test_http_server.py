@@ -18,6 +18,7 @@ from nerplat.serving.http_server import Refused, ServingLimits, rows_of_payload,
         ({"dataframe_split": {"columns": ["text"], "data": [["EU rejects"]]}}, [{"text": "EU rejects"}]),
         ({"dataframe_split": {"columns": ["text", "tokens"], "data": [["a b", None], [None, ["c"]]]}}, [{"text": "a b", "tokens": None}, {"text": None, "tokens": ["c"]}]),
         ({"inputs": [{"text": "x"}]}, [{"text": "x"}]),
+        ({"inputs": [{"text": ""}, {"tokens": []}]}, [{"text": ""}, {"tokens": []}]),  # no words: tagged to empty lists
         ({"instances": {"text": ["x", "y"]}}, [{"text": "x"}, {"text": "y"}]),
     ],
 )
