@@ -189,12 +189,10 @@ def fetch(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print {corpus, folder, source, matches_reference, splits} as JSON on stdout."),
 ) -> None:
-    """Download a public corpus from its source (pinned to a commit), check it against the reference
-    statistics nerplat ships (sha256, sentences, tokens, mentions per type of every split) and write
-    it as TOKEN<TAB>TAG split files into $NERPLAT_DATA/NAME. Nothing is written when a check fails.
+    """Download a public corpus from its source (pinned to a commit), check it against the reference statistics nerplat ships (sha256, sentences, tokens, mentions per type of every split) and write it as TOKEN<TAB>TAG split files into ROOT/NAME. Nothing is written when a check fails.
 
-    Exit codes: 0 written; 2 unknown name, no network or source, a folder already there, or a copy
-    that differs from the reference."""
+    Exit codes: 0 written; 2 unknown name, no network or source, a folder already there, or a copy that differs from the reference.
+    """
     from nerplat.cli.options import message_console
     from nerplat.data.fetch import fetch_corpus
 

@@ -8,11 +8,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
+from rich.text import Text
 
 from nerplat.errors import Problem
 from nerplat.plan.model import Plan
+from nerplat.unfolded import unfolded_lines
 
 if TYPE_CHECKING:
     from nerplat.analysis.headline import Headline
@@ -93,17 +95,46 @@ def print_figures(title: str, rows: list[tuple[str, str]], console: Console) -> 
     console.print(table)
 
 
-def add_rows(table: Table, rows: Sequence[Sequence[str]], longest: int | None = None) -> Table:
-    """Adds `rows` to `table` so that no cell splits a word: each column is at least as wide as its
-    longest word (header included), so a narrow terminal wraps cells between words only. `longest`
-    caps that width for columns of long type names or paths, which then fold past it."""
+def add_rows(table: Table, rows: Sequence[Sequence[str]]) -> Stackable:
+    """`table` with `rows`, splitting no word: each column is at least as wide as its longest word
+    (header included), so a narrow terminal wraps cells between words only; where even that is wider
+    than the terminal, the rows are printed one below the other instead (`Stackable`)."""
     for j, column in enumerate(table.columns):
         texts = [str(column.header), *(str(row[j]) for row in rows)]
-        width = max((len(word) for text in texts for word in text.split()), default=0)
-        column.min_width = width if longest is None else min(width, longest)
+        column.min_width = max((len(word) for text in texts for word in text.split()), default=0)
     for row in rows:
         table.add_row(*row)
-    return table
+    return Stackable(table, rows)
+
+
+class Stackable:
+    """A table that renders as itself where its narrowest layout fits, else as one block per row:
+    the first cell, then each other cell under its column's header, indented."""
+
+    def __init__(self, table: Table, rows: Sequence[Sequence[str]]) -> None:
+        self.table, self.rows = table, rows
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if self.narrowest() <= options.max_width:
+            yield self.table
+            return
+        headers = [str(column.header) for column in self.table.columns]
+        if self.table.title:
+            yield Text(str(self.table.title), style="italic")
+        for row in self.rows:
+            yield Text(str(row[0]), style="bold")
+            for header, cell in zip(headers[1:], row[1:]):
+                lines = str(cell).split("\n")
+                indented = [(2, f"{header}: {lines[0]}")] if len(lines) == 1 else [(2, f"{header}:"), *((4, line) for line in lines)]
+                for indent, line in indented:
+                    yield from unfolded_lines(Text(" " * indent + line), options.max_width, hanging=indent + 2)
+
+    def narrowest(self) -> int:
+        """The table's width with each column at its longest word: cells, padding and rules."""
+        columns = self.table.columns
+        _, right, _, left = self.table.padding
+        rules = 0 if self.table.box is None else len(columns) + 1 if self.table.show_edge else len(columns) - 1
+        return sum((column.min_width or 0) + left + right for column in columns) + rules
 
 
 def print_headline(headline: Headline, console: Console) -> None:

@@ -26,6 +26,7 @@ from nerplat.cli.options import (
     print_headline,
 )
 from nerplat.cli.spec_commands import PILOT_HELP
+from nerplat.unfolded import print_unfolded
 from nerplat.cli.train_commands import bench_app
 from nerplat.errors import Problem, UserInputError
 from nerplat.run.progress import DEFAULT_EVERY
@@ -155,15 +156,15 @@ def _warn_before_start(plan: Any, loud: Console) -> None:
     from nerplat.trial.device import emulated_bf16_warnings
 
     for line in emulated_bf16_warnings(plan.arms):
-        loud.print(f"[yellow]warning:[/] {escape(line)}", soft_wrap=True)
+        print_unfolded(loud, f"[yellow]warning:[/] {escape(line)}", hanging=2)
 
 
 def _advise_after_failure(loud: Console, hint: str) -> None:
-    loud.print(
-        "[red]run failed[/] (summary run marked failed); fix the errors above and continue with the command below "
-        f"(add --rerun-changed when the fix changes the spec, a corpus or a plugin: the arms it changes run anew):\n  {hint}",
-        soft_wrap=True,
-    )  # the command on a line of its own: copied as is
+    print_unfolded(
+        loud, "[red]run failed[/] (summary run marked failed); fix the errors above and continue with the command below "
+        "(add --rerun-changed when the fix changes the spec, a corpus or a plugin: the arms it changes run anew):",
+    )
+    loud.print(f"  {hint}", soft_wrap=True)  # the command on a line of its own, never folded: copied as is
 
 
 def _check_run_flags(resume: bool, rerun_changed: bool, progress_every: int, metrics_port: int | None, address: str | None) -> None:
@@ -188,10 +189,12 @@ def _run_or_exit(runner: Any, loud: Console, hint: str) -> Any:
     try:
         return runner.run()
     except (Interrupted, KeyboardInterrupt):
-        loud.print(f"[yellow]interrupted.[/] Finished trials are saved in MLflow; continue with:\n  {hint}", soft_wrap=True)  # one line: copied as is
+        print_unfolded(loud, "[yellow]interrupted.[/] Finished trials are saved in MLflow; continue with:")
+        loud.print(f"  {hint}", soft_wrap=True)  # one line: copied as is
         raise typer.Exit(130) from None
     except StoreLost as lost:
-        loud.print(f"[red]stopped:[/] {escape(str(lost))}. Finished trials are saved there; once it answers again, continue with:\n  {hint}", soft_wrap=True)  # one line: copied as is
+        print_unfolded(loud, f"[red]stopped:[/] {escape(str(lost))}. Finished trials are saved there; once it answers again, continue with:", hanging=2)
+        loud.print(f"  {hint}", soft_wrap=True)  # one line: copied as is
         raise typer.Exit(1) from None
 
 
@@ -203,21 +206,22 @@ def print_summary(summary, console: Console, errors: Console | None = None) -> N
     errors = errors or console
     for outcome in summary.outcomes:
         chosen = "" if not outcome.chosen else f" chosen {format_values(outcome.chosen)} (dev {outcome.chosen_value:.4f})"
-        console.print(escape(f"{outcome.arm}: tune {_counts(outcome.tune_trials)} replicates {_counts(outcome.replicates)}{chosen}"))
+        print_unfolded(console, escape(f"{outcome.arm}: tune {_counts(outcome.tune_trials)} replicates {_counts(outcome.replicates)}{chosen}"), hanging=2)
         for error in outcome.errors:
-            errors.print(f"  [red]error:[/] {escape(error)}")
-    console.print(escape(f"MLflow: {summary.tracking_uri} (experiment '{summary.experiment}', id {summary.experiment_id})"))
+            print_unfolded(errors, f"  [red]error:[/] {escape(error)}", hanging=4)
+    print_unfolded(console, escape(f"MLflow: {summary.tracking_uri} (experiment '{summary.experiment}', id {summary.experiment_id})"), hanging=2)
     browse = shlex.join(["nerplat", "ui", "--tracking-uri", summary.tracking_uri, "--experiment", summary.experiment])
     if summary.optuna_storage is not None:
-        console.print(escape(f"Optuna: {summary.optuna_storage} (one study per tuned arm, named {summary.experiment}/<arm>)"), soft_wrap=True)
+        print_unfolded(console, escape(f"Optuna: {summary.optuna_storage} (one study per tuned arm, named {summary.experiment}/<arm>)"), hanging=2)
         browse += f" --optuna-storage {shlex.quote(summary.optuna_storage)}"
-    console.print(escape(f"Browse the runs and the searches: {browse}"), soft_wrap=True)  # one line: copied as is
+    console.print("Browse the runs and the searches with:")
+    console.print(f"  {escape(browse)}", soft_wrap=True)  # a line of its own, never folded: copied as is
     if summary.report_dir is not None:
-        console.print(escape(f"Report: {summary.report_dir}"))
+        print_unfolded(console, escape(f"Report: {summary.report_dir}"), hanging=2)
     for line in summary.unconverged:
-        console.print(f"[yellow]warning:[/] {escape(line)}")
+        print_unfolded(console, f"[yellow]warning:[/] {escape(line)}", hanging=2)
     if summary.analysis_error:
-        errors.print(f"[red]analysis failed:[/] {escape(summary.analysis_error)}")
+        print_unfolded(errors, f"[red]analysis failed:[/] {escape(summary.analysis_error)}", hanging=2)
     elif summary.failed():
         errors.print(f"[red]{len(summary.failed())} arm(s) had failures[/]: no report was written")
 

@@ -32,7 +32,6 @@ COST_HELP = (
     "else from a short calibration run it says it ran (--json: a `cost` field)."
 )
 BUDGET_HELP = "With --cost: the time the spec may take (150m, 2h, 5400s); over it, the cuts that would fit (advice, exit 0)."
-REGISTRY_WORD = 22  # widest word kept whole in `nerplat registry` (balanced_undersampling); type names and paths fold
 
 
 def register(app: typer.Typer) -> None:
@@ -242,7 +241,7 @@ def registry(
         for column in ("name", "summary", "parameters", "from"):
             table.add_column(column)
         rows = [(e["name"], e["summary"], "\n".join(_param_line(p) for p in e["params"]) or "-", e["origin"]) for e in entries]
-        console.print(add_rows(table, rows, longest=REGISTRY_WORD))
+        console.print(add_rows(table, rows))
 
 
 def config_fields(config: type[BaseModel]) -> list[dict[str, Any]]:

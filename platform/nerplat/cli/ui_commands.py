@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from rich.console import Console
 
+from nerplat.unfolded import print_unfolded
 from nerplat.errors import UserInputError
 from nerplat.track.store import check_store, is_server_uri, local_artifact_root, resolve_tracking_uri, sqlite_path
 from nerplat.track.studies import optuna_storage_url, resolve_optuna_storage, storage_exists
@@ -100,15 +102,17 @@ def _optuna_dashboard(storage: str) -> LocalOptunaDashboard | None:
         reason = f"no Optuna study at {storage} yet (`nerplat run` creates one per tuned arm)"
     else:
         return LocalOptunaDashboard(storage)
-    typer.echo(f"{reason}; serve the studies with: {optuna_dashboard_hint(storage)}")
+    print_unfolded(Console(highlight=False), f"{reason}; serve the studies with:", hanging=2, markup=False)
+    typer.echo(f"  {optuna_dashboard_hint(storage)}")  # a line of its own, never folded: copied as is
     return None
 
 
 def _print_urls(server_url: str, experiments: list[tuple[str, str]]) -> None:
+    """Each URL on a line of its own, never folded, what it shows on the next."""
     if not experiments:
-        typer.echo(f"{server_url.rstrip('/')}/#/experiments  (no nerplat experiment in this store yet)")
+        typer.echo(f"{server_url.rstrip('/')}/#/experiments\n  (no nerplat experiment in this store yet)")
     for name, experiment_id in experiments:
-        typer.echo(f"{runs_table_url(server_url, experiment_id)}  ({name})")
+        typer.echo(f"{runs_table_url(server_url, experiment_id)}\n  ({name})")
     sys.stdout.flush()
 
 
@@ -119,14 +123,14 @@ def _print_studies(dashboard: LocalOptunaDashboard, storage: str, experiments: l
         studies = dashboard.studies()
     except (RuntimeError, OSError) as error:
         typer.echo(f"optuna-dashboard did not start: {error}", err=True)
-        typer.echo(f"serve the studies with: {optuna_dashboard_hint(storage)}")
+        typer.echo(f"serve the studies with:\n  {optuna_dashboard_hint(storage)}")
         return False
     prefixes = tuple(f"{name}/" for name, _ in experiments)
     shown = [(name, study_id) for name, study_id in studies if name.startswith(prefixes)]
     if not shown:
-        typer.echo(f"{url}/dashboard  (optuna-dashboard of {storage}: no study of these experiments yet)")
+        typer.echo(f"{url}/dashboard\n  (optuna-dashboard of {storage}: no study of these experiments yet)")
     for name, study_id in shown:
-        typer.echo(f"{study_url(url, study_id)}  ({name}: Optuna study)")
+        typer.echo(f"{study_url(url, study_id)}\n  ({name}: Optuna study)")
     sys.stdout.flush()
     return True
 

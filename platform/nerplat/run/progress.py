@@ -33,6 +33,8 @@ from rich.live import Live
 from rich.markup import escape
 from rich.table import Table
 
+from nerplat.unfolded import print_unfolded
+
 ESTIMATING = "estimating"  # the ETA before a first epoch is measured: there is nothing to estimate from
 DEFAULT_EVERY = 30  # seconds between status lines when the console is not a terminal
 PHASE_ORDER = ("tune", "replicate")  # the runner tunes every arm, then runs the replicates
@@ -274,7 +276,7 @@ class ProgressBoard:
 
     def stage(self, message: str) -> None:
         """A line at once, with the time: what starts now (the store, Ray, a phase, the analysis)."""
-        self.console.print(f"{self._stamp()} {escape(message)}", soft_wrap=True, highlight=False)
+        print_unfolded(self.console, f"{self._stamp()} {escape(message)}", hanging=20)  # under the time stamp
 
     def status_line(self) -> str:
         """One plain line: time, elapsed, ETA, trials done, and each phase with trials running."""
