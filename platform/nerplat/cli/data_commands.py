@@ -34,11 +34,12 @@ def register(app: typer.Typer) -> None:
 
 
 def dataset_ref(text: str, iob1: str = "convert", data_format: str = "conll") -> DatasetRef:
-    """A name when it is registered or a hub id, a path when it is an existing folder, else a name (to fail with hints)."""
+    """A name when it is registered or a hub id, a path when it is an existing folder or file (a file
+    is refused with the folder to make of it), else a name (to fail with hints)."""
     from nerplat.config.trial import Component
     from nerplat.data.corpora import CORPORA, HUB_PREFIX
 
-    if text not in CORPORA and not text.startswith(HUB_PREFIX) and Path(text).is_dir():
+    if text not in CORPORA and not text.startswith(HUB_PREFIX) and Path(text).exists():
         return DatasetRef(path=text, iob1=iob1, format=Component(name=data_format))
     return DatasetRef(name=text, iob1=iob1)
 

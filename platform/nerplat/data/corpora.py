@@ -161,7 +161,8 @@ def dataset_problems(ref: DatasetRef) -> list[str]:
         return problems
     if ref.name is not None:
         if ref.name not in CORPORA:
-            return problems + [CORPORA.unknown_message(ref.name)]
+            hint = [single_file_message(Path(ref.name), ref.format.name)] if Path(ref.name).is_file() else []
+            return problems + [CORPORA.unknown_message(ref.name), *hint]
         root = data_root()
         if root is None:
             return problems + [f"{DATA_ENV} is not set and there is no ../shared/data beside the repository: point {DATA_ENV} at the folder holding the corpora"]
@@ -171,6 +172,8 @@ def dataset_problems(ref: DatasetRef) -> list[str]:
         if ref.format.name not in FORMATS:
             return problems + [FORMATS.unknown_message(ref.format.name)]
         folder, files = Path(ref.path), (split_file(Path(ref.path), "train", ref.format.name).name,)
+    if folder.is_file():
+        return problems + [single_file_message(folder, ref.format.name)]
     if not folder.is_dir():
         return problems + [f"corpus folder {folder} does not exist"]
     missing = [f for f in files if not (folder / f).is_file()]
@@ -180,6 +183,26 @@ def dataset_problems(ref: DatasetRef) -> list[str]:
     if ref.dev_from_train is not None and has_dev:
         problems.append(f"corpus in {folder} already has a dev split; remove dev_from_train")
     return problems
+
+
+def single_file_message(path: Path, data_format: str) -> str:
+    """Why one file is no corpus, and the folder to make of it: a corpus is a folder of split files."""
+    known = data_format if data_format in FORMATS else DEFAULT_FORMAT
+    train, dev, test = (split_file(Path("DIR"), split, known).name for split in SPLITS)
+    return (
+        f"{path} is a file; a corpus is a folder of split files: {train} (required), {dev} and {test} "
+        f"(optional; without {test} replicates cannot be evaluated on test): mkdir DIR && cp {path} DIR/{train}, "
+        f"then give `path: DIR` (or `nerplat data stats DIR`)"
+    )
+
+
+def missing_split_file(ref: DatasetRef, split: str) -> Path | None:
+    """The file of `split` a corpus folder given by path lacks; None when it has it, or for registered
+    and hub corpora (the registry's folders are checked whole, the hub's splits are known on download)."""
+    if ref.path is None or not Path(ref.path).is_dir():
+        return None
+    path = split_file(Path(ref.path), split, ref.format.name)
+    return None if path.is_file() else path
 
 
 def corpus_problems(ref: DatasetRef) -> list[str]:

@@ -47,6 +47,9 @@ def resolve_datasets(
             label = section.name.replace("/", "--")
             if not section.name.startswith(HUB_PREFIX) and section.name not in catalog.corpora:
                 message = catalog.corpora.unknown_message(section.name) + f"; or write {HUB_PREFIX}<hub id> or a path"
+                written = Path(section.name).expanduser()
+                if (written if written.is_absolute() else spec_folder / written).is_file():
+                    message += "; " + _single_file_message(spec_folder / written, section.format.name)
                 problems.append(document.problem(message, name_at))
                 continue
             path = None
@@ -61,6 +64,9 @@ def resolve_datasets(
         else:
             folder = Path(section.path).expanduser()
             folder = folder if folder.is_absolute() else (spec_folder / folder)
+            if folder.is_file():
+                problems.append(document.problem(_single_file_message(folder, section.format.name), at + ("path",)))
+                continue
             if not folder.is_dir():
                 problems.append(document.problem(f"no corpus folder at {folder}", at + ("path",)))
                 continue
@@ -92,6 +98,12 @@ def _saved_hub_folder(section: DatasetSection, spec_folder: Path) -> DatasetSect
     if not rest.startswith(SAVED_FOLDER_PREFIXES):
         return section
     return section.model_copy(update={"name": HUB_PREFIX + str((spec_folder / Path(rest).expanduser()).resolve())})
+
+
+def _single_file_message(path: Path, data_format: str) -> str:
+    from nerplat.data.corpora import single_file_message
+
+    return single_file_message(path, data_format)
 
 
 def _resolve_format(document: Document, section: DatasetSection, at: YamlPath, catalog: Catalog) -> tuple[Component, list[Problem]]:

@@ -175,6 +175,8 @@ def validate_document(
 
     datasets, found = _section_datasets(document, sections, catalog, spec_folder, dataset_check)
     problems += found
+    if dataset_check is not None and not found:
+        problems += _replicate_split_problems(document, sections, datasets)
 
     encoder = None
     if "model" in sections:
@@ -232,6 +234,24 @@ def _replicated_partitions(
     if samplers_ok:
         problems += check_sequential_seeds(document, sections["replicate"], settings)
     return partitions, problems
+
+
+def _replicate_split_problems(document: Document, sections: dict[str, Any], datasets: list[NamedDataset]) -> list[Problem]:
+    """A corpus folder without the split the replicates are evaluated on (`replicate.split`), each
+    named with the file it lacks: found at validate, not as an empty results table after the run."""
+    from nerplat.data.corpora import missing_split_file
+
+    replicate = sections.get("replicate")
+    split = "test" if replicate is None else replicate.split
+    problems = []
+    for dataset in datasets:
+        missing = missing_split_file(dataset.ref, split)
+        if missing is not None:
+            problems.append(document.problem(
+                f"dataset '{dataset.label}' has no {split} split ({missing} is missing) but replicate.split is {split}: "
+                f"add {missing.name}, or set replicate.split: {'dev' if split == 'test' else 'test'}", dataset.at,
+            ))  # fmt: skip
+    return problems
 
 
 def _section_datasets(

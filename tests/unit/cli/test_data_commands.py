@@ -92,3 +92,14 @@ def test_stats_reads_a_folder_in_another_format(capsys, tmp_path):
     assert code == 0 and json.loads(out)["splits"]["train"]["mentions_per_type"] == {"PER": 1}
     code, _, err = run(capsys, "data", "stats", str(tmp_path), "--format", "jsonl_token")
     assert code == 2 and "did you mean 'jsonl_tokens'" in err
+
+
+def test_a_single_file_is_refused_with_the_folder_to_make(capsys, tmp_path):
+    single = tmp_path / "mine.conll"
+    single.write_text("EU\tB-ORG\n\n")
+    assert main(["data", "stats", str(single)]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "unknown corpus" not in err
+    assert f"{single} is a file; a corpus is a folder of split files: train.txt (required), dev.txt and test.txt" in err
+    assert main(["data", "stats", str(single), "--format", "jsonl_tokens"]) == 2
+    assert "train.jsonl (required), dev.jsonl and test.jsonl" in " ".join(capsys.readouterr().err.split())

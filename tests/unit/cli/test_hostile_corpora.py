@@ -88,6 +88,7 @@ def test_a_corpus_fixed_after_a_failed_validate_is_read_again(capsys, tmp_path):
     folder = tmp_path / "corpus"
     folder.mkdir()
     (folder / "train.txt").write_text("EU\tB_ORG\n")
+    (folder / "test.txt").write_text("EU\tB-ORG\n")  # replicates evaluate on test
     spec = spec_for(folder, "", tmp_path)
     assert main(["validate", str(spec)]) == 2
     (folder / "train.txt").write_text("EU\tB-ORG\nrejects\tO\n")

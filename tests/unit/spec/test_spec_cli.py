@@ -27,6 +27,7 @@ def folder(tmp_path, monkeypatch):
     """A working folder with a tiny corpus; the tests check that nothing else appears in it."""
     (tmp_path / "corpus").mkdir()
     (tmp_path / "corpus" / "train.txt").write_text("EU\tB-ORG\nrejects\tO\n\n")
+    (tmp_path / "corpus" / "test.txt").write_text("EU\tB-ORG\n\n")  # replicates evaluate on test
     (tmp_path / "good.yaml").write_text(GOOD)
     (tmp_path / "broken.yaml").write_text(BROKEN)
     monkeypatch.chdir(tmp_path)

@@ -269,3 +269,24 @@ def test_bad_precisions_are_located(catalog, write_spec, text, path, line, messa
     assert len(found) == 1, found
     assert found[0][:2] == (path, line)
     assert message in found[0][2]
+
+
+def test_a_single_corpus_file_is_refused_with_the_folder_to_make(catalog, write_spec, tmp_path):
+    (tmp_path / "mine.conll").write_text("EU B-ORG\n\n")
+    for dataset, path in (("{path: mine.conll}", "dataset.path"), ("mine.conll", "dataset")):
+        [(at, line, message)] = spec_problems(catalog, write_spec, f"experiment: t\ndataset: {dataset}\nmethods: {{ce: {{loss: ce}}}}\n")
+        assert (at, line) == (path, 2)
+        assert "is a file; a corpus is a folder of split files: train.txt (required), dev.txt and test.txt" in message
+        assert f"cp {tmp_path / 'mine.conll'} DIR/train.txt" in message
+
+
+def test_a_corpus_without_test_is_refused_when_replicates_evaluate_on_test(catalog, write_spec, tmp_path):
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "train.txt").write_text("EU B-ORG\n\n")
+    text = "experiment: t\ndataset: {path: mine}\nmethods: {ce: {loss: ce}}\n"
+    [(at, line, message)] = spec_problems(catalog, write_spec, text, dataset_check=lambda ref: [])
+    assert (at, line) == ("dataset", 2)
+    assert message.startswith(f"dataset 'mine' has no test split ({tmp_path / 'mine' / 'test.txt'} is missing) but replicate.split is test")
+    assert spec_problems(catalog, write_spec, text + "replicate: {split: dev}\n", dataset_check=lambda ref: []) == [
+        ("dataset", 2, f"dataset 'mine' has no dev split ({tmp_path / 'mine' / 'dev.txt'} is missing) but replicate.split is dev: add dev.txt, or set replicate.split: test")
+    ]
