@@ -181,7 +181,7 @@ def fetch(
     name: str = typer.Argument(..., help="Registered corpus: conll2003, wnut17, ncbi_disease, bc5cdr, linnaeus, anatem, anem, gmb."),
     root: Optional[Path] = typer.Option(
         None, "--root", envvar="NERPLAT_DATA", show_envvar=False,
-        help="Folder of the corpora (default: $NERPLAT_DATA, where runs read them); the corpus goes into ROOT/NAME.",
+        help="Folder of the corpora (default: where runs read them: $NERPLAT_DATA, else ../shared/data beside the repository); the corpus goes into ROOT/NAME.",
     ),
     source: Optional[str] = typer.Option(
         None, "--source",
@@ -197,9 +197,13 @@ def fetch(
     from nerplat.cli.options import message_console
     from nerplat.data.fetch import fetch_corpus
 
+    from nerplat.data.corpora import data_root
+
+    root = root or data_root()
     if root is None:
         raise UserInputError(Problem("set NERPLAT_DATA (the folder runs read corpora from) or give --root", path="--root"))
     notes = message_console(stderr=True)
+    notes.print(f"writing into {root} (where runs read corpora from)", markup=False)
     fetched = fetch_corpus(name, root, source, log=lambda line: notes.print(line, markup=False))
     payload = {
         "corpus": name, "folder": str(fetched.folder), "source": fetched.source,

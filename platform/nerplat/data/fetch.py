@@ -8,7 +8,7 @@ sha256 of each split's canonical CoNLL text, and its sentences, tokens and menti
 before anything is written; the folder then appears whole (written beside it, then renamed).
 
 ``--source`` replaces the registered location: another base URL (``file:///folder/`` included)
-holding the same file names, or ``hf:<hub id or save_to_disk folder>`` read by `data.hub`.
+holding the same file names (a local folder may hold nerplat's own ``train.txt``, ... instead), or ``hf:<hub id or save_to_disk folder>`` read by `data.hub`.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import os
 import shutil
 import tempfile
 import urllib.error
+import urllib.parse
 import urllib.request
 import zipfile
 from collections.abc import Callable
@@ -139,6 +140,8 @@ def download(url: str) -> bytes:
         with urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT_S) as response:  # noqa: S310 (the registry's or the user's URL)
             return response.read()
     except (urllib.error.URLError, OSError, ValueError) as error:
+        if url.startswith("file://") and not _local_file(url).exists():
+            raise UserInputError(Problem(f"no file {_local_file(url)}: the --source folder lacks it", path="--source")) from None
         reason = getattr(error, "reason", error)
         raise UserInputError(
             Problem(f"cannot download {url}: {reason} (offline? give a local copy with --source FOLDER_URL or hf:<saved folder>)")
@@ -186,7 +189,7 @@ def fetch_corpus(name: str, root: Path, source: str | None = None, log: Callable
         base = source or registered.base
         sentences = {}
         for split in splits:
-            url = f"{base.rstrip('/')}/{files[split]}"
+            url = _split_url(base.rstrip("/"), files[split], split, local=source is not None)
             log(f"downloading {url}")
             sentences[split] = reader(download(url), url)
         where = base
@@ -195,6 +198,22 @@ def fetch_corpus(name: str, root: Path, source: str | None = None, log: Callable
     _write_folder(target, sentences)
     matches = all(statistics[s]["sha256"] == reference["splits"][s]["sha256"] for s in splits)
     return Fetched(target, statistics, where, matches)
+
+
+def _split_url(base: str, upstream: str, split: str, local: bool) -> str:
+    """A split's file under `base`: the upstream name, or in a local folder (file://) nerplat's own
+    `<split>.txt` (what `data fetch` and `data sample --out` write) when the upstream one is not there."""
+    url = f"{base}/{upstream}"
+    if not (local and base.startswith("file://")):
+        return url
+    own = f"{base}/{split}.txt"
+    if _local_file(url).is_file() or not _local_file(own).is_file():
+        return url
+    return own
+
+
+def _local_file(url: str) -> Path:
+    return Path(urllib.request.url2pathname(urllib.parse.urlparse(url).path))
 
 
 def _hub_splits(hub_id: str, splits: tuple[str, ...]) -> dict[str, tuple[Sentence, ...]]:

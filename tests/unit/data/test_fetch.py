@@ -127,6 +127,34 @@ def test_every_registered_public_corpus_has_a_source_or_says_why_not(tmp_path, c
     assert folders - set(SOURCES) == {"s800"}
     code, _, err = fetch(capsys, "s800", "--root", str(tmp_path))
     assert code == 2 and "standoff2conll" in err and "--source" in err
+    from nerplat.data import corpora
+
     monkeypatch.delenv("NERPLAT_DATA", raising=False)
+    monkeypatch.setattr(corpora, "SHARED_DATA", tmp_path / "no-shared-data")  # an installed copy: no ../shared/data
     code, _, err = fetch(capsys, "wnut17")
     assert code == 2 and "set NERPLAT_DATA" in err
+
+
+def test_a_local_source_may_hold_nerplats_own_layout_and_a_missing_file_is_named(tmp_path, capsys):
+    own = tmp_path / "own"
+    own.mkdir()
+    for split in ("train", "dev"):
+        shutil.copy(REFERENCE / "ncbi_disease" / f"{split}.txt", own / f"{split}.txt")
+    code, _, err = fetch(capsys, "ncbi_disease", "--root", str(tmp_path / "data"), "--source", own.as_uri())
+    assert code == 2 and f"no file {own / 'test.tsv'}: the --source folder lacks it" in " ".join(err.split())
+    assert "offline?" not in err and not (tmp_path / "data").exists()
+    shutil.copy(REFERENCE / "ncbi_disease" / "test.txt", own / "test.txt")
+    code, out, err = fetch(capsys, "ncbi_disease", "--root", str(tmp_path / "data"), "--source", own.as_uri())
+    assert code == 0, err
+    assert f"downloading {own.as_uri()}/train.txt" in err and "matches the reference copy" in out
+
+
+def test_without_nerplat_data_the_corpus_goes_where_runs_read_corpora(tmp_path, capsys, monkeypatch):
+    from nerplat.data import corpora
+
+    monkeypatch.delenv("NERPLAT_DATA", raising=False)
+    monkeypatch.setattr(corpora, "SHARED_DATA", tmp_path / "shared")
+    (tmp_path / "shared").mkdir()
+    code, _, err = fetch(capsys, "ncbi_disease", "--source", source_folder(tmp_path, "ncbi_disease").as_uri())
+    assert code == 0, err
+    assert f"writing into {tmp_path / 'shared'}" in " ".join(err.split()) and (tmp_path / "shared" / "ncbi_disease" / "train.txt").is_file()
