@@ -234,11 +234,30 @@ def evaluate(
     tagged = tag_sentences(bundle, [s.tokens for s in sentences], batch_size)
     seconds = time.perf_counter() - started
     metrics = evaluate_tags([list(s.tags) for s in sentences], [t.tags for t in tagged])
+    _warn_disjoint_types(bundle.labels, [tag for s in sentences for tag in s.tags])
     if as_json:
         typer.echo(json.dumps({"model": model, "file": str(gold_file), "sentences": len(sentences), "seconds": round(seconds, 3), "metrics": metrics}, indent=2))
         return
     _print_scores(model, gold_file, len(sentences), metrics)
     typer.echo(f"tagged {len(sentences)} sentences in {seconds:.2f} s", err=True)
+
+
+def _warn_disjoint_types(labels: list[str], gold_tags: list[str]) -> None:
+    """A model trained on other entity types than the gold's (an untyped ENT model on typed gold)
+    scores F1 0 with nothing wrong in the file: say so rather than let the zeros speak."""
+    from rich.markup import escape
+
+    from nerplat.cli.options import message_console
+    from nerplat.data.tags import entity_type
+
+    model_types = sorted({t for t in map(entity_type, labels) if t is not None})
+    gold_types = sorted({t for t in map(entity_type, gold_tags) if t is not None})
+    if model_types and gold_types and not set(model_types) & set(gold_types):
+        message_console(stderr=True).print(
+            f"[yellow]warning:[/] the model's entity types ({escape(', '.join(model_types))}) and the gold's "
+            f"({escape(', '.join(gold_types))}) do not overlap: no predicted span can match a gold span, so span F1 is 0. "
+            "Evaluate on gold tagged with the model's types, or a model trained on the gold's."
+        )
 
 
 def _print_scores(model: str, gold_file: Path, sentences: int, metrics: dict[str, float]) -> None:

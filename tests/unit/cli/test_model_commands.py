@@ -222,3 +222,17 @@ def test_train_with_a_loss_that_is_not_finite_exits_1_naming_the_objective_and_t
     out = capsys.readouterr()
     assert "trial failed:" in out.out and "the loss of objective 'cli_nan_loss' is nan at epoch 1, step " in out.out
     assert "Traceback" not in out.out + out.err
+
+
+def test_evaluate_on_gold_of_other_entity_types_warns_why_f1_is_zero(store, tmp_path, capsys):
+    """An untyped (ENT) model on typed gold once printed F1 0.0000 with no hint (issue 47)."""
+    source = tmp_path / "gold.conll"
+    source.write_text("EU\tB-ENT\nrejects\tO\n\nPeter\tB-THING\nBlackburn\tI-THING\n")
+    assert nerplat(store, "evaluate", NAME, str(source)) == 0
+    err = capsys.readouterr().err
+    assert "do not overlap" in err and "(ENT, THING)" in err and "F1 is 0" in err
+    assert all(t in err for t in ("LOC", "MISC", "ORG", "PER"))  # the model's own types, named
+    typed = tmp_path / "typed.conll"
+    typed.write_text("EU\tB-ORG\nrejects\tO\n")
+    assert nerplat(store, "evaluate", NAME, str(typed)) == 0
+    assert "overlap" not in capsys.readouterr().err
