@@ -30,6 +30,7 @@ from nerplat.analysis.settings import AnalysisSettings
 from nerplat.analysis.table_model import slug
 from nerplat.analysis.verdicts import ARM_SCHEMA, SCHEMA
 from nerplat.errors import Problem, UserInputError
+from nerplat.track.current_runs import FINISHED
 
 VERDICTS_FILE = "verdicts.parquet"
 EPOCHS_FILE = "epochs.parquet"
@@ -142,13 +143,15 @@ def _table_epochs(folder: Path, replicates: pl.DataFrame, axes: list[str], metri
 
 
 def arms_from_runs(replicates: pl.DataFrame, trials: pl.DataFrame | None, plan_arms: pl.DataFrame | None = None) -> pl.DataFrame:
-    """Each arm's tuning effort as its runs record it: tune trials, the parameters they varied, the
-    epochs they logged, else the epochs `plan_arms` gives it (reserved CPUs are not recorded: 1 per
-    trial, as every cpu profile reserves)."""
+    """Each arm's tuning effort as its runs record it: finished tune trials, the parameters they
+    varied, the epochs they logged, else the epochs `plan_arms` gives it (reserved CPUs are not
+    recorded: 1 per trial, as every cpu profile reserves). A trial a kill interrupted or that failed
+    is not effort the search had: a resumed run tries its point again, which then counts once."""
     planned = {} if plan_arms is None else dict(zip(plan_arms["arm"].to_list(), plan_arms["epochs"].to_list()))
+    finished = trials.filter(pl.col("status").is_in(FINISHED)) if trials is not None and "arm" in trials.columns else pl.DataFrame()
     rows = []
     for arm in sorted(replicates["arm"].drop_nulls().unique().to_list()):
-        own = trials.filter(pl.col("arm") == arm) if trials is not None and "arm" in trials.columns else pl.DataFrame()
+        own = finished.filter(pl.col("arm") == arm) if finished.width else pl.DataFrame()
         varied = [c[len(PARAM_PREFIX):] for c in own.columns if c.startswith(PARAM_PREFIX) and own[c].n_unique() > 1] if own.height > 1 else []
         epochs = own["param.train.epochs"].drop_nulls() if "param.train.epochs" in own.columns else pl.Series([])
         rows.append({

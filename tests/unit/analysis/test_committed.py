@@ -83,8 +83,22 @@ def test_an_arm_without_tune_trials_takes_its_epoch_cap_from_the_plan():
     from nerplat.analysis.verdicts import arm_frame
 
     replicates = pl.DataFrame({"arm": ["a/ce", "a/mom"]})
-    trials = pl.DataFrame({"arm": ["a/mom", "a/mom"], "param.train.epochs": ["30", "30"], "param.train.lr": ["0.1", "0.2"]})
+    trials = pl.DataFrame({"arm": ["a/mom", "a/mom"], "status": ["completed"] * 2, "param.train.epochs": ["30", "30"], "param.train.lr": ["0.1", "0.2"]})
     planned = arm_frame({"arms": [{"id": "a/ce", "fixed": {"train": {"epochs": 20}}}, {"id": "a/mom", "fixed": {"train": {"epochs": 25}}}]})
     epochs = dict(arms_from_runs(replicates, trials, planned).select("arm", "epochs").iter_rows())
     assert epochs == {"a/ce": 20, "a/mom": 30}  # the runs' own record wins where they have one
     assert dict(arms_from_runs(replicates, trials).select("arm", "epochs").iter_rows())["a/ce"] is None
+
+
+def test_only_finished_tune_trials_count_as_tuning_effort():
+    """A resumed run's interrupted trials once counted: method_trials 6 for a search of 4 (issue 47)."""
+    from nerplat.analysis.committed import arms_from_runs
+
+    replicates = pl.DataFrame({"arm": ["a/mom"]})
+    statuses = ["completed", "interrupted", "completed", "early_stopped", "interrupted", "completed", "failed"]
+    trials = pl.DataFrame({
+        "arm": ["a/mom"] * len(statuses), "status": statuses,
+        "param.objective.lambda": ["0.1", "0.9", "0.2", "0.3", "0.8", "0.4", "0.7"],
+    })  # fmt: skip
+    row = arms_from_runs(replicates, trials).row(0, named=True)
+    assert row["tune_trials"] == 4 and row["searched"] == "objective.lambda"
