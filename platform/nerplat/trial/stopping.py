@@ -7,8 +7,10 @@ trial's evaluations each time, never kept beside them, so a trial restored from 
 counting where it left off. Which weights are kept is `trial.session`'s: the best evaluation's, by any
 rise of the metric; `min_delta` only decides when to stop looking for a better one.
 
-A run that stopped by patience showed a plateau of `patience` evaluations: its budget did not cut it
-short, which is what `analysis.convergence` reads. A run that reached the cap did not show one.
+A run that stopped by patience showed a plateau of `patience` evaluations after it had learned
+something (a best score above 0): its budget did not cut it short, which is what
+`analysis.convergence` reads. A run that reached the cap did not show one, and neither did a run
+that never left 0 (it runs to the cap: not converged).
 """
 
 from __future__ import annotations
@@ -23,12 +25,14 @@ StoppedBy = Literal["patience", "cap"]
 
 
 def evaluations_without_improvement(values: Sequence[float], min_delta: float) -> int:
-    """Evaluations since the last one that rose more than `min_delta` above the best before it (NaN never rises)."""
+    """Evaluations since the last one that rose more than `min_delta` above the best before it (NaN never
+    rises), counted only once the best is above 0: a run still at 0 has learned nothing yet, so the
+    zero stretch at the start of training is no plateau to stop on."""
     best, waited = -math.inf, 0
     for value in values:
         if value > best + min_delta:
             best, waited = value, 0
-        else:
+        elif best > 0:
             waited += 1
     return waited
 

@@ -18,6 +18,14 @@ def test_patience_counts_evaluations_since_the_last_rise_above_min_delta():
     assert evaluations_without_improvement([0.5, math.nan, math.nan], 0.0) == 2  # NaN never improves
 
 
+def test_the_zero_stretch_before_a_run_learns_is_no_plateau():
+    assert evaluations_without_improvement([0.0, 0.0, 0.0, 0.0], 0.0) == 0
+    assert evaluations_without_improvement([0.0, 0.0, 0.0, 0.2, 0.2, 0.19], 0.0) == 2
+    rule = EarlyStopping(patience=3, min_delta=0.002)
+    assert stopped_by([0.0, 0.0, 0.0, 0.0], rule, epoch=4, cap=20) is None
+    assert stopped_by([0.0] * 20, rule, epoch=20, cap=20) == "cap"  # never learned: not converged
+
+
 def test_a_trial_stops_by_patience_by_the_cap_or_goes_on():
     rule = EarlyStopping(patience=2, min_delta=0.01)
     assert stopped_by([0.5, 0.6, 0.605], rule, epoch=3, cap=10) is None
