@@ -9,9 +9,11 @@ from typing import Optional
 import typer
 
 from rich.console import Console
+from rich.markup import escape
 
 from nerplat.cli.options import message_console, print_headline
 from nerplat.errors import Problem, UserInputError
+from nerplat.unfolded import print_unfolded
 
 
 def register(app: typer.Typer) -> None:
@@ -67,8 +69,9 @@ def analyze(
     settings = experiment_settings(experiment, uri, overrides)
     chosen = [f.strip() for f in formats.split(",") if f.strip()]
     report = analyze_experiment(experiment, uri, out or Path("reports") / experiment, chosen, settings)
+    notes = message_console(stderr=True)  # warnings are notes: -q keeps results and errors only, as for `run`
     for warning in report.warnings:
-        typer.secho(f"warning: {warning}", fg=typer.colors.YELLOW, err=True)
+        print_unfolded(notes, f"[yellow]warning:[/] {escape(warning)}", hanging=2)
     headline = report_headline(report.out_dir)
     if as_json:
         files = [str(f) for f in report.files]

@@ -64,3 +64,16 @@ def test_a_disk_that_fills_while_the_report_is_written_is_one_message_and_a_late
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert (out / "report.md").exists()
+
+
+def test_quiet_analyze_prints_results_and_errors_only_as_quiet_run_does(store, tmp_path, capsys):
+    """`-q` hid the warnings of `run` but not of `analyze` (issue 47); the headline table stays."""
+    for seed in range(2):
+        store.replicate("ce", seed, {"test_micro_f1": 0.5 + 0.01 * seed})
+    store.replicate("ce", 2, {"test_micro_f1": 0.1}, status="failed")  # a warning: left out of the analysis
+    command = ["analyze", store.experiment, "--tracking-uri", store.client.tracking_uri, "--resamples", "100"]
+    assert main([*command, "--out", str(tmp_path / "loud")]) == 0
+    assert "warning: 1 replicate runs failed" in capsys.readouterr().err
+    assert main(["-q", *command, "--out", str(tmp_path / "quiet")]) == 0
+    out, err = capsys.readouterr()
+    assert err == "" and "ce" in out  # the headline table is a result
