@@ -48,7 +48,10 @@ the seed. Units are ordered by partition index (else seed), the order the looks 
   power               the fixed design's power at max units (the design's max_seeds, else the
                       units there are) at the paper's effect (equivalent: the TOST's at 0) with
                       that sd; null for a direction only
-  p_vs_paper          one-sample t-test of delta = the paper's effect, as information
+  p_vs_paper          Welch-type test of delta = the paper's effect, as information: (delta - effect)
+                      over sqrt(se^2 + paper_se^2), on the units' n - 1 degrees of freedom (the paper's
+                      run count is not given; fewer than Welch's, so conservative); null without a
+                      `paper_se` (a single-run effect has no error to test against)
   aso_eps_min,        Almost Stochastic Order (Dror et al. 2019, via `deepsig`) on units: eps_min of
   aso_eps_min_reverse method over partner and of partner over method, as information
   tuning columns      both arms' tune trials, searched keys and epochs: the effort each side got
@@ -327,11 +330,19 @@ def _interval(side: _Side, p: float, p_holm: float, design: SequentialDesign | N
     kept = d[:used]
     row["delta"] = float(kept.mean()) if used else None
     row["n_units"] = int(used)
-    row["p_vs_paper"] = None
-    if used >= 2 and kept.std(ddof=1) > 0 and side.claim.effect is not None and side.claim.kind == "superior":
-        row["p_vs_paper"] = float(stats.ttest_1samp(kept, side.claim.effect).pvalue)
+    row["p_vs_paper"] = _p_vs_paper(side.claim, kept)
     row["ci_low"], row["ci_high"] = _finite(row["ci_low"]), _finite(row["ci_high"])
     return row, critical
+
+
+def _p_vs_paper(claim: Claim, d: np.ndarray) -> float | None:
+    """Welch-type test of delta = the paper's effect (module docstring); None without a paper_se."""
+    if d.size < 2 or claim.kind != "superior" or claim.effect is None or claim.paper_se is None:
+        return None
+    from scipy import stats
+
+    t = (d.mean() - claim.effect) / math.hypot(d.std(ddof=1) / math.sqrt(d.size), claim.paper_se)
+    return float(2 * stats.t.sf(abs(t), d.size - 1))
 
 
 def _finite(value: float | None) -> float | None:

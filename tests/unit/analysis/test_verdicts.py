@@ -244,3 +244,16 @@ def test_the_table_shows_both_verdicts_and_reads_a_report_older_than_them():
     for table in (verdicts_table(new), verdicts_table(old)):
         names = [c.name for c in table.columns]
         assert {"Direction", "Magnitude", "Verdict", "Units"} <= set(names)
+
+
+def test_the_test_against_the_paper_counts_its_standard_error_and_needs_one():
+    """Welch-type: (delta - effect) over sqrt(se_ours^2 + paper_se^2) on our n - 1 degrees of freedom
+    (the paper's run count is not given); a single-run effect has no error to test against."""
+    from scipy import stats
+
+    frame = _frame({"ce": 0.0, "mom": 0.03}, noise=0.002)
+    rows = _rows(frame, _claim(0.02, claim_id="with_se", paper_se=0.004), _claim(0.02, claim_id="single_run"))
+    d = (frame.filter(pl.col("method") == "mom").sort("seed")[METRIC] - frame.filter(pl.col("method") == "ce").sort("seed")[METRIC]).to_numpy()
+    t = (d.mean() - 0.02) / np.hypot(d.std(ddof=1) / np.sqrt(d.size), 0.004)
+    assert rows["with_se"]["p_vs_paper"] == pytest.approx(2 * stats.t.sf(abs(t), d.size - 1))
+    assert rows["single_run"]["p_vs_paper"] is None
