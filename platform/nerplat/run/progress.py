@@ -14,8 +14,10 @@ measured from its running and finished trials (other arms' rate stands in until 
 measured), and each trial's overhead (start-up, test evaluation, logging) from the trials that
 ended. A trial then lasts overhead + epochs x seconds per epoch; the running trials' remainders
 and the trials still queued are laid on the trial slots in the order the runner starts them, so
-the ETA moves every frame, not only when a trial ends. It reads "estimating" only until a first
-epoch is measured, and "done" only when no trial remains.
+the ETA moves every frame, not only when a trial ends. Until a first epoch is measured (a trial
+that evaluates only at its end, or not at all), an ended trial's wall time stands for a trial's
+length. It reads "estimating" only until a first epoch is measured or a first trial ends, and
+"done" only when no trial remains.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from rich.table import Table
 
 from nerplat.unfolded import print_unfolded
 
-ESTIMATING = "estimating"  # the ETA before a first epoch is measured: there is nothing to estimate from
+ESTIMATING = "estimating"  # the ETA before a first epoch or trial end: there is nothing to estimate from
 DEFAULT_EVERY = 30  # seconds between status lines when the console is not a terminal
 PHASE_ORDER = ("tune", "replicate")  # the runner tunes every arm, then runs the replicates
 
@@ -86,10 +88,11 @@ class PhaseProgress:
 
 @dataclass
 class ArmTimes:
-    """What an arm's trials measured: seconds per epoch of each trial, overhead of each ended trial."""
+    """What an arm's trials measured: seconds per epoch of each trial, wall time and overhead of each ended trial."""
 
     epoch_seconds: dict[str, float] = field(default_factory=dict)  # trial id -> (train + evaluate) / epochs done
     overheads: list[float] = field(default_factory=list)  # ended trials: wall seconds beyond their epochs
+    walls: list[float] = field(default_factory=list)  # ended trials: wall seconds from start to end
     epochs: int | None = None  # epochs of a trial, as its evaluations say
 
 
@@ -185,7 +188,7 @@ class ProgressBoard:
             times.epochs = epochs
 
     def trial_ended(self, trial_id: str) -> None:
-        """The trial's slot is free; the wall time it took beyond its measured epochs is its overhead."""
+        """The trial's slot is free; its wall time is a trial's length, what it took beyond its measured epochs its overhead."""
         with self._lock:
             progress = self._trials.pop(trial_id, None)
             if progress is None:
@@ -193,6 +196,7 @@ class ProgressBoard:
             progress.running = max(0, progress.running - 1)
             trial = progress.active.pop(trial_id)
             times = self.times.setdefault(progress.arm, ArmTimes())
+            times.walls.append(self.clock() - trial.started)
             rate = times.epoch_seconds.get(trial_id)
             if rate is not None:
                 times.overheads.append(max(0.0, self.clock() - trial.started - trial.epoch * rate))
@@ -202,18 +206,20 @@ class ProgressBoard:
     def elapsed(self) -> float:
         return self.clock() - self.started
 
+    def _own_else_all(self, arm: str, measured: Callable[[ArmTimes], Iterable[float]]) -> float | None:
+        """The mean of what the arm's trials `measured`; before they measured any, every arm's."""
+        own = list(measured(self.times[arm])) if arm in self.times else []
+        return _mean(own) if own else _mean(value for times in self.times.values() for value in measured(times))
+
     def _seconds_per_epoch(self, arm: str) -> float | None:
-        """The arm's measured seconds per epoch; before its first epoch, every arm's."""
-        own = self.times.get(arm)
-        if own is not None and own.epoch_seconds:
-            return _mean(own.epoch_seconds.values())
-        return _mean(s for times in self.times.values() for s in times.epoch_seconds.values())
+        return self._own_else_all(arm, lambda times: times.epoch_seconds.values())
 
     def _overhead(self, arm: str) -> float:
-        own = self.times.get(arm)
-        if own is not None and own.overheads:
-            return _mean(own.overheads)
-        return _mean(o for times in self.times.values() for o in times.overheads) or 0.0
+        return self._own_else_all(arm, lambda times: times.overheads) or 0.0
+
+    def _wall(self, arm: str) -> float | None:
+        """A trial's length from the trials that ended, for when no epoch is measured yet."""
+        return self._own_else_all(arm, lambda times: times.walls)
 
     def _epochs(self, progress: PhaseProgress) -> int | None:
         if progress.epochs is not None:
@@ -225,7 +231,8 @@ class ProgressBoard:
 
     def _schedule(self) -> dict[tuple[str, str], float] | None:
         """Seconds from now until each phase's last trial ends, the running trials' remainders and
-        the queued trials laid on the trial slots in the runner's order; None before an epoch is measured."""
+        the queued trials laid on the trial slots in the runner's order; None before an epoch is
+        measured or a trial ends."""
         with self._lock:
             phases = list(self.phases.values())
             now = self.clock()
@@ -238,14 +245,15 @@ class ProgressBoard:
                     if not (progress.queued() if queued else progress.active):
                         continue
                     rate, epochs = self._seconds_per_epoch(progress.arm), self._epochs(progress)
-                    if rate is None or epochs is None:
+                    measured = rate is not None and epochs is not None
+                    duration = self._overhead(progress.arm) + epochs * rate if measured else self._wall(progress.arm)
+                    if duration is None:
                         return None
-                    duration = self._overhead(progress.arm) + epochs * rate
                     if queued:
                         lengths = [duration] * progress.queued()
                     else:
                         lengths = [
-                            max(duration - (now - trial.started), ((trial.epochs or epochs) - trial.epoch) * rate, 0.0)
+                            max(duration - (now - trial.started), ((trial.epochs or epochs) - trial.epoch) * rate if measured else 0.0, 0.0)
                             for trial in progress.active.values()
                         ]
                     key = (progress.arm, progress.phase)
@@ -256,8 +264,8 @@ class ProgressBoard:
             return ends
 
     def eta_seconds(self) -> float | None:
-        """Seconds until every trial of every phase has ended; None until an epoch is measured or
-        before any phase is known (0.0 when none remains)."""
+        """Seconds until every trial of every phase has ended; None until an epoch is measured or a
+        trial ends, or before any phase is known (0.0 when none remains)."""
         ends = self._schedule()
         if ends is None or not ends:
             return None

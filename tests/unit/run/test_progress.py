@@ -58,6 +58,27 @@ def test_the_eta_waits_for_a_first_epoch_then_lays_every_trial_on_the_slots():
     assert tune.running == 1 and board.times["a"].overheads == [15 - 1 * 10.0]  # beyond the epochs it reported
 
 
+def test_the_eta_is_given_once_a_trial_ends_though_no_epoch_was_measured():
+    """A trial that ends before any evaluation reached the board (evaluating only at its end, a fit
+    without epochs) once left "estimating" for most of a short run (issue 47): its wall time is a trial's length."""
+    clock = FakeClock()
+    board, _ = piped_board(clock, concurrency=2)
+    tune, replicate = board.phase("a", "tune", 4), board.phase("a", "replicate", 2)
+    board.trial_started("t1", tune)
+    board.trial_started("t2", tune)
+    clock.now += 40
+    assert board.eta_text() == "estimating"
+    board.trial_ended("t1")
+    tune.finished = 1
+    board.trial_started("t3", tune)
+    clock.now += 10
+    # t2: 40 s of 40 gone, so its end is due (0 s); t3 30 s left; then 1 tune and 2 replicate trials of 40 s on 2 slots
+    assert board.eta_seconds() == 40 + 40 and board.eta_text() == "1m20s"
+    board.trial_evaluated("t3", 1, 2, 10.0)  # a measured epoch takes over: a trial is 2 epochs of 10 s
+    # t2 has both epochs left (20 s), t3 one (10 s); then 1 tune and 2 replicate trials of 20 s on 2 slots
+    assert board.eta_seconds() == 10 + 20 + 20 and replicate.remaining() == 2
+
+
 def test_an_arm_without_measured_epochs_borrows_the_other_arms_rate_scaled_by_its_epochs():
     clock = FakeClock()
     board, _ = piped_board(clock, concurrency=1)
