@@ -45,6 +45,9 @@ the seed. Units are ordered by partition index (else seed), the order the looks 
   units_needed        units for power 0.8 at the claim's alpha / m: at the paper's effect (a
                       direction only: at delta; equivalent: at the margin, true difference 0) with
                       the observed sd of the unit-level differences (`sequential.units_for_power`)
+  units_needed_at     what units_needed assumes: "paper's effect", "observed difference" (a
+                      direction only: post hoc, it restates the p-value; shown so every undecided
+                      claim has a size to plan from) or "margin"; null with units_needed
   power               the fixed design's power at max units (the design's max_seeds, else the
                       units there are) at the paper's effect (equivalent: the TOST's at 0) with
                       that sd; null for a direction only
@@ -97,7 +100,8 @@ SCHEMA = {
     "paper_effect": pl.Float64(), "direction": pl.String(), "delta": pl.Float64(), "ci_low": pl.Float64(), "ci_high": pl.Float64(),
     "ci_level": pl.Float64(), "p_value": pl.Float64(), "p_holm": pl.Float64(), "p_vs_paper": pl.Float64(), "unit": pl.String(),
     "n_units": pl.Int64(), "n_pairs": pl.Int64(), "converged": pl.Boolean(), "direction_verdict": pl.String(),
-    "magnitude_verdict": pl.String(), "verdict": pl.String(), "units_needed": pl.Int64(), "power": pl.Float64(), "design": pl.String(),
+    "magnitude_verdict": pl.String(), "verdict": pl.String(), "units_needed": pl.Int64(), "units_needed_at": pl.String(),
+    "power": pl.Float64(), "design": pl.String(),
     "looks_taken": pl.Int64(), "decided_look": pl.Int64(), "aso_eps_min": pl.Float64(), "aso_eps_min_reverse": pl.Float64(),
     "method_trials": pl.Int64(), "partner_trials": pl.Int64(), "method_searched": pl.String(), "partner_searched": pl.String(),
     "method_epochs": pl.Int64(), "partner_epochs": pl.Int64(), "cpu_hours": pl.Float64(), "gpu_hours": pl.Float64(),
@@ -366,12 +370,13 @@ def _power(claim: Claim, d: np.ndarray, max_units: int, alpha: float) -> dict[st
     """units_needed and power (module docstring) from the observed sd of the unit-level differences."""
     sd = float(d.std(ddof=1)) if d.size >= 2 else math.nan
     if claim.kind == "equivalent":
-        needed, power = equivalence_units(claim.margin, sd, alpha), equivalence_power(claim.margin, sd, max_units, alpha)
+        at, needed, power = "margin", equivalence_units(claim.margin, sd, alpha), equivalence_power(claim.margin, sd, max_units, alpha)
+    elif claim.effect is not None:
+        at, needed, power = "paper's effect", units_for_power(claim.effect, sd, alpha), design_power(claim.effect, sd, max_units, alpha)
     else:
-        effect = claim.effect if claim.effect is not None else (float(d.mean()) if d.size else math.nan)
-        needed = units_for_power(effect, sd, alpha)
-        power = design_power(claim.effect, sd, max_units, alpha) if claim.effect is not None else math.nan
-    return {"units_needed": None if math.isnan(needed) else int(needed), "power": _finite(power)}
+        at, needed, power = "observed difference", units_for_power(float(d.mean()) if d.size else math.nan, sd, alpha), math.nan
+    known = not math.isnan(needed)
+    return {"units_needed": int(needed) if known else None, "units_needed_at": at if known else None, "power": _finite(power)}
 
 
 def _converged(replicates: pl.DataFrame, runs: list[str]) -> bool | None:
@@ -463,7 +468,7 @@ class VerdictText:
     direction: str  # direction_verdict (equivalent claims: the TOST's)
     magnitude: str
     verdict: str  # the gated verdict, with the look that decided the interval and whether the runs converged
-    power: str  # power at max units and the units for 0.8
+    power: str  # power at max units and the units for 0.8, with what those assume
 
 
 def verdict_text(row: dict[str, Any], decimals: int = 4) -> VerdictText:
@@ -493,6 +498,7 @@ def verdict_text(row: dict[str, Any], decimals: int = 4) -> VerdictText:
     if "units_needed" in row:
         power = "n/a" if row["power"] is None else f"{row['power']:.2f}"
         power += f"; {row['units_needed']} for 0.8" if row["units_needed"] is not None else ""
+        power += f" at the {row['units_needed_at']}" if row.get("units_needed_at") else ""  # a report older than the column has none
     else:
         power = OLD_REPORT
     return VerdictText(

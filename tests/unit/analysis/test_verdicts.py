@@ -163,6 +163,10 @@ def test_units_needed_and_power_come_from_the_observed_sd():
     assert rows["mom_vs_ce"]["units_needed"] == units_for_power(0.004, sd, alpha)
     assert rows["mom_vs_ce"]["power"] == pytest.approx(design_power(0.004, sd, 6, alpha))
     assert rows["direction"]["units_needed"] == units_for_power(d.mean(), sd, alpha) and rows["direction"]["power"] is None
+    assert (rows["mom_vs_ce"]["units_needed_at"], rows["direction"]["units_needed_at"]) == ("paper's effect", "observed difference")
+    assert verdict_text(rows["direction"]).power.endswith(f"{rows['direction']['units_needed']} for 0.8 at the observed difference")
+    (row,) = _rows(frame, _claim(claim_id="on_par", kind="equivalent", margin=0.01)).values()
+    assert row["units_needed_at"] == "margin"
 
 
 def test_best_other_is_the_partner_with_the_best_dev_score():
