@@ -38,7 +38,8 @@ the seed. Units are ordered by partition index (else seed), the order the looks 
                       half-width combining ours with the paper's standard error (`paper_se`) at the
                       same critical value: wholly on zero's side of the effect -> smaller, wholly
                       beyond it -> larger; containing 0 and within +-|effect| (ours between none
-                      and twice the paper's) -> consistent; otherwise inconclusive (too wide to say)
+                      and twice the paper's) -> consistent; otherwise inconclusive (too wide to say).
+                      Gated like verdict: inconclusive when not converged (the interval stays)
   converged           every run behind the pairs has `converged_run` True (stopped by patience or
                       a converged fit); null when some run does not say
   verdict             direction_verdict when converged, else inconclusive
@@ -201,9 +202,10 @@ def verdicts(
         row |= _tuning(side, arms)
         finite = row["ci_low"] is not None and row["ci_high"] is not None
         row["direction_verdict"] = side.rule.verdict(row["ci_low"], row["ci_high"]) if finite else "inconclusive"
-        row["magnitude_verdict"] = _magnitude(side.claim, row["delta"], row["ci_high"], critical)
         row["converged"] = _converged(replicates, runs)
         row["verdict"] = row["direction_verdict"] if row["converged"] else "inconclusive"
+        magnitude = _magnitude(side.claim, row["delta"], row["ci_high"], critical)
+        row["magnitude_verdict"] = magnitude if row["converged"] or magnitude == "not comparable" else "inconclusive"
         max_units = settings.sequential.max_seeds if settings.sequential is not None else side.a.size
         row |= _power(side.claim, side.a[:used] - side.b[:used], max_units, claim_alpha)
         row |= _aso(side.a[:used], side.b[:used], settings.alpha, len(sides)) if aso else {}

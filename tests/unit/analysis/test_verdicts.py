@@ -71,6 +71,18 @@ def test_a_run_that_did_not_converge_gates_the_verdict_and_an_unknown_one_too():
     assert row["converged"] is None and row["verdict"] == "inconclusive"
 
 
+def test_the_magnitude_is_gated_by_convergence_like_the_verdict():
+    comparable = _claim(0.03, comparable="bert-base on the full data, as the paper")
+    (row,) = _rows(_frame({"ce": 0.0, "mom": 0.03}, noise=0.002), comparable).values()
+    assert row["converged"] is True and row["magnitude_verdict"] == "consistent"
+    for flag in (False, None):
+        frame = _frame({"ce": 0.0, "mom": 0.03}, noise=0.002, converged={"ce": flag})
+        (row,) = _rows(frame, comparable).values()
+        assert row["converged"] is flag and row["magnitude_verdict"] == row["verdict"] == "inconclusive"
+        (row,) = _rows(frame, _claim(0.03)).values()
+        assert row["magnitude_verdict"] == "not comparable"  # nothing to gate
+
+
 def test_convergence_is_read_from_exactly_the_runs_of_the_pairs():
     """A ce run with no mom partner (an extra seed kept for another claim) does not count."""
     frame = _frame({"ce": 0.0, "mom": 0.03})
