@@ -20,7 +20,8 @@ the seed. Units are ordered by partition index (else seed), the order the looks 
   p_value, p_holm     the paired test of the analysis (`analysis.test`) on units (for an equivalent
                       claim the TOST's p, the larger one-sided paired t p), Holm-adjusted over all
                       the report's claims (one family)
-  ci_low, ci_high     an interval for the mean difference at the claim's level in that family:
+  ci_low, ci_high     the direction's interval for the mean difference, at the claim's level in
+                      that family:
                       fixed design: the t interval at level L = alpha p / p_holm (1 - 2L for an
                       equivalent claim, the TOST's), which decides exactly when p_holm < alpha
                       (Holm's decisions, read as intervals); sequential design
@@ -33,12 +34,17 @@ the seed. Units are ordered by partition index (else seed), the order the looks 
                       wholly on the other -> opposite, else inconclusive; equivalent: within
                       (-margin, margin) -> equivalent, wholly beyond one of them -> not equivalent,
                       else inconclusive (`sequential.VerdictRule`)
-  magnitude_verdict   only for a superior claim with an effect whose setting the spec declares
-                      `comparable` (else "not comparable"): the interval of delta - effect, its
-                      half-width combining ours with the paper's standard error (`paper_se`) at the
-                      same critical value: wholly on zero's side of the effect -> smaller, wholly
-                      beyond it -> larger; containing 0 and within +-|effect| (ours between none
-                      and twice the paper's) -> consistent; otherwise inconclusive (too wide to say).
+  magnitude_ci_low,   only for a superior claim with an effect whose setting the spec declares
+  magnitude_ci_high   `comparable` (a claim judged on magnitude; else null): delta +- t se', se'
+                      combining ours with the paper's standard error (`paper_se`),
+                      sqrt(se^2 + paper_se^2), at a fixed level: fixed design 1 - alpha / m', m' the
+                      report's claims judged on magnitude (Bonferroni; the direction's Holm-matched
+                      level depends on the claim's own p, so it has no coverage of its own);
+                      sequential design the critical t of the look's repeated interval (alpha / m)
+  magnitude_verdict   that interval against the paper's effect: wholly on zero's side of the
+                      effect -> smaller, wholly beyond it -> larger; containing the effect and
+                      within [0, 2 effect] (ours between none and twice the paper's) -> consistent;
+                      otherwise inconclusive (too wide to say); "not comparable" where not judged.
                       Gated like verdict: inconclusive when not converged (the interval stays)
   converged           every run behind the pairs has `converged_run` True (stopped by patience or
                       a converged fit); null when some run does not say
@@ -53,9 +59,10 @@ the seed. Units are ordered by partition index (else seed), the order the looks 
                       units there are) at the paper's effect (equivalent: the TOST's at 0) with
                       that sd; null for a direction only
   p_vs_paper          Welch-type test of delta = the paper's effect, as information: (delta - effect)
-                      over sqrt(se^2 + paper_se^2), on the units' n - 1 degrees of freedom (the paper's
-                      run count is not given; fewer than Welch's, so conservative); null without a
-                      `paper_se` (a single-run effect has no error to test against)
+                      over sqrt(se^2 + paper_se^2), on the units' n - 1 degrees of freedom (the
+                      paper's run count is not given; taking its se as exact, Welch's would be at
+                      least that many); null without a `paper_se` (a single-run effect has no error
+                      to test against)
   aso_eps_min,        Almost Stochastic Order (Dror et al. 2019, via `deepsig`) on units: eps_min of
   aso_eps_min_reverse method over partner and of partner over method, as information
   tuning columns      both arms' tune trials, searched keys and epochs: the effort each side got
@@ -101,7 +108,7 @@ SCHEMA = {
     "paper_effect": pl.Float64(), "direction": pl.String(), "delta": pl.Float64(), "ci_low": pl.Float64(), "ci_high": pl.Float64(),
     "ci_level": pl.Float64(), "p_value": pl.Float64(), "p_holm": pl.Float64(), "p_vs_paper": pl.Float64(), "unit": pl.String(),
     "n_units": pl.Int64(), "n_pairs": pl.Int64(), "converged": pl.Boolean(), "direction_verdict": pl.String(),
-    "magnitude_verdict": pl.String(), "verdict": pl.String(), "units_needed": pl.Int64(), "units_needed_at": pl.String(),
+    "magnitude_verdict": pl.String(), "magnitude_ci_low": pl.Float64(), "magnitude_ci_high": pl.Float64(), "verdict": pl.String(), "units_needed": pl.Int64(), "units_needed_at": pl.String(),
     "power": pl.Float64(), "design": pl.String(),
     "looks_taken": pl.Int64(), "decided_look": pl.Int64(), "aso_eps_min": pl.Float64(), "aso_eps_min_reverse": pl.Float64(),
     "method_trials": pl.Int64(), "partner_trials": pl.Int64(), "method_searched": pl.String(), "partner_searched": pl.String(),
@@ -192,9 +199,10 @@ def verdicts(
     arms = arms if arms is not None else pl.DataFrame(schema=ARM_SCHEMA)
     design = claim_design(settings, len(sides))
     claim_alpha = settings.alpha / len(sides)
+    magnitude_alpha = settings.alpha / max(sum(_judged_on_magnitude(side.claim) for side in sides), 1)
     rows = []
     for side, p, p_holm in zip(sides, p_values, adjusted):
-        row, critical = _interval(side, p, p_holm, design, settings.alpha)
+        row, critical = _interval(side, p, p_holm, design, settings.alpha, magnitude_alpha)
         used = row["n_units"]
         runs = [run for unit in side.runs[:used] for run in unit]
         row["n_pairs"] = int(side.pairs[:used].sum())
@@ -204,8 +212,9 @@ def verdicts(
         row["direction_verdict"] = side.rule.verdict(row["ci_low"], row["ci_high"]) if finite else "inconclusive"
         row["converged"] = _converged(replicates, runs)
         row["verdict"] = row["direction_verdict"] if row["converged"] else "inconclusive"
-        magnitude = _magnitude(side.claim, row["delta"], row["ci_high"], critical)
-        row["magnitude_verdict"] = magnitude if row["converged"] or magnitude == "not comparable" else "inconclusive"
+        row |= _magnitude(side.claim, side.a[:used] - side.b[:used], critical)
+        if not row["converged"] and row["magnitude_verdict"] != "not comparable":
+            row["magnitude_verdict"] = "inconclusive"
         max_units = settings.sequential.max_seeds if settings.sequential is not None else side.a.size
         row |= _power(side.claim, side.a[:used] - side.b[:used], max_units, claim_alpha)
         row |= _aso(side.a[:used], side.b[:used], settings.alpha, len(sides)) if aso else {}
@@ -309,9 +318,11 @@ def _p_value(side: _Side, settings: AnalysisSettings) -> float:
     return float(paired_test(side.a[None, :], side.b[None, :], settings.test)[1][0])
 
 
-def _interval(side: _Side, p: float, p_holm: float, design: SequentialDesign | None, alpha: float) -> tuple[dict[str, Any], float]:
+def _interval(side: _Side, p: float, p_holm: float, design: SequentialDesign | None, alpha: float,
+              magnitude_alpha: float) -> tuple[dict[str, Any], float]:
     """delta, its interval and test against the paper over the units the verdict rests on, and the
-    interval's critical t (half-width over the standard error)."""
+    critical t of the magnitude interval (the look's under a sequential design, else at
+    1 - magnitude_alpha)."""
     from scipy import stats
 
     d = side.a - side.b
@@ -333,6 +344,7 @@ def _interval(side: _Side, p: float, p_holm: float, design: SequentialDesign | N
                 half = critical * d.std(ddof=1) / math.sqrt(used)
         mean = d.mean() if used else math.nan
         row |= {"ci_low": mean - half, "ci_high": mean + half, "ci_level": 1 - 2 * tail, "design": "fixed"}
+        critical = float(stats.t.isf(magnitude_alpha / 2, used - 1)) if used >= 2 else math.nan
     kept = d[:used]
     row["delta"] = float(kept.mean()) if used else None
     row["n_units"] = int(used)
@@ -355,17 +367,26 @@ def _finite(value: float | None) -> float | None:
     return None if value is None or not math.isfinite(value) else float(value)
 
 
-def _magnitude(claim: Claim, delta: float | None, ci_high: float | None, critical: float) -> str:
-    """The magnitude verdict (module docstring): ours against the paper's effect, both uncertain."""
-    if claim.kind == "equivalent" or claim.effect is None or not claim.comparable:
-        return "not comparable"
-    if delta is None or ci_high is None or not math.isfinite(critical):
-        return "inconclusive"
-    spread = math.hypot(ci_high - delta, critical * (claim.paper_se or 0.0))
+def _judged_on_magnitude(claim: Claim) -> bool:
+    return claim.kind == "superior" and claim.effect is not None and bool(claim.comparable)
+
+
+def _magnitude(claim: Claim, d: np.ndarray, critical: float) -> dict[str, Any]:
+    """The magnitude interval and verdict (module docstring) from the unit-level differences `d`:
+    ours against the paper's effect, both uncertain."""
+    row: dict[str, Any] = {"magnitude_ci_low": None, "magnitude_ci_high": None}
+    if not _judged_on_magnitude(claim):
+        return row | {"magnitude_verdict": "not comparable"}
+    if d.size < 2 or not math.isfinite(critical):
+        return row | {"magnitude_verdict": "inconclusive"}
+    delta = float(d.mean())
+    spread = critical * math.hypot(float(d.std(ddof=1)) / math.sqrt(d.size), claim.paper_se or 0.0)
+    row = {"magnitude_ci_low": delta - spread, "magnitude_ci_high": delta + spread}
     low, high = delta - claim.effect - spread, delta - claim.effect + spread
     if low > 0 or high < 0:
-        return "larger" if (low > 0) == (claim.effect > 0) else "smaller"
-    return "consistent" if -abs(claim.effect) <= low and high <= abs(claim.effect) else "inconclusive"
+        return row | {"magnitude_verdict": "larger" if (low > 0) == (claim.effect > 0) else "smaller"}
+    consistent = -abs(claim.effect) <= low and high <= abs(claim.effect)
+    return row | {"magnitude_verdict": "consistent" if consistent else "inconclusive"}
 
 
 def _power(claim: Claim, d: np.ndarray, max_units: int, alpha: float) -> dict[str, Any]:
@@ -468,7 +489,7 @@ class VerdictText:
     p_holm: str
     units: str  # "9 partitions", "6 seeds"
     direction: str  # direction_verdict (equivalent claims: the TOST's)
-    magnitude: str
+    magnitude: str  # magnitude_verdict, with its interval
     verdict: str  # the gated verdict, with the look that decided the interval and whether the runs converged
     power: str  # power at max units and the units for 0.8, with what those assume
 
@@ -490,6 +511,9 @@ def verdict_text(row: dict[str, Any], decimals: int = 4) -> VerdictText:
         verdict += " (not converged)"
     if row["decided_look"] is not None:
         verdict += f", interval decided at look {row['decided_look'] + 1}"
+    magnitude = row.get("magnitude_verdict") or OLD_REPORT
+    if row.get("magnitude_ci_low") is not None:  # a report older than the column has none
+        magnitude += f" ([{signed(row['magnitude_ci_low'])}, {signed(row['magnitude_ci_high'])}])"
     comparison = f"{row['method']} vs {row['partner']}"
     if row.get("partner_chosen_at"):
         comparison += f" (best other on dev, {row['partner_chosen_at']})"
@@ -512,7 +536,7 @@ def verdict_text(row: dict[str, Any], decimals: int = 4) -> VerdictText:
         p_holm=p_text(row["p_holm"]),
         units=units,
         direction=row.get("direction_verdict") or OLD_REPORT,
-        magnitude=row.get("magnitude_verdict") or OLD_REPORT,
+        magnitude=magnitude,
         verdict=verdict,
         power=power,
     )

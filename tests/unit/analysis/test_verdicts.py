@@ -126,6 +126,40 @@ def test_the_magnitude_is_judged_where_the_setting_is_comparable(gain, effect, p
     assert row["magnitude_verdict"] == "not comparable"
 
 
+def test_the_magnitude_interval_is_at_a_fixed_bonferroni_level_over_the_comparable_claims():
+    """1 - alpha / m, m the claims judged on magnitude, whatever each claim's p (the direction's Holm-matched
+    level depends on it); the paper's standard error widens it at the same critical value."""
+    from scipy import stats
+
+    frame = _frame({"ce": 0.0, "focal": 0.004, "mom": 0.012}, seeds=5, noise=0.006)
+    comparable = "bert-base on the full data, as the paper"
+    claims = [
+        Claim(id="mom_vs_ce", paper="x", source="Table 1", method="mom", partner="ce", metric="macro_f1", effect=0.01, comparable=comparable),
+        Claim(id="focal_vs_ce", paper="x", source="Table 1", method="focal", partner="ce", metric="macro_f1", effect=0.01,
+              comparable=comparable, paper_se=0.003),
+        Claim(id="mom_vs_focal", paper="x", source="Table 1", method="mom", partner="focal", metric="macro_f1", effect=0.01),
+    ]
+    rows = {r["claim"]: r for r in verdicts(frame, _settings(*claims), aso=False).iter_rows(named=True)}
+    critical = stats.t.isf(0.05 / 2 / 2, 4)  # two claims judged on magnitude
+    for claim, paper_se in (("mom_vs_ce", 0.0), ("focal_vs_ce", 0.003)):
+        row = rows[claim]
+        method, partner = claim.split("_vs_")
+        d = (frame.filter(pl.col("method") == method).sort("seed")[METRIC] - frame.filter(pl.col("method") == partner).sort("seed")[METRIC]).to_numpy()
+        half = critical * np.hypot(d.std(ddof=1) / np.sqrt(5), paper_se)
+        assert (row["magnitude_ci_low"], row["magnitude_ci_high"]) == pytest.approx((row["delta"] - half, row["delta"] + half))
+        assert row["ci_level"] != pytest.approx(1 - 0.05 / 2)  # the direction's interval is Holm's, not this one
+    assert rows["mom_vs_focal"]["magnitude_ci_low"] is None and rows["mom_vs_focal"]["magnitude_verdict"] == "not comparable"
+    text = verdict_text(rows["mom_vs_ce"])
+    assert text.magnitude == f"{rows['mom_vs_ce']['magnitude_verdict']} ([{rows['mom_vs_ce']['magnitude_ci_low']:+.4f}, {rows['mom_vs_ce']['magnitude_ci_high']:+.4f}])"
+
+
+def test_a_sequential_magnitude_interval_is_the_repeated_interval_of_the_look():
+    frame = _frame({"ce": 0.0, "mom": 0.03}, seeds=9, noise=0.004)
+    claim = _claim(0.03, comparable="bert-base on the full data, as the paper")
+    (row,) = _rows(frame, claim, sequential=Sequential(max_seeds=9, look_every=3, spending="pocock")).values()
+    assert (row["magnitude_ci_low"], row["magnitude_ci_high"]) == pytest.approx((row["ci_low"], row["ci_high"]))
+
+
 def test_an_equivalence_claim_is_a_tost_at_its_margin():
     frame = _frame({"ce": 0.0, "mom": 0.001, "focal": 0.05}, noise=0.002)
     on_par = _claim(claim_id="on_par", kind="equivalent", margin=0.01)
@@ -251,7 +285,7 @@ def test_the_table_shows_both_verdicts_and_reads_a_report_older_than_them():
     frame = _frame({"ce": 0.0, "mom": 0.03})
     new = verdicts(frame, _settings(_claim(0.02, comparable="same data")), aso=False)
     text = verdict_text(new.row(0, named=True))
-    assert (text.direction, text.units) == ("reproduced", "6 seeds") and text.magnitude in {"consistent", "larger", "inconclusive"}
+    assert (text.direction, text.units) == ("reproduced", "6 seeds") and text.magnitude.split(" (")[0] in {"consistent", "larger", "inconclusive"}
     old = new.select("claim", "paper", "method", "partner", "dataset", "sampler", "size", "paper_effect", "direction", "delta", "ci_low",
                      "ci_high", "p_holm", "n_pairs", "converged", "verdict", "decided_look", "method_trials", "partner_trials",
                      "method_searched", "partner_searched", "method_epochs", "partner_epochs")
