@@ -4,6 +4,8 @@ An entry is a pydantic config model (what the spec may say about it) plus a fact
 `Registry.build(name, params, **context)` is the one way to get a built thing: it validates `params`
 by the entry's config model and calls ``factory(config, **context)``. Unknown names fail with the
 registered alternatives and a did-you-mean suggestion; bad parameters fail with every problem located.
+An entry also carries what its contract tests and other consumers need (`examples`, `traits`), so
+adding one is its module, its test and its registration, with no central list to edit.
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ class Entry(Generic[F]):
     factory: F
     summary: str  # first line of the factory's docstring, shown by `nerplat registry`
     origin: str = BUILT_IN  # or the plugin that registered it, shown by `nerplat registry`
+    examples: tuple[Mapping[str, Any], ...] = ({},)  # parameters the kind's contract tests build it with
+    traits: Any = None  # what one kind's consumers read beyond config and factory (a head's `HeadServing`)
 
 
 class Registry(Generic[F]):
@@ -57,15 +61,27 @@ class Registry(Generic[F]):
         self.kind = kind
         self._entries: dict[str, Entry[F]] = {}
 
-    def register(self, name: str, config: type[BaseModel] = EmptyConfig, summary: str | None = None) -> Callable[[F], F]:
-        """Registers a factory under `name`; `summary` defaults to the first line of its docstring."""
+    def register(
+        self,
+        name: str,
+        config: type[BaseModel] = EmptyConfig,
+        summary: str | None = None,
+        *,
+        examples: tuple[Mapping[str, Any], ...] = ({},),
+        traits: Any = None,
+    ) -> Callable[[F], F]:
+        """Registers a factory under `name`; `summary` defaults to the first line of its docstring.
+
+        `examples` are parameter sets the kind's contract tests build the entry with (by default its
+        defaults alone); `traits` is what that kind's consumers read of it (see `Entry`).
+        """
 
         def decorate(factory: F) -> F:
             if name in self._entries:
                 raise ValueError(f"{self.kind} '{name}' is already registered ({self._entries[name].origin})")
             doc = (factory.__doc__ or "").strip().splitlines()
             text = summary if summary is not None else doc[0] if doc else ""
-            self._entries[name] = Entry(name, config, factory, text, _origin.get())
+            self._entries[name] = Entry(name, config, factory, text, _origin.get(), tuple(examples), traits)
             return factory
 
         return decorate

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 from torch import nn
 
 from nerplat.models.heads.base import IGNORE, HeadOutput
-from nerplat.objectives import ObjectiveContext, build_objective
+from nerplat.objectives import OBJECTIVES, ObjectiveContext, build_objective
 
 LABELS = ["O", "B-LOC", "I-LOC", "B-PER", "I-PER"]
 COUNTS = [800, 60, 20, 80, 40]
@@ -51,3 +52,16 @@ def output_of(scores: torch.Tensor, labels: torch.Tensor, crf: nn.Module | None 
 
 def make(name: str, context: ObjectiveContext, **params):
     return build_objective(name, params, context)
+
+
+def registered_examples(*, mrc: bool) -> list:
+    """Every parameter set in the `examples` of every registered objective, as pytest params (name, params).
+
+    `mrc` picks the objectives that train the MRC head, which read another output than `TinyTagger`'s.
+    """
+    return [
+        pytest.param(entry.name, params, id=f"{entry.name}-{i}")
+        for entry in OBJECTIVES.entries()
+        if (entry.config.default_head == "mrc") == mrc
+        for i, params in enumerate(entry.examples)
+    ]

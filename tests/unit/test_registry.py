@@ -78,3 +78,12 @@ def test_an_explicit_summary_wins_over_the_docstring():
     registry = Registry("corpus")
     registry.register("x", summary="Corpus X.")(lambda config: None)
     assert registry.get("x").summary == "Corpus X."
+
+
+def test_an_entry_carries_its_examples_and_traits_defaulting_to_its_defaults_alone():
+    registry = Registry("loss")
+    registry.register("focal", GammaConfig, examples=({"gamma": 0.5}, {"gamma": 3.0}), traits="serving")(lambda c: c)
+    registry.register("plain", GammaConfig)(lambda c: c)
+    assert registry.get("focal").examples == ({"gamma": 0.5}, {"gamma": 3.0})
+    assert registry.get("focal").traits == "serving"
+    assert (registry.get("plain").examples, registry.get("plain").traits) == (({},), None)

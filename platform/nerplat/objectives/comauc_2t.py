@@ -70,7 +70,7 @@ class CompositionalTwoTaskAUC(TwoTaskAUCMargin):
         return self.auc(logits, entity, begin)
 
 
-@OBJECTIVES.register("comauc_2t", config=ComAUC2TConfig)
+@OBJECTIVES.register("comauc_2t", config=ComAUC2TConfig, examples=({"k": 1},))
 def build(config: ComAUC2TConfig, context: ObjectiveContext) -> CompositionalTwoTaskAUC:
     """k CE-2T substeps then one AUC-2T substep per batch, PDSCA (Nguyen et al. 2023a's COMAUC-2T)."""
     return CompositionalTwoTaskAUC(config, context)

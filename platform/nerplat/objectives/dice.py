@@ -72,7 +72,7 @@ class DiceLoss(TokenLoss):
         return per_label.sum(dim=-1)
 
 
-@OBJECTIVES.register("dice", config=DiceConfig)
+@OBJECTIVES.register("dice", config=DiceConfig, examples=({}, {"form": "squared", "delta": 1e-5}))
 def build(config: DiceConfig, context: ObjectiveContext) -> DiceLoss:
     """Dice per word: self-adjusting (Li et al. 2020; Nemoto et al. 2024, eq. 6) or squared (Wang & Wang 2022, App. B eqs. 19-21)."""
     return DiceLoss(config)

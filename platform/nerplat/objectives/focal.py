@@ -44,7 +44,7 @@ class FocalLoss(TokenLoss):
         return -(target * positive + (1.0 - target) * negative).sum(dim=-1)
 
 
-@OBJECTIVES.register("focal", config=FocalConfig)
+@OBJECTIVES.register("focal", config=FocalConfig, examples=({"gamma": 2.0}, {"gamma": 2.0, "form": "one_vs_rest"}))
 def build(config: FocalConfig, context: ObjectiveContext) -> FocalLoss:
     """Focal loss, softmax or one-vs-rest form (Lin et al. 2017; Nemoto et al. 2024, eq. 5)."""
     return FocalLoss(config)

@@ -106,7 +106,7 @@ class MoMLoss(Objective):
         return lam * usual + (1.0 - lam) * majority
 
 
-@OBJECTIVES.register("mom", config=MoMConfig)
+@OBJECTIVES.register("mom", config=MoMConfig, examples=({"lambda": 0.2, "base": "focal"},))
 def build(config: MoMConfig, context: ObjectiveContext) -> MoMLoss:
     """Majority-or-minority learning over a base loss, normalised by the padded length M (Nemoto et al. 2024, eq. 1-3)."""
     if "O" not in context.labels:

@@ -43,7 +43,7 @@ class MRCDiceLoss(MRCObjective):
         return 1.0 - (2.0 * (adjusted * targets).sum() + delta) / (scores.sum() + targets.sum() + delta)
 
 
-@OBJECTIVES.register("mrc_dice", config=MRCDiceConfig)
+@OBJECTIVES.register("mrc_dice", config=MRCDiceConfig, examples=({"eps": 1.0, "delta": 0.01},))
 def build(config: MRCDiceConfig, context: ObjectiveContext) -> MRCDiceLoss:
     """Set-level self-adjusting dice on start, end and span-match (ShannonAI's MRC form; mrc head)."""
     return MRCDiceLoss(config)

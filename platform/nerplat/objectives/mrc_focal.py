@@ -31,7 +31,7 @@ class MRCFocalLoss(PositionwiseMRCObjective):
         return -(targets * positive + (1.0 - targets) * negative)
 
 
-@OBJECTIVES.register("mrc_focal", config=MRCFocalConfig)
+@OBJECTIVES.register("mrc_focal", config=MRCFocalConfig, examples=({"gamma": 3.0},))
 def build(config: MRCFocalConfig, context: ObjectiveContext) -> MRCFocalLoss:
     """Binary focal loss on start, end and span-match (Nemoto et al. 2024, Table 6, gamma 3; mrc head)."""
     return MRCFocalLoss(config)

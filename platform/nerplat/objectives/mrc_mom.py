@@ -77,7 +77,11 @@ class MRCMoMLoss(Objective):
         return lam * usual + (1.0 - lam) * majority
 
 
-@OBJECTIVES.register("mrc_mom", config=MRCMoMConfig)
+@OBJECTIVES.register(
+    "mrc_mom",
+    config=MRCMoMConfig,
+    examples=({"lambda": 0.4}, {"lambda": 0.4, "base": {"name": "mrc_focal", "params": {"gamma": 2.0}}}),
+)
 def build(config: MRCMoMConfig, context: ObjectiveContext) -> MRCMoMLoss:
     """MoM over an MRC base loss: the negative (majority) positions of start, end and match (Nemoto et al. 2024, Table 6)."""
     base = OBJECTIVES.build(config.base.name, config.base.params, at="objective.base.params", context=context)

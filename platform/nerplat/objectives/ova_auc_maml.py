@@ -58,7 +58,7 @@ class SampledOneVsAllAUC(Objective):
         return self.margins(output, labels, sorted(chosen))
 
 
-@OBJECTIVES.register("ova_auc_maml", config=OVAAUCMAMLConfig)
+@OBJECTIVES.register("ova_auc_maml", config=OVAAUCMAMLConfig, examples=({"m": 5},))
 def build(config: OVAAUCMAMLConfig, context: ObjectiveContext) -> SampledOneVsAllAUC:
     """AUCM summed over m label heads sampled per step, PESG (Nguyen et al. 2023b's OVA-AUC-MAML, Alg. 2)."""
     return SampledOneVsAllAUC(config, context)

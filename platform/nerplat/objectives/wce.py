@@ -64,7 +64,7 @@ class WeightedCrossEntropy(TokenLoss):
         return self.class_weights[labels] * F.cross_entropy(scores, labels, reduction="none")
 
 
-@OBJECTIVES.register("wce", config=WCEConfig)
+@OBJECTIVES.register("wce", config=WCEConfig, examples=({"scheme": "log_ratio", "beta": 2.0},))
 def build(config: WCEConfig, context: ObjectiveContext) -> WeightedCrossEntropy:
     """Weighted cross-entropy: WCE-1 inverse frequency or WCE-2 log ratio weights (Nemoto et al. 2024)."""
     return WeightedCrossEntropy(config, class_weights(context.label_counts, config.scheme, config.beta))

@@ -3,7 +3,7 @@
 import pytest
 import torch
 import torch.nn.functional as F
-from objective_fakes import make
+from objective_fakes import make, registered_examples
 from torch import nn
 
 from nerplat.errors import UserInputError
@@ -14,13 +14,6 @@ from nerplat.objectives.mrc_base import mrc_tasks
 from nerplat.objectives.mrc_mom import MRCMoMConfig
 
 LABELS = ["O", "B-LOC", "I-LOC", "B-PER", "I-PER"]
-LOSSES = {
-    "mrc_bce": {},
-    "mrc_focal": {"gamma": 3.0},
-    "mrc_dice": {"eps": 1.0, "delta": 0.01},
-    "mrc_mom": {"lambda": 0.4},
-    "mrc_mom_focal": {"lambda": 0.4, "base": {"name": "mrc_focal", "params": {"gamma": 2.0}}},
-}
 
 
 @pytest.fixture
@@ -127,17 +120,17 @@ def test_mom_majority_term_sums_negatives_over_padded_positions_per_example(cont
     torch.testing.assert_close(make("mrc_mom", context, **{"lambda": 0.3})(out, labels), 0.3 * usual + 0.7 * majority)
 
 
-@pytest.mark.parametrize("setup", sorted(LOSSES))
-def test_gradients_reach_every_parameter(context, labels, setup):
+@pytest.mark.parametrize("name,params", registered_examples(mrc=True))
+def test_gradients_reach_every_parameter(context, labels, name, params):
     torch.manual_seed(0)
     model = TinyMRC()
-    objective = make(setup.removesuffix("_focal") if setup.startswith("mrc_mom") else setup, context, **LOSSES[setup])
+    objective = make(name, context, **params)
     ids = torch.randint(0, 30, labels.shape, generator=torch.Generator().manual_seed(1))
     loss = objective(model(ids, labels != IGNORE), labels)
     assert torch.isfinite(loss)
     loss.backward()
     missing = [n for n, p in model.named_parameters() if p.grad is None or p.grad.abs().sum() == 0]
-    assert not missing, f"{setup}: no gradient for {missing}"
+    assert not missing, f"{name} {params}: no gradient for {missing}"
 
 
 def test_a_batch_without_words_gives_a_connected_zero(context):
