@@ -178,7 +178,7 @@ def verdicts_table(verdicts: pl.DataFrame, name: str = "verdicts") -> Table | No
     ours with its interval, p (Holm), the units, the direction and magnitude verdicts, the verdict
     gated by convergence, the design's power, then both arms' tuning effort. A `report` column (the
     README's table of many reports) adds a link to each report. None without claims."""
-    from nerplat.analysis.verdicts import verdict_text
+    from nerplat.analysis.verdict_text import verdict_text
 
     if verdicts.is_empty():
         return None

@@ -45,7 +45,7 @@ def reanalyze(
     if verdicts.is_file():
         import polars as pl
 
-        from nerplat.analysis.verdicts import verdict_text
+        from nerplat.analysis.verdict_text import verdict_text
 
         for row in pl.read_parquet(verdicts).iter_rows(named=True):
             text = verdict_text(row)

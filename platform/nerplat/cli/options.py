@@ -160,7 +160,7 @@ def print_headline(headline: Headline, console: Console) -> None:
 
 def print_verdicts(headline: Headline, console: Console) -> None:
     """The claims' verdicts under the headline table: each claim's difference, interval, pairs and verdict."""
-    from nerplat.analysis.verdicts import verdict_text
+    from nerplat.analysis.verdict_text import verdict_text
 
     table = Table(title="claims (verdicts.parquet)", title_justify="left", highlight=False)
     for name, justify in (("claim", "left"), ("Δ", "right"), ("interval", "right"), ("units", "right"), ("verdict", "left")):

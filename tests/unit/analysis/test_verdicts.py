@@ -9,7 +9,8 @@ import pytest
 from nerplat.analysis.context_tables import verdicts_table
 from nerplat.analysis.settings import AnalysisSettings
 from nerplat.analysis.synthetic import synthetic_replicates
-from nerplat.analysis.verdicts import OLD_REPORT, VERDICT_COLUMNS, arm_frame, claim_looks, verdict_text, verdicts
+from nerplat.analysis.verdict_text import OLD_REPORT, verdict_text
+from nerplat.analysis.verdicts import VERDICT_COLUMNS, arm_frame, claim_looks, verdicts
 from nerplat.config.experiment import Claim, Sequential
 
 METRIC = "test_macro_f1"

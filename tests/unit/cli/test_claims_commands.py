@@ -77,7 +77,7 @@ def test_a_readme_symlink_is_written_through_and_kept(root, tmp_path, capsys):
     assert main(["claims", "table", str(root), "--readme", str(link)]) == 0
     assert link.is_symlink() and link.resolve() == real
     text = real.read_text(encoding="utf-8")
-    assert "| mom_vs_ce | [mom_conll](mom_conll/report.md)" in text and "\nold\n" not in text
+    assert "| mom_vs_ce_3pct | [mom_conll](mom_conll/report.md)" in text and "\nold\n" not in text
 
 
 def test_reanalyze_of_a_damaged_runs_parquet_is_named_and_writes_nothing(tmp_path, capsys):
