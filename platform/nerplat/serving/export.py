@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 from nerplat.models.encoders import quiet_transformers
+from nerplat.models.heads.registry import head_serving
 from nerplat.serving.bundle import MLFLOW_ARTIFACT, TaggerBundle
 from nerplat.serving.files import output_folder
 
@@ -49,13 +50,6 @@ or `nerplat predict {folder} --text "..."`, or `mlflow models serve -m {folder} 
 The weights, tokenizer and decoding settings are in `artifacts/tagger/` (`tagger.json` says which).
 """
 
-DECODING = {
-    "crf": "CRF Viterbi",
-    "bilstm_crf": "BiLSTM, then CRF Viterbi",
-    "two_task": "Nguyen et al. 2023a, Algorithm 1 with the saved entity/beginning thresholds",
-    "ova": "one-vs-all sigmoids, argmax",
-}
-
 
 def export_model(bundle: TaggerBundle, model_folder: Path | None, out: Path, source: str) -> str:
     """Writes `out` (new, or an empty folder) whole or not at all; returns the kind written: "huggingface" or "mlflow".
@@ -76,7 +70,7 @@ def export_model(bundle: TaggerBundle, model_folder: Path | None, out: Path, sou
             _write_mlflow(bundle, model_folder, folder)
             readme = MLFLOW_README.format(
                 source=source, head=bundle.head.name, count=len(bundle.labels), labels=labels, encoder=bundle.encoder.name,
-                decoding=DECODING.get(bundle.head.name, bundle.head.name), folder=out,
+                decoding=head_serving(bundle.head.name).decoding or bundle.head.name, folder=out,
             )
             kind = "mlflow"
         (folder / "README.md").write_text(readme)

@@ -8,6 +8,7 @@ position is padding.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -24,6 +25,28 @@ class HeadOutput:
 
 
 IGNORE = -100
+
+WordProbabilities = Callable[[torch.Tensor, torch.Tensor, int], torch.Tensor]
+"""(scores [batch, words, K] as float, decoded label ids [batch, words], id of O) -> [batch, words]."""
+
+
+@dataclass(frozen=True)
+class HeadServing:
+    """What serving reads of a head: the `traits` of its registry entry.
+
+    Attributes
+    ----------
+    decoding : str | None
+        How the head turns scores into labels, as an exported MLflow model's README says it
+        (None: the head's name).
+    confidence : WordProbabilities | None
+        The probability the head's scores give each word's decoded label; None for heads whose
+        scores are not probabilities (CRF heads decode with Viterbi over unnormalised emissions and
+        transitions), which then report no confidence.
+    """
+
+    decoding: str | None = None
+    confidence: WordProbabilities | None = None
 
 
 class HeadConfig(BaseModel):

@@ -7,7 +7,7 @@ from pydantic import Field
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from nerplat.models.heads.base import HeadConfig
+from nerplat.models.heads.base import HeadConfig, HeadServing
 from nerplat.models.heads.crf import CRFHead
 from nerplat.models.heads.registry import HEADS
 
@@ -32,7 +32,7 @@ class BiLSTM(nn.Module):
         return out
 
 
-@HEADS.register("bilstm_crf", config=BiLSTMConfig)
+@HEADS.register("bilstm_crf", config=BiLSTMConfig, traits=HeadServing(decoding="BiLSTM, then CRF Viterbi"))
 def build(config: BiLSTMConfig, *, labels: list[str], hidden_size: int) -> CRFHead:
     """BiLSTM over word states, then linear emissions and a linear-chain CRF; Viterbi decoding."""
     return CRFHead(len(labels), 2 * config.hidden_size, BiLSTM(hidden_size, config.hidden_size, config.layers))

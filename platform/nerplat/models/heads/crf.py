@@ -6,7 +6,7 @@ import torch
 from torch import nn
 
 from nerplat.models.linear_chain_crf import CRF
-from nerplat.models.heads.base import HeadConfig, HeadOutput
+from nerplat.models.heads.base import HeadConfig, HeadOutput, HeadServing
 from nerplat.models.heads.registry import HEADS
 
 
@@ -28,7 +28,7 @@ class CRFHead(nn.Module):
         return self.crf.viterbi(output.scores, output.mask)
 
 
-@HEADS.register("crf", config=HeadConfig)
+@HEADS.register("crf", config=HeadConfig, traits=HeadServing(decoding="CRF Viterbi"))
 def build(config: HeadConfig, *, labels: list[str], hidden_size: int) -> CRFHead:
     """Linear emissions and a word-level linear-chain CRF; Viterbi decoding."""
     return CRFHead(len(labels), hidden_size)

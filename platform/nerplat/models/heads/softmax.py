@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from nerplat.models.heads.base import HeadConfig, HeadOutput, argmax_decode
+from nerplat.models.heads.base import HeadConfig, HeadOutput, HeadServing, argmax_decode
 from nerplat.models.heads.registry import HEADS
 
 
@@ -26,7 +26,12 @@ class SoftmaxHead(nn.Module):
         return argmax_decode(output)
 
 
-@HEADS.register("softmax", config=HeadConfig)
+def softmax_confidence(scores: torch.Tensor, ids: torch.Tensor, outside: int) -> torch.Tensor:
+    """The decoded label's softmax probability, what Hugging Face's token-classification pipeline reports."""
+    return torch.softmax(scores, dim=-1).gather(-1, ids.unsqueeze(-1)).squeeze(-1)
+
+
+@HEADS.register("softmax", config=HeadConfig, traits=HeadServing(confidence=softmax_confidence))
 def build(config: HeadConfig, *, labels: list[str], hidden_size: int) -> SoftmaxHead:
     """Linear layer to K label logits per word; argmax decoding."""
     return SoftmaxHead(hidden_size, len(labels))

@@ -17,7 +17,7 @@ from pydantic import Field
 from torch import nn
 
 from nerplat.errors import Problem, UserInputError
-from nerplat.models.heads.base import HeadConfig, HeadOutput, unpad
+from nerplat.models.heads.base import HeadConfig, HeadOutput, HeadServing, unpad
 from nerplat.models.heads.registry import HEADS
 
 
@@ -66,7 +66,20 @@ def _untyped_label_ids(labels: list[str]) -> tuple[int, int, int]:
     return labels.index("O"), labels.index(f"B-{entity_type}"), labels.index(f"I-{entity_type}")
 
 
-@HEADS.register("two_task", config=TwoTaskConfig)
+def entity_confidence(scores: torch.Tensor, ids: torch.Tensor, outside: int) -> torch.Tensor:
+    """The entity sigmoid for B/I words, one minus it for O words."""
+    entity = torch.sigmoid(scores[..., 0])
+    return torch.where(ids == outside, 1.0 - entity, entity)
+
+
+@HEADS.register(
+    "two_task",
+    config=TwoTaskConfig,
+    traits=HeadServing(
+        decoding="Nguyen et al. 2023a, Algorithm 1 with the saved entity/beginning thresholds",
+        confidence=entity_confidence,
+    ),
+)
 def build(config: TwoTaskConfig, *, labels: list[str], hidden_size: int) -> TwoTaskHead:
     """Two binary logits per word (entity, beginning); Nguyen et al. 2023a, Algorithm 1 decoding."""
     return TwoTaskHead(hidden_size, labels, config.threshold)

@@ -6,7 +6,8 @@ import torch
 
 from nerplat.models.linear_chain_crf import CRF
 from nerplat.models.heads import HEADS
-from nerplat.models.heads.base import HeadOutput
+from nerplat.models.heads.base import HeadConfig, HeadOutput, HeadServing
+from nerplat.models.heads.registry import head_serving
 
 LABELS = ["O", "B-ENT", "I-ENT"]
 HIDDEN = 8
@@ -21,7 +22,7 @@ def test_every_head_of_the_papers_is_registered():
     assert set(HEADS.names()) == {"softmax", "crf", "bilstm_softmax", "bilstm_crf", "crfsuite", "two_task", "ova", "mrc"}
 
 
-TORCH_HEADS = ["softmax", "crf", "bilstm_softmax", "bilstm_crf", "two_task", "ova", "mrc"]  # crfsuite: test_crfsuite.py
+TORCH_HEADS = [entry.name for entry in HEADS.entries() if issubclass(entry.config, HeadConfig)]  # crfsuite: test_crfsuite.py
 
 
 @pytest.mark.parametrize("name", TORCH_HEADS)
@@ -84,3 +85,21 @@ def test_bilstm_ignores_what_lies_in_padding(name):
     mask = torch.tensor([[True, True, False, False]])
     clean_scores, noisy_scores = head(states, mask).scores, head(noisy, mask).scores
     assert torch.allclose(clean_scores[0, :2], noisy_scores[0, :2])
+
+
+def test_every_head_s_serving_traits_are_a_head_serving_or_unsaid():
+    assert all(entry.traits is None or isinstance(entry.traits, HeadServing) for entry in HEADS.entries())
+    assert head_serving("crf") == HeadServing(decoding="CRF Viterbi")
+    assert head_serving("mrc") == head_serving("no_such_head") == HeadServing()
+
+
+def test_probability_heads_give_the_probability_of_the_decoded_label():
+    scores = torch.tensor([[[2.0, 0.0, -1.0], [0.5, 1.0, -0.5]]])
+    ids = torch.tensor([[0, 2]])
+    softmax = torch.softmax(scores, dim=-1)
+    sigmoid = torch.sigmoid(scores)
+    torch.testing.assert_close(head_serving("softmax").confidence(scores, ids, 0), softmax[0, [0, 1], [0, 2]][None])
+    torch.testing.assert_close(head_serving("ova").confidence(scores, ids, 0), sigmoid[0, [0, 1], [0, 2]][None])
+    entity = sigmoid[..., 0]
+    torch.testing.assert_close(head_serving("two_task").confidence(scores, ids, 0), torch.stack([1 - entity[0, 0], entity[0, 1]])[None])
+    assert head_serving("crf").confidence is None and head_serving("bilstm_crf").confidence is None
