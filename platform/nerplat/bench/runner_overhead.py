@@ -129,7 +129,7 @@ def run_sweep(plan: Any, console: Console) -> SweepRuns:
         started = time.time()
         runner.run()
         command_s = time.time() - started
-        trials = runner.tracker.runs_of_kind("trial")
+        trials = runner.tracker.edits.runs_of_kind("trial")
     return SweepRuns(trials, command_s)
 
 

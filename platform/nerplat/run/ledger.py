@@ -143,10 +143,10 @@ class RunLedger:
 
         runs = versions = 0
         for arm in arms:
-            for run in self.tracker.arm_runs(arm):
+            for run in self.tracker.edits.arm_runs(arm):
                 if run.data.tags.get(schema.KIND) == "replicate":
                     versions += unregister_run(self.tracker.tracking_uri, run.info.run_id)
-                self.tracker.delete_run(run.info.run_id)
+                self.tracker.edits.delete_run(run.info.run_id)
                 runs += 1
         return runs, versions
 
@@ -172,9 +172,9 @@ class RunLedger:
         """The trial the tune phase chose: its values on the parent run (as params too, so the runs
         table shows them) and the `nerplat.best_trial` tag on its own run, and on no other (an
         earlier nerplat may have tagged another of tied trials)."""
-        self.tracker.add_params(tune_run_id, flatten_params(chosen.values))
+        self.tracker.edits.add_params(tune_run_id, flatten_params(chosen.values))
         self.tracker.log_epoch(tune_run_id, {metric: chosen.value}, epoch=0, tags={schema.SAMPLED: json.dumps(chosen.values)})
-        self.tracker.mark_best_trial(tune_run_id, chosen.run_id)
+        self.tracker.edits.mark_best_trial(tune_run_id, chosen.run_id)
 
     def record_replicate_summary(self, replicate_run_id: str, split: str) -> None:
         """Mean and sd (ddof 1, from two replicates on) of each scalar `split` metric over the completed
@@ -243,7 +243,7 @@ class RunLedger:
         run = self.open.get(trial_id)
         if run is not None and node and node != run.node:
             run.node = node
-            self.tracker.set_tags(run.run_id, {schema.RAY_NODE: node, **worker})
+            self.tracker.edits.set_tags(run.run_id, {schema.RAY_NODE: node, **worker})
 
     def record_evaluation(self, trial_id: str, evaluation: Evaluation, *, awaits_checkpoint: bool) -> None:
         run = self.open.get(trial_id)
@@ -339,7 +339,7 @@ class RunLedger:
     # -- children of a parent run (resume) -------------------------------------------------
 
     def children(self, parent_run_id: str) -> list[Any]:
-        return self.tracker.child_runs(parent_run_id)
+        return self.tracker.edits.child_runs(parent_run_id)
 
     def finished_earlier(self, arm: Arm, phase: str) -> int:
         """How many of the arm's tuning trials (phase `tune`) or replicates (`replicate`) an earlier
@@ -362,7 +362,7 @@ class RunLedger:
         found = []
         for run in self.children(parent_run_id):
             if schema.KIND not in run.data.tags:
-                self.tracker.delete_run(run.info.run_id)
+                self.tracker.edits.delete_run(run.info.run_id)
                 continue
             if run.info.status == "RUNNING" and run.info.run_id not in self._open_run_ids():
                 self.tracker.finish(run.info.run_id, "interrupted")

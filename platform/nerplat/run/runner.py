@@ -258,7 +258,7 @@ class ExperimentRunner(TunePhase, ReplicatePhase):
     def _refuse_silent_rerun(self, tracker: ExperimentTracker) -> None:
         if self.options.resume:
             return
-        if tracker.has_runs():
+        if tracker.edits.has_runs():
             raise UserInputError(
                 f"MLflow experiment '{self.plan.experiment}' in {self.tracking_uri} already has runs: pass --resume to "
                 "continue it (finished trials are kept), or change `experiment:` in the spec to start a new one"

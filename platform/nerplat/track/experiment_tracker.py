@@ -6,7 +6,7 @@ metric names in `track/schema.py`). Every call goes through `MlflowClient` with 
 nothing uses MLflow's global active run, because trials log from several Ray worker processes at once.
 
 Creating a run by key without duplicates is `track/run_claims.py`'s: child runs are claimed on a
-bookkeeping run.
+bookkeeping run. Searches and edits of existing runs are `track/run_edits.py`'s (`tracker.edits`).
 
 The claims are params, but not the parent's: params are what MLflow's runs table offers as
 columns and what a run's page lists first, and people look there for hyper-parameters. Each top-level
@@ -62,7 +62,7 @@ from nerplat.track.names import (
 )
 from nerplat.track.params import flatten_params, to_plain
 from nerplat.track.predictions import write_conll_predictions
-from nerplat.track.run_claims import ChildRunClaims, rewrite_on_race
+from nerplat.track.run_claims import ChildRunClaims, log_params, rewrite_on_race
 from nerplat.track.run_edits import RunEdits
 from nerplat.track.store import PatientClient, check_store, is_server_uri, local_artifact_root
 from nerplat.track.view import EXPERIMENT_KIND_TAG, MODEL_TRAINING, runs_view_tag
@@ -83,7 +83,7 @@ class TrackedRun:
     status: str | None  # its nerplat.status when finished
 
 
-class ExperimentTracker(ChildRunClaims, RunEdits):
+class ExperimentTracker:
     """Runs of one spec experiment in one MLflow store.
 
     Build it with `open` in the driver; pass it to workers as is (it pickles without its client).
@@ -144,6 +144,12 @@ class ExperimentTracker(ChildRunClaims, RunEdits):
             if is_server_uri(self.tracking_uri):
                 self._client = PatientClient(self._client, self.tracking_uri, self.notify)
         return self._client
+
+    @property
+    def edits(self) -> RunEdits:
+        """Searches and edits of the experiment's existing runs, on the current client (which is made on
+        first use and left out of a pickled tracker, so the helper is made on use too)."""
+        return RunEdits(self.client, self.experiment_id)
 
     def notify(self, message: str) -> None:
         """Where store retries are announced; the runner points it at its console."""
@@ -307,7 +313,8 @@ class ExperimentTracker(ChildRunClaims, RunEdits):
                 return _new(key, self._create_top_level_run(name, run_tags, flat_params))
         else:
             run_tags[schema.PARENT_RUN] = parent_run_id
-            run, created = self._claim_child_run(parent_run_id, key, name, run_tags, flat_params)
+            claims = ChildRunClaims(self.client, self.experiment_id)
+            run, created = claims.claim(self.bookkeeping_run_id(parent_run_id), parent_run_id, key, name, run_tags, flat_params)
             if created:
                 return _new(key, run)
         return self._reopen(key, run, run_tags, flat_params)
@@ -392,7 +399,7 @@ class ExperimentTracker(ChildRunClaims, RunEdits):
         leaves only an unused bookkeeping run behind)."""
         bookkeeping = self._create_bookkeeping_run(tags[schema.RUN_KEY])
         run = self.client.create_run(self.experiment_id, run_name=name, tags={**tags, schema.BOOKKEEPING_RUN: bookkeeping})
-        self._log_params(run.info.run_id, params)
+        log_params(self.client, run.info.run_id, params)
         self._bookkeeping_runs[run.info.run_id] = bookkeeping
         return run
 
@@ -408,12 +415,6 @@ class ExperimentTracker(ChildRunClaims, RunEdits):
         )
         self.client.set_terminated(run.info.run_id)  # params and tags are still written to it; it never "runs"
         return run.info.run_id
-
-    def _log_params(self, run_id: str, params: Mapping[str, str]) -> None:
-        from mlflow.entities import Param
-
-        if params:
-            self.client.log_batch(run_id, params=[Param(key, value) for key, value in params.items()])
 
     def _find_top_level_run(self, key: str, kind: str):
         """The active top-level run with this key and kind: the oldest summary run (two drivers creating

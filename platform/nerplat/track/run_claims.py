@@ -12,14 +12,15 @@ searches by kind) ever returns. Lookups read the claims (one `get_run` of the bo
 whose params grow by one per child). If a claimed run is deleted (a user removed it to re-run
 it), the next creation claims the next generation.
 
-`ChildRunClaims` is a part of `ExperimentTracker` (track/experiment_tracker.py), which provides `client`,
-`experiment_id`, `bookkeeping_run_id` and `_log_params`.
+`ExperimentTracker` (track/experiment_tracker.py) creates its child runs through a `ChildRunClaims`
+on its client and experiment.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from nerplat.track import schema
@@ -30,18 +31,24 @@ MAX_CLAIM_GENERATIONS = 100
 UNIQUE_KEY_ERRORS = ("UNIQUE constraint", "Duplicate entry", "duplicate key")
 
 
+@dataclass(frozen=True)
 class ChildRunClaims:
-    """The claim methods of `ExperimentTracker`."""
+    """Claims of child runs in one MLflow experiment, through one client."""
 
-    def _claim_child_run(self, parent_run_id: str, key: str, name: str, tags: Mapping[str, str], params: Mapping[str, str]):
-        """(run, created): the claimed active child keyed `key`, or a new run called `name` that won the claim.
+    client: Any  # an MlflowClient (or the tracker's PatientClient around one)
+    experiment_id: str
+
+    def claim(
+        self, bookkeeping: str, parent_run_id: str, key: str, name: str, tags: Mapping[str, str], params: Mapping[str, str]
+    ):
+        """(run, created): the claimed active child keyed `key`, or a new run called `name` that won the
+        claim on the parent's bookkeeping run `bookkeeping`.
 
         Params are logged before the claim, so a claimed run always has all of them; the kind
         tag after it, so an unclaimed run never shows up in searches by kind.
         """
         from mlflow.exceptions import MlflowException
 
-        bookkeeping = self.bookkeeping_run_id(parent_run_id)
         for _ in range(MAX_CLAIM_GENERATIONS):
             claims = self._child_claims(bookkeeping, key)
             if claims and (current := self._active_run(claims[-1])) is not None:
@@ -73,7 +80,7 @@ class ChildRunClaims:
 
         run = self.client.create_run(self.experiment_id, run_name=name, tags=dict(tags))
         try:
-            self._log_params(run.info.run_id, params)
+            log_params(self.client, run.info.run_id, params)
         except MlflowException:
             if self._active_run(run.info.run_id) is None:
                 return None
@@ -112,6 +119,14 @@ class ChildRunClaims:
                 return None
             raise
         return run if run.info.lifecycle_stage == "active" else None
+
+
+def log_params(client: Any, run_id: str, params: Mapping[str, str]) -> None:
+    """`params` on the run in one batch (none: no request)."""
+    from mlflow.entities import Param
+
+    if params:
+        client.log_batch(run_id, params=[Param(key, value) for key, value in params.items()])
 
 
 def rewrite_on_race(write: Callable[..., None], *args: Any, attempts: int = 3) -> None:

@@ -1,13 +1,13 @@
 """Edits of runs that already exist, and searches of the experiment's runs: what the driver's ledger
 (`run/ledger.py`) and runner change and read back besides creating, logging and ending runs.
 
-`RunEdits` is a part of `ExperimentTracker` (track/experiment_tracker.py), which provides `client`
-and `experiment_id`.
+`ExperimentTracker.edits` (track/experiment_tracker.py) hands out a `RunEdits` on its client and experiment.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from nerplat.track import schema
@@ -16,8 +16,12 @@ from nerplat.track.experiment_reader import search_all
 SEARCH_LIMIT = 50_000  # runs in one search: the most the SQLite store returns at once
 
 
+@dataclass(frozen=True)
 class RunEdits:
-    """The edit and search methods of `ExperimentTracker`."""
+    """Searches and edits of the runs of one MLflow experiment, through one client."""
+
+    client: Any  # an MlflowClient (or the tracker's PatientClient around one)
+    experiment_id: str
 
     # -- searches ---------------------------------------------------------------------------
 
