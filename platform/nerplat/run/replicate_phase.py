@@ -1,71 +1,62 @@
 """The replicate phase: each arm's chosen configuration re-trained for every replicate (seed x
 partition) not yet completed, all arms in one Tuner, or look by look under a sequential design.
-
-A part of `ExperimentRunner` (run/runner.py), which provides `plan`, `ledger`, `board`, `metrics`,
-`tracking_uri`, `select_metric`, `undecidable`, `_ray_run_config` and `_fit`.
+`ExperimentRunner` (run/runner.py) holds one and calls `replicate` with the arms whose tuning is complete.
 """
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from nerplat.plan.model import Arm, Replicate
 from nerplat.run.job import PHASE_KEY, TrialJob
 from nerplat.run.looks import ReplicateLooks, claimed_arms, needed_arms
 from nerplat.run.outcomes import ArmOutcome
+from nerplat.run.phase_context import PhaseContext
 from nerplat.run.ray_session import concurrency
 from nerplat.track import schema
 
-if TYPE_CHECKING:
-    from nerplat.plan.model import Plan
-    from nerplat.run.ledger import RunLedger
-    from nerplat.run.progress import ProgressBoard
-
 
 class ReplicatePhase:
-    """The replicate-phase methods of `ExperimentRunner`."""
+    """Replicates arms' chosen configurations with what the run shares with its phases (`PhaseContext`)."""
 
-    plan: Plan
-    ledger: RunLedger
-    board: ProgressBoard
-    select_metric: str
-    tracking_uri: str
-    undecidable: frozenset[str]  # claims replicated beyond the first look only when the run is asked to
+    def __init__(self, context: PhaseContext):
+        self.context = context
 
-    def _replicate(self, arms: list[Arm], outcomes: dict[str, ArmOutcome]) -> None:
+    def replicate(self, arms: list[Arm], outcomes: dict[str, ArmOutcome]) -> None:
         """Re-trains each arm's chosen configuration for every replicate not yet completed: all at
         once, or look by look under a sequential design (`run.looks`) while some claim needs the arm
         (a claim in `undecidable` needs none beyond the first look)."""
+        plan, ledger, board = self.context.plan, self.context.ledger, self.context.board
         parents: dict[str, str] = {}
         asked = {arm.id: arm.replicates for arm in arms}
-        if self.plan.sequential is None:
+        if plan.sequential is None:
             self._replicate_look(arms, asked, outcomes, parents)
         else:
-            looks = ReplicateLooks(self.plan.sequential)
-            claimed = claimed_arms(arms, self.plan.claims)
+            looks = ReplicateLooks(plan.sequential)
+            claimed = claimed_arms(arms, plan.claims)
             active = list(arms)
             for look in range(looks.looks()):
                 asked.update({arm.id: looks.replicates(arm, look) for arm in active})
-                self.board.stage(f"look {look + 1}: replicates of {len(active)} arm(s) up to {max(len(asked[a.id]) for a in active)} each")
+                board.stage(f"look {look + 1}: replicates of {len(active)} arm(s) up to {max(len(asked[a.id]) for a in active)} each")
                 self._replicate_look(active, asked, outcomes, parents)
                 if any(outcomes[a.id].errors for a in active):
                     break  # a failed replicate leaves its claims unjudged: a resume runs it again first
-                needed = needed_arms(self._claim_verdicts(), claimed, self.undecidable)
+                needed = needed_arms(self._claim_verdicts(), claimed, self.context.undecidable)
                 for arm in active:
                     if arm.id not in needed:  # its claims are decided: the progress table counts what it ran
-                        self.board.phase(arm.id, "replicate", len(arm.replicates)).total = len(asked[arm.id])
+                        board.phase(arm.id, "replicate", len(arm.replicates)).total = len(asked[arm.id])
                 active = [arm for arm in active if arm.id in needed and len(asked[arm.id]) < len(arm.replicates)]
                 if not active:
                     break
         for arm in arms:
-            statuses = self.ledger.statuses(parents[arm.id])
+            statuses = ledger.statuses(parents[arm.id])
             outcomes[arm.id].replicates = statuses
-            self.ledger.record_replicate_summary(parents[arm.id], self.plan.replicate_split)
+            ledger.record_replicate_summary(parents[arm.id], plan.replicate_split)
             complete = statuses.get("completed", 0) >= len(asked[arm.id])
             if complete:
                 self._register_models(arm, parents[arm.id])
-            self.ledger.finish(parents[arm.id], "completed" if complete else "failed")
+            ledger.finish(parents[arm.id], "completed" if complete else "failed")
 
     def _replicate_look(
         self, arms: list[Arm], asked: dict[str, tuple[Replicate, ...]], outcomes: dict[str, ArmOutcome], parents: dict[str, str]
@@ -75,7 +66,7 @@ class ReplicatePhase:
         for arm in arms:
             jobs += self._replicate_jobs(arm, asked[arm.id], outcomes[arm.id].chosen or {}, parents)
         if jobs:
-            self.board.stage(f"replicates: {len(jobs)} runs of {len(arms)} arm(s) with their chosen configurations")
+            self.context.board.stage(f"replicates: {len(jobs)} runs of {len(arms)} arm(s) with their chosen configurations")
             for arm_id, errors in self._fit_replicates(arms, jobs).items():
                 outcomes[arm_id].errors += errors
 
@@ -88,21 +79,23 @@ class ReplicatePhase:
         from nerplat.track.experiment_reader import open_client
         from nerplat.analysis.verdicts import verdicts
 
-        replicates = fetch_replicates(open_client(self.tracking_uri), self.plan.experiment)
+        plan = self.context.plan
+        replicates = fetch_replicates(open_client(self.context.tracking_uri), plan.experiment)
         usable = replicates.filter(pl.col("status") == "completed") if not replicates.is_empty() else replicates
-        settings = settings_from_plan(self.plan.model_dump(mode="json"), "plan")
+        settings = settings_from_plan(plan.model_dump(mode="json"), "plan")
         return verdicts(usable, settings, aso=False)
 
     def _replicate_jobs(
         self, arm: Arm, replicates: tuple[Replicate, ...], chosen: dict[str, Any], parents: dict[str, str]
     ) -> list[dict[str, Any]]:
         """Opens the arm's replicate runs (finished ones are skipped) and returns the Tune jobs of the rest."""
-        parent = self.ledger.start_phase(arm, "replicate", params=chosen, tags={schema.SAMPLED: json.dumps(chosen)})
+        context, plan = self.context, self.context.plan
+        parent = context.ledger.start_phase(arm, "replicate", params=chosen, tags={schema.SAMPLED: json.dumps(chosen)})
         parents[arm.id] = parent.run_id
         jobs, skipped = [], 0
         for replicate in replicates:
-            config = arm.trial_config(chosen, seed=replicate.seed, partition=replicate.partition, eval_split=self.plan.replicate_split)
-            run = self.ledger.open_replicate(parent.run_id, arm, replicate, config)
+            config = arm.trial_config(chosen, seed=replicate.seed, partition=replicate.partition, eval_split=plan.replicate_split)
+            run = context.ledger.open_replicate(parent.run_id, arm, replicate, config)
             if run.finished and run.status == "completed":
                 skipped += 1
                 continue
@@ -111,16 +104,16 @@ class ReplicatePhase:
                 phase="replicate",
                 seed=replicate.seed,
                 partition=replicate.partition,
-                eval_split=self.plan.replicate_split,
-                select_metric=self.select_metric,
+                eval_split=plan.replicate_split,
+                select_metric=context.select_metric,
                 fixed_values=chosen,
                 parent_run_id=parent.run_id,
                 run_id=run.run_id,
-                tracking_uri=self.tracking_uri,
-                log_model=self.plan.replicate_models != "none",
+                tracking_uri=context.tracking_uri,
+                log_model=plan.replicate_models != "none",
             )
             jobs.append(job.model_dump(mode="json"))
-        progress = self.board.phase(arm.id, "replicate", len(arm.replicates))
+        progress = context.board.phase(arm.id, "replicate", len(arm.replicates))
         # finished before this session: a later look finds this session's own runs finished too
         progress.skipped = max(progress.skipped, skipped - progress.finished)
         return jobs
@@ -132,8 +125,9 @@ class ReplicatePhase:
         from nerplat.run.events import TrialEvents
         from nerplat.run.trainable import nerplat_trial, trial_resources
 
-        events = TrialEvents(self.ledger, self.board, self.metrics)
-        limit = self.plan.tune.max_concurrent if self.plan.tune else None
+        context = self.context
+        events = TrialEvents(context.ledger, context.board, context.metrics)
+        limit = context.plan.tune.max_concurrent if context.plan.tune else None
         tuner = tune.Tuner(
             tune.with_resources(nerplat_trial, trial_resources),
             param_space={PHASE_KEY: tune.grid_search(jobs)},
@@ -143,18 +137,19 @@ class ReplicatePhase:
                 reuse_actors=True,
                 trial_dirname_creator=lambda trial: trial.trial_id,
             ),
-            run_config=self._ray_run_config("replicate", events, max(a.resources.max_retries for a in arms)),
+            run_config=context.ray_run_config("replicate", events, max(a.resources.max_retries for a in arms)),
         )
-        self._fit(tuner, events, expected=len(jobs))
+        context.fit(tuner, events, expected=len(jobs))
         return events.errors
 
     def _register_models(self, arm: Arm, parent_run_id: str) -> None:
         """The arm's chosen replicate models into the MLflow registry (spec `replicate.models`)."""
         from nerplat.serving.mlflow_models import register_arm_models, registered_model_name
 
-        runs = self.ledger.children(parent_run_id)
-        mode = self.plan.tune.mode if self.plan.tune else "max"
-        name = registered_model_name(self.plan.experiment, arm.id)
+        context, plan = self.context, self.context.plan
+        runs = context.ledger.children(parent_run_id)
+        mode = plan.tune.mode if plan.tune else "max"
+        name = registered_model_name(plan.experiment, arm.id)
         register_arm_models(
-            self.tracking_uri, name, runs, self.plan.replicate_models, metric=self.select_metric, split=self.plan.replicate_split, mode=mode
+            context.tracking_uri, name, runs, plan.replicate_models, metric=context.select_metric, split=plan.replicate_split, mode=mode
         )

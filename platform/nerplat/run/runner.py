@@ -11,8 +11,9 @@ optuna-dashboard shows, track/studies.py), brought in step with MLflow's finishe
 (run/study.py); trials that were running when the driver stopped are marked interrupted and
 replaced by new ones. This works the same after Ctrl-C, a killed driver, or on another cluster.
 
-The phases are `run/tune_phase.py` and `run/replicate_phase.py`; starting Ray, its environment and
-how many trials fit are `run/ray_session.py`; what a run returns is `run/outcomes.py`.
+The phases are objects the runner holds, `run/tune_phase.py` and `run/replicate_phase.py`, built once
+the ledger is open with what they share of the run (`run/phase_context.py`); starting Ray, its
+environment and how many trials fit are `run/ray_session.py`; what a run returns is `run/outcomes.py`.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from nerplat.run.allocator import worker_malloc_line
 from nerplat.run.exported_metrics import TrialMetrics
 from nerplat.run.ledger import RunLedger
 from nerplat.run.outcomes import ArmOutcome, RunSummary
+from nerplat.run.phase_context import PhaseContext
 from nerplat.run.progress import DEFAULT_EVERY, ProgressBoard
 from nerplat.run.ray_session import (
     Interrupted,
@@ -78,8 +80,9 @@ def _select_key(plan: Plan) -> str:
     return metric[len("dev_"):] if metric.startswith("dev_") else metric
 
 
-class ExperimentRunner(TunePhase, ReplicatePhase):
-    """Runs one plan; holds the run ledger (MLflow), the progress board and the Ray storage location."""
+class ExperimentRunner:
+    """Runs one plan; holds the run ledger (MLflow), the progress board, the Ray storage location and
+    the tune and replicate phases."""
 
     def __init__(self, plan: Plan, options: RunOptions, console: Console):
         self.plan = plan
@@ -97,6 +100,8 @@ class ExperimentRunner(TunePhase, ReplicatePhase):
         self.board.describe(plan.arms)
         self.metrics = TrialMetrics(plan.experiment)
         self.spec_change: SpecChange | None = None  # set when a resume's spec differs from the experiment's
+        self.tune_phase: TunePhase | None = None  # both set once the ledger is open (`_open_phases`)
+        self.replicate_phase: ReplicatePhase | None = None
 
     # -- entry --------------------------------------------------------------------------------
 
@@ -120,6 +125,7 @@ class ExperimentRunner(TunePhase, ReplicatePhase):
         if any(arm.tune_trials for arm in self.plan.arms):
             self.board.stage(f"opening the Optuna storage {self.optuna_storage} (optuna-dashboard shows the search)")
             self.study_storage = open_optuna_storage(self.optuna_storage)
+        self._open_phases()
         if self.options.analyze and self.options.replicate:
             from nerplat.analysis.report_folder import owned_files
 
@@ -158,6 +164,15 @@ class ExperimentRunner(TunePhase, ReplicatePhase):
     def ray_address(self) -> str | None:
         """The running cluster the run joins (--address, else RAY_ADDRESS); None for an embedded Ray."""
         return self.options.address or os.environ.get("RAY_ADDRESS")
+
+    def _open_phases(self) -> None:
+        """The tune and replicate phases, sharing what this run has opened (its ledger, the study storage)."""
+        context = PhaseContext(
+            plan=self.plan, ledger=self.ledger, board=self.board, metrics=self.metrics, console=self.console,
+            tracking_uri=self.tracking_uri, select_metric=self.select_metric, ray_run_config=self._ray_run_config, fit=self._fit,
+            study_storage=self.study_storage, optuna_storage=self.optuna_storage, undecidable=self.undecidable,
+        )
+        self.tune_phase, self.replicate_phase = TunePhase(context), ReplicatePhase(context)
 
     def _hold_final_metrics(self) -> None:
         """A scraped run's last values (final counts, the last trials' series) would leave with Ray
@@ -198,11 +213,11 @@ class ExperimentRunner(TunePhase, ReplicatePhase):
                     replicate.skipped = self.ledger.finished_earlier(arm, "replicate")
         for arm in self.plan.arms:
             if arm.tune_trials:
-                self._tune_arm(arm, outcomes[arm.id])
+                self.tune_phase.tune_arm(arm, outcomes[arm.id])
             else:
                 outcomes[arm.id].chosen = {}
         if self.options.replicate:
-            self._replicate([arm for arm in self.plan.arms if outcomes[arm.id].chosen is not None], outcomes)
+            self.replicate_phase.replicate([arm for arm in self.plan.arms if outcomes[arm.id].chosen is not None], outcomes)
         return RunSummary(
             self.plan.experiment, self.tracking_uri, self.tracker.experiment_id, list(outcomes.values()),
             optuna_storage=self.optuna_storage if self.study_storage is not None else None,

@@ -1,13 +1,11 @@
 """The tune phase of an arm: search its space on dev in one Tuner, continuing the arm's Optuna study,
-then choose the trial whose configuration the replicates re-train.
-
-A part of `ExperimentRunner` (run/runner.py), which provides `plan`, `ledger`, `board`, `metrics`,
-`console`, `select_metric`, the study storage, `_ray_run_config` and `_fit`.
+then choose the trial whose configuration the replicates re-train. `ExperimentRunner` (run/runner.py)
+holds one and calls `tune_arm` for each arm with a search space.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.markup import escape
 
@@ -15,32 +13,24 @@ from nerplat.plan.model import Arm
 from nerplat.run.job import PHASE_KEY, TrialJob
 from nerplat.run.ledger import FinishedTrial
 from nerplat.run.outcomes import ArmOutcome
+from nerplat.run.phase_context import PhaseContext
 from nerplat.run.ray_session import concurrency, path_component
 from nerplat.track.studies import study_name
 
-if TYPE_CHECKING:
-    from nerplat.plan.model import Plan
-    from nerplat.run.ledger import RunLedger
-    from nerplat.run.progress import ProgressBoard
-
 
 class TunePhase:
-    """The tune-phase methods of `ExperimentRunner`."""
+    """Tunes arms on dev with what the run shares with its phases (`PhaseContext`)."""
 
-    plan: Plan
-    ledger: RunLedger
-    board: ProgressBoard
-    select_metric: str
+    def __init__(self, context: PhaseContext):
+        self.context = context
 
-    # -- tune phase --------------------------------------------------------------------------
-
-    def _tune_arm(self, arm: Arm, outcome: ArmOutcome) -> None:
+    def tune_arm(self, arm: Arm, outcome: ArmOutcome) -> None:
         """Searches the arm's space on dev (continuing an earlier session's trials), then chooses."""
-        ledger = self.ledger
+        ledger, board = self.context.ledger, self.context.board
         parent = ledger.start_phase(arm, "tune", params={"search_space": {k: v.label() for k, v in arm.search_space.items()}})
-        metric = f"dev_best_{self.select_metric}"
+        metric = f"dev_best_{self.context.select_metric}"
         previous = ledger.finished_trials(parent.run_id, metric)
-        progress = self.board.phase(arm.id, "tune", arm.tune_trials)
+        progress = board.phase(arm.id, "tune", arm.tune_trials)
         progress.skipped = len(previous)
         for trial in previous:
             progress.offer(trial.value)
@@ -48,15 +38,15 @@ class TunePhase:
         budget_spent = False
         if not parent.finished and remaining > 0:
             kept = f" ({len(previous)} finished earlier)" if previous else ""
-            self.board.stage(f"tuning {arm.id}: {remaining} of {arm.tune_trials} trials to run{kept}")
+            board.stage(f"tuning {arm.id}: {remaining} of {arm.tune_trials} trials to run{kept}")
             errors, budget_spent = self._search(arm, parent.run_id, previous, remaining)
             outcome.errors += errors
             previous = ledger.finished_trials(parent.run_id, metric)
         outcome.tune_trials.update(ledger.statuses(parent.run_id))
         if len(previous) < arm.tune_trials:
-            budget = f"tune.time_budget_s ({self.plan.tune.time_budget_s:g} s)" if budget_spent else None
+            budget = f"tune.time_budget_s ({self.context.plan.tune.time_budget_s:g} s)" if budget_spent else None
             if budget and previous:  # the spec's own limit: choose from what finished
-                self.board.stage(f"tuning {arm.id}: {budget} spent after {len(previous)} of {arm.tune_trials} trials; choosing from those")
+                board.stage(f"tuning {arm.id}: {budget} spent after {len(previous)} of {arm.tune_trials} trials; choosing from those")
             else:
                 # Chosen from fewer trials than the spec asks for, the arm would not be the experiment the
                 # spec describes: it stays unchosen, and --resume runs the missing trials.
@@ -77,12 +67,13 @@ class TunePhase:
         from nerplat.run.search import optuna_distributions
         from nerplat.run.study import ArmStudy, prepare_study
 
-        study = ArmStudy(self.study_storage, study_name(self.plan.experiment, arm.id), tuple(previous))
-        metric = f"dev_best_{self.select_metric}"
+        context = self.context
+        study = ArmStudy(context.study_storage, study_name(context.plan.experiment, arm.id), tuple(previous))
+        metric = f"dev_best_{context.select_metric}"
         distributions = optuna_distributions(arm.search_space)
-        if prepare_study(study, owner=parent_run_id, metric=metric, mode=self.plan.tune.mode, distributions=distributions):
-            self.console.print(
-                f"[yellow]replaced the Optuna study {escape(study.name)}[/] in {escape(self.optuna_storage)}: it held the "
+        if prepare_study(study, owner=parent_run_id, metric=metric, mode=context.plan.tune.mode, distributions=distributions):
+            context.console.print(
+                f"[yellow]replaced the Optuna study {escape(study.name)}[/] in {escape(context.optuna_storage)}: it held the "
                 "trials of another MLflow run of this arm, since deleted (the experiment or the arm started anew)"
             )
         return study
@@ -104,8 +95,9 @@ class TunePhase:
         from nerplat.run.study import asked_trials, enqueue_unfinished, fail_running
         from nerplat.run.trainable import nerplat_trial, trial_resources
 
-        settings = self.plan.tune
-        metric = f"dev_best_{self.select_metric}"
+        context = self.context
+        settings = context.plan.tune
+        metric = f"dev_best_{context.select_metric}"
         study = self._arm_study(arm, parent_run_id, previous)
         enqueue_unfinished(study, settings.enqueue.get(arm.method, ()))  # the spec's starting points, each once
         seed = searcher_seed(settings.seed, arm.id, asked_trials(study))
@@ -116,9 +108,9 @@ class TunePhase:
         scheduler = SCHEDULERS.build(settings.scheduler.name, settings.scheduler.params, at="tune.scheduler", max_t=evaluations)
         job = TrialJob(
             arm=arm, phase="tune", seed=settings.train_seed, partition=arm.partitions[0], eval_split=None,
-            select_metric=self.select_metric, parent_run_id=parent_run_id,
+            select_metric=context.select_metric, parent_run_id=parent_run_id,
         )
-        events = TrialEvents(self.ledger, self.board, self.metrics, search=searcher)
+        events = TrialEvents(context.ledger, context.board, context.metrics, search=searcher)
         tuner = tune.Tuner(
             tune.with_resources(nerplat_trial, trial_resources),
             param_space={PHASE_KEY: job.model_dump(mode="json"), **tune_domains(arm.search_space)},
@@ -133,10 +125,10 @@ class TunePhase:
                 reuse_actors=True,
                 trial_dirname_creator=lambda trial: trial.trial_id,
             ),
-            run_config=self._ray_run_config(f"{path_component(arm.id)}__tune", events, arm.resources.max_retries),
+            run_config=context.ray_run_config(f"{path_component(arm.id)}__tune", events, arm.resources.max_retries),
         )
         try:
-            budget_spent = self._fit(tuner, events, expected=remaining, time_budget_s=settings.time_budget_s)
+            budget_spent = context.fit(tuner, events, expected=remaining, time_budget_s=settings.time_budget_s)
         finally:
             fail_running(study)
         return events.errors.get(arm.id, []), budget_spent

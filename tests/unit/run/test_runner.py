@@ -203,9 +203,10 @@ def test_a_tune_only_run_counts_no_replicates_in_its_progress(tiny_plan, trackin
     from nerplat.track.experiment_tracker import ExperimentTracker
 
     runner = runner_for(tiny_plan, tmp_path, replicate=False)
-    monkeypatch.setattr(runner, "_tune_arm", lambda arm, outcome: None)
     runner.tracker = ExperimentTracker.open(tracking_uri, tiny_plan.experiment)
     runner.ledger = RunLedger(runner.tracker)
+    runner._open_phases()
+    monkeypatch.setattr(runner.tune_phase, "tune_arm", lambda arm, outcome: None)
     runner._run_arms()
     assert sorted(runner.board.phases) == [(arm.id, "tune") for arm in tiny_plan.arms if arm.tune_trials]
 
@@ -218,13 +219,14 @@ def test_a_resumed_run_counts_what_an_earlier_session_finished_from_its_start(ti
     runner = runner_for(tiny_plan, tmp_path, resume=True)
     runner.tracker = ExperimentTracker.open(tracking_uri, tiny_plan.experiment)
     runner.ledger = RunLedger(runner.tracker)
+    runner._open_phases()
     ce, mom = tiny_plan.arms
     parent = runner.ledger.start_phase(ce, "replicate", params={})
     earlier = runner.tracker.start_replicate_run(parent.run_id, ce.id, seed=ce.replicates[0].seed, partition=0)
     runner.tracker.finish(earlier.run_id, "completed")
     at_start = {}
-    monkeypatch.setattr(runner, "_tune_arm", lambda arm, outcome: at_start.update({k: p.skipped for k, p in runner.board.phases.items()}))
-    monkeypatch.setattr(runner, "_replicate", lambda arms, outcomes: None)
+    monkeypatch.setattr(runner.tune_phase, "tune_arm", lambda arm, outcome: at_start.update({k: p.skipped for k, p in runner.board.phases.items()}))
+    monkeypatch.setattr(runner.replicate_phase, "replicate", lambda arms, outcomes: None)
     runner._run_arms()
     assert at_start == {(mom.id, "tune"): 0, (ce.id, "replicate"): 1, (mom.id, "replicate"): 0}
 
@@ -329,11 +331,28 @@ def test_a_later_look_does_not_count_this_sessions_earlier_look_as_skipped(tiny_
     runner = runner_for(tiny_plan, tmp_path)
     runner.tracker = ExperimentTracker.open(tracking_uri, tiny_plan.experiment)
     runner.ledger = RunLedger(runner.tracker)
+    runner._open_phases()
     ce = tiny_plan.arms[0]
     parents: dict[str, str] = {}
-    (first,) = runner._replicate_jobs(ce, ce.replicates[:1], {}, parents)
+    (first,) = runner.replicate_phase._replicate_jobs(ce, ce.replicates[:1], {}, parents)
     runner.tracker.finish(first["run_id"], "completed")
     progress = runner.board.phase(ce.id, "replicate", len(ce.replicates))
     progress.finished += 1  # what the trial's end event does
-    second = runner._replicate_jobs(ce, ce.replicates[:2], {}, parents)
+    second = runner.replicate_phase._replicate_jobs(ce, ce.replicates[:2], {}, parents)
     assert len(second) == 1 and progress.skipped == 0 and progress.finished + progress.skipped <= progress.total
+
+
+def test_both_phases_see_what_the_run_opened_through_one_context(tiny_plan, tracking_uri, tmp_path):
+    from nerplat.run.ledger import RunLedger
+    from nerplat.track.experiment_tracker import ExperimentTracker
+
+    runner = runner_for(tiny_plan, tmp_path, undecidable=frozenset({"weak"}))
+    runner.tracker = ExperimentTracker.open(tracking_uri, tiny_plan.experiment)
+    runner.ledger = RunLedger(runner.tracker)
+    runner.study_storage = object()
+    runner._open_phases()
+    context = runner.tune_phase.context
+    assert runner.replicate_phase.context is context
+    assert (context.ledger, context.board, context.metrics) == (runner.ledger, runner.board, runner.metrics)
+    assert (context.study_storage, context.undecidable, context.select_metric) == (runner.study_storage, frozenset({"weak"}), "micro_f1")
+    assert context.fit == runner._fit and context.ray_run_config == runner._ray_run_config

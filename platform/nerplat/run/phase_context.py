@@ -1,0 +1,33 @@
+"""What the tune and replicate phases (run/tune_phase.py, run/replicate_phase.py) take from the run:
+the runner builds one `PhaseContext` once its ledger and study storage are open, and hands it to both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from nerplat.plan.model import Plan
+    from nerplat.run.exported_metrics import TrialMetrics
+    from nerplat.run.ledger import RunLedger
+    from nerplat.run.progress import ProgressBoard
+
+
+@dataclass(frozen=True)
+class PhaseContext:
+    plan: Plan
+    ledger: RunLedger  # every run the phases open, log and end
+    board: ProgressBoard
+    metrics: TrialMetrics
+    console: Console
+    tracking_uri: str
+    select_metric: str  # the metric, without its `dev_` prefix, that chooses a configuration
+    ray_run_config: Callable[[str, Any, int], Any]  # (Tuner name, trial events, max retries) -> tune.RunConfig
+    fit: Callable[..., bool]  # runs a Tuner: `ExperimentRunner._fit`
+    study_storage: Any = None  # the Optuna storage, open when an arm is tuned
+    optuna_storage: str | None = None  # its URL, for messages
+    undecidable: frozenset[str] = frozenset()  # claims replicated beyond the first look only when the run is asked to
