@@ -18,7 +18,7 @@ with one rule for every arm of a comparison; the analysis only reads what the ru
 
 Columns beside the verdict, for the tables and warnings: `runs`, `stopped_by_patience` (how many),
 `mean_stopped_epoch`, `cap` (the epoch the runs that hit the cap stopped at; null when none did),
-`judged_by` (`patience`, or `fit` for a cell of crfsuite fits), and `last_epoch_share` (replicates
+`judged_by` (`patience`, `fit` for a cell of crfsuite fits, null when no run recorded why it stopped), and `last_epoch_share` (replicates
 whose best dev epoch was their last evaluated one: information only).
 """
 
@@ -71,7 +71,9 @@ def convergence(replicates: pl.DataFrame, epochs: pl.DataFrame, metric: str) -> 
         (pl.col("stopped_by") == "patience").sum().cast(pl.Int64).alias("stopped_by_patience"),
         pl.col("stopped_epoch").mean().alias("mean_stopped_epoch"),
         pl.col("stopped_epoch").filter(pl.col("stopped_by") == "cap").max().alias("cap"),
-        pl.when(fitted.all()).then(pl.lit("fit")).otherwise(pl.lit("patience")).alias("judged_by"),
+        pl.when(fitted.all()).then(pl.lit("fit"))
+        .when(pl.col("stopped_by").is_null().all()).then(pl.lit(None, pl.String()))
+        .otherwise(pl.lit("patience")).alias("judged_by"),
         _all_converged(pl.col("converged_run")).alias("converged"),
     )
     return (

@@ -65,6 +65,8 @@ def test_a_run_that_does_not_say_why_it_stopped_leaves_its_cell_unknown_unless_a
     assert dict(zip(verdicts["method"], verdicts["converged"])) == {"ce": None, "mom": False}
     old = synthetic_replicates(methods=("ce",), sizes=(20,), seeds=2, types=())  # a runs.parquet older than the columns
     assert convergence(old, pl.DataFrame(schema=EPOCH_SCHEMA), METRIC)["converged"].to_list() == [None]
+    assert convergence(old, pl.DataFrame(schema=EPOCH_SCHEMA), METRIC)["judged_by"].to_list() == [None]  # nothing recorded
+    assert set(verdicts["judged_by"]) == {"patience"}
     summary = with_convergence(summarise(old, metric_columns(old), SETTINGS), convergence(old, pl.DataFrame(schema=EPOCH_SCHEMA), METRIC))
     assert summary["converged"].null_count() == summary.height and unconverged_cells(summary) == []
 
