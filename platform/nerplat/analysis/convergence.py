@@ -138,6 +138,6 @@ def _reason(row: dict) -> str:
     patience, runs, cap = row.get("stopped_by_patience"), row.get("runs"), row.get("cap")
     at = f" (train.epochs {cap})" if cap is not None else ""
     return (
-        f"{runs - patience} of {runs} runs hit the cap{at} before a dev plateau; raise train.epochs for this cell and its "
-        "partners, or set train.early_stopping so runs stop at their plateau"
+        f"{runs - patience} of {runs} runs hit the cap{at} before a dev plateau, or stopped before rising above their first "
+        "evaluation; raise train.epochs for this cell and its partners, or set train.early_stopping so runs stop at their plateau"
     )

@@ -38,7 +38,7 @@ from nerplat.analysis.compare import (
 )
 from nerplat.analysis.convergence import convergence, dev_curves, unconverged_cells, with_cell_convergence, with_convergence
 from nerplat.analysis.render import EXTENSIONS, FORMATS, RENDERERS, html_page, to_html, to_latex, to_markdown
-from nerplat.analysis.run_frames import EPOCH_SCHEMA, ExperimentRuns, fetch_experiment
+from nerplat.analysis.run_frames import EPOCH_SCHEMA, ExperimentRuns, fetch_experiment, with_stops_before_learning
 from nerplat.analysis.report_folder import install, owned_files, refuse_clashes
 from nerplat.analysis.settings import AnalysisSettings, settings_from_mapping
 from nerplat.analysis.stopping_savings import stopping_savings
@@ -223,9 +223,9 @@ def analyse(
         listed = ", ".join(f"{r['run_id']} ({r['status']})" for r in unfinished.head(10).iter_rows(named=True))
         more = f" and {unfinished.height - 10} more" if unfinished.height > 10 else ""
         warnings.append(f"{unfinished.height} replicate runs failed or were interrupted and are left out: {listed}{more}")
-    usable = replicates.filter(~pl.col("status").is_in(UNUSABLE_STATUSES).fill_null(True))
-    axes = setting_axes(usable) if not usable.is_empty() else []
     epochs = epochs if epochs is not None else pl.DataFrame(schema=EPOCH_SCHEMA)
+    usable = with_stops_before_learning(replicates.filter(~pl.col("status").is_in(UNUSABLE_STATUSES).fill_null(True)), epochs)
+    axes = setting_axes(usable) if not usable.is_empty() else []
     curve_metric = f"dev_{settings.average}_f1"
     cells = convergence(usable, epochs, curve_metric)
     summary = with_convergence(summarise(usable, metric_columns(usable), settings), cells)

@@ -120,6 +120,28 @@ def replicate_frame(runs: list[Run]) -> pl.DataFrame:
     return with_stopping(frame).sort("dataset", "sampler", "method", "seed", "partition", "run_id")
 
 
+BEFORE_LEARNING = "patience_before_learning"
+
+
+def with_stops_before_learning(frame: pl.DataFrame, epochs: pl.DataFrame) -> pl.DataFrame:
+    """`frame` (with `with_stopping`'s columns) with `stopped_by` BEFORE_LEARNING, and `converged_run`
+    False, for a run that stopped by patience while its best dev evaluation was its first one.
+
+    Such a run never rose above where it started: its plateau is the untrained model's (a constant
+    predictor scores above 0 on untyped spans), not a level it learned. `trial.stopping` no longer
+    stops a run there; runs trained before it counted patience that way are read with this. `epochs`
+    (`epoch_frame`) gives each run's first evaluated epoch."""
+    if frame.is_empty() or epochs.is_empty() or not {"selected_epoch", "stopped_by", "converged_run"} <= set(frame.columns):
+        return frame
+    first = epochs.group_by("run_id").agg(pl.col("epoch").min().alias("first_evaluation"))
+    marked = frame.join(first, on="run_id", how="left")
+    early = (pl.col("stopped_by") == "patience") & (pl.col("selected_epoch").round() <= pl.col("first_evaluation"))
+    return marked.with_columns(
+        pl.when(early).then(pl.lit(BEFORE_LEARNING)).otherwise(pl.col("stopped_by")).alias("stopped_by"),
+        pl.when(early).then(pl.lit(False)).otherwise(pl.col("converged_run")).alias("converged_run"),
+    ).drop("first_evaluation")
+
+
 def with_stopping(frame: pl.DataFrame) -> pl.DataFrame:
     """`frame` with `stopped_by` (String), `stopped_epoch` (Int64) and `converged_run` (Boolean), null
     where a run did not record them (a frame older than the columns gets them all null).
@@ -136,7 +158,7 @@ def with_stopping(frame: pl.DataFrame) -> pl.DataFrame:
     converged = (
         pl.when(fit.is_not_null()).then(fit == 1)
         .when(stopped_by == "patience").then(pl.lit(True))
-        .when(stopped_by == "cap").then(pl.lit(False))
+        .when(stopped_by.is_in(["cap", BEFORE_LEARNING])).then(pl.lit(False))
         .otherwise(pl.lit(None, pl.Boolean()))
     )  # fmt: skip
     return frame.with_columns(

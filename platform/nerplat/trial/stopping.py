@@ -8,9 +8,9 @@ counting where it left off. Which weights are kept is `trial.session`'s: the bes
 rise of the metric; `min_delta` only decides when to stop looking for a better one.
 
 A run that stopped by patience showed a plateau of `patience` evaluations after it had learned
-something (a best score above 0): its budget did not cut it short, which is what
+something (risen above its first evaluation): its budget did not cut it short, which is what
 `analysis.convergence` reads. A run that reached the cap did not show one, and neither did a run
-that never left 0 (it runs to the cap: not converged).
+that never rose above where it started (it runs to the cap: not converged).
 """
 
 from __future__ import annotations
@@ -26,13 +26,15 @@ StoppedBy = Literal["patience", "cap"]
 
 def evaluations_without_improvement(values: Sequence[float], min_delta: float) -> int:
     """Evaluations since the last one that rose more than `min_delta` above the best before it (NaN never
-    rises), counted only once the best is above 0: a run still at 0 has learned nothing yet, so the
-    zero stretch at the start of training is no plateau to stop on."""
-    best, waited = -math.inf, 0
-    for value in values:
+    rises), counted only once a run has risen above its first evaluation: until then it has learned
+    nothing it did not start with (a constant predictor scores above 0 on untyped spans, and a slow
+    learner may dip before it rises), so there is no plateau to stop on."""
+    best, waited, learned = -math.inf, 0, False
+    for index, value in enumerate(values):
         if value > best + min_delta:
+            learned = learned or index > 0
             best, waited = value, 0
-        elif best > 0:
+        elif learned:
             waited += 1
     return waited
 

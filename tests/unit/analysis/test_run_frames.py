@@ -145,3 +145,17 @@ def test_a_sampled_tag_that_is_not_json_is_a_user_error(store):
     store.run("arm", {schema.PHASE: "tune", schema.SAMPLED: "{lambda: 0.2"})
     with pytest.raises(UserInputError, match="nerplat.sampled of run .* is not JSON"):
         fetch_experiment(open_client(store.client.tracking_uri), store.experiment)
+
+
+def test_a_run_stopped_by_patience_at_its_first_evaluations_score_did_not_converge():
+    from nerplat.analysis.run_frames import BEFORE_LEARNING, with_stopping, with_stops_before_learning
+
+    runs = with_stopping(pl.DataFrame({
+        "run_id": ["dip", "learned", "capped"], "stopped_by": ["patience", "patience", "cap"],
+        "stopped_epoch": [5.0, 12.0, 20.0], "selected_epoch": [1.0, 8.0, 1.0],
+    }))  # fmt: skip
+    epochs = pl.DataFrame({"run_id": ["dip", "learned", "capped"], "metric": ["dev_micro_f1"] * 3, "epoch": [1, 1, 1], "value": [0.135] * 3})
+    marked = with_stops_before_learning(runs, epochs)
+    assert marked["stopped_by"].to_list() == [BEFORE_LEARNING, "patience", "cap"]
+    assert marked["converged_run"].to_list() == [False, True, False]
+    assert with_stopping(marked)["converged_run"].to_list() == [False, True, False]  # read again, the same

@@ -74,7 +74,9 @@ def test_early_stopping_whose_patience_outlasts_the_cap_ends_at_the_cap():
 
 
 # min_delta 0.5: no evaluation after the first rises that far, so patience 2 stops at epoch 3 of 8.
-PATIENT = {"epochs": 8, "early_stopping": EarlyStopping(patience=2, min_delta=0.5)}
+# At lr 3e-3 this setting's dev F1 is 0, 0, then rises at epoch 3 and dips at 4 (0.049, 0.046 here):
+# patience 1 stops it at epoch 4, keeping epoch 3's weights.
+PATIENT = {"epochs": 8, "lr": 3e-3, "early_stopping": EarlyStopping(patience=1, min_delta=0.01)}
 
 
 def test_patience_stops_before_the_cap_and_keeps_the_best_epochs_weights(tmp_path: Path):
@@ -87,11 +89,11 @@ def test_patience_stops_before_the_cap_and_keeps_the_best_epochs_weights(tmp_pat
         kept.update({k: v.clone() for k, v in trained.tagger.state_dict().items()})
 
     result = run_trial(tiny_config(**PATIENT), report=save_each, keep_model=keep)
-    assert [(e.epoch, e.stopped_by) for e in result.evaluations] == [(1, None), (2, None), (3, "patience")]
-    assert (result.stopped_by, result.stopped_epoch) == ("patience", 3)
-    assert not (tmp_path / "epoch4").exists()  # no epoch after the stop
+    assert [(e.epoch, e.stopped_by) for e in result.evaluations] == [(1, None), (2, None), (3, None), (4, "patience")]
+    assert (result.stopped_by, result.stopped_epoch) == ("patience", 4)
+    assert not (tmp_path / "epoch5").exists()  # no epoch after the stop
     best = max(result.evaluations, key=lambda e: e.dev["micro_f1"])  # the first of equals, as selection keeps it
-    assert result.selected_epoch == best.epoch < 3  # this setting's dev F1 peaks at epoch 1
+    assert result.selected_epoch == best.epoch == 3
     saved = load_checkpoint(tmp_path / f"epoch{best.epoch}" / CHECKPOINT_FILE, torch.device("cpu"))["step_module"]
     assert all(torch.equal(kept[name], saved[f"tagger.{name}"]) for name in kept)
 
@@ -101,12 +103,12 @@ def test_a_trial_resumed_mid_way_counts_patience_on_from_its_checkpoint(tmp_path
         save_checkpoint(tmp_path / f"epoch{evaluation.epoch}")
 
     run_trial(tiny_config(**PATIENT), report=save)
-    resumed = run_trial(tiny_config(**PATIENT), resume_from=tmp_path / "epoch2")
-    # epochs 1-2 restored without improvement since 1: epoch 3 is the second evaluation without one
-    assert [(e.epoch, e.stopped_by) for e in resumed.evaluations] == [(1, None), (2, None), (3, "patience")]
+    resumed = run_trial(tiny_config(**PATIENT), resume_from=tmp_path / "epoch3")
+    # epochs 1-3 restored, the rise at 3 among them: epoch 4 is the evaluation without one that stops it
+    assert [(e.epoch, e.stopped_by) for e in resumed.evaluations] == [(1, None), (2, None), (3, None), (4, "patience")]
     trained = []
-    stopped = run_trial(tiny_config(**PATIENT), resume_from=tmp_path / "epoch3", report=lambda e, _: trained.append(e))
-    assert trained == [] and (stopped.stopped_by, stopped.stopped_epoch) == ("patience", 3)
+    stopped = run_trial(tiny_config(**PATIENT), resume_from=tmp_path / "epoch4", report=lambda e, _: trained.append(e))
+    assert trained == [] and (stopped.stopped_by, stopped.stopped_epoch) == ("patience", 4)
 
 
 def test_tune_threshold_on_a_head_without_thresholds_is_refused():

@@ -15,14 +15,16 @@ def test_patience_counts_evaluations_since_the_last_rise_above_min_delta():
     assert evaluations_without_improvement(values, 0.0) == 1
     assert evaluations_without_improvement(values, 0.02) == 3  # 0.605 and 0.61 rose less than 0.02 above 0.60
     assert evaluations_without_improvement([], 0.0) == 0
-    assert evaluations_without_improvement([0.5, math.nan, math.nan], 0.0) == 2  # NaN never improves
+    assert evaluations_without_improvement([0.4, 0.5, math.nan, math.nan], 0.0) == 2  # NaN never improves
 
 
-def test_the_zero_stretch_before_a_run_learns_is_no_plateau():
+def test_no_plateau_before_a_run_rises_above_its_first_evaluation():
     assert evaluations_without_improvement([0.0, 0.0, 0.0, 0.0], 0.0) == 0
     assert evaluations_without_improvement([0.0, 0.0, 0.0, 0.2, 0.2, 0.19], 0.0) == 2
+    # a constant predictor's score first, then a dip (auc2t_lowres_conll's rerun at 50 sentences)
+    assert evaluations_without_improvement([0.135, 0.13, 0.122, 0.08, 0.04], 0.002) == 0
     rule = EarlyStopping(patience=3, min_delta=0.002)
-    assert stopped_by([0.0, 0.0, 0.0, 0.0], rule, epoch=4, cap=20) is None
+    assert stopped_by([0.135, 0.13, 0.122, 0.08], rule, epoch=4, cap=20) is None
     assert stopped_by([0.0] * 20, rule, epoch=20, cap=20) == "cap"  # never learned: not converged
 
 
