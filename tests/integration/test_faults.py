@@ -353,7 +353,8 @@ def test_a_loss_that_is_not_finite_fails_its_trials_and_the_arm_is_not_replicate
     assert code == 1, output
     assert "the loss of objective 'nan_loss' (scale=" in output and "is nan at epoch 1, step " in output
     # the advice names the flag a fix of the spec, a corpus or a plugin needs (issue 31, M1)
-    assert "add --rerun-changed when the fix changes the spec, a corpus or a plugin" in output and "--resume" in output
+    words = " ".join(output.split())  # the advice is wrapped between words at the terminal's width
+    assert "add --rerun-changed when the fix changes the spec, a corpus or a plugin" in words and "--resume" in output
     assert "tuning incomplete: 0 of 3 trials finished" in output and "run failed" in output
     assert "Traceback" not in output
     all_runs = runs(tmp_path, "nan_loss")

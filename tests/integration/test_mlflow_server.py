@@ -156,6 +156,7 @@ def test_nerplat_ui_serves_the_runs_table_and_the_optuna_studies_then_stops_both
         line = lines.get(timeout=120)
         match = re.match(r"(http://127\.0\.0\.1:(\d+))/#/experiments/(\d+)/runs\b", line)
         assert match, line
+        assert lines.get(timeout=60) == "  (ui-experiment)\n"  # the URL alone on its line, its label below
         base, port, experiment_id = match.group(1), int(match.group(2)), match.group(3)
         assert experiment_id == tracker.experiment_id
         with urllib.request.urlopen(match.group(0), timeout=10) as page:
@@ -168,8 +169,9 @@ def test_nerplat_ui_serves_the_runs_table_and_the_optuna_studies_then_stops_both
             assert json.load(answer) == {"arms": [ARM]}
 
         line = lines.get(timeout=60)  # the experiment's studies only
-        match = re.fullmatch(rf"(http://127\.0\.0\.1:(\d+))/dashboard/studies/(\d+)  \(ui-experiment/{ARM}: Optuna study\)\n", line)
+        match = re.fullmatch(r"(http://127\.0\.0\.1:(\d+))/dashboard/studies/(\d+)\n", line)
         assert match, line
+        assert lines.get(timeout=60) == f"  (ui-experiment/{ARM}: Optuna study)\n"
         dashboard, dashboard_port, study_id = match.group(1), int(match.group(2)), int(match.group(3))
         with urllib.request.urlopen(f"{dashboard}/api/studies/{study_id}", timeout=10) as answer:
             shown = json.load(answer)

@@ -1,7 +1,7 @@
 """The README's tour, command by command, as a new user types it: each line in a fresh `bash -l`
 shell that first runs the tour's own `source .venv/bin/activate`.
 
-The shell starts in a temporary copy of the repository's `specs/`, `cluster/` and `dashboards/` whose `.venv` is
+The shell starts in a temporary copy of the repository's `specs/`, `cluster/`, `dashboards/` and `docs/` whose `.venv` is
 this interpreter's environment (what `make run` made). The Makefile's variables (NERPLAT_DATA,
 HF_HUB_OFFLINE, TOKENIZERS_PARALLELISM) are removed, so the corpora must be found without them.
 Only PYTHONPATH is kept, so the shell runs this tree's nerplat.
@@ -46,7 +46,8 @@ def tour_commands() -> list[str]:
 @pytest.fixture(scope="module")
 def checkout(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("tour")
-    for name in ("specs", "cluster", "dashboards"):  # cluster/base takes its Grafana dashboards from dashboards/grafana
+    # cluster/base takes its Grafana dashboards from dashboards/grafana; `plan --pilot` reads a committed report in docs/results
+    for name in ("specs", "cluster", "dashboards", "docs"):
         shutil.copytree(ROOT / name, folder / name)
     (folder / ".venv").symlink_to(Path(sys.prefix))
     return folder

@@ -36,13 +36,13 @@ class StoreWriter:
         return run.info.run_id
 
     def replicate(self, method: str, seed: int, metrics: Mapping[str, float], *, dataset="toy", size=20,
-                  partition=0, status="completed", head="softmax", encoder="tiny") -> str:
+                  partition=0, status="completed", head="softmax", encoder="tiny", stopped_by: str | None = None) -> str:
         tags = {
             schema.ARM: f"{dataset}/low_resource-{size}/{method}", schema.METHOD: method, schema.DATASET: dataset,
             schema.SAMPLER: f"low_resource(size={size})", schema.SIZE: size, schema.SEED: seed,
             schema.PARTITION: partition, schema.OBJECTIVE: method, schema.HEAD: head, schema.ENCODER: encoder,
             schema.STATUS: status,
-        }
+        } | ({schema.STOPPED_BY: stopped_by} if stopped_by else {})
         return self.run("replicate", tags, metrics)
 
     def summary(self, plan: Mapping | None) -> str:

@@ -97,10 +97,12 @@ def test_report_gives_convergence_power_and_the_best_other_partner(store, tmp_pa
     dev_score = {"ce": 0.40, "focal": 0.55, "mom": 0.50}
     for method in EFFECT:
         for seed in range(3):
-            rising = method == "ce"  # ce still climbs and picks its last epoch; the others plateau early
-            metrics = report_metrics(method, 20, seed) | {"dev_best_micro_f1": dev_score[method] + 0.01 * seed, "selected_epoch": 4.0 if rising else 2.0}
+            rising = method == "ce"  # ce still climbs and runs to its cap; the others stop at their plateau
+            metrics = report_metrics(method, 20, seed) | {
+                "dev_best_micro_f1": dev_score[method] + 0.01 * seed, "selected_epoch": 4.0 if rising else 2.0, "stopped_epoch": 4.0,
+            }  # fmt: skip
             metrics["test_micro_f1"] += 0.004 * seed * len(method)  # paired differences with spread: power is defined
-            run_id = store.replicate(method, seed, metrics)
+            run_id = store.replicate(method, seed, metrics, stopped_by="cap" if rising else "patience")
             curve = (0.2, 0.3, 0.4, 0.5) if rising else (0.4, 0.5, 0.5, 0.49)
             store.client.log_batch(run_id, metrics=[Metric("dev_micro_f1", v, 1, e) for e, v in enumerate(curve, start=1)])
     store.summary({**PLAN, "analysis": {**PLAN["analysis"], "against_best": ["mom"]}})
