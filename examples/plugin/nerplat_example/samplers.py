@@ -13,7 +13,7 @@ class FirstConfig(SamplerConfig):
     n: int = Field(ge=1, description="Training sentences kept, from the start of the file.")
 
 
-@SAMPLERS.register("first_n", FirstConfig)
+@SAMPLERS.register("first_n", FirstConfig, examples=({"n": 2},))
 def first_n(config: FirstConfig, corpus: Corpus, *, seed: int, partition: int) -> Corpus:
     """The first n training sentences (example plugin)."""
     kept = corpus.train[: config.n]

@@ -85,7 +85,7 @@ def _repair(sentences: tuple[Sentence, ...], chosen: list[int], config: EntityRa
     return chosen
 
 
-@SAMPLERS.register("entity_ratio", EntityRatioConfig)
+@SAMPLERS.register("entity_ratio", EntityRatioConfig, examples=({"size": 60, "ratio": 0.1},))
 def entity_ratio(config: EntityRatioConfig, corpus: Corpus, *, seed: int, partition: int) -> Corpus:
     """`size` train sentences whose entity-token share is `ratio` (within `tolerance`); reports the share reached."""
     available = len(corpus.train)

@@ -13,7 +13,7 @@ class FractionConfig(SamplerConfig):
     f: float = Field(gt=0, le=1, description="Fraction of train sentences kept (at least one sentence is kept).")
 
 
-@SAMPLERS.register("fraction", FractionConfig)
+@SAMPLERS.register("fraction", FractionConfig, examples=({"f": 0.25},))
 def fraction(config: FractionConfig, corpus: Corpus, *, seed: int, partition: int) -> Corpus:
     """Random undersampling: keep round(f * n) train sentences, drawn without replacement."""
     available = len(corpus.train)

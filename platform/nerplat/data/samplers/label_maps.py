@@ -8,6 +8,8 @@ the ``P-TYPE`` form; spans and their boundaries are exactly those of the bare B/
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from pydantic import Field
 
 from nerplat.data.corpus import Corpus, Sentence
@@ -20,14 +22,15 @@ UNTYPED = "ENT"
 
 
 class SingleTypeConfig(SamplerConfig):
+    every_split: ClassVar[bool] = True
     type: str = Field(min_length=1, description="The entity type kept (e.g. PER); every other type becomes O.")
 
 
 class UntypedConfig(SamplerConfig):
-    pass
+    every_split: ClassVar[bool] = True
 
 
-@SAMPLERS.register("single_type", SingleTypeConfig)
+@SAMPLERS.register("single_type", SingleTypeConfig, examples=({"type": "PER"},))
 def single_type(config: SingleTypeConfig, corpus: Corpus, *, seed: int, partition: int) -> Corpus:
     """Every type but `type` becomes O, in every split."""
     types = corpus.entity_types()

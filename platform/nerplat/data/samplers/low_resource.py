@@ -23,7 +23,7 @@ class LowResourceConfig(SamplerConfig):
     partitions: int = Field(10, ge=1, description="Number K of partitions; partition k is drawn with seed k (papers: 10 or 30).")
 
 
-@SAMPLERS.register("low_resource", LowResourceConfig)
+@SAMPLERS.register("low_resource", LowResourceConfig, examples=({"size": 30},))
 def low_resource(config: LowResourceConfig, corpus: Corpus, *, seed: int, partition: int) -> Corpus:
     """K partitions of `size` train sentences, drawn uniformly without replacement; partition k seeded by k."""
     available = len(corpus.train)

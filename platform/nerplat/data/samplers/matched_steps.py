@@ -64,7 +64,7 @@ class MatchedStepsConfig(SamplerConfig):
         return [_component(step) for step in self.to]
 
 
-@SAMPLERS.register("matched_steps", MatchedStepsConfig)
+@SAMPLERS.register("matched_steps", MatchedStepsConfig, examples=({"to": ["sc"]},))
 def matched_steps(config: MatchedStepsConfig, corpus: Corpus, *, seed: int, partition: int) -> Corpus:
     """The training set repeated (or subsampled) to as many sentences as the chain `to` produces."""
     from nerplat.data.samplers.chain import apply_samplers

@@ -4,6 +4,8 @@ An entry's factory IS the sampling function ``sample(config, corpus, *, seed, pa
 it returns a new Corpus (never mutating its input) with a note saying what it did, acts on train
 only (label maps excepted: they map every split so evaluation sees the same labels), and is
 deterministic for a given seed and partition. Impossible requests raise ``UserInputError``.
+A registration's ``examples`` are the parameters the contract test runs it with
+(``tests/unit/data/samplers/test_sampler_contract.py`` runs every registered sampler).
 """
 
 from __future__ import annotations
@@ -17,10 +19,12 @@ from nerplat.registry import Registry
 
 
 class SamplerConfig(BaseModel):
-    """Parameters of a sampler. ``partitioned`` tells the compiler to replicate over partitions."""
+    """Parameters of a sampler. ``partitioned`` tells the compiler to replicate over partitions;
+    ``every_split`` marks a label map, which changes dev and test too."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     partitioned: ClassVar[bool] = False
+    every_split: ClassVar[bool] = False
 
     def describe(self, name: str) -> str:
         """``'low_resource(size=50, partitions=10)'``, for notes."""

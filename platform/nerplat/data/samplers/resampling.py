@@ -98,7 +98,7 @@ def _register(method: str, summary: str) -> None:
         return resample(corpus, method, config)
 
     sample.__doc__ = summary
-    SAMPLERS.register(method, ResamplingConfig)(sample)
+    SAMPLERS.register(method, ResamplingConfig, examples=({}, {"formula": "reference_code"}))(sample)
 
 
 _register("sc", "sC (Wang & Wang 2022): repeat each sentence 1 + (entity tokens) times.")
