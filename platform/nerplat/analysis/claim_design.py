@@ -8,7 +8,7 @@ effort); `nerplat validate` and `nerplat plan` print them, unless the claim's `u
 
 A design that cannot decide a claim wastes every run spent on it. `claim_power` gives, from the
 sd of the claim's unit-level paired differences in a pilot (the claim's `pilot_sd`, else a report
-folder's runs: `pilot_sds`), the paper's effect in sd units, the design's power at it and the
+folder's runs or an earlier run's MLflow store: `pilot_sds`), the paper's effect in sd units, the design's power at it and the
 units a power of 0.8 needs; a claim below UNDECIDABLE_POWER is undecidable at this budget, and
 the runner replicates its arms beyond the first look only when asked (`run.looks.needed_arms`).
 `claim_costs` adds, per claim, the design and, where earlier runs measured the throughput
@@ -21,12 +21,16 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nerplat.analysis.stats import MAX_PAIRS, POWER
 from nerplat.config.experiment import BEST_OTHER, Claim
 from nerplat.errors import Problem, UserInputError
 from nerplat.plan.model import Arm, Plan
 from nerplat.plan.units import arm_units, partitioned, unit_replicates
+
+if TYPE_CHECKING:
+    import polars as pl
 
 UNDECIDABLE_POWER = 0.5  # below it at the design's most units, a claim is not replicated beyond the first look
 
@@ -214,11 +218,11 @@ def undecidable_claims(plan: Plan, pilot: dict[str, PilotSd] | None = None) -> l
     return [power for power in powers if power.undecidable]
 
 
-def pilot_sds(plan: Plan, folder: Path) -> dict[str, PilotSd]:
-    """Per claim of `plan`, the sd of its unit-level paired differences in the report `folder`'s
-    runs.parquet (its completed replicates), paired and averaged within partition as the verdicts
-    pair them (`analysis.verdicts`, on the plan's claims, split and design). A claim covering
-    several settings gets their pooled sd; a claim with fewer than 2 units there gets none."""
+def pilot_sds(plan: Plan, source: Path) -> dict[str, PilotSd]:
+    """Per claim of `plan`, the sd of its unit-level paired differences in `source`'s completed
+    replicates (`pilot_runs`), paired and averaged within partition as the verdicts pair them
+    (`analysis.verdicts`, on the plan's claims, split and design). A claim covering several
+    settings gets their pooled sd; a claim with fewer than 2 units there gets none."""
     import numpy as np
     import polars as pl
 
@@ -226,10 +230,7 @@ def pilot_sds(plan: Plan, folder: Path) -> dict[str, PilotSd]:
     from nerplat.analysis.report import settings_from_plan
     from nerplat.analysis.verdicts import claim_sides
 
-    runs = folder / "runs.parquet"
-    if not runs.is_file():
-        raise UserInputError(Problem(f"{folder} holds no runs.parquet: give a report folder (docs/results/NAME, reports/NAME)", path="--pilot"))
-    frame = pl.read_parquet(runs)
+    frame, where = pilot_runs(plan, source)
     usable = frame.filter(pl.col("status") == "completed")
     settings = settings_from_plan(plan.model_dump(mode="json"), "plan")
     axes = setting_axes(usable) if not usable.is_empty() else []
@@ -242,5 +243,26 @@ def pilot_sds(plan: Plan, folder: Path) -> dict[str, PilotSd]:
         freedom = sum(d.size - 1 for d in differences)
         pooled = math.sqrt(sum(float(np.var(d, ddof=1)) * (d.size - 1) for d in differences) / freedom)
         units = f"{sum(d.size for d in differences)} {'/'.join(sorted({side.unit for side in sides}))}s"
-        found[claim.id] = PilotSd(pooled, f"{runs}, {units}" + (f" in {len(sides)} settings" if len(sides) > 1 else ""))
+        found[claim.id] = PilotSd(pooled, f"{where}, {units}" + (f" in {len(sides)} settings" if len(sides) > 1 else ""))
     return found
+
+
+def pilot_runs(plan: Plan, source: Path) -> tuple[pl.DataFrame, str]:
+    """The replicate runs of a pilot and where they were read: a report folder's runs.parquet, or
+    the plan's experiment in an MLflow SQLite store (a run's work folder holding mlflow.db, or the
+    .db file), so an earlier run of the same spec serves without an analysis in between."""
+    import polars as pl
+
+    # lazy: MLflow and the frames, which plan needs only with a pilot
+    from nerplat.analysis.run_frames import fetch_replicates
+    from nerplat.track.experiment_reader import open_client
+
+    if (source / "runs.parquet").is_file():
+        return pl.read_parquet(source / "runs.parquet"), str(source / "runs.parquet")
+    store = source / "mlflow.db" if source.is_dir() else source
+    if store.suffix != ".db" or not store.is_file():
+        raise UserInputError(Problem(
+            f"{source} holds neither runs.parquet nor mlflow.db: give a report folder (docs/results/NAME, reports/NAME), "
+            "a run's work folder or its MLflow SQLite store (.db)", path="--pilot"))
+    uri = f"sqlite:///{store.resolve()}"
+    return fetch_replicates(open_client(uri), plan.experiment), f"{uri}, experiment {plan.experiment}"

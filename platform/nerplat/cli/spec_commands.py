@@ -24,8 +24,9 @@ from nerplat.plan.model import Plan
 
 SPEC_HELP = "A spec file (YAML)."
 PILOT_HELP = (
-    "A report folder (docs/results/NAME, reports/NAME) whose runs.parquet gives each claim's pilot sd, "
-    "where the claim declares no pilot_sd: the sd of its unit-level paired differences there."
+    "A report folder (docs/results/NAME, reports/NAME) whose runs.parquet gives each claim's pilot sd, or an earlier "
+    "run's work folder (or its mlflow.db) whose runs of this spec's experiment give it, where the claim declares no "
+    "pilot_sd: the sd of its unit-level paired differences there."
 )
 COST_HELP = (
     "Also predict each arm's wall time and device-hours on this host, from earlier runs of the same encoder and device, "

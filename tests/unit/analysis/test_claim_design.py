@@ -142,5 +142,35 @@ def test_a_report_pilot_gives_the_sd_of_the_unit_level_differences(plan_of, tmp_
     assert found["mom_vs_ce"].source.endswith("4 partitions")
     line = claim_power(plan, plan.claims[1], found["mom_vs_best"]).line()
     assert line.startswith(f"claim mom_vs_best: pilot sd {found['mom_vs_best'].sd:.4g} ({tmp_path / 'partitions' / 'runs.parquet'}, 4 partitions)")
-    with pytest.raises(UserInputError, match="holds no runs.parquet"):
+    with pytest.raises(UserInputError, match="holds neither runs.parquet nor mlflow.db"):
         pilot_sds(plan, tmp_path)
+
+
+def test_a_store_pilot_reads_the_experiments_replicates_as_a_report_would(plan_of, tmp_path):
+    import numpy as np
+    import polars as pl
+    from mlflow import MlflowClient
+
+    from nerplat.analysis.claim_design import pilot_sds
+    from nerplat.analysis.run_frames import INTEGER_TAGS, TEXT_TAGS
+    from nerplat.errors import UserInputError
+    from nerplat.track import schema
+
+    plan = plan_of(SPEC)
+    seeded = [0.001, 0.004, -0.002, 0.006, 0.003]
+    rows = pl.read_parquet(_pilot_folder(tmp_path / "report", 1, 5, {(0, s): d for s, d in enumerate(seeded)}) / "runs.parquet")
+    work = tmp_path / "work"
+    work.mkdir()
+    client = MlflowClient(f"sqlite:///{work / 'mlflow.db'}")
+    experiment = client.create_experiment(plan.experiment)
+    for row in rows.iter_rows(named=True):
+        tags = {tag: str(row[column]) for column, tag in (TEXT_TAGS | INTEGER_TAGS).items() if row.get(column) is not None}
+        tags |= {schema.KIND: "replicate", schema.RUN_KEY: row["run_id"]}
+        run = client.create_run(experiment, tags=tags, run_name=row["run_id"])
+        client.log_metric(run.info.run_id, "test_micro_f1", row["test_micro_f1"])
+    from_store = pilot_sds(plan, work)["mom_vs_ce"]
+    assert from_store.sd == pytest.approx(np.std(seeded, ddof=1))
+    assert from_store.source == f"sqlite:///{(work / 'mlflow.db').resolve()}, experiment {plan.experiment}, 5 seeds"
+    assert pilot_sds(plan, work / "mlflow.db")["mom_vs_ce"].sd == pytest.approx(from_store.sd)
+    with pytest.raises(UserInputError, match="neither runs.parquet nor mlflow.db"):
+        pilot_sds(plan, tmp_path / "nothing.txt")
