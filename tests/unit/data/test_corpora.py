@@ -13,12 +13,17 @@ from nerplat.errors import UserInputError
 
 real_find_spec = importlib.util.find_spec
 
-SHARED = ["anatem", "anem", "bc5cdr", "conll2003", "gmb", "linnaeus", "ncbi_disease", "s800", "wnut17"]
 
 
-def test_every_shared_corpus_is_registered_with_a_summary():
-    for name in SHARED + ["gmb_subset"]:
-        assert name in CORPORA and CORPORA.get(name).summary
+def test_every_registered_corpus_has_a_summary_and_its_files_in_the_manifest(data_root):
+    manifest = json.loads((data_root / "manifest.json").read_text())["corpora"]
+    for entry in CORPORA.entries():
+        source = entry.factory
+        assert entry.summary and isinstance(source, CorpusFiles) and source.files, entry.name
+        listed = {split["file"] for split in manifest[source.folder]["splits"].values()}
+        assert {f"{source.folder}/{f}" for f in source.files} <= listed, entry.name
+        assert all((data_root / source.folder / f).is_file() for f in source.files), entry.name
+    assert set(manifest) == {entry.factory.folder for entry in CORPORA.entries()}  # every shared folder is registered
 
 
 def test_registered_corpus_checksums_match_the_manifest(conll2003, data_root):
@@ -118,10 +123,6 @@ def test_dev_from_train_is_seeded_recorded_and_partitions_train(no_dev, tiny):
     assert load_corpus(DatasetRef(path=str(no_dev))).dev is None
 
 
-def test_a_registered_corpus_knows_its_folder_and_files(data_root):
-    for name in SHARED + ["gmb_subset"]:
-        source = CORPORA.get(name).factory
-        assert isinstance(source, CorpusFiles) and source.files
-        assert all((data_root / source.folder / f).is_file() for f in source.files), name
+def test_a_registered_corpus_knows_its_folder_and_files():
     assert CORPORA.get("gmb_subset").factory.folder == "gmb"
     assert CORPORA.get("anem").factory.files == ("train.txt", "test.txt")

@@ -14,8 +14,8 @@ import pytest
 
 from nerplat.cli import main
 from nerplat.data.conll import read_conll
-from nerplat.data.corpora import data_root
-from nerplat.data.fetch import SOURCES, reference_statistics
+from nerplat.data.corpora import CORPORA, data_root
+from nerplat.data.fetch import reference_statistics
 
 REFERENCE = data_root()
 pytestmark = pytest.mark.skipif(REFERENCE is None or not (REFERENCE / "ncbi_disease").is_dir(), reason="needs the reference corpora")
@@ -31,7 +31,7 @@ def source_folder(tmp_path: Path, corpus: str) -> Path:
     """The registered file names of `corpus` holding the reference splits (MTL-2016's train/devel/test.tsv)."""
     folder = tmp_path / "source"
     folder.mkdir()
-    for split, name in SOURCES[corpus].files.items():
+    for split, name in CORPORA.get(corpus).factory.source.files.items():
         shutil.copy(REFERENCE / corpus / f"{split}.txt", folder / name)
     return folder
 
@@ -120,11 +120,10 @@ def test_offline_the_message_names_the_source_and_says_what_to_do(tmp_path, caps
 
 
 def test_every_registered_public_corpus_has_a_source_or_says_why_not(tmp_path, capsys, monkeypatch):
-    from nerplat.data.corpora import CORPORA
-
-    folders = {CORPORA.get(name).factory.folder for name in CORPORA.names()}
-    assert folders <= set(reference_statistics())
-    assert folders - set(SOURCES) == {"s800"}
+    registered = [entry.factory for entry in CORPORA.entries()]
+    assert {corpus.folder for corpus in registered} <= set(reference_statistics())
+    assert all(corpus.source or corpus.no_source for corpus in registered)
+    assert {corpus.name for corpus in registered if corpus.source is None} == {"s800"}
     code, _, err = fetch(capsys, "s800", "--root", str(tmp_path))
     assert code == 2 and "standoff2conll" in err and "--source" in err
     from nerplat.data import corpora
