@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from nerplat.analysis.stats import MAX_PAIRS
 from nerplat.analysis.table_model import p_text
 from nerplat.analysis.verdicts import SETTING_COLUMNS
 
@@ -59,8 +60,11 @@ def verdict_text(row: dict[str, Any], decimals: int = 4) -> VerdictText:
         units = f"{row['n_pairs']} pairs"
     if "units_needed" in row:
         power = "n/a" if row["power"] is None else f"{row['power']:.2f}"
-        power += f"; {row['units_needed']} for 0.8" if row["units_needed"] is not None else ""
-        power += f" at the {row['units_needed_at']}" if row.get("units_needed_at") else ""  # a report older than the column has none
+        if row.get("units_needed_at"):  # a report older than the column has none
+            needed = f"more than {MAX_PAIRS:,}" if row["units_needed"] is None else row["units_needed"]
+            power += f"; {needed} for 0.8 at the {row['units_needed_at']}"
+        elif row["units_needed"] is not None:
+            power += f"; {row['units_needed']} for 0.8"
     else:
         power = OLD_REPORT
     return VerdictText(

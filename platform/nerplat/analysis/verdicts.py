@@ -54,7 +54,9 @@ the seed. Units are ordered by partition index (else seed), the order the looks 
                       the observed sd of the unit-level differences (`sequential.units_for_power`)
   units_needed_at     what units_needed assumes: "paper's effect", "observed difference" (a
                       direction only: post hoc, it restates the p-value; shown so every undecided
-                      claim has a size to plan from) or "margin"; null with units_needed
+                      claim has a size to plan from) or "margin"; null when the sd is unknown;
+                      set with units_needed null: more than MAX_PAIRS units (a difference of
+                      about 0 or far below the sd)
   power               the fixed design's power at max units (the design's max_seeds, else the
                       units there are) at the paper's effect (equivalent: the TOST's at 0) with
                       that sd; null for a direction only
@@ -399,7 +401,8 @@ def _power(claim: Claim, d: np.ndarray, max_units: int, alpha: float) -> dict[st
     else:
         at, needed, power = "observed difference", units_for_power(float(d.mean()) if d.size else math.nan, sd, alpha), math.nan
     known = not math.isnan(needed)
-    return {"units_needed": int(needed) if known else None, "units_needed_at": at if known else None, "power": _finite(power)}
+    beyond = not known and math.isfinite(sd) and sd > 0  # units_for_power's NaN past MAX_PAIRS or at no difference
+    return {"units_needed": int(needed) if known else None, "units_needed_at": at if known or beyond else None, "power": _finite(power)}
 
 
 def _converged(replicates: pl.DataFrame, runs: list[str]) -> bool | None:

@@ -216,6 +216,20 @@ def test_units_needed_and_power_come_from_the_observed_sd():
     assert row["units_needed_at"] == "margin"
 
 
+def test_a_difference_of_about_zero_says_it_needs_more_than_max_pairs_units():
+    import numpy as np
+
+    from nerplat.analysis.verdicts import _power
+
+    direction = _claim(claim_id="direction", direction="better")
+    row = _power(direction, np.array([0.01, -0.01, 0.01, -0.01]), 9, 0.05)
+    assert row["units_needed"] is None and row["units_needed_at"] == "observed difference"
+    assert _power(direction, np.array([0.01]), 9, 0.05)["units_needed_at"] is None  # no sd: nothing to say
+    frame = _frame({"ce": 0.0, "mom": 0.004}, noise=0.004)
+    (full,) = _rows(frame, direction).values()
+    assert verdict_text(full | row).power.endswith("more than 100,000 for 0.8 at the observed difference")
+
+
 def test_best_other_is_the_partner_with_the_best_dev_score():
     frame = _frame({"ce": 0.0, "focal": 0.05, "mom": 0.03}, dev={"ce": 0.0, "focal": 0.01, "mom": 0.0})
     (row,) = _rows(frame, _claim(0.0016, partner="best_other")).values()
