@@ -22,9 +22,11 @@ from nerplat.analysis.aggregate import metric_columns, summarise
 from nerplat.analysis.compare import setting_axes
 from nerplat.analysis.render import RENDERERS
 from nerplat.analysis.report import analyse, paired_comparisons
+from nerplat.analysis.run_frames import replicate_frame
 from nerplat.analysis.settings import AnalysisSettings
 from nerplat.analysis.synthetic import synthetic_replicates
 from nerplat.track import schema
+from nerplat.track.experiment_reader import open_client, search_all
 from nerplat.track.synthetic_runs import fill_experiment
 
 BENCH_EXPERIMENT = "nerplat-bench-analysis"
@@ -123,9 +125,6 @@ def fill_store(tracking_uri: str, runs: int, log: Callable[[str], None]) -> str:
 
 
 def bench_fetch(result: BenchResult, store: Path | None, log: Callable[[str], None]) -> None:
-    from nerplat.analysis.run_frames import replicate_frame
-    from nerplat.track.experiment_reader import open_client, search_all
-
     with tempfile.TemporaryDirectory() as scratch:
         database = (store or Path(scratch) / "bench.db").resolve()
         uri = f"sqlite:///{database}"

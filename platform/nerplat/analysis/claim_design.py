@@ -23,11 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from nerplat.analysis.sequential import design_power, equivalence_power, equivalence_units, units_for_power
 from nerplat.analysis.stats import MAX_PAIRS, POWER
 from nerplat.config.experiment import BEST_OTHER, Claim
 from nerplat.errors import Problem, UserInputError
 from nerplat.plan.model import Arm, Plan
 from nerplat.plan.units import arm_units, partitioned, unit_replicates
+from nerplat.track.experiment_reader import open_client
 
 if TYPE_CHECKING:
     import polars as pl
@@ -150,7 +152,7 @@ def claim_costs(plan: Plan, trial_seconds: dict[str, float] | None = None, pilot
     """Per claim: arms, tune trials, the design, its power (`claim_power`, from the claim's
     `pilot_sd`, else `pilot`) and, with `trial_seconds` (arm id -> predicted seconds of one run,
     from `estimate.cost`), the wall time of its arms' trials one at a time at the design's most."""
-    from nerplat.analysis.verdicts import claim_looks
+    from nerplat.analysis.verdicts import claim_looks  # lazy: polars, which validate does not need
 
     costs = []
     for claim in plan.claims:
@@ -191,8 +193,6 @@ def claim_power(plan: Plan, claim: Claim, pilot: PilotSd | None = None) -> Claim
     (alpha / m, as `analysis.verdicts` sizes them); its units are the design's max_seeds, or without one the
     fewest units of its arms (partitions of partitioned arms, else seeds: `plan.units.arm_units`).
     """
-    from nerplat.analysis.sequential import design_power, equivalence_power, equivalence_units, units_for_power
-
     arms = _claim_arm_list(plan, claim)
     unit = "partition" if any(partitioned(a) for a in arms) else "seed"
     units = plan.sequential.max_seeds if plan.sequential is not None else min((len(arm_units(a)) for a in arms), default=0)
@@ -226,6 +226,7 @@ def pilot_sds(plan: Plan, source: Path) -> dict[str, PilotSd]:
     import numpy as np
     import polars as pl
 
+    # lazy: polars, which plan needs only with a pilot
     from nerplat.analysis.compare import setting_axes
     from nerplat.analysis.report import settings_from_plan
     from nerplat.analysis.verdicts import claim_sides
@@ -253,9 +254,7 @@ def pilot_runs(plan: Plan, source: Path) -> tuple[pl.DataFrame, str]:
     .db file), so an earlier run of the same spec serves without an analysis in between."""
     import polars as pl
 
-    # lazy: MLflow and the frames, which plan needs only with a pilot
-    from nerplat.analysis.run_frames import fetch_replicates
-    from nerplat.track.experiment_reader import open_client
+    from nerplat.analysis.run_frames import fetch_replicates  # lazy: polars, which plan needs only with a pilot
 
     if (source / "runs.parquet").is_file():
         return pl.read_parquet(source / "runs.parquet"), str(source / "runs.parquet")

@@ -25,7 +25,11 @@ import polars as pl
 
 from nerplat.analysis.aggregate import GROUP_KEYS
 from nerplat.analysis.compare import setting_axes
-from nerplat.analysis.run_frames import EPOCH_SCHEMA, IDENTITY_COLUMNS, INTEGER_TAGS, PARAM_PREFIX, with_stopping
+from nerplat.analysis.context_tables import verdicts_table
+from nerplat.analysis.render import to_markdown
+from nerplat.analysis.report import analyse, write_report
+from nerplat.analysis.report_folder import MANIFEST, install, owned_files
+from nerplat.analysis.run_frames import EPOCH_SCHEMA, IDENTITY_COLUMNS, INTEGER_TAGS, PARAM_PREFIX, ExperimentRuns, with_stopping
 from nerplat.analysis.settings import AnalysisSettings
 from nerplat.analysis.table_model import slug
 from nerplat.analysis.verdicts import ARM_SCHEMA, SCHEMA
@@ -51,10 +55,6 @@ def reanalyse_report(folder: Path, settings: AnalysisSettings, experiment: str, 
     where its runs do not record one (an arm without tune trials). Returns the files written."""
     import shutil
     import tempfile
-
-    from nerplat.analysis.report import analyse, write_report
-    from nerplat.analysis.report_folder import MANIFEST, install, owned_files
-    from nerplat.analysis.run_frames import ExperimentRuns
 
     runs_file = folder / "runs.parquet"
     if not runs_file.is_file():
@@ -165,9 +165,6 @@ def arms_from_runs(replicates: pl.DataFrame, trials: pl.DataFrame | None, plan_a
 def verdict_table(root: Path) -> str:
     """Every `<root>/*/verdicts.parquet` as one markdown table (the report's verdicts table with a
     link to each report), a row per claim and setting."""
-    from nerplat.analysis.context_tables import verdicts_table
-    from nerplat.analysis.render import to_markdown
-
     if not root.is_dir():
         what = "is not a folder" if root.exists() else "does not exist"
         raise UserInputError(Problem(f"{root} {what}: give the folder whose report folders hold {VERDICTS_FILE} (docs/results)", path="ROOT"))

@@ -24,6 +24,7 @@ from nerplat.analysis.settings import AnalysisSettings
 from nerplat.analysis.table_model import (
     Cell, Column, Row, Table, axis_groups, cell_lookup, mean_cell, method_order, n_note, natural_key, ranked, slug, where_text,
 )  # fmt: skip
+from nerplat.analysis.verdict_text import verdict_text
 
 
 SPLITS = ("train", "dev", "test")
@@ -178,8 +179,6 @@ def verdicts_table(verdicts: pl.DataFrame, name: str = "verdicts") -> Table | No
     ours with its interval, p (Holm), the units, the direction and magnitude verdicts, the verdict
     gated by convergence, the design's power, then both arms' tuning effort. A `report` column (the
     README's table of many reports) adds a link to each report. None without claims."""
-    from nerplat.analysis.verdict_text import verdict_text
-
     if verdicts.is_empty():
         return None
     linked = "report" in verdicts.columns

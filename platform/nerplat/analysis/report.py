@@ -44,6 +44,9 @@ from nerplat.analysis.settings import AnalysisSettings, settings_from_mapping
 from nerplat.analysis.stopping_savings import stopping_savings
 from nerplat.analysis.table_model import Table, slug
 from nerplat.analysis.verdicts import arm_frame, verdicts
+from nerplat.config.trial import DatasetRef
+from nerplat.data.corpora import CORPORA, HUB_PREFIX, dataset_problems, load_corpus
+from nerplat.data.corpus_stats import corpus_stats
 from nerplat.errors import Problem, StorageError, UserInputError
 from nerplat.plan.labels import arm_label_parts
 from nerplat.suggest import did_you_mean
@@ -353,10 +356,6 @@ def dataset_statistics(datasets: Sequence[str]) -> tuple[dict[str, dict], list[s
     Registered corpora and local folders are re-read (well under a second each); hub corpora and
     names that no longer resolve are returned as missing. Returns (stats by dataset, missing).
     """
-    from nerplat.data.corpora import CORPORA, HUB_PREFIX, dataset_problems, load_corpus
-    from nerplat.data.corpus_stats import corpus_stats
-    from nerplat.config.trial import DatasetRef
-
     found, missing = {}, []
     for dataset in sorted(datasets):
         if dataset.startswith(HUB_PREFIX):
