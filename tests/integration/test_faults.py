@@ -364,7 +364,8 @@ def test_a_loss_that_is_not_finite_fails_its_trials_and_the_arm_is_not_replicate
 
 
 def test_a_busy_metrics_port_an_address_without_a_cluster_and_a_small_file_size_limit_are_refused_before_ray(tmp_path: Path):
-    """Issue 31, M6: each ended in an opaque Ray timeout or a ConnectionError traceback; now exit 2 naming the cause."""
+    """Issue 31, M6: each ended in an opaque Ray timeout or a ConnectionError traceback; now exit 2 naming
+    the cause, before the MLflow and Optuna stores are created (issue 47)."""
     import resource
     import socket
 
@@ -387,7 +388,7 @@ def test_a_busy_metrics_port_an_address_without_a_cluster_and_a_small_file_size_
     code, output = finish(run, timeout=300)
     assert code == 2, output
     assert "ulimit -f: 102400 KiB" in output and "Traceback" not in output
-    assert by_kind(runs(tmp_path, "preflight"), "trial") == []  # nothing ran
+    assert not (tmp_path / "mlflow.db").exists() and not (tmp_path / "optuna.db").exists()  # each refused before writing
 
 
 def test_a_token_protected_cluster_is_refused_naming_the_token(tmp_path: Path):

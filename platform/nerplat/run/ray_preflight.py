@@ -5,7 +5,9 @@ during startup" half a minute later; an address where nothing listens, or where 
 than a Ray cluster does, as "Failed to connect to GCS" for minutes; a token-protected cluster as a
 bare ConnectionError. So the embedded cluster's port and file-size limit are checked before it
 starts, and a cluster address is probed (a TCP connection, then a GCS handshake in a child process
-that can be stopped) before it is joined. All are bad input: exit 2, nothing written.
+that can be stopped) before it is joined. All are bad input: exit 2, nothing written: the run makes
+them (`refuse_unusable_ray`) before it opens the MLflow store, whose SQLite file a file-size limit
+would otherwise leave half-built ("disk I/O error").
 """
 
 from __future__ import annotations
@@ -46,6 +48,25 @@ _HANDSHAKE = textwrap.dedent(
         sys.exit(4)
     """
 )
+
+
+def refuse_unusable_ray(address: str | None, flag: str, metrics_port: int | None) -> None:
+    """Each refusal below that applies to a run joining the cluster at `address` (given by `flag`),
+    or starting an embedded Ray when `address` is None; `metrics_port` is --metrics-port."""
+    if address:
+        if metrics_port is not None:
+            raise UserInputError(
+                Problem(
+                    f"--metrics-port sets the port of an embedded Ray; the nodes of the cluster at {address} "
+                    "serve their metrics on the port of their `ray start --metrics-export-port`",
+                    path="--metrics-port",
+                )
+            )
+        refuse_unreachable_cluster(address, flag)
+        return
+    if metrics_port is not None:
+        refuse_busy_port(metrics_port)
+    refuse_small_file_size_limit()
 
 
 def refuse_busy_port(port: int) -> None:

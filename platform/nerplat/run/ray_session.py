@@ -13,10 +13,9 @@ import signal
 import threading
 from typing import Any
 
-from nerplat.errors import Problem, UserInputError
 from nerplat.plan.model import Arm
 from nerplat.run.allocator import worker_preload
-from nerplat.run.ray_preflight import joining_problem, refuse_busy_port, refuse_small_file_size_limit, refuse_unreachable_cluster
+from nerplat.run.ray_preflight import joining_problem
 
 # Ray's own console output would fight the progress view; its result loggers (CSV, JSON,
 # TensorBoard per trial) cost disk across thousands of trials and MLflow has it all. Set by
@@ -84,11 +83,12 @@ def connect_ray(address: str | None, verbose: bool, metrics_port: int | None = N
     The embedded Ray is always a new cluster (`address="local"`): without it `ray.init` joins the
     cluster /tmp/ray/ray_current_cluster names (another user's `ray start`, or a stale file that
     makes it retry "Failed to connect to GCS" for ever). Joining one takes --address or RAY_ADDRESS.
-    What Ray would report only as a timeout is refused first (`run.ray_preflight`).
+    What Ray would report only as a timeout the run refuses before it writes anything
+    (`run.ray_preflight.refuse_unusable_ray`).
 
     `metrics_port` is where the embedded Ray's metrics agent serves Prometheus (Ray's metrics and
     nerplat's, `run.exported_metrics`); a running cluster's nodes set theirs with `ray start
-    --metrics-export-port`, so it is refused with an address."""
+    --metrics-export-port`."""
     import ray
 
     if ray.is_initialized():
@@ -103,23 +103,12 @@ def connect_ray(address: str | None, verbose: bool, metrics_port: int | None = N
         "logging_level": logging.INFO if verbose else logging.ERROR,
     }
     if address:
-        if metrics_port is not None:
-            raise UserInputError(
-                Problem(
-                    f"--metrics-port sets the port of an embedded Ray; the nodes of the cluster at {address} "
-                    "serve their metrics on the port of their `ray start --metrics-export-port`",
-                    path="--metrics-port",
-                )
-            )
-        refuse_unreachable_cluster(address, flag)
         try:
             return dashboard_url(ray.init(address=address, **kwargs))
         except (ConnectionError, RuntimeError, ValueError, ray.exceptions.RayError) as error:  # RayError: AuthenticationError
             raise joining_problem(address, flag, error) from None
     if metrics_port is not None:
-        refuse_busy_port(metrics_port)
         kwargs["_metrics_export_port"] = metrics_port
-    refuse_small_file_size_limit()
     kwargs["runtime_env"]["env_vars"].update(worker_preload(os.environ))  # a cluster's nodes choose their own
     # Every process of an embedded cluster (GCS, raylet, workers, agents) listens on loopback only:
     # Ray binds its servers to the node IP when that is loopback, and takes loopback as the node IP

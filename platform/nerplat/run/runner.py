@@ -38,6 +38,7 @@ from nerplat.run.ledger import RunLedger
 from nerplat.run.outcomes import ArmOutcome, RunSummary
 from nerplat.run.phase_context import PhaseContext
 from nerplat.run.progress import DEFAULT_EVERY, ProgressBoard
+from nerplat.run.ray_preflight import refuse_unusable_ray
 from nerplat.run.ray_session import (
     Interrupted,
     concurrency,
@@ -106,10 +107,14 @@ class ExperimentRunner:
     # -- entry --------------------------------------------------------------------------------
 
     def run(self) -> RunSummary:
-        """Every refusal that needs no Ray comes first (store, spec, report folder), then Ray starts,
-        then the cluster is checked, and only then the summary run is opened and leased."""
+        """Every refusal that needs no Ray comes first (what would stop Ray, before any file is
+        written; then store, spec, report folder), then Ray starts, then the cluster is checked, and
+        only then the summary run is opened and leased."""
         quiet_library_logs(self.options.verbose)
         treat_sigterm_as_ctrl_c()
+        if self.ray_address:
+            self.board.stage(f"checking the Ray cluster at {self.ray_address}")
+        refuse_unusable_ray(self.ray_address, self._address_flag, self.options.metrics_port)
         self.board.stage(f"opening the MLflow store {self.tracking_uri}")
         self._refuse_unwritable_store()
         if self.options.resume and not experiment_exists(self.tracking_uri, self.plan.experiment):
@@ -165,6 +170,11 @@ class ExperimentRunner:
         """The running cluster the run joins (--address, else RAY_ADDRESS); None for an embedded Ray."""
         return self.options.address or os.environ.get("RAY_ADDRESS")
 
+    @property
+    def _address_flag(self) -> str:
+        """Where `ray_address` comes from, as messages name it."""
+        return "--address" if self.options.address else "RAY_ADDRESS"
+
     def _open_phases(self) -> None:
         """The tune and replicate phases, sharing what this run has opened (its ledger, the study storage)."""
         context = PhaseContext(
@@ -187,8 +197,7 @@ class ExperimentRunner:
         """Connects to Ray (its start takes tens of seconds: said before, and its dashboard after)."""
         address = self.ray_address
         self.board.stage(f"connecting to Ray at {address}" if address else "starting Ray (embedded, on 127.0.0.1)")
-        flag = "--address" if self.options.address else "RAY_ADDRESS"
-        url = connect_ray(address, self.options.verbose, self.options.metrics_port, flag)
+        url = connect_ray(address, self.options.verbose, self.options.metrics_port, self._address_flag)
         started = f"connected to Ray at {address}" if address else "Ray started"
         line = f"{started}, dashboard at {url}" if url else f"{started} (no dashboard URL)"
         if self.options.metrics_port is not None:

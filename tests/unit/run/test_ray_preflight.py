@@ -11,7 +11,7 @@ import pytest
 
 from nerplat.errors import UserInputError
 from nerplat.run import ray_preflight
-from nerplat.run.ray_preflight import refuse_busy_port, refuse_unreachable_cluster
+from nerplat.run.ray_preflight import refuse_busy_port, refuse_unreachable_cluster, refuse_unusable_ray
 
 
 @pytest.fixture
@@ -36,6 +36,12 @@ def test_a_metrics_port_another_process_listens_on_is_refused_with_the_flag(list
     assert problem.path == "--metrics-port"
     assert f"port {listening_socket}" in problem.message and "another process listens on it" in problem.message
     refuse_busy_port(closed_port())  # a free port passes
+
+
+def test_a_metrics_port_is_refused_for_a_running_cluster_before_it_is_probed(monkeypatch):
+    monkeypatch.setattr(ray_preflight, "refuse_unreachable_cluster", lambda address, flag: pytest.fail("refused before probing"))
+    with pytest.raises(UserInputError, match="--metrics-port sets the port of an embedded Ray"):
+        refuse_unusable_ray("ray-head:6379", "--address", metrics_port=18080)
 
 
 def test_an_address_where_nothing_listens_is_refused_at_once():

@@ -187,16 +187,6 @@ def test_starting_ray_is_said_before_and_its_dashboard_after(tiny_plan, tmp_path
     )
 
 
-def test_a_metrics_port_is_refused_for_a_running_cluster(monkeypatch):
-    import ray
-
-    from nerplat.errors import UserInputError
-    from nerplat.run.ray_session import connect_ray
-
-    monkeypatch.setattr(ray, "init", lambda **kwargs: pytest.fail("refused before connecting"))
-    with pytest.raises(UserInputError, match="--metrics-port sets the port of an embedded Ray"):
-        connect_ray("ray-head:6379", verbose=False, metrics_port=18080)
-
 
 def test_a_tune_only_run_counts_no_replicates_in_its_progress(tiny_plan, tracking_uri, tmp_path, monkeypatch):
     from nerplat.run.ledger import RunLedger
@@ -356,3 +346,20 @@ def test_both_phases_see_what_the_run_opened_through_one_context(tiny_plan, trac
     assert (context.ledger, context.board, context.metrics) == (runner.ledger, runner.board, runner.metrics)
     assert (context.study_storage, context.undecidable, context.select_metric) == (runner.study_storage, frozenset({"weak"}), "micro_f1")
     assert context.fit == runner._fit and context.ray_run_config == runner._ray_run_config
+
+
+def test_a_file_size_limit_is_refused_before_the_stores_are_created(tmp_path):
+    """Issue 47: under `ulimit -f 100` the run died on "(sqlite3.OperationalError) disk I/O error",
+    leaving a half-built mlflow.db: the file-size check ran only when Ray started."""
+    import shlex
+    from pathlib import Path
+
+    spec = Path(__file__).parents[2] / "integration" / "specs" / "tiny_run.yaml"
+    workdir = tmp_path / "work"
+    command = shlex.join([sys.executable, "-m", "nerplat.cli", "run", str(spec), "--workdir", str(workdir)])
+    done = subprocess.run(["bash", "-c", f"ulimit -f 100; exec {command}"], capture_output=True, text=True, timeout=600, env=os.environ)
+    output = done.stdout + done.stderr
+    assert done.returncode == 2, output
+    assert "ulimit -f: 100 KiB" in output and "ulimit -f unlimited" in output and "Traceback" not in output
+    assert "opening the MLflow store" not in output
+    assert not workdir.exists() or list(workdir.iterdir()) == []  # no mlflow.db, optuna.db or .nerplat/
