@@ -26,9 +26,9 @@ of the time (Lan & DeMets 1983, alpha spending; Jennison & Turnbull 2000, ch. 7 
   small n      the z boundaries assume a known variance; with a few seeds it is estimated. The
                usual conversion, a paired t-test at each look's nominal z level 2 (1 - Phi(z_k))
                (the "significance level approach", Jennison & Turnbull 2000, ch. 3 on unknown variance),
-               matches each look alone but not the looks together: from 3 pairs it was measured
-               to exclude a true zero at some look 5.3-6.1% of the time at alpha 5% (4 to 18
-               looks; 40,000 simulated experiments each). So the same spending is applied to
+               matches each look alone but not the looks together: from a few pairs it
+               excludes a true zero at some look more often than alpha (docs/performance.md,
+               "Figures behind the code's choices"). So the same spending is applied to
                the paired t statistics themselves. Under the null their joint distribution does
                not depend on the unknown sd, so it is simulated once (CALIBRATION_PATHS
                experiments from a fixed seed, drawn as block sums and within-block sums of

@@ -119,7 +119,9 @@ SCHEMA = {
 }
 VERDICT_COLUMNS = tuple(SCHEMA)
 ARM_SCHEMA = {"arm": pl.String(), "tune_trials": pl.Int64(), "searched": pl.String(), "epochs": pl.Int64(), "cpus": pl.Float64(), "gpus": pl.Float64()}
-ASO_ITERATIONS = 200  # deepsig's bootstrap: 1000 took 8 s a call on the 2 busy cores; ASO is information here
+# deepsig's bootstrap: its default 1000 were too slow a call (docs/performance.md, "Figures behind the
+# code's choices"); ASO is information here, not a verdict.
+ASO_ITERATIONS = 200
 
 
 def arm_frame(plan: dict[str, Any] | None) -> pl.DataFrame:

@@ -58,9 +58,10 @@ def tokenizer_fingerprint(tokenizer: Any) -> str:
     """sha256 of the tokenizer's serialisation (vocabulary, normaliser, special tokens).
 
     Truncation and padding are left out: each call of the tokenizer may set them, and they do not
-    change the sub-tokens the feature cache stores. Serialising MiniLM's 30k vocabulary took 0.05 to
-    0.3 s here, once per split of every trial, and the trials of a process share one tokenizer: the
-    result is kept per tokenizer object (and its size, which grows if tokens are added).
+    change the sub-tokens the feature cache stores. Serialising MiniLM's 30k vocabulary is slow
+    (docs/performance.md, "Figures behind the code's choices") and ran once per split of every trial,
+    and the trials of a process share one tokenizer: the result is kept per tokenizer object (and its
+    size, which grows if tokens are added).
     """
     key = len(tokenizer)
     cached = _FINGERPRINTS.get(tokenizer)

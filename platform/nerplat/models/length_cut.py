@@ -11,13 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 # What a batch (an encoder pass) costs beside its padded sub-tokens, in padded sub-tokens: the cut
-# weighs one more pass against the padding it saves. Training, MiniLM-L6 on 2 CPU threads, idle
-# (`docs/train-piece-probe.py 3`, 2026-11-29): the bench sweep's 100-sentence, 28-step trial with
-# batches drawn nearly at random trained in 9.88 s in whole batches; cut at cost 0, 17.60 s; 8,
-# 11.17; 32, 8.93; 64, 8.40; 128, 7.81; 512, 9.24 (medians of 3 seeds; 6.28 s with the set sorted
-# by length as one group): 32 to 128 within 1.1 s, 128 kept. Evaluation in bf16 (`docs/eval-batch-probe.py 100 9`
-# and `... 1000 7`, 2026-11-28): costs 64 and 128 scored 100 CoNLL dev sentences in 0.96x and 0.97x
-# the time of batches filled to 1,024 padded sub-tokens, 1,000 in 0.99x and 0.98x.
+# weighs one more pass against the padding it saves. Costs from 32 to 128 trained fastest and 128
+# evaluated as fast as any (docs/performance.md, "Length groups of at most a quarter, and length
+# pieces" and "The cheapest cut of evaluation batches").
 BATCH_COST_TOKENS = 128
 
 

@@ -37,8 +37,7 @@ class Tagger(nn.Module):
 
         In training on a CPU the rows are encoded in length-sorted pieces, each padded only to its own
         longest (`length_pieces`): a window's states do not depend on the other rows, and a training
-        batch drawn at random pads less (the bench sweep's trial: 7.8 s of training against 9.9 s in
-        whole batches and 6.3 s sorted by length; `models.length_cut`). Evaluation batches
+        batch drawn at random pads less and trains faster (`models.length_cut`). Evaluation batches
         arrive sorted by length and cut already (`trial.batching`), and encoders that declare
         `pads_for_free` (word embeddings) gain nothing from pieces.
         """

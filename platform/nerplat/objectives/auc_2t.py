@@ -5,9 +5,9 @@ task's positive share in the training set); lambda = 100 is Nguyen et al. 2023a'
 optimum, tunable here). The optimiser is PESG (Yuan et al. 2021): descent on the network, a and b,
 projected ascent on each alpha.
 
-Recipe (see `PrimalDualSettings`): Nguyen et al. 2023a trained with LibAUC's PESG. Measured here with MiniLM, one PESG
-learning rate and update for the whole model collapsed (untyped CoNLL F1 0.011 at 50 sentences, with
-token AUROC 0.95-0.98: good ranking, bad 0.5 threshold). The default therefore keeps the pretrained
+Recipe (see `PrimalDualSettings`): Nguyen et al. 2023a trained with LibAUC's PESG. With MiniLM, one PESG
+learning rate and update for the whole model collapsed: good ranking, almost no entity at the 0.5
+threshold (docs/performance.md, "Figures behind the code's choices"). The default therefore keeps the pretrained
 encoder on AdamW at `train.lr` and runs PESG's SGD on heads and a, b at `train.head_lr` (0.1 unless
 set). Decision threshold selection on dev belongs to the two-task head's decoder, not to this loss.
 """

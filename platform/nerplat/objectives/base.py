@@ -103,7 +103,7 @@ class PrimalDualSettings(ObjectiveConfig):
     """Optimiser recipe of the AUC objectives (PESG / PDSCA), exposed in the spec.
 
     The naive recipe (one PESG learning rate and one SGD-style update for the whole model) collapsed
-    on MiniLM (F1 0.011 at 50 CoNLL sentences with AUROC 0.95): the default here keeps the pretrained
+    on MiniLM (`objectives.auc_2t`): the default here keeps the pretrained
     encoder on an AdamW update at `train.lr` and runs PESG's momentum-SGD only on the heads and the
     AUC state (a, b) at `train.head_lr` (0.1 unless set), with the projected ascent on alpha at that
     same rate. Set `encoder_update: sgd` and `head_lr` = `lr` to reproduce the naive recipe.

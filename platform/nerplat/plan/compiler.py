@@ -111,8 +111,8 @@ def build_plan(validated: ValidatedSpec) -> Plan:
 def replicates_of(partitions: tuple[int, ...], seeds: tuple[int, ...]) -> tuple[Replicate, ...]:
     """Every seed of every partition, in one validation pass.
 
-    A plan may hold 100,000 replicates: a `Replicate(...)` call each took 1.3-1.6 s, one pydantic
-    validation of the whole list takes 0.7 s (2 busy cores).
+    A plan may hold 100,000 replicates: one pydantic validation of the whole list is about twice as
+    fast as a `Replicate(...)` call each (docs/performance.md, "Figures behind the code's choices").
     """
     return _REPLICATES.validate_python([{"seed": seed, "partition": partition} for partition in partitions for seed in seeds])
 

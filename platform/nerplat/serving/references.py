@@ -86,7 +86,7 @@ def registered_folder_on_disk(reference: str, tracking_uri: str) -> Path | None:
     """The model folder of a registered NAME, NAME/VERSION or NAME@ALIAS in a SQLite store, read
     from the registry's table without MLflow; None when in any doubt (MLflow then resolves it).
 
-    Importing MLflow's SQL store takes about 3 s of CPU, half of a one-sentence `nerplat predict`;
+    Importing MLflow's SQL store is about half of a one-sentence `nerplat predict` (docs/performance.md, "Figures behind the code's choices");
     a model version's row names its folder (`storage_location`), which a local store keeps on disk.
     The file is opened read-only, so a store is never created or migrated here.
     """

@@ -22,7 +22,7 @@ Decisions (docs/spec.md, "Cross-section rules"):
   unpartitioned arm runs seeds 0..max_seeds-1, so a `seeds` beside them must equal max_seeds
   when no setting is partitioned (it would set nothing).
 - A plan has at most `MAX_RUNS` training runs (tune trials and replicates): beyond that the
-  plan itself would not fit in memory (10 million seeds took 3.5 GB), let alone the runs.
+  plan itself would not fit in memory (docs/performance.md, "Figures behind the code's choices"), let alone the runs.
 """
 
 from __future__ import annotations

@@ -7,20 +7,18 @@ seed, cut into groups of `batches_per_group` batches, ordered by length inside e
 random jitter of about one batch (a window's length rank plus a uniform draw in [0, batch_size)),
 cut into batches, and the batches shuffled again. A group holds at most a quarter of the windows
 (`MIN_GROUPS`, as Hugging Face's `group_by_length` sampler does), so small training sets get batches
-drawn nearly at random: sorting a 100-sentence set as one group cost a 28-step training about 0.09
-dev F1 (0.295 against 0.389 with random batches over 8 seeds; 500 sentences for 128 steps scored
-alike either way; `docs/peer-gap-probe.py`, docs/performance.md). The jitter makes batches differ
-across epochs when a group is several batches; measured on CoNLL-like lengths at 50 to 420
-sentences, grouping everything pads 2-12% more than sorting everything, random batches 60-130% more.
+drawn nearly at random: a small set sorted as one group trained short runs to a lower dev F1
+(docs/performance.md, "Length groups of at most a quarter, and length pieces"). The jitter makes
+batches differ across epochs when a group is several batches, at little more padding than sorting
+everything, where random batches pad far more (docs/performance.md, "Figures behind the code's
+choices").
 On a CPU the tagger encodes a training batch in length pieces (`models.tagger.length_pieces`), which
-wins back part of that: the bench sweep's 100-sentence trial trained in 7.8 s, 9.9 s in whole
-batches, 6.3 s with the set sorted as one group (`docs/train-piece-probe.py`).
+wins back part of what random batches pad.
 Without a seed (evaluation) all windows are sorted by length, which pads least, and `max_tokens` may
 bound a batch's padded size (windows x its longest): sorting pads nothing between batches but a
-whole split in one batch pads every window to the longest (100 CoNLL dev windows at max_length 64:
-6,400 padded sub-tokens for 2,402 real ones), so the sorted windows are cut where padding plus a
-cost per batch is least (`cheapest_cut`). Padding is dynamic: each batch is as long as its longest
-window.
+whole split in one batch pads every window to the longest, so the sorted windows are cut where
+padding plus a cost per batch is least (`cheapest_cut`). Padding is dynamic: each batch is as long
+as its longest window.
 """
 
 from __future__ import annotations

@@ -10,12 +10,14 @@ the gradient scaler (`train.precision`).
   is evaluated the way it trained, at the same saving); decoding, thresholds and metrics read the
   scores in fp32. A trial in fp32 trains and evaluates in fp32.
 - `train.eval_precision` sets evaluation's arithmetic apart from training's (`auto`: bf16 where the
-  device runs it natively, else as training): a forward pass in bf16 costs about a third of fp32's
-  on a bf16 CPU, so an fp32 trial can evaluate its dev set every epoch for less.
+  device runs it natively, else as training): a forward pass in bf16 costs a fraction of fp32's
+  on a bf16 CPU (docs/performance.md, "Cheaper evaluation"), so an fp32 trial can evaluate its dev
+  set every epoch for less.
 - `auto` is bf16 where the device runs bf16 natively, fp32 elsewhere (`resolve_precision`): CPUs
-  with AVX512-BF16 or AMX (a bf16 matrix-product peak 4x fp32's on this project's AVX512-BF16
-  EPYC; without those instructions bf16 has no matrix units to run on), CUDA devices of compute
-  capability 8.0 (Ampere) and later. The resolved precision is what the trial runs, and what its run records.
+  with AVX512-BF16 or AMX (their bf16 matrix products run several times faster than fp32's:
+  docs/performance.md, "This host"; without those instructions bf16 has no matrix units to run
+  on), CUDA devices of compute capability 8.0 (Ampere) and later. The resolved precision is what
+  the trial runs, and what its run records.
 - A spec that asks for `bf16` (training or evaluation) on trials without a GPU, on a CPU without bf16
   units, is warned about by `nerplat validate`, `plan`, `run` and `train` (`emulated_bf16_warnings`):
   there bf16 is emulated and costs several times fp32's time, so `auto` picks fp32.

@@ -25,10 +25,9 @@ from nerplat.trial.device import autocast
 from nerplat.trial.variant import Examples
 
 # Padded sub-tokens of an evaluation batch on a CPU, the bound under which `models.length_cut.cheapest_cut`
-# cuts: MiniLM-L6 in bf16 on 2 threads, idle, 2026-11-28, with batches filled to the bound, scored 100
-# CoNLL dev sentences (max_length 64) in 0.50x the time of one 128-window batch and 1,000 in 0.89x
-# (`docs/eval-batch-probe.py`); 512 was slower at 1,000 (0.97x). GPUs keep the window count alone: not
-# measured there.
+# cuts: batches bounded so scored dev sentences faster than 128-window batches, and a bound of 512
+# was slower on many sentences (docs/performance.md, "Figures behind the code's choices"). GPUs keep
+# the window count alone: not timed there.
 CPU_EVAL_BATCH_TOKENS = 1024
 
 

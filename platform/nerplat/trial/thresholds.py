@@ -1,7 +1,7 @@
 """Decision thresholds of two-task heads: chosen on dev, and the paper's fixed cut beside them.
 
-AUC-trained heads rank words well but their scores are not calibrated around 0.5: measured here,
-AUC-2T reached token AUROC 0.95-0.98 with entity F1 0.011 at Nguyen et al. 2023a's fixed 0.5 cut. Choosing
+AUC-trained heads rank words well but their scores are not calibrated around 0.5: AUC-2T ranked
+tokens well and found almost no entity at Nguyen et al. 2023a's fixed 0.5 cut (docs/performance.md, "Figures behind the code's choices"). Choosing
 the entity and beginning thresholds on dev (coordinate search: entity with beginning at 0.5,
 then beginning) is the recipe `train.tune_threshold` switches on; a fair comparison switches it on
 for every two-task arm (CE-2T too), not only for the AUC ones. An evaluation makes one forward
