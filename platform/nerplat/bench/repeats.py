@@ -3,9 +3,9 @@
 
 The two sides of a ratio are measured interleaved, A, B, A, B, ... (`interleaved`), so a drift of
 the host (another process starting, the CPU's clock changing) slows both sides alike instead of one
-of them, and each ratio is taken within one repeat before the median is. With 9 timed steps a
-single run of `nerplat bench train` gave ratios of 0.77, 1.25 and 1.31 one after another on an idle
-machine: one run decides nothing.
+of them, and each ratio is taken within one repeat before the median is. Single runs of `nerplat
+bench train` one after another on an idle machine gave ratios far apart (docs/performance.md,
+"Medians with their spread"): one run decides nothing.
 """
 
 from __future__ import annotations

@@ -1,12 +1,10 @@
 """The malloc of trial workers: an embedded Ray preloads tcmalloc into them when the machine has it.
 
-Under Ray, an MRC trial worker on glibc's malloc grew by about 0.6 GB a minute (1.8 to 3.7 GB in
-three minutes; Ray's memory monitor killed two at 10 GB), while the same trial in `nerplat train`
-stayed near 2 GB: the large buffers of varying size that training frees stay on glibc's heaps
-(MALLOC_ARENA_MAX=1 or 2 grew the same). With tcmalloc the worker settled at 6.3 GB and stayed
-there through ten epochs, its training taking 18% less time than on glibc; jemalloc stayed near
-2 GB but took 16% more, and tcmalloc's aggressive decommit twice tcmalloc's time (docs/performance.md,
-"Trial workers' malloc").
+Under Ray, an MRC trial worker on glibc's malloc kept growing until Ray's memory monitor killed it,
+while the same trial in `nerplat train` did not: the large buffers of varying size that training frees
+stay on glibc's heaps (fewer arenas did not help). With tcmalloc the worker settled at its peak and
+trained faster than on glibc; jemalloc stayed small but trained slower, and tcmalloc's aggressive
+decommit slower still (docs/performance.md, "Trial workers' malloc", measured by docs/malloc-probe.sh).
 """
 
 from __future__ import annotations

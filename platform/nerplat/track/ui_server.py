@@ -2,8 +2,9 @@
 
 `mlflow server` for the runs (the URL to open is `track/view.py`'s `runs_table_url`);
 `optuna-dashboard` for the arms' Optuna studies (track/studies.py), a study being
-`/dashboard/studies/<id>`. The MLflow server becomes healthy after 7-18 s here, optuna-dashboard in
-about 2 s, so both are launched first and then waited for. Each runs in its own process group and
+`/dashboard/studies/<id>`. The MLflow server takes several seconds to become healthy, optuna-dashboard
+fewer (docs/performance.md, "Figures behind the code's choices"), so both are launched first and then
+waited for. Each runs in its own process group and
 is stopped with that group, because servers fork workers that would otherwise outlive them
 (`mlflow server` starts uvicorn as a child). A watchdog process per server ends the group when the
 process that started it dies in any way, SIGKILL included: the watchdog waits for its stdin pipe
