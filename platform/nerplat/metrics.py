@@ -7,8 +7,14 @@ nothing, and a predicted span counts only if its type and both boundaries equal 
 averages are over the types found in gold or predictions (seqeval's definition), so a type that is
 only ever predicted counts as a zero. A division by zero (no gold or no predicted span) gives 0.
 
+Beside them, the micro scores in seqeval's default mode (conlleval's lenient matching, where an I-X
+after anything but B-X or I-X starts a span): what a paper citing seqeval without naming a mode
+reports. The two differ most for decoders that can leave a span without its B-X (the two-task
+heads of Nguyen et al. 2023a).
+
 Keys (see `nerplat.track.schema`):
 - micro_precision, micro_recall, micro_f1, macro_precision, macro_recall, macro_f1
+- conlleval_micro_precision, conlleval_micro_recall, conlleval_micro_f1 (lenient, seqeval's default)
 - type_<TYPE>_precision, type_<TYPE>_recall, type_<TYPE>_f1, type_<TYPE>_support (gold spans)
 - token_macro_f1: F1 of each word-level label (O, B-X, I-X, ...) as a class, averaged without
   weights over the labels that occur in gold or predictions, O included: the papers' token-level
@@ -33,12 +39,28 @@ def evaluate_tags(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) 
 
 
 def span_scores(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> dict[str, float]:
-    """Micro, macro and per-type strict IOB2 span precision, recall and F1 (seqeval)."""
+    """Micro, macro and per-type strict IOB2 span precision, recall and F1, and the lenient micro
+    scores (seqeval)."""
+    return {**_strict_span_scores(gold, pred), **_lenient_micro_scores(gold, pred)}
+
+
+def _lenient_micro_scores(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> dict[str, float]:
+    from seqeval.metrics import f1_score, precision_score, recall_score
+
+    lists = ([list(s) for s in gold], [list(s) for s in pred])
+    return {
+        "conlleval_micro_precision": float(precision_score(*lists, zero_division=0)),
+        "conlleval_micro_recall": float(recall_score(*lists, zero_division=0)),
+        "conlleval_micro_f1": float(f1_score(*lists, zero_division=0)),
+    }
+
+
+def _strict_span_scores(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> dict[str, float]:
     from seqeval.metrics import classification_report
     from seqeval.scheme import IOB2
 
     if not any(tag.startswith("B") for sentences in (gold, pred) for s in sentences for tag in s):
-        # No span anywhere: every score is a division by zero (seqeval would give NaN macro scores).
+        # No B anywhere: every strict score is a division by zero (seqeval would give NaN macro scores).
         return {f"{a}_{n}": 0.0 for a in ("micro", "macro") for n in ("precision", "recall", "f1")}
     report = classification_report(
         [list(s) for s in gold],

@@ -108,3 +108,16 @@ def test_mismatched_lengths_are_refused():
         evaluate_tags([["O", "O"]], [["O"]])
     with pytest.raises(ValueError, match="gold sentences"):
         evaluate_tags([["O"]], [])
+
+
+def test_conlleval_scores_count_a_span_left_without_its_beginning_and_strict_ones_do_not():
+    gold = [["B-ENT", "I-ENT", "O", "B-ENT"]]
+    pred = [["O", "I-ENT", "O", "B-ENT"]]  # the first span lost its B: lenient matching starts it at the I
+    scores = evaluate_tags(gold, pred)
+    assert scores["micro_precision"] == pytest.approx(1 / 1) and scores["micro_recall"] == pytest.approx(1 / 2)
+    assert scores["conlleval_micro_precision"] == pytest.approx(1 / 2)  # (1, 2) is a span, but not the gold (0, 2)
+    assert scores["conlleval_micro_recall"] == pytest.approx(1 / 2)
+    exact = evaluate_tags(gold, [["B-ENT", "I-ENT", "O", "I-ENT"]])  # an orphan I matching a one-word gold span
+    assert exact["conlleval_micro_f1"] == pytest.approx(1.0) and exact["micro_f1"] == pytest.approx(2 / 3)
+    nothing = evaluate_tags([["O", "O"]], [["O", "I-ENT"]])  # no B anywhere: lenient still sees the predicted span
+    assert nothing["micro_f1"] == 0.0 and nothing["conlleval_micro_precision"] == 0.0

@@ -48,7 +48,8 @@ class Tune(Frozen):
 
 BEST_OTHER = "best_other"  # a claim's partner chosen on dev from the results, per setting
 ClaimMetric = Literal[
-    "micro_f1", "macro_f1", "micro_precision", "macro_precision", "micro_recall", "macro_recall", "token_micro_f1", "token_macro_f1"
+    "micro_f1", "macro_f1", "micro_precision", "macro_precision", "micro_recall", "macro_recall", "token_micro_f1", "token_macro_f1",
+    "conlleval_micro_f1",
 ]
 
 
@@ -82,7 +83,8 @@ class Claim(Frozen):
     method: str = Field(description="The method the claim is about.")
     partner: str = Field(description=f"The method it is compared with, or {BEST_OTHER}: the other method with the best mean dev score.")
     metric: ClaimMetric = Field(
-        description="micro_f1, macro_f1, micro_precision, ... (span level) or token_micro_f1, token_macro_f1 on the replicates' split: "
+        description="micro_f1, macro_f1, micro_precision, ... (strict span level), conlleval_micro_f1 (lenient span level, seqeval's "
+        "default mode) or token_micro_f1, token_macro_f1 on the replicates' split: "
         "the one the paper reports."
     )
     effect: float | None = Field(

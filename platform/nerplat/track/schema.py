@@ -4,7 +4,7 @@ Changing a name here breaks reading older experiments: add, do not rename.
 
 Metric keys are `<split>_<name>` with split in {dev, test}; names from `nerplat.metrics`:
   micro_precision, micro_recall, micro_f1, macro_precision, macro_recall, macro_f1,
-  token_macro_f1, sentence_accuracy, word_accuracy, type_<TYPE>_precision|recall|f1|support
+  conlleval_micro_precision|recall|f1, token_macro_f1, sentence_accuracy, word_accuracy, type_<TYPE>_precision|recall|f1|support
 Per-epoch dev metrics are logged with step = epoch; `dev_best_<metric>` is the best so far
 (what ASHA and the searcher see). Replicate runs log final test metrics once; the replicate
 phase's arm run logs their mean and sd (`<split>_<name>_mean`, `<split>_<name>_sd`), and the summary
@@ -52,6 +52,9 @@ METRIC_NAMES = (
     "macro_precision",
     "macro_recall",
     "macro_f1",
+    "conlleval_micro_precision",
+    "conlleval_micro_recall",
+    "conlleval_micro_f1",
     "token_macro_f1",
     "sentence_accuracy",
     "word_accuracy",
