@@ -20,6 +20,7 @@ def register(app: typer.Typer) -> None:
     from nerplat.cli.train_commands import bench_app  # the `bench` group, added to the app there
 
     app.command("analyze")(analyze)
+    app.command("rescore")(rescore)
     bench_app.command("analysis")(bench_analysis)
 
 
@@ -84,6 +85,23 @@ def analyze(
     message_console().print(f"wrote {len(report.files)} files to {report.out_dir}/ (start with report.md)")
     message_console().print(f"logged them to MLflow run {report.summary_run_id} under analysis/")
     print_headline(headline, Console(highlight=False))
+
+
+def rescore(
+    experiment: str = typer.Argument(..., help="Spec experiment name (the MLflow experiment)."),
+    tracking_uri: Optional[str] = typer.Option(
+        None, "--tracking-uri", help="MLflow store. Default: $MLFLOW_TRACKING_URI, else ./mlflow.db."
+    ),
+) -> None:
+    """Score an experiment's finished replicates again from their logged test predictions, adding
+    only the metrics they lack (a metric nerplat added after the run); then `nerplat analyze` reports them.
+
+    Numbers already logged are never changed: a second rescore adds nothing."""
+    from nerplat.analysis.rescoring import rescore_replicates
+    from nerplat.track.experiment_reader import open_client
+
+    done = rescore_replicates(open_client(_tracking_uri(tracking_uri)), experiment)
+    print_unfolded(message_console(), done.line(), hanging=2)
 
 
 def bench_analysis(
