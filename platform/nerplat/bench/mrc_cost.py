@@ -23,6 +23,12 @@ import torch
 
 from nerplat.bench.repeats import DEFAULT_REPEATS, Spread, check_repeats, interleaved, ratios
 from nerplat.config.trial import Component, DatasetRef, EncoderSettings
+from nerplat.data.mrc_examples import entity_types
+from nerplat.models.encoders import load_encoder
+from nerplat.models.tagger import build_tagger
+from nerplat.objectives import ObjectiveContext, build_objective
+from nerplat.trial.data import prepare_corpus
+from nerplat.trial.variant_registry import featurize_for_head
 
 
 @dataclass
@@ -74,12 +80,6 @@ def bench_mrc(
     encoder: str = "minilm-l6", sentences: int = 160, batch_size: int = 32, max_length: int = 128, threads: int | None = None,
     repeats: int = DEFAULT_REPEATS,
 ) -> MRCBenchResult:  # fmt: skip
-    from nerplat.data.mrc_examples import entity_types
-    from nerplat.models.encoders import load_encoder
-    from nerplat.models.tagger import build_tagger
-    from nerplat.objectives import ObjectiveContext, build_objective
-    from nerplat.trial.data import prepare_corpus
-    from nerplat.trial.variant_registry import featurize_for_head
 
     repeats = check_repeats(repeats)
     if sentences < 2:

@@ -54,9 +54,17 @@ from rich.console import Console
 
 from nerplat.bench.repeats import DEFAULT_REPEATS, Spread, check_repeats, interleaved, ratios
 from nerplat.bench.runner_overhead import SWEEP_SPEC, run_sweep
+from nerplat.catalog import default_catalog
 from nerplat.config.experiment import TUNE_SEED
 from nerplat.errors import UserInputError
+from nerplat.metrics import evaluate_tags
+from nerplat.models.encoders import load_encoder, quiet_transformers
+from nerplat.plan.compiler import compile_plan
 from nerplat.track import schema
+from nerplat.trial.batching import ids_to_tags, join_windows
+from nerplat.trial.data import prepare_trial_data
+from nerplat.trial.device import autocast, resolve_eval_precision, resolve_precision
+from nerplat.trial.features import featurize_windows
 
 PEER_SEARCH_SEED = 0  # the order in which Optuna's grid sampler visits nerplat's learning rates
 BEST_DEV = "dev_best_micro_f1"  # a nerplat trial's best dev evaluation by the sweep's metric
@@ -131,9 +139,6 @@ def bench_peer(
 ) -> PeerBenchResult:
     """The sweep, shrunk by whichever of trials, epochs, training sentences and encoder are given,
     run by each side in turns `repeats` times."""
-    from nerplat.catalog import default_catalog
-    from nerplat.plan.compiler import compile_plan
-
     repeats = check_repeats(repeats)
     _require_accelerate()
     threads = threads or os.cpu_count() or 1
@@ -204,13 +209,6 @@ def hf_optuna_sweep(arm: Any, threads: int, learning_rates: list[float], seed: i
     from transformers import DataCollatorForTokenClassification
     from transformers.trainer_callback import PrinterCallback
 
-    from nerplat.metrics import evaluate_tags
-    from nerplat.models.encoders import load_encoder
-    from nerplat.trial.batching import ids_to_tags, join_windows
-    from nerplat.trial.data import prepare_trial_data
-    from nerplat.trial.device import resolve_eval_precision, resolve_precision
-    from nerplat.trial.features import featurize_windows
-
     (key, space), = arm.search_space.items()
     config = arm.trial_config({key: space.low}, seed=seed, eval_split=None)
     train = config.train
@@ -259,8 +257,6 @@ def _grid_search(trainer: Any, hp_space: Callable[[Any], dict[str, float]], lear
     """Optuna's grid over `learning_rates`, each tried once, maximising dev micro F1."""
     import optuna
 
-    from nerplat.models.encoders import quiet_transformers
-
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     with quiet_transformers():
         trainer.hyperparameter_search(
@@ -277,8 +273,6 @@ def _grid_search(trainer: Any, hp_space: Callable[[Any], dict[str, float]], lear
 def _token_classifier(config: Any, encoder: Any, labels: int) -> Any:
     """The encoder a nerplat trial starts from, under transformers' token-classification head."""
     from transformers import AutoModelForTokenClassification
-
-    from nerplat.models.encoders import load_encoder, quiet_transformers
 
     model_config = encoder.model.config
     model_config.num_labels = labels
@@ -325,8 +319,6 @@ def evaluating_in(precision: str) -> type:
     and their logits handed on in fp32 (numpy has no bf16)."""
     import torch
     from transformers import Trainer
-
-    from nerplat.trial.device import autocast
 
     if precision == "fp32":
         return Trainer

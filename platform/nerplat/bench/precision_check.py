@@ -22,8 +22,10 @@ import numpy as np
 import polars as pl
 
 from nerplat.analysis.compare import paired_values
+from nerplat.analysis.run_frames import replicate_frame
 from nerplat.analysis.stats import paired_test
 from nerplat.errors import Problem, UserInputError
+from nerplat.track.experiment_reader import find_experiment, open_client, search_all
 
 FP32, AUTO = "fp32", "auto"
 COLUMNS = ("dataset", "sampler", "method", "n_pairs", "fp32_mean", "auto_mean", "difference", "replicate_sd", "p_value", "within_noise")
@@ -66,8 +68,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tracking-uri", required=True)
     parser.add_argument("--metric", default="test_micro_f1")
     args = parser.parse_args(argv)
-    from nerplat.analysis.run_frames import replicate_frame
-    from nerplat.track.experiment_reader import find_experiment, open_client, search_all
 
     try:
         client = open_client(args.tracking_uri)

@@ -31,6 +31,10 @@ from typing import Any
 from rich.console import Console
 
 from nerplat.bench.repeats import DEFAULT_REPEATS, Spread, check_repeats, ratios
+from nerplat.catalog import default_catalog
+from nerplat.plan.compiler import compile_plan
+from nerplat.run.runner import ExperimentRunner, RunOptions
+from nerplat.trial.loop import run_trial
 
 SWEEP_SPEC = Path(__file__).with_name("sweep.yaml")
 
@@ -122,8 +126,6 @@ class SweepRuns:
 
 def run_sweep(plan: Any, console: Console) -> SweepRuns:
     """The tune phase of `plan` with the same `ExperimentRunner` as `nerplat run --tune-only`, in a scratch directory."""
-    from nerplat.run.runner import ExperimentRunner, RunOptions
-
     with tempfile.TemporaryDirectory(prefix="nerplat-bench-") as scratch:
         runner = ExperimentRunner(plan, RunOptions(workdir=Path(scratch), analyze=False, replicate=False), console)
         started = time.time()
@@ -134,10 +136,6 @@ def run_sweep(plan: Any, console: Console) -> SweepRuns:
 
 
 def bench_run(console: Console, profile: str | None = None, repeats: int = DEFAULT_REPEATS) -> RunBenchResult:
-    from nerplat.catalog import default_catalog
-    from nerplat.plan.compiler import compile_plan
-    from nerplat.trial.loop import run_trial
-
     repeats = check_repeats(repeats)
     plan = compile_plan(SWEEP_SPEC, default_catalog(), profile)
     arm = plan.arms[0]

@@ -39,8 +39,20 @@ from pathlib import Path
 from typing import Any
 
 from nerplat.bench.runner_overhead import SWEEP_SPEC
+from nerplat.catalog import default_catalog
+from nerplat.config.experiment import TUNE_SEED
 from nerplat.errors import UserInputError
+from nerplat.metrics import evaluate_tags
+from nerplat.plan.compiler import compile_plan
 from nerplat.run.allocator import process_malloc
+from nerplat.run.job import TrialJob
+from nerplat.run.ledger import RunLedger
+from nerplat.track import schema
+from nerplat.track.experiment_tracker import ExperimentTracker
+from nerplat.track.local_postgres import LocalPostgres, check_postgres_bin
+from nerplat.track.store import adopt_uri_credentials, tracking_logger
+from nerplat.track.ui_server import LocalMlflowServer
+from nerplat.trial.results import Evaluation, Timings
 
 SATURATION_SHARE = 0.9  # a store saturates at the fewest writers reaching this share of its best events/s
 WRITER_START_TIMEOUT = 600.0  # seconds for every writer to import, connect and open its arm's run
@@ -149,9 +161,6 @@ def bench_tracking(
     log: Callable[[str], None] = lambda line: None,
 ) -> TrackingBenchResult:
     """SQLite always; an `mlflow server` on PostgreSQL with `postgres` (a URI) or `postgres_bin`."""
-    from nerplat.catalog import default_catalog
-    from nerplat.plan.compiler import compile_plan
-
     if postgres is not None or postgres_bin is not None:
         check_postgres_options(postgres, postgres_bin)
     arm = compile_plan(SWEEP_SPEC, default_catalog()).arms[0]
@@ -178,8 +187,6 @@ def _sqlite_store(scratch: Path) -> Iterator[str]:
 
 def check_postgres_options(postgres: str | None, postgres_bin: Path | None) -> None:
     """Refuses, before any work, what would fail once SQLite has been measured."""
-    from nerplat.track.local_postgres import check_postgres_bin
-
     if postgres is not None and postgres_bin is not None:
         raise UserInputError("give --postgres (a database to use) or --postgres-bin (start one), not both")
     if postgres is not None and not postgres.startswith("postgresql://"):
@@ -197,10 +204,6 @@ def _postgres_server(
     postgres: str | None, postgres_bin: Path | None, scratch: Path, workers: int, log: Callable[[str], None]
 ) -> Iterator[str]:
     """The URL of an `mlflow server` on PostgreSQL: the database `postgres`, or a throwaway cluster."""
-    from nerplat.track.local_postgres import LocalPostgres
-    from nerplat.track.store import adopt_uri_credentials
-    from nerplat.track.ui_server import LocalMlflowServer
-
     with ExitStack() as stack:
         if postgres is None:
             log(f"starting PostgreSQL from {postgres_bin} ...")
@@ -215,8 +218,6 @@ def _postgres_server(
 def measure_writers(store: str, tracking_uri: str, arm: Any, writers: int, trials: int, epochs: int) -> StoreFigure:
     """Events/s of `writers` processes, each driving its own ledger through `trials` trials."""
     import multiprocessing
-
-    from nerplat.track.experiment_tracker import ExperimentTracker
 
     experiment = f"nerplat-bench-tracking-{writers}w-{secrets.token_hex(4)}"  # fresh, so a given database is never resumed
     tracker = ExperimentTracker.open(tracking_uri, experiment, timeout=30)
@@ -284,12 +285,6 @@ def _collect(outcomes: Any, processes: list) -> list[WriterReport]:
 
 def write_trials(tracker: Any, arm: Any, writer: int, trials: int, epochs: int, ready: Any, go: Any, outcomes: Any) -> None:
     """One writer (a spawned process): the ledger calls of `trials` tuning trials, as Tune's callback makes them."""
-    from nerplat.config.experiment import TUNE_SEED
-    from nerplat.run.job import TrialJob
-    from nerplat.run.ledger import RunLedger
-    from nerplat.track import schema
-    from nerplat.track.store import tracking_logger
-
     tracking_logger().setLevel(logging.CRITICAL)  # a refused write is reported by the benchmark, once
     report = WriterReport(writer)
     try:
@@ -323,9 +318,6 @@ def write_trials(tracker: Any, arm: Any, writer: int, trials: int, epochs: int, 
 
 def conll_dev_evaluation(epoch: int, epochs: int) -> Any:
     """An evaluation with the metric keys of a CoNLL-2003 dev evaluation (56 metrics in one report)."""
-    from nerplat.metrics import evaluate_tags
-    from nerplat.trial.results import Evaluation, Timings
-
     gold = [[f"B-{t}", "O", f"B-{t}", f"I-{t}"] for t in CONLL_TYPES]
     pred = [[f"B-{t}", "O", f"B-{t}", "O"] for t in CONLL_TYPES]
     dev = evaluate_tags(gold, pred)

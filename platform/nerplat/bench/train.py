@@ -38,7 +38,10 @@ from torch import nn
 from nerplat.bench.repeats import DEFAULT_REPEATS, Spread, check_repeats, interleaved, ratios
 from nerplat.config.trial import Component, DatasetRef, EncoderSettings, TrainSettings, TrialConfig
 from nerplat.errors import Problem, UserInputError
+from nerplat.models.encoders import load_encoder
+from nerplat.trial.batching import iterate_batches
 from nerplat.trial.device import AUTOCAST_DTYPES, autocast, grad_scaler, precision_runs_on
+from nerplat.trial.session import TrialSession
 
 DEVICES = ("cpu", "cuda")
 PRECISIONS = ("fp32", *AUTOCAST_DTYPES)  # train.precision's values: fp32 or an autocast dtype
@@ -235,10 +238,6 @@ def bench_train(
     precision: str = "fp32",
     repeats: int = DEFAULT_REPEATS,
 ) -> TrainBenchResult:
-    from nerplat.models.encoders import load_encoder
-    from nerplat.trial.batching import iterate_batches
-    from nerplat.trial.session import TrialSession
-
     repeats = check_repeats(repeats)
     on = bench_device(device)
     precision = bench_precision(precision, on)
