@@ -30,7 +30,7 @@ commit=$(git -C "$repo" rev-parse HEAD)
 plan=(nerplat plan "specs/$spec.yaml" --cost --json --tracking-uri "sqlite:///$work/mlflow.db")
 [ -n "$profile" ] && plan+=(--profile "$profile")
 predicted=$(cd "$repo" && "$repo/.venv/bin/${plan[0]}" "${plan[@]:1}" 2>"$work/plan-cost.err" \
-  | "$repo/.venv/bin/python" -c 'import json, sys; print(f"{json.load(sys.stdin)[\"cost\"][\"wall_s\"] / 60:.1f} min")' || echo "none (nerplat plan --cost failed: see plan-cost.err in the scratch folder)")
+  | "$repo/.venv/bin/python" -c 'import json, sys; print("%.1f min" % (json.load(sys.stdin)["cost"]["wall_s"] / 60))' || echo "none (nerplat plan --cost failed: see plan-cost.err in the scratch folder)")
 dirty=$(git -C "$repo" status --porcelain -- platform specs | wc -l)
 started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
