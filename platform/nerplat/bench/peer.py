@@ -15,8 +15,8 @@ weight decay, warm-up share, linear decay and gradient clipping.
 
 Each side runs in its best configuration for the machine: one trial at a time on every core
 (`threads`, default all CPUs). On CPU one trial already keeps every core busy and fp32 is the
-fastest arithmetic (measured on a 2-core machine without AMX or avx512_bf16: bf16 autocast was
-2-2.5x slower). nerplat runs its sweep with `train.threads` and `resources.cpus_per_worker` set to
+fastest arithmetic where the CPU has no bf16 units (there bf16 autocast is emulated and slower:
+docs/performance.md, "Figures behind the code's choices"). nerplat runs its sweep with `train.threads` and `resources.cpus_per_worker` set to
 the threads; the peer sets torch's threads, batches by length (`group_by_length`: megabatches of
 at most a quarter of the windows sorted by length, as nerplat's length groups are), loads data in
 the main process, and saves no checkpoints and logs to nothing.
@@ -285,9 +285,9 @@ def _token_classifier(config: Any, encoder: Any, labels: int) -> Any:
 def _training_arguments(scratch: str, config: Any) -> Any:
     """The Trainer's settings: the trial's training batch, schedule and seed; evaluation batches of a
     training batch's size, grouped by length. nerplat cuts its own by padded size
-    (`models.length_cut.cheapest_cut` under `trial.predict.CPU_EVAL_BATCH_TOKENS`); on the sweep's 100
-    dev sentences, 16-window batches took 1.03x the time of nerplat's cut here
-    (`docs/eval-batch-probe.py 100 9`, 2026-11-29: 0.532x and 0.517x of one 128-window batch)."""
+    (`models.length_cut.cheapest_cut` under `trial.predict.CPU_EVAL_BATCH_TOKENS`); on the sweep's
+    dev sentences the two take about the same time (docs/performance.md, "Figures behind the code's
+    choices")."""
     import torch
     from transformers import TrainingArguments
 

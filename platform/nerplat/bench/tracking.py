@@ -18,7 +18,8 @@ events/s reach 90% of the best measured.
 Stores: a SQLite file in a scratch folder (the laptop default), always; an `mlflow server` (the
 cluster's layout, cluster/base) on PostgreSQL only when asked, on a database given by URI or on
 a throwaway cluster started from PostgreSQL's server binaries (`track/local_postgres.py`).
-Writers are processes (spawned), about 250 MB of memory each.
+Writers are processes (spawned), each with a Python and MLflow of its own in memory (docs/performance.md,
+"Figures behind the code's choices").
 """
 
 from __future__ import annotations
