@@ -312,7 +312,19 @@ def test_a_driver_killed_at_a_boundary_resumes_to_one_record_and_the_clean_runs_
     assert code == 0, output
     assert one_record(tmp_path, experiment) == clean_choice
     if analyze == ():
-        assert (tmp_path / "reports" / experiment).is_dir()
+        resume_of_a_finished_experiment(spec, tmp_path, tmp_path / "reports" / experiment)
+
+
+def resume_of_a_finished_experiment(spec: Path, workdir: Path, report: Path) -> None:
+    """Issue 47: a resume with nothing left to run started Ray and analysed the same runs again; now
+    it starts no Ray (no session folder under its RAY_TMPDIR) and keeps the report."""
+    manifest = (report / ".nerplat-report.json").read_text()
+    ray_tmp = workdir / "ray-tmp"
+    code, output = finish(nerplat("run", str(spec), "--workdir", str(workdir), "--resume", workdir=workdir, env={"RAY_TMPDIR": str(ray_tmp)}))
+    assert code == 0, output
+    assert "starting Ray" not in output and not ray_tmp.exists()
+    assert f"analysis unchanged, report at {report}" in " ".join(output.split()) and f"Report: {report}" in output
+    assert (report / ".nerplat-report.json").read_text() == manifest
 
 
 NAN_LOSS_PLUGIN = '''

@@ -40,6 +40,7 @@ from nerplat.analysis.convergence import convergence, dev_curves, unconverged_ce
 from nerplat.analysis.render import EXTENSIONS, FORMATS, RENDERERS, html_page, to_html, to_latex, to_markdown
 from nerplat.analysis.run_frames import EPOCH_SCHEMA, ExperimentRuns, fetch_experiment, with_stops_before_learning
 from nerplat.analysis.report_folder import install, owned_files, refuse_clashes
+from nerplat.analysis.report_inputs import INPUTS_KEY, inputs_digest, unchanged_report
 from nerplat.analysis.settings import AnalysisSettings, settings_from_mapping
 from nerplat.analysis.stopping_savings import stopping_savings
 from nerplat.analysis.table_model import Table, slug
@@ -70,6 +71,7 @@ class Report:
     warnings: tuple[str, ...]
     summary_run_id: str
     unconverged: tuple[str, ...] = ()  # one line per cell whose epoch budget did not converge
+    kept: bool = False  # the report in out_dir was built from the same inputs, and kept as it was
 
 
 def analyze_experiment(
@@ -78,12 +80,16 @@ def analyze_experiment(
     out_dir: Path,
     formats: Sequence[str] = ("md", "latex", "html", "csv"),
     settings: AnalysisSettings | None = None,
+    *,
+    keep_unchanged: bool = False,
 ) -> Report:
     """Analyses every replicate and trial run of `experiment`; writes tables, plots and frames to
     `out_dir` (the report folder itself, e.g. `reports/<experiment>`) and logs them to the
     experiment's summary run under `analysis/`.
 
     `settings` None reads the `analysis` object of the summary run's plan.json (defaults when absent).
+    With `keep_unchanged` (`nerplat run`), a report in `out_dir` built from the same inputs
+    (`report_inputs`) is kept as it is, and nothing is written.
     """
     formats = check_formats(formats)
     out_dir = Path(os.path.abspath(out_dir))  # "." has a name and a parent for the scratch folder
@@ -97,6 +103,12 @@ def analyze_experiment(
             Problem(f"experiment '{experiment}' has no replicate or trial runs to analyse; did `nerplat run` finish?")
         )
     check_methods(runs.replicates, settings)
+    digest = inputs_digest(runs, settings, formats)
+    kept = unchanged_report(out_dir, previous, digest) if keep_unchanged else None
+    if kept is not None:
+        files = tuple(out_dir / name for name in previous)
+        warnings = runs.ignored + tuple(kept.get("warnings", ()))
+        return Report(experiment, out_dir, files, warnings, runs.summary_run_id, tuple(kept.get("unconverged", ())), kept=True)
     analysis = analyse(runs.replicates, runs.trials, settings, runs.epochs, runs.chosen, arm_frame(runs.plan))
     failure = f"the report of '{experiment}' could not be written to {out_dir} or logged to {tracking_uri}"
     with storage_failures(failure):
@@ -112,7 +124,8 @@ def analyze_experiment(
                 page=_report_markdown(experiment, settings, analysis, embed_from=scratch), page_name=REPORT_ARTIFACT,
                 metrics=headline_metrics(analysis.summary, settings),
             )  # fmt: skip
-            files = install(scratch, out_dir, previous)
+            built_from = {INPUTS_KEY: digest, "warnings": analysis.warnings, "unconverged": analysis.unconverged}
+            files = install(scratch, out_dir, previous, built_from)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return Report(experiment, out_dir, tuple(files), runs.ignored + tuple(analysis.warnings), summary_run_id, tuple(analysis.unconverged))

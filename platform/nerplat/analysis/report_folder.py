@@ -1,17 +1,20 @@
 """The report folder: a report replaces only the files it wrote there itself.
 
 Each report folder carries a manifest, `.nerplat-report.json`, listing the files of the last report
-written into it. A new report replaces exactly those files and leaves everything else alone (a
-user's notes beside the tables); a non-empty folder without a manifest is not a report folder and is
-refused before anything is written, so `--out .` in a workdir can never delete `mlflow.db`, and
-`--out ~/paper` never deletes the paper. Folders are made with `mkdir`, so they follow the umask.
+written into it (and what that report was built from, `report_inputs`). A new report replaces
+exactly those files and leaves everything else alone (a user's notes beside the tables); a
+non-empty folder without a manifest is not a report folder and is refused before anything is
+written, so `--out .` in a workdir can never delete `mlflow.db`, and `--out ~/paper` never deletes
+the paper. Folders are made with `mkdir`, so they follow the umask.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from nerplat.errors import Problem, UserInputError
 
@@ -62,9 +65,10 @@ def _is_inside(root: Path, name: str) -> bool:
     return bool(name) and not path.is_absolute() and ".." not in path.parts and (root / path).resolve().is_relative_to(root)
 
 
-def install(built: Path, out_dir: Path, previous: list[str]) -> list[Path]:
+def install(built: Path, out_dir: Path, previous: list[str], record: Mapping[str, Any] | None = None) -> list[Path]:
     """Moves every file of the freshly built folder `built` into `out_dir`, deletes the files of the
-    previous report (`previous`, from `owned_files`) that the new one lacks, and records the new list.
+    previous report (`previous`, from `owned_files`) that the new one lacks, and records the new list,
+    with `record` (what the report was built from, `report_inputs`) once every file is in place.
 
     Refuses (UserInputError, nothing moved) when a new file would overwrite one no report wrote.
     Returns the files installed.
@@ -78,8 +82,17 @@ def install(built: Path, out_dir: Path, previous: list[str]) -> list[Path]:
     for name in sorted(set(previous) - set(new)):
         (out_dir / name).unlink(missing_ok=True)
         _remove_emptied_folders(out_dir, (out_dir / name).parent)
-    _write_manifest(out_dir, new)
+    _write_manifest(out_dir, new, record)
     return [out_dir / name for name in new]
+
+
+def report_record(out_dir: Path) -> dict[str, Any]:
+    """What the manifest of `out_dir` says of its report besides its files ({} without one)."""
+    try:
+        manifest = json.loads((out_dir / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {key: value for key, value in manifest.items() if key != "files"} if isinstance(manifest, dict) else {}
 
 
 def refuse_clashes(built: Path, out_dir: Path, previous: list[str]) -> list[str]:
@@ -112,8 +125,8 @@ def _remove_emptied_folders(out_dir: Path, folder: Path) -> None:
         folder = folder.parent
 
 
-def _write_manifest(out_dir: Path, files: list[str]) -> None:
+def _write_manifest(out_dir: Path, files: list[str], record: Mapping[str, Any] | None = None) -> None:
     """Written to a temporary file, then renamed: a reader sees the old list or the new one."""
     temporary = out_dir / f"{MANIFEST}.tmp"
-    temporary.write_text(json.dumps({"files": files}, indent=1) + "\n", encoding="utf-8")
+    temporary.write_text(json.dumps({"files": files, **(record or {})}, indent=1) + "\n", encoding="utf-8")
     os.replace(temporary, out_dir / MANIFEST)

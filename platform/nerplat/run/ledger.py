@@ -350,6 +350,12 @@ class RunLedger:
         done = FINISHED_TRIAL_STATUSES if phase == "tune" else ("completed",)
         return sum(_ended(run) and run.data.tags.get(schema.STATUS) in done for run in self.children(parent.info.run_id))
 
+    def phase_completed(self, arm: Arm, phase: str) -> bool:
+        """Whether an earlier session completed the arm's `tune` or `replicate` phase: its parent run
+        ended `completed` (a choice recorded; every replicate asked for completed)."""
+        parent = self.tracker.find_arm_run(arm.id, phase)
+        return parent is not None and _ended(parent) and parent.data.tags.get(schema.STATUS) == "completed"
+
     def finished_trials(self, parent_run_id: str, metric: str) -> list[FinishedTrial]:
         """The finished tuning trials under a tune parent, with their value of `metric`.
 

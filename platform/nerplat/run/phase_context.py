@@ -26,6 +26,7 @@ class PhaseContext:
     console: Console
     tracking_uri: str
     select_metric: str  # the metric, without its `dev_` prefix, that chooses a configuration
+    connect_ray: Callable[[], None]  # starts or joins Ray, once: called before a phase builds a Tuner
     ray_run_config: Callable[[str, Any, int], Any]  # (Tuner name, trial events, max retries) -> tune.RunConfig
     fit: Callable[..., bool]  # runs a Tuner: `ExperimentRunner._fit`
     study_storage: Any = None  # the Optuna storage, open when an arm is tuned

@@ -126,6 +126,7 @@ class ReplicatePhase:
         from nerplat.run.trainable import nerplat_trial, trial_resources
 
         context = self.context
+        context.connect_ray()
         events = TrialEvents(context.ledger, context.board, context.metrics)
         limit = context.plan.tune.max_concurrent if context.plan.tune else None
         tuner = tune.Tuner(

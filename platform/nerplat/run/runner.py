@@ -101,6 +101,7 @@ class ExperimentRunner:
         self.board.describe(plan.arms)
         self.metrics = TrialMetrics(plan.experiment)
         self.spec_change: SpecChange | None = None  # set when a resume's spec differs from the experiment's
+        self._ray_connected = False  # `_connect_ray` has run
         self.tune_phase: TunePhase | None = None  # both set once the ledger is open (`_open_phases`)
         self.replicate_phase: ReplicatePhase | None = None
 
@@ -109,7 +110,8 @@ class ExperimentRunner:
     def run(self) -> RunSummary:
         """Every refusal that needs no Ray comes first (what would stop Ray, before any file is
         written; then store, spec, report folder), then Ray starts, then the cluster is checked, and
-        only then the summary run is opened and leased."""
+        only then the summary run is opened and leased. A resume with nothing left to run (every
+        arm's phases completed earlier) starts no Ray at all (`_work_left`)."""
         quiet_library_logs(self.options.verbose)
         treat_sigterm_as_ctrl_c()
         if self.ray_address:
@@ -136,13 +138,11 @@ class ExperimentRunner:
 
             owned_files(self.report_dir)  # a folder no report wrote is refused now, not after training
         configure_ray_environment(self.storage)
-        self._start_ray()
-        treat_sigterm_as_ctrl_c()
-        self._refuse_unplaceable()
+        if self._work_left():
+            self._connect_ray()
         summary_run = self.ledger.start_summary(self.plan, plugin_files=files_record(), change=self.spec_change)
         if self.spec_change is not None:
             self._rerun_changed_arms(self.spec_change)
-        self.metrics.start()
         try:
             with self.board:
                 summary = self._run_arms()
@@ -179,7 +179,8 @@ class ExperimentRunner:
         """The tune and replicate phases, sharing what this run has opened (its ledger, the study storage)."""
         context = PhaseContext(
             plan=self.plan, ledger=self.ledger, board=self.board, metrics=self.metrics, console=self.console,
-            tracking_uri=self.tracking_uri, select_metric=self.select_metric, ray_run_config=self._ray_run_config, fit=self._fit,
+            tracking_uri=self.tracking_uri, select_metric=self.select_metric, connect_ray=self._connect_ray,
+            ray_run_config=self._ray_run_config, fit=self._fit,
             study_storage=self.study_storage, optuna_storage=self.optuna_storage, undecidable=self.undecidable,
         )
         self.tune_phase, self.replicate_phase = TunePhase(context), ReplicatePhase(context)
@@ -192,6 +193,29 @@ class ExperimentRunner:
         if scraped and seconds > 0:
             self.board.stage(f"keeping the final metrics exported {seconds:.0f} s more, for Prometheus to scrape")
             self.metrics.hold()
+
+    def _work_left(self) -> bool:
+        """Whether this session may have trials to run: false only for a resume whose every phase
+        (tune, and replicate unless --tune-only) of every arm ended `completed` in an earlier session
+        and whose spec change, if any, reruns no arm. Ray is then never started; were a phase to find
+        work all the same (a sequential design given other claims to replicate), it connects first."""
+        if not self.options.resume or (self.spec_change is not None and self.spec_change.rerun):
+            return True
+        phases = ("tune", "replicate") if self.options.replicate else ("tune",)
+        return not all(
+            self.ledger.phase_completed(arm, phase) for arm in self.plan.arms for phase in phases if phase == "replicate" or arm.tune_trials
+        )
+
+    def _connect_ray(self) -> None:
+        """Starts or joins Ray once, when this session first needs it, then refuses arms no node can
+        place and starts exporting the trials' metrics."""
+        if self._ray_connected:
+            return
+        self._start_ray()
+        treat_sigterm_as_ctrl_c()
+        self._refuse_unplaceable()
+        self.metrics.start()
+        self._ray_connected = True
 
     def _start_ray(self) -> None:
         """Connects to Ray (its start takes tens of seconds: said before, and its dashboard after)."""
@@ -237,8 +261,9 @@ class ExperimentRunner:
         return self.options.report_dir or (self.options.workdir / "reports" / path_component(self.plan.experiment))
 
     def _analyze_into(self, summary: RunSummary) -> None:
-        """The report, unless an arm failed (a resume that completes it writes the report); a store
-        or disk that fails here is reported in `summary.analysis_error`, not as a traceback."""
+        """The report, unless an arm failed (a resume that completes it writes the report), or the
+        one already there when its inputs are unchanged; a store or disk that fails here is reported
+        in `summary.analysis_error`, not as a traceback."""
         from nerplat.track.store import store_errors
 
         if not (self.options.analyze and self.options.replicate) or summary.failed():
@@ -253,6 +278,8 @@ class ExperimentRunner:
         except (OSError, *store_errors()) as error:
             summary.analysis_error = f"the analysis could not be written ({type(error).__name__}: {error})"
             return
+        if report.kept:  # a resume with nothing left to run: the same runs, the same report
+            self.board.stage(f"analysis unchanged, report at {report.out_dir}")
         summary.report_dir, summary.unconverged = report.out_dir, report.unconverged
 
     def _refuse_unreachable_store(self) -> None:
@@ -419,7 +446,9 @@ class ExperimentRunner:
     def _analyze(self) -> Any:
         from nerplat.analysis.report import analyze_experiment
 
-        return analyze_experiment(self.plan.experiment, self.tracking_uri, self.report_dir, ("md", "latex", "html", "csv"))
+        return analyze_experiment(
+            self.plan.experiment, self.tracking_uri, self.report_dir, ("md", "latex", "html", "csv"), keep_unchanged=True
+        )
 
 
 def _summary_status(summary: RunSummary, replicated: bool) -> str:

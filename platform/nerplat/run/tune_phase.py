@@ -96,6 +96,7 @@ class TunePhase:
         from nerplat.run.trainable import nerplat_trial, trial_resources
 
         context = self.context
+        context.connect_ray()
         settings = context.plan.tune
         metric = f"dev_best_{context.select_metric}"
         study = self._arm_study(arm, parent_run_id, previous)

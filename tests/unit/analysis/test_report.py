@@ -121,3 +121,31 @@ def test_failed_and_interrupted_replicates_are_left_out_with_a_warning():
     assert sum(w.startswith("unpaired: mom vs ce") for w in analysis.warnings) == 2
 
 
+
+
+def test_a_report_whose_inputs_are_unchanged_is_kept_when_asked(store, tmp_path):
+    """Issue 47: `nerplat run --resume` of a finished experiment analysed its unchanged runs again."""
+    import os
+
+    store.replicate("ce", 0, {"test_micro_f1": 0.5})
+    store.replicate("ce", 1, {"test_micro_f1": 0.6})
+    store.summary({"analysis": {}, "replicate_split": "test"})
+    out, uri = tmp_path / "out", store.client.tracking_uri
+    built = analyze_experiment(store.experiment, uri, out, ["md"], keep_unchanged=True)
+    assert not built.kept
+    written = {path: os.stat(path).st_mtime_ns for path in built.files}
+    manifest = (out / MANIFEST).read_text()
+
+    kept = analyze_experiment(store.experiment, uri, out, ["md"], keep_unchanged=True)
+    assert kept.kept and set(kept.files) == set(built.files) and kept.summary_run_id == built.summary_run_id
+    assert (kept.warnings, kept.unconverged) == (built.warnings, built.unconverged)  # said again, as the report says them
+    assert {path: os.stat(path).st_mtime_ns for path in kept.files} == written and (out / MANIFEST).read_text() == manifest
+    assert not analyze_experiment(store.experiment, uri, out, ["md"]).kept  # `nerplat analyze` always builds anew
+    assert not analyze_experiment(store.experiment, uri, out, ["md", "csv"], keep_unchanged=True).kept  # other formats
+
+    store.replicate("ce", 2, {"test_micro_f1": 0.7})  # a run more
+    assert not analyze_experiment(store.experiment, uri, out, ["md"], keep_unchanged=True).kept
+    assert analyze_experiment(store.experiment, uri, out, ["md"], keep_unchanged=True).kept
+    (out / "report.md").unlink()  # a file of it is gone
+    again = analyze_experiment(store.experiment, uri, out, ["md"], keep_unchanged=True)
+    assert not again.kept and (out / "report.md").is_file()

@@ -112,3 +112,17 @@ def test_install_never_writes_through_a_symlink_out_of_the_folder(tmp_path: Path
     with pytest.raises(UserInputError, match="tables/a.md"):
         install(_built(tmp_path / "b", {"report.md": "1", "tables/a.md": "1"}), out, [])
     assert list(elsewhere.iterdir()) == [] and not (out / "report.md").exists()
+
+
+def test_the_manifest_records_what_the_report_was_built_from_once_its_files_are_in_place(tmp_path: Path):
+    from nerplat.analysis.report_folder import report_record
+
+    out = tmp_path / "out"
+    assert report_record(out) == {}
+    install(_built(tmp_path / "a", {"report.md": "1"}), out, [], {"inputs_sha256": "abc", "warnings": ["w"]})
+    assert report_record(out) == {"inputs_sha256": "abc", "warnings": ["w"]}
+    assert owned_files(out) == ["report.md"]
+    install(_built(tmp_path / "b", {"report.md": "2"}), out, owned_files(out))  # built without a record
+    assert report_record(out) == {}
+    (out / MANIFEST).write_text("not json")
+    assert report_record(out) == {}

@@ -344,3 +344,16 @@ def test_what_an_earlier_session_finished_is_counted_per_arm_and_phase_without_o
         ledger.tracker.finish(run.run_id, status)
     assert ledger.finished_earlier(mom, "tune") == 2
     assert ledger.finished_earlier(ce, "replicate") == 1
+
+
+def test_a_phase_is_completed_only_once_its_parent_run_ended_completed(ledger, tiny_plan, mom, tune_parent):
+    ce = tiny_plan.arms[0]
+    assert not ledger.phase_completed(ce, "replicate")  # never started
+    assert not ledger.phase_completed(mom, "tune")  # running
+    ledger.finish(tune_parent, "failed")
+    assert not ledger.phase_completed(mom, "tune")
+    ledger.tracker.client.set_tag(tune_parent, schema.STATUS, "completed")  # the tag alone: a driver killed before the end
+    ledger.tracker.client.update_run(tune_parent, status="RUNNING")
+    assert not ledger.phase_completed(mom, "tune")
+    ledger.finish(tune_parent, "completed")
+    assert ledger.phase_completed(mom, "tune") and not ledger.phase_completed(mom, "replicate")

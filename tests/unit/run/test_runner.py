@@ -346,6 +346,7 @@ def test_both_phases_see_what_the_run_opened_through_one_context(tiny_plan, trac
     assert (context.ledger, context.board, context.metrics) == (runner.ledger, runner.board, runner.metrics)
     assert (context.study_storage, context.undecidable, context.select_metric) == (runner.study_storage, frozenset({"weak"}), "micro_f1")
     assert context.fit == runner._fit and context.ray_run_config == runner._ray_run_config
+    assert context.connect_ray == runner._connect_ray
 
 
 def test_a_file_size_limit_is_refused_before_the_stores_are_created(tmp_path):
@@ -363,3 +364,31 @@ def test_a_file_size_limit_is_refused_before_the_stores_are_created(tmp_path):
     assert "ulimit -f: 100 KiB" in output and "ulimit -f unlimited" in output and "Traceback" not in output
     assert "opening the MLflow store" not in output
     assert not workdir.exists() or list(workdir.iterdir()) == []  # no mlflow.db, optuna.db or .nerplat/
+
+
+def test_a_resume_starts_ray_only_while_some_arm_has_a_phase_left_to_run(tiny_plan, tracking_uri, tmp_path):
+    """Issue 47: a resume of a finished experiment started Ray (tens of seconds) to run nothing."""
+    from nerplat.run.ledger import RunLedger
+    from nerplat.run.spec_change import SpecChange
+    from nerplat.track.experiment_tracker import ExperimentTracker
+
+    def runner_on(plan, **options):
+        runner = runner_for(plan, tmp_path, **options)
+        runner.tracker = ExperimentTracker.open(tracking_uri, tiny_plan.experiment)
+        runner.ledger = RunLedger(runner.tracker)
+        return runner
+
+    ledger = runner_on(tiny_plan).ledger
+    ce, mom = tiny_plan.arms
+    for arm, phase in ((ce, "replicate"), (mom, "tune")):
+        ledger.finish(ledger.start_phase(arm, phase, params={}).run_id, "completed")
+    assert runner_on(tiny_plan, resume=True, replicate=False)._work_left() is False  # --tune-only: its tuning is done
+    assert runner_on(tiny_plan, resume=True)._work_left() is True  # mom's replicates are left
+    ledger.finish(ledger.start_phase(mom, "replicate", params={}).run_id, "completed")
+    assert runner_on(tiny_plan, resume=True)._work_left() is False
+    assert runner_on(tiny_plan)._work_left() is True  # not a resume: refused later, but never guessed idle
+    changed = runner_on(tiny_plan, resume=True)
+    changed.spec_change = SpecChange("0" * 64, {}, changed=(ce.id,), removed=())
+    assert changed._work_left() is True  # --rerun-changed deletes ce's runs: it runs anew
+    changed.spec_change = SpecChange("0" * 64, {}, changed=(), removed=())
+    assert changed._work_left() is False  # a change outside the arms (analysis settings) runs nothing
