@@ -17,11 +17,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nerplat.catalog import spec_catalog
 from nerplat.cluster import kustomize
 from nerplat.cluster.manifests import Manifest
 from nerplat.config.experiment import Resources
 from nerplat.errors import Problem, UserInputError
+from nerplat.plan.compiler import compile_plan
 from nerplat.plan.model import Plan
+from nerplat.plugins import PLUGINS_KEY, plugin_path
+from nerplat.spec.loader import read_document
 
 DEFAULT_CLUSTER_DIR = Path("cluster/base")
 SPECS_DIR = "specs"
@@ -100,9 +104,6 @@ def entrypoint(spec_path: Path, profile: str | None, repo_root: Path) -> str:
 def _plugin_files_in_image(spec_path: Path, repo_root: Path) -> None:
     """Plugin files and folders the spec names must be under specs/ too: the driver in the head pod
     imports them from the image and ships them to the workers (module plugins must be installed in it)."""
-    from nerplat.plugins import PLUGINS_KEY, plugin_path
-    from nerplat.spec.loader import read_document
-
     document, _ = read_document(spec_path)
     names = document.data.get(PLUGINS_KEY) if isinstance(document.data, dict) else None
     specs_root = (repo_root / SPECS_DIR).resolve()
@@ -200,9 +201,6 @@ def _spec_in_image(spec_path: Path, repo_root: Path) -> str:
 
 def load_sizing(spec_path: Path, profile: str | None) -> JobSizing:
     """Compiles the spec (with its profile) and sizes the job from its plan."""
-    from nerplat.catalog import spec_catalog
-    from nerplat.plan.compiler import compile_plan
-
     return sizing_of(compile_plan(spec_path, spec_catalog(spec_path), profile))
 
 

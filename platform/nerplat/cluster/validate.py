@@ -27,7 +27,8 @@ from typing import Any
 
 import yaml
 
-from nerplat.cluster.manifests import Manifest, PathSegment
+from nerplat.cluster import kustomize
+from nerplat.cluster.manifests import Manifest, PathSegment, load_manifests
 from nerplat.errors import Problem, UserInputError
 from nerplat.suggest import did_you_mean
 
@@ -190,9 +191,6 @@ def validate_tree(paths: Iterable[Path]) -> list[tuple[str, int]]:
     Returns (what, number of objects) for each thing checked; raises `UserInputError` with all
     problems of all of them.
     """
-    from nerplat.cluster import kustomize
-    from nerplat.cluster.manifests import load_manifests
-
     checked: list[tuple[str, int]] = []
     problems: list[Problem] = []
 
@@ -226,8 +224,6 @@ def validate_tree(paths: Iterable[Path]) -> list[tuple[str, int]]:
 
 def _resource_files(directory: Path) -> set[Path]:
     """Manifest files a kustomization includes, directly or through the folders it includes."""
-    from nerplat.cluster import kustomize
-
     spec = yaml.safe_load((directory / kustomize.KUSTOMIZATION).read_text(encoding="utf-8")) or {}
     files = set()
     for entry in spec.get("resources", []):
