@@ -28,6 +28,7 @@ from nerplat.config.trial import Component, DatasetRef
 from nerplat.data.conll import ConllFile, read_conll, sentences_sha256
 from nerplat.data.corpus import Corpus
 from nerplat.data.formats import DEFAULT_FORMAT, FORMATS, split_file
+from nerplat.data.hub import load_hub_corpus
 from nerplat.data.splits import carve
 from nerplat.data.corpus_stats import unseen_labels_note
 from nerplat.errors import Problem, UserInputError
@@ -314,8 +315,6 @@ def load_corpus(ref: DatasetRef, seed: int = 0) -> Corpus:
     if problems:
         raise UserInputError([Problem(p) for p in problems])
     if ref.name is not None and ref.name.startswith(HUB_PREFIX):
-        from nerplat.data.hub import load_hub_corpus
-
         corpus = load_hub_corpus(ref.name[len(HUB_PREFIX) :], ref.iob1)
     elif ref.name is not None:
         corpus = CORPORA.build(ref.name, {}, root=data_root(), iob1=ref.iob1)

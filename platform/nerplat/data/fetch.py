@@ -28,8 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nerplat.data.conll import parse_conll, sentences_sha256, write_conll
+from nerplat.data.corpora import CORPORA, HUB_PREFIX, SPLITS
 from nerplat.data.corpus import Sentence
 from nerplat.data.corpus_stats import split_stats
+from nerplat.data.hub import load_hub_corpus
 from nerplat.errors import Problem, UserInputError
 
 REFERENCE_FILE = Path(__file__).with_name("reference_corpora.json")
@@ -111,8 +113,6 @@ def fetch_corpus(name: str, root: Path, source: str | None = None, log: Callable
     Raises UserInputError (nothing written) when the name has no source, the source cannot be read,
     the folder exists, or what was read differs from the reference in its statistics.
     """
-    from nerplat.data.corpora import CORPORA, HUB_PREFIX, SPLITS
-
     if name not in CORPORA:
         raise UserInputError(Problem(CORPORA.unknown_message(name)))
     entry = CORPORA.get(name).factory
@@ -166,8 +166,6 @@ def _local_file(url: str) -> Path:
 
 
 def _hub_splits(hub_id: str, splits: tuple[str, ...]) -> dict[str, tuple[Sentence, ...]]:
-    from nerplat.data.hub import load_hub_corpus
-
     corpus = load_hub_corpus(hub_id, "convert")
     found = corpus.splits()
     missing = [split for split in splits if split not in found]

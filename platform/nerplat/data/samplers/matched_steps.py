@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from nerplat.data.corpus import Corpus
+from nerplat.data.samplers.chain import apply_samplers
 from nerplat.data.samplers.registry import SAMPLERS, SamplerConfig
 from nerplat.data.seeding import seeded_rng
 from nerplat.errors import UserInputError
@@ -67,8 +68,6 @@ class MatchedStepsConfig(SamplerConfig):
 @SAMPLERS.register("matched_steps", MatchedStepsConfig, examples=({"to": ["sc"]},))
 def matched_steps(config: MatchedStepsConfig, corpus: Corpus, *, seed: int, partition: int) -> Corpus:
     """The training set repeated (or subsampled) to as many sentences as the chain `to` produces."""
-    from nerplat.data.samplers.chain import apply_samplers
-
     available = len(corpus.train)
     target = len(apply_samplers(corpus, config.chain(), seed=seed, partition=partition).train)
     whole, extra = divmod(target, available)
