@@ -21,8 +21,12 @@ from pathlib import Path
 
 import polars as pl
 
+from nerplat.catalog import default_catalog
+from nerplat.estimate.calibration import calibrate
 from nerplat.estimate.cost import ArmCost, Calibration, calibration_key, predict_cost
+from nerplat.estimate.host import epoch_work_on_data, this_machine
 from nerplat.estimate.spec_cost import HostEstimator
+from nerplat.plan.compiler import compile_plan
 from nerplat.plan.model import Plan
 
 
@@ -124,11 +128,6 @@ def _span(low: float, high: float, form: str = "{:.2f}") -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from nerplat.catalog import default_catalog
-    from nerplat.estimate.calibration import calibrate
-    from nerplat.estimate.host import epoch_work_on_data, this_machine
-    from nerplat.plan.compiler import compile_plan
-
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("report", type=Path, nargs="+", help="report folders (docs/results/NAME)")
     parser.add_argument("--set", action="append", default=[], metavar="NAME:KEY=VALUE", help="an override of one report's spec")
