@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nerplat.config.trial import Component, DatasetRef
+from nerplat.data.corpora import single_file_message
 from nerplat.errors import Problem
 from nerplat.registry import Catalog
 from nerplat.spec.loader import Document, YamlPath, format_path
@@ -101,8 +102,6 @@ def _saved_hub_folder(section: DatasetSection, spec_folder: Path) -> DatasetSect
 
 
 def _single_file_message(path: Path, data_format: str) -> str:
-    from nerplat.data.corpora import single_file_message
-
     return single_file_message(path, data_format)
 
 

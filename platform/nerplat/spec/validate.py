@@ -17,6 +17,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from nerplat.config.experiment import Tune
 from nerplat.config.trial import DatasetRef, EncoderSettings
+from nerplat.data.corpora import corpus_problems, missing_split_file
 from nerplat.errors import Problem, UserInputError
 from nerplat.registry import Catalog
 from nerplat.spec.datasets import DatasetCheck, NamedDataset, resolve_datasets
@@ -81,8 +82,6 @@ def default_dataset_check() -> DatasetCheck:
 
     Profiles usually share the spec's corpora, so each is read once however many variants name it.
     """
-    from nerplat.data.corpora import corpus_problems
-
     checked: dict[str, list[str]] = {}  # keyed by the ref's JSON: its format options are a dict
 
     def check(ref: DatasetRef) -> list[str]:
@@ -239,8 +238,6 @@ def _replicated_partitions(
 def _replicate_split_problems(document: Document, sections: dict[str, Any], datasets: list[NamedDataset]) -> list[Problem]:
     """A corpus folder without the split the replicates are evaluated on (`replicate.split`), each
     named with the file it lacks: found at validate, not as an empty results table after the run."""
-    from nerplat.data.corpora import missing_split_file
-
     replicate = sections.get("replicate")
     split = "test" if replicate is None else replicate.split
     problems = []
