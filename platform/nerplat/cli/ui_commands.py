@@ -24,7 +24,7 @@ from nerplat.track.ui_server import (
     optuna_dashboard_hint,
     study_url,
 )
-from nerplat.track.view import runs_table_url
+from nerplat.track.view import runs_table_url, shared_view_url
 
 
 def register(app: typer.Typer) -> None:
@@ -49,7 +49,7 @@ def ui(
 ) -> None:
     """Start the MLflow UI and optuna-dashboard for an experiment's stores and print their URLs.
 
-    First the MLflow runs table of each experiment, then optuna-dashboard's page of each tuned arm's Optuna study (trials with their MLflow runs, hyper-parameter importances, parallel coordinates; live while `nerplat run` goes). Both listen on 127.0.0.1 on free ports; Ctrl-C stops both.
+    First the MLflow runs table of each experiment (the columns this browser chose, oldest run first), and the same table with nerplat's columns (tuned values, scores, status), which MLflow opens as a shared view ("Override saved view" keeps it); then optuna-dashboard's page of each tuned arm's Optuna study (trials with their MLflow runs, hyper-parameter importances, parallel coordinates; live while `nerplat run` goes). Both listen on 127.0.0.1 on free ports; Ctrl-C stops both.
 
     An MLflow server (--tracking-uri http://...) is not started again, only its URLs are printed. When optuna-dashboard cannot start (not installed, no study yet), the command that serves the studies is printed instead.
     """
@@ -113,6 +113,7 @@ def _print_urls(server_url: str, experiments: list[tuple[str, str]]) -> None:
         typer.echo(f"{server_url.rstrip('/')}/#/experiments\n  (no nerplat experiment in this store yet)")
     for name, experiment_id in experiments:
         typer.echo(f"{runs_table_url(server_url, experiment_id)}\n  ({name})")
+        typer.echo(f"{shared_view_url(server_url, experiment_id)}\n  ({name}: nerplat's columns, a shared view)")
     sys.stdout.flush()
 
 

@@ -1,0 +1,16 @@
+from nerplat.cli.ui_commands import _print_urls
+
+
+def test_each_experiment_gets_its_runs_table_without_a_shared_view_then_nerplats_columns(capsys):
+    _print_urls("http://127.0.0.1:5000/", [("quickstart", "3")])
+    assert capsys.readouterr().out.splitlines() == [
+        "http://127.0.0.1:5000/#/experiments/3/runs?workflowType=machine_learning&orderByKey=attributes.start_time&orderByAsc=true",
+        "  (quickstart)",
+        "http://127.0.0.1:5000/#/experiments/3/runs?workflowType=machine_learning&viewStateShareKey=nerplat",
+        "  (quickstart: nerplat's columns, a shared view)",
+    ]
+
+
+def test_a_store_without_nerplat_experiments_gets_the_experiments_list(capsys):
+    _print_urls("http://127.0.0.1:5000", [])
+    assert capsys.readouterr().out.splitlines() == ["http://127.0.0.1:5000/#/experiments", "  (no nerplat experiment in this store yet)"]
