@@ -94,15 +94,20 @@ def check_progress_lines(output: str) -> None:
 
 
 def check_one_registered_model_per_arm(workdir: Path, experiment: str, replicates: list) -> None:
-    """replicate.models defaults to best: one version per arm, from one of its replicates, even after --resume."""
+    """replicate.models defaults to best: one version per arm, from one of its replicates, even after --resume;
+    each arm's model named by its label then the experiment (`mom.tiny_run`), the full arm in its tags."""
     from mlflow import MlflowClient
 
     client = MlflowClient(f"sqlite:///{workdir / 'mlflow.db'}")
-    versions = client.search_model_versions(f"name LIKE '{experiment}.%'")
+    models = client.search_registered_models(filter_string=f"tags.`{schema.EXPERIMENT}` = '{experiment}'")
     arms = {run.data.tags[schema.ARM] for run in replicates}
-    assert sorted(v.name for v in versions) == sorted(f"{experiment}." + arm.replace("/", ".") for arm in arms)
+    assert sorted(model.tags[schema.ARM] for model in models) == sorted(arms)
     replicate_arm = {run.info.run_id: run.data.tags[schema.ARM] for run in replicates}
-    assert all(f"{experiment}.{replicate_arm[v.run_id]}".replace("/", ".") == v.name for v in versions)
+    for model in models:
+        method = model.tags[schema.ARM].rsplit("/", 1)[1]
+        assert model.name.startswith(f"{method}.") and model.name.endswith(f".{experiment}"), model.name
+        versions = client.search_model_versions(f"name = '{model.name}'")
+        assert [replicate_arm[v.run_id] for v in versions] == [model.tags[schema.ARM]]
 
 
 def test_full_tiny_run_tracks_every_trial_and_replicate_once(finished_tiny_run):

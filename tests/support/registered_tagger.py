@@ -9,10 +9,11 @@ from mlflow import MlflowClient
 from tiny_taggers import train_bundle
 
 from nerplat.serving.bundle import load_bundle
-from nerplat.serving.mlflow_models import log_tagger_model, register_arm_models
+from nerplat.serving.mlflow_models import ArmModel, log_tagger_model, register_arm_models, registered_model_name
 from nerplat.track.store import check_store
 
-NAME = "exp.conll2003.full.ce"
+ARM = ArmModel("exp", "conll2003/full/ce", "ce")
+NAME = registered_model_name(ARM)  # ce.exp
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +30,7 @@ def store(tmp_path_factory) -> SimpleNamespace:
     client.log_metric(with_model.info.run_id, "test_micro_f1", 0.25)
     client.log_metric(with_model.info.run_id, "selected_epoch", 1)  # MLflow keeps it as a float: the tag reads '1.0'
     log_tagger_model(uri, with_model.info.run_id, bundle.tagger, bundle.tokenizer, bundle.labels, bundle.head, bundle.encoder)
-    register_arm_models(uri, NAME, [client.get_run(with_model.info.run_id)], "best", metric="micro_f1", split="test")
+    register_arm_models(uri, ARM, [client.get_run(with_model.info.run_id)], "best", metric="micro_f1", split="test")
     return SimpleNamespace(
         workdir=workdir, bundle=bundle, bundle_dir=bundle_dir, run_id=with_model.info.run_id, bare_run_id=without_model.info.run_id
     )

@@ -145,12 +145,17 @@ class ReplicatePhase:
 
     def _register_models(self, arm: Arm, parent_run_id: str) -> None:
         """The arm's chosen replicate models into the MLflow registry (spec `replicate.models`)."""
-        from nerplat.serving.mlflow_models import register_arm_models, registered_model_name
+        from nerplat.serving.mlflow_models import ArmModel, register_arm_models
 
         context, plan = self.context, self.context.plan
         runs = context.ledger.children(parent_run_id)
         mode = plan.tune.mode if plan.tune else "max"
-        name = registered_model_name(plan.experiment, arm.id)
         register_arm_models(
-            context.tracking_uri, name, runs, plan.replicate_models, metric=context.select_metric, split=plan.replicate_split, mode=mode
+            context.tracking_uri,
+            ArmModel(plan.experiment, arm.id, arm.label),
+            runs,
+            plan.replicate_models,
+            metric=context.select_metric,
+            split=plan.replicate_split,
+            mode=mode,
         )

@@ -12,28 +12,111 @@ spec's `replicate.models` rule:
 
 Both steps are idempotent by run id, so `nerplat run --resume` adds no second model or version.
 A resume that reruns an arm (`--rerun-changed`) deletes its runs' versions (`unregister_run`).
-Registered models are named `<experiment>.<dataset>.<sampler>.<method>` (`registered_model_name`);
-each version carries the run's final metrics as tags.
+
+A registered model is named by the arm's short label and the experiment (`mom.low_resource-20.
+tiny_run`, `registered_model_name`), so that MLflow's model list, which cuts long names, shows
+first what tells the arms apart; its tags (`nerplat.experiment`, `nerplat.arm`) and description
+give the full arm. An arm's model is found again by those tags (`arm_model_name`), so its name
+stays when a changed spec relabels the arm, and models registered under the earlier names
+(`<experiment>.<dataset>.<sampler>.<method>`) keep theirs. Each version carries the run's final
+metrics as tags.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
 import tempfile
-from pathlib import Path
 from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Iterator, Literal, Sequence
 
 from nerplat.config.trial import Component, EncoderSettings
+from nerplat.track import schema
+from nerplat.track.names import SEPARATOR
 
 MODEL_NAME = "tagger"  # the logged model's name on its run
 ModelRule = Literal["best", "all", "none"]
 _REQUIREMENTS = ("torch", "transformers", "safetensors", "seqeval", "pandas", "mlflow")
 
 
-def registered_model_name(experiment: str, arm_id: str) -> str:
-    """`quickstart` + `conll2003/full/ce` -> `quickstart.conll2003.full.ce` (no '/': models:/ URIs split on it)."""
-    return ".".join([experiment, *arm_id.split("/")])
+_REFUSED_IN_NAMES = str.maketrans({"/": "-", ":": "-", "@": "-"})  # MLflow refuses / and :; @ starts an alias
+
+
+@dataclass(frozen=True)
+class ArmModel:
+    """The arm whose replicates' models a registered model holds."""
+
+    experiment: str
+    arm_id: str  # `conll2003/low_resource-20/mom`
+    label: str  # its short label (`Arm.label`): `mom · low_resource-20`
+
+    def tags(self) -> dict[str, str]:
+        return {schema.EXPERIMENT: self.experiment, schema.ARM: self.arm_id}
+
+    def description(self, split: str) -> str:
+        dataset, sampler, method = self.arm_id.split("/")
+        return (
+            f"nerplat tagger of arm {self.arm_id} (dataset {dataset}, sampler setting {sampler}, method {method}) "
+            f"of experiment {self.experiment}: one version per registered replicate run, with its {split} metrics "
+            "and selected epoch as version tags."
+        )
+
+
+def registered_model_name(arm: ArmModel) -> str:
+    """`mom · low_resource-20` of `tiny_run` -> `mom.low_resource-20.tiny_run`: the label's parts,
+    then the experiment (which keeps names apart across experiments)."""
+    return ".".join([*arm.label.split(SEPARATOR), arm.experiment]).translate(_REFUSED_IN_NAMES)
+
+
+def earlier_model_name(arm: ArmModel) -> str:
+    """The name arms were registered under before: `quickstart.conll2003.full.ce`."""
+    return ".".join([arm.experiment, *arm.arm_id.split("/")])
+
+
+def arm_model_name(tracking_uri: str, arm: ArmModel, split: str) -> str:
+    """The registered model of `arm`, created (with its tags and description) if it has none.
+
+    An arm keeps the model it has: the one tagged with it, else one under its earlier name (which
+    then gets the tags). A new model takes `registered_model_name`, followed by a short hash of the
+    arm when another model has that name.
+    """
+    from mlflow import MlflowClient
+    from mlflow.exceptions import MlflowException
+
+    client = MlflowClient(tracking_uri)
+    tagged = client.search_registered_models(
+        filter_string=" AND ".join(f"tags.`{key}` = {_quoted(value)}" for key, value in arm.tags().items())
+    )
+    if tagged:
+        return min(model.name for model in tagged)
+
+    def exists(name: str) -> bool:
+        try:
+            client.get_registered_model(name)
+        except MlflowException as error:
+            if error.error_code not in ("RESOURCE_DOES_NOT_EXIST", "INVALID_PARAMETER_VALUE"):  # invalid: could not exist
+                raise
+            return False
+        return True
+
+    earlier = earlier_model_name(arm)
+    if exists(earlier):
+        for key, value in arm.tags().items():
+            client.set_registered_model_tag(earlier, key, value)
+        client.update_registered_model(earlier, description=arm.description(split))
+        return earlier
+    name = registered_model_name(arm)
+    if exists(name):
+        name = f"{name}-{hashlib.sha256(f'{arm.experiment}/{arm.arm_id}'.encode()).hexdigest()[:6]}"
+    client.create_registered_model(name, tags=arm.tags(), description=arm.description(split))
+    return name
+
+
+def _quoted(value: str) -> str:
+    """A string literal of MLflow's search filters, which have no escapes: in the quotes it lacks."""
+    return f'"{value}"' if "'" in value else f"'{value}'"
 
 
 def log_tagger_model(
@@ -169,7 +252,7 @@ def replicate_score(run: Any, metric: str, split: str) -> float | None:
 
 def register_arm_models(
     tracking_uri: str,
-    name: str,
+    arm: ArmModel,
     runs: Sequence[Any],
     rule: ModelRule,
     *,
@@ -177,42 +260,35 @@ def register_arm_models(
     split: str,
     mode: Literal["max", "min"] = "max",
 ) -> list[Any]:
-    """Registers the chosen replicate runs' models under `name`; returns their model versions.
+    """Registers the chosen replicate runs' models as versions of the arm's registered model
+    (`arm_model_name`, created with the first of them); returns those versions.
 
     `runs` are the arm's finished replicate runs (MLflow `Run`s). With `best`, the other runs'
     logged models are deleted (their weights are not kept twice).
     """
     chosen = select_replicates({run.info.run_id: replicate_score(run, metric, split) for run in runs}, rule, mode)
-    versions = [register_run_model(tracking_uri, name, run, split) for run in runs if run.info.run_id in chosen]
+    logged = [(run, model) for run in runs if run.info.run_id in chosen and (model := logged_model_of_run(tracking_uri, run.info.run_id))]
+    name = arm_model_name(tracking_uri, arm, split) if logged else ""
+    versions = [register_run_model(tracking_uri, name, run, model, split) for run, model in logged]
     if rule == "best":
         for run in runs:
             if run.info.run_id not in chosen:
                 delete_run_model(tracking_uri, run.info.run_id)
-    return [v for v in versions if v is not None]
+    return versions
 
 
-def register_run_model(tracking_uri: str, name: str, run: Any, split: str = "test") -> Any | None:
-    """The model version of `run`'s logged model under `name`, created once (None: nothing logged).
+def register_run_model(tracking_uri: str, name: str, run: Any, model: Any, split: str = "test") -> Any:
+    """The version of registered model `name` holding `model`, the logged model of `run`, created once.
 
     The version's tags are the run's final `<split>_*` metrics and its selected epoch.
     """
     from mlflow import MlflowClient
-    from mlflow.exceptions import MlflowException
 
     client = MlflowClient(tracking_uri)
     run_id = run.info.run_id
-    existing = client.search_model_versions(f"name = '{name}' AND run_id = '{run_id}'")
+    existing = client.search_model_versions(f"name = {_quoted(name)} AND run_id = '{run_id}'")
     if existing:
         return existing[0]
-    model = logged_model_of_run(tracking_uri, run_id)
-    if model is None:
-        return None
-    try:
-        client.get_registered_model(name)
-    except MlflowException as error:
-        if error.error_code != "RESOURCE_DOES_NOT_EXIST":
-            raise
-        client.create_registered_model(name, description="A nerplat tagger: one version per registered replicate run.")
     metrics = run.data.metrics
     tags = {key: str(value) for key, value in metrics.items() if key.startswith(f"{split}_") or key == "selected_epoch"}
     with global_tracking_uri(tracking_uri):

@@ -1,7 +1,7 @@
 """What a user may name as MODEL, resolved to an MLflow model URI (or a local folder).
 
-    quickstart.conll2003.full.ce         a registered model: its latest version
-    quickstart.conll2003.full.ce/2       a registered model version (also NAME@ALIAS)
+    ce.quickstart                        a registered model: its latest version
+    ce.quickstart/2                      a registered model version (also NAME@ALIAS)
     models:/...                          any MLflow model URI, as is
     0123abcd... (32 hex digits)          an MLflow run: the tagger logged on it
     ./some/folder                        an MLflow model folder (nerplat export) or a bundle (nerplat train --save)

@@ -62,7 +62,7 @@ def test_export_a_registered_model_to_a_huggingface_folder(store, tmp_path, caps
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["predict", "exp.conll2003.full.cee", "--text", "x"], "did you mean 'exp.conll2003.full.ce'"),
+        (["predict", "ce.exq", "--text", "x"], "did you mean 'ce.exp'"),
         (["predict", f"{NAME}/7", "--text", "x"], "does not have"),
         (["predict", "BARE", "--text", "x"], "run without a logged model"),
         (["predict", NAME], "either --text or an input file"),

@@ -10,6 +10,8 @@ import pytest
 from mlflow import MlflowClient
 
 from nerplat.serving.mlflow_models import (
+    ArmModel,
+    arm_model_name,
     log_tagger_model,
     logged_model_of_run,
     register_arm_models,
@@ -27,6 +29,9 @@ def store(tmp_path):
     client = MlflowClient(uri)
     experiment = client.create_experiment("exp", artifact_location=str(tmp_path / "artifacts"))
     return SimpleNamespace(uri=uri, client=client, experiment=experiment, artifacts=tmp_path / "artifacts")
+
+
+CE = ArmModel("exp", "conll2003/full/ce", "ce")
 
 
 def replicate_run(store, dev_best: float, test: float) -> str:
@@ -74,11 +79,11 @@ def test_best_registers_one_version_per_arm_and_deletes_the_other_models(store, 
     runs = [replicate_run(store, 0.3, 0.9), replicate_run(store, 0.6, 0.1)]  # chosen on dev, not on test
     for run_id in runs:
         log(store, run_id, softmax_bundle)
-    name = registered_model_name("exp", "conll2003/full/ce")
-    assert name == "exp.conll2003.full.ce"
     fetched = [store.client.get_run(r) for r in runs]
     for _ in range(2):  # a resumed run registers again: no second version
-        versions = register_arm_models(store.uri, name, fetched, "best", metric="micro_f1", split="test")
+        versions = register_arm_models(store.uri, CE, fetched, "best", metric="micro_f1", split="test")
+    name = "ce.exp"
+    assert [m.name for m in store.client.search_registered_models()] == [name]
     registered = store.client.search_model_versions(f"name = '{name}'")
     assert [(v.version, v.run_id) for v in registered] == [(1, runs[1])]
     assert versions[0].tags == {"test_micro_f1": "0.1"}
@@ -91,10 +96,56 @@ def test_all_registers_every_replicate_and_none_registers_nothing(store, softmax
     for run_id in runs:
         log(store, run_id, softmax_bundle)
     fetched = [store.client.get_run(r) for r in runs]
-    assert register_arm_models(store.uri, "exp.none", fetched, "none", metric="micro_f1", split="test") == []
-    register_arm_models(store.uri, "exp.all", fetched, "all", metric="micro_f1", split="test")
-    assert sorted(v.run_id for v in store.client.search_model_versions("name = 'exp.all'")) == sorted(runs)
-    assert store.client.search_registered_models(filter_string="name = 'exp.none'") == []
+    assert register_arm_models(store.uri, ArmModel("exp", "conll2003/full/mom", "mom"), fetched, "none", metric="micro_f1", split="test") == []
+    register_arm_models(store.uri, CE, fetched, "all", metric="micro_f1", split="test")
+    assert sorted(v.run_id for v in store.client.search_model_versions("name = 'ce.exp'")) == sorted(runs)
+    assert [m.name for m in store.client.search_registered_models()] == ["ce.exp"]  # `none` registers no model
+
+
+def test_a_registered_model_is_named_by_the_arms_label_then_the_experiment():
+    assert registered_model_name(ArmModel("tiny_run", "conll2003/low_resource-40/mom", "mom · low_resource-40")) == "mom.low_resource-40.tiny_run"
+    assert registered_model_name(CE) == "ce.exp"
+    # MLflow refuses '/' and ':' in names, and nerplat reads NAME@ALIAS
+    assert registered_model_name(ArmModel("e@1", "hf:org--x/full/ce", "ce · hf:org--x")) == "ce.hf-org--x.e-1"
+
+
+def test_the_arms_model_holds_the_full_arm_in_its_tags_and_description(store):
+    arm = ArmModel("tiny_run", "conll2003/low_resource-40/mom", "mom · low_resource-40")
+    name = arm_model_name(store.uri, arm, "test")
+    model = store.client.get_registered_model(name)
+    assert model.tags == {"nerplat.experiment": "tiny_run", "nerplat.arm": "conll2003/low_resource-40/mom"}
+    assert model.description.startswith(
+        "nerplat tagger of arm conll2003/low_resource-40/mom (dataset conll2003, sampler setting low_resource-40, method mom) "
+        "of experiment tiny_run"
+    )
+    assert arm_model_name(store.uri, arm, "test") == name and len(store.client.search_registered_models()) == 1
+
+
+def test_an_arm_keeps_its_model_when_a_changed_spec_relabels_it(store):
+    first = arm_model_name(store.uri, CE, "test")
+    relabelled = ArmModel(CE.experiment, CE.arm_id, "ce · full")  # the spec gained a second sampler setting
+    assert arm_model_name(store.uri, relabelled, "test") == first == "ce.exp"
+
+
+def test_a_model_under_the_earlier_name_stays_and_gets_the_arms_tags(store):
+    store.client.create_registered_model("exp.conll2003.full.ce")  # registered by an earlier nerplat
+    assert arm_model_name(store.uri, CE, "test") == "exp.conll2003.full.ce"
+    model = store.client.get_registered_model("exp.conll2003.full.ce")
+    assert model.tags["nerplat.arm"] == "conll2003/full/ce" and "conll2003/full/ce" in model.description
+    assert [m.name for m in store.client.search_registered_models()] == ["exp.conll2003.full.ce"]
+
+
+def test_a_name_another_model_has_gets_a_hash_of_the_arm(store):
+    store.client.create_registered_model("ce.exp")  # a user's own model
+    name = arm_model_name(store.uri, CE, "test")
+    assert name.startswith("ce.exp-") and len(name) == len("ce.exp-") + 6
+    assert store.client.get_registered_model("ce.exp").tags == {}  # the user's model is left alone
+    assert arm_model_name(store.uri, CE, "test") == name
+
+
+def test_an_arm_id_with_a_quote_is_found_again(store):
+    arm = ArmModel("exp", "o'brien/full/ce", "ce · o'brien")
+    assert arm_model_name(store.uri, arm, "test") == arm_model_name(store.uri, arm, "test") == "ce.o'brien.exp"
 
 
 def test_selection_rule():
