@@ -1,5 +1,5 @@
-"""MLflow's runs table and optuna-dashboard of a finished tiny run, as a real browser shows them
-(issue 15, items 1 and 2).
+"""MLflow's runs table, registered models and optuna-dashboard of a finished tiny run, as a real
+browser shows them (issue 15, items 1 and 2; issue 47, item 5).
 
 The stores of `finished_tiny_run` are served by a real `mlflow server` and `optuna-dashboard` on
 127.0.0.1 and opened at the URLs `nerplat ui` prints, in Debian's headless Chromium. Screenshots
@@ -20,11 +20,14 @@ from nerplat_processes import runs
 
 from nerplat.track import schema
 from nerplat.track.ui_server import LocalMlflowServer, LocalOptunaDashboard, study_url
-from nerplat.track.view import runs_table_url
+from nerplat.track.view import runs_table_url, shared_view_url
 
 pytestmark = pytest.mark.slow
 
 SCREENSHOT = "mlflow-runs.png"
+COLUMNS_SCREENSHOT = "mlflow-runs-columns.png"
+MODEL_SCREENSHOT = "mlflow-model.png"  # its list opens under a promotion, once per browser
+BANNER = "You're viewing a shared view"
 STUDY_SCREENSHOT = "optuna-dashboard.png"
 
 
@@ -53,23 +56,41 @@ def test_the_runs_table_shows_short_names_and_the_chosen_values(finished_tiny_ru
     assert {"mom/test_micro_f1_mean", "ce/test_micro_f1_se"} <= set(summary.data.metrics)
 
     with LocalMlflowServer(f"sqlite:///{workdir / 'mlflow.db'}", workdir / "mlartifacts") as server:
-        screenshot = tmp_path / SCREENSHOT
-        table = rendered_page(runs_table_url(server.url, mom_tune.info.experiment_id), screenshot)
+        shots = {name: tmp_path / name for name in (SCREENSHOT, COLUMNS_SCREENSHOT, MODEL_SCREENSHOT)}
+        table = rendered_page(runs_table_url(server.url, mom_tune.info.experiment_id), shots[SCREENSHOT])
+        columns = rendered_page(shared_view_url(server.url, mom_tune.info.experiment_id), shots[COLUMNS_SCREENSHOT])
         replicate = keyed[f"{arm}/mom/replicate/seed0-partition0"]
         run_page = rendered_page(
             f"{server.url}/#/experiments/{replicate.info.experiment_id}/runs/{replicate.info.run_id}?workflowType=machine_learning",
             tmp_path / "mlflow-replicate.png",
         )
+        models = rendered_page(f"{server.url}/#/models", tmp_path / "mlflow-models.png")
+        model = rendered_page(f"{server.url}/#/models/mom.tiny_run", shots[MODEL_SCREENSHOT], width=1600, height=620)
 
-    # Top-level runs only: MLflow keeps which runs are expanded out of shared views.
+    # The table nerplat opens first: no shared-view banner, the runs oldest first, the browser's columns (none yet).
+    assert BANNER not in table
+    top_level = sorted((keyed[key] for key in ("summary", f"{arm}/mom/tune", f"{arm}/mom/replicate", f"{arm}/ce/replicate")), key=lambda run: run.info.start_time)
+    names = [run.info.run_name for run in top_level]
+    assert [name for name in re.findall(r">([^<>]+)<", table) if name in names] == names
+    assert ">objective.lambda<" not in table
+    # Its shared view, nerplat's columns, under MLflow's banner. Top-level runs only: MLflow keeps
+    # which runs are expanded out of shared views.
+    assert BANNER in columns
     for name in ("summary", "mom · tune", "mom · replicate", "ce · replicate"):
-        assert f">{name}<" in table, name
+        assert f">{name}<" in columns, name
     for column in ("objective.lambda", "dev_best_micro_f1", "test_micro_f1_mean", "test_micro_f1_sd", "nerplat.best_trial"):
-        assert f">{column}<" in table, column
-    assert table.count(f">{chosen}<") == 2  # the objective.lambda cells of mom's tune and replicate runs
+        assert f">{column}<" in columns, column
+    assert columns.count(f">{chosen}<") == 2  # the objective.lambda cells of mom's tune and replicate runs
     for text in ("mom · p0 · s0", "mom · replicate", "objective.lambda", chosen):  # a replicate's page: name, parent, value
         assert f">{text}<" in run_page, text
-    keep(screenshot)
+    # Registered models: short names that differ from their first characters, the full arm in the
+    # list's tags and in the model's description.
+    for name in ("ce.tiny_run", "mom.tiny_run"):
+        assert f">{name}<" in models, name
+    assert f"{arm}/mom" in models and f"{arm}/ce" in models
+    assert f"nerplat tagger of arm {arm}/mom (dataset conll2003, sampler setting low_resource-40, method mom)" in model
+    for screenshot in shots.values():
+        keep(screenshot)
 
 
 def test_optuna_dashboard_shows_the_tuned_arms_trials_with_their_mlflow_runs(finished_tiny_run, tmp_path: Path):
