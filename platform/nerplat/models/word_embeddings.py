@@ -48,6 +48,7 @@ from torch import nn
 from nerplat.data.corpus import Sentence
 from nerplat.errors import UserInputError
 from nerplat.models.encoder_registry import ENCODERS, Encoder
+from nerplat.models.encoders import minilm_l6_directory, read_model, read_tokenizer
 from nerplat.npz_cache import entry_path, read_arrays, write_arrays
 
 PAD, UNK = "[PAD]", "[UNK]"
@@ -207,8 +208,6 @@ def _minilm_whole_words() -> tuple[list[str], np.ndarray]:
     Read once per process: every trial of a worker shares them, and only its training split's other
     words need their pieces averaged (`_piece_means`).
     """
-    from nerplat.models.encoders import minilm_l6_directory, read_tokenizer
-
     vocabulary = read_tokenizer(str(minilm_l6_directory())).get_vocab()
     words = sorted(w for w in vocabulary if w.isalpha() and not w.startswith("[") and not w.startswith("##"))
     return words, _piece_means(words)
@@ -216,8 +215,6 @@ def _minilm_whole_words() -> tuple[list[str], np.ndarray]:
 
 def _piece_means(words: list[str]) -> np.ndarray:
     """Each word's mean MiniLM input embedding over its word pieces ([words, 384])."""
-    from nerplat.models.encoders import minilm_l6_directory, read_model, read_tokenizer
-
     directory = str(minilm_l6_directory())
     table = read_model(directory).embeddings.word_embeddings.weight.detach().numpy()
     if not words:
