@@ -11,13 +11,14 @@ TUNE_SEED, TUNE_SEED - 1, ... (the seeds of bench peer's repeats), in-process on
 - the peer's Trainer (`bench.peer`'s settings, no evaluation during training), its model scored
   after the last epoch by nerplat's `evaluate_sentences`, with dropout and with every dropout off.
 Run from the repository root: `.venv/bin/python docs/peer-gap-probe.py [LR] [SEEDS] [SENTENCES]
-[batches]` (defaults 1.96e-4, the sweep's highest drawn rate, where both sides scored best, 8 seeds
-and the sweep's 100 training sentences; `batches` runs only nerplat's three batchings, with dropout).
+[batches] [--profile smoke]` (defaults 1.96e-4, the sweep's highest drawn rate, where both sides scored
+best, 8 seeds and the sweep's 100 training sentences; `batches` runs only nerplat's three batchings,
+with dropout; the sweep's `smoke` profile swaps in the tiny encoder, for tests/integration/docs).
 """
 
+import argparse
 import dataclasses
 import statistics
-import sys
 import tempfile
 from functools import partial
 
@@ -118,10 +119,10 @@ def peer_score(arm, lr: float, seed: int, dropout: str) -> float:
     return metrics["micro_f1"]
 
 
-def main(lr: float, count: int, sentences: int, only_batches: bool) -> None:
+def main(lr: float, count: int, sentences: int, only_batches: bool, profile: str | None) -> None:
     torch.set_num_threads(2)
     overrides = ["train.threads=2", "resources.cpus_per_worker=2", f"samplers=[{{low_resource: {{size: {sentences}, partitions: 1}}}}]"]
-    arm = compile_plan(SWEEP_SPEC, default_catalog(), overrides=overrides).arms[0]
+    arm = compile_plan(SWEEP_SPEC, default_catalog(), profile, overrides=overrides).arms[0]
     print(f"{sentences} training sentences, learning rate {lr:g}")
     if not only_batches:
         print(f"same weights and batch, nerplat / peer: {same_pass(arm, lr)}")
@@ -142,5 +143,11 @@ def main(lr: float, count: int, sentences: int, only_batches: bool) -> None:
 
 
 if __name__ == "__main__":
-    arguments = sys.argv[1:] + [None] * 4
-    main(float(arguments[0] or 1.96e-4), int(arguments[1] or 8), int(arguments[2] or 100), arguments[3] == "batches")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("lr", nargs="?", type=float, default=1.96e-4)
+    parser.add_argument("seeds", nargs="?", type=int, default=8)
+    parser.add_argument("sentences", nargs="?", type=int, default=100)
+    parser.add_argument("mode", nargs="?", choices=["batches"])
+    parser.add_argument("--profile", help="a profile of the bench sweep (smoke: the tiny encoder)")
+    args = parser.parse_args()
+    main(args.lr, args.seeds, args.sentences, args.mode == "batches", args.profile)
