@@ -17,8 +17,9 @@ from pathlib import Path
 
 from nerplat.models.encoders import quiet_transformers
 from nerplat.models.heads.registry import head_serving
-from nerplat.serving.bundle import MLFLOW_ARTIFACT, TaggerBundle
+from nerplat.serving.bundle import MLFLOW_ARTIFACT, TaggerBundle, save_bundle
 from nerplat.serving.files import output_folder
+from nerplat.serving.mlflow_models import model_signature, pinned_requirements
 
 HF_README = """# nerplat tagger `{source}` (Hugging Face token classification)
 
@@ -99,9 +100,7 @@ def _write_mlflow(bundle: TaggerBundle, model_folder: Path | None, out: Path) ->
         return
     import mlflow
 
-    from nerplat.serving import pyfunc
-    from nerplat.serving.bundle import save_bundle
-    from nerplat.serving.mlflow_models import model_signature, pinned_requirements
+    from nerplat.serving import pyfunc  # lazy: MLflow, which only the mlflow format needs
 
     with tempfile.TemporaryDirectory(prefix="nerplat-export-") as directory:
         saved = save_bundle(Path(directory) / "tagger", bundle.tagger, bundle.tokenizer, bundle.labels, bundle.head, bundle.encoder)

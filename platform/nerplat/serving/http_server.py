@@ -36,6 +36,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
+from nerplat.errors import Problem, UserInputError
+from nerplat.serving.predictor import TaggingStopped
 from nerplat.serving.records import ROW_SCHEMA, row_problem
 
 INPUT_FORMATS = ("dataframe_records", "dataframe_split", "inputs", "instances")
@@ -151,8 +153,6 @@ class TaggingQueue:
             job.exception()  # retrieved: a stopped job's exception is expected, not "never retrieved"
 
     def _job(self, rows: list[dict[str, Any]], stop: threading.Event) -> list[dict[str, Any]]:
-        from nerplat.serving.predictor import TaggingStopped
-
         if stop.is_set():  # given up while it waited
             raise TaggingStopped
         return self._tag(rows, stop.is_set)
@@ -259,8 +259,6 @@ def serve_forever(app: Any, host: str, port: int, quiet: bool = False) -> None:
 def check_address(host: str, port: int) -> None:
     """Refuses a host and port the server could not listen on, before the model is loaded."""
     import socket
-
-    from nerplat.errors import Problem, UserInputError
 
     try:
         with socket.create_server((host, port)):

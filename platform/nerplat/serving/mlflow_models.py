@@ -136,6 +136,7 @@ def log_tagger_model(
     from mlflow import MlflowClient
     from mlflow.models import Model
 
+    # lazy: torch and MLflow's pyfunc, which only logging a tagger needs (not listing or resolving models)
     from nerplat.serving import pyfunc
     from nerplat.serving.bundle import MLFLOW_ARTIFACT, save_bundle
 

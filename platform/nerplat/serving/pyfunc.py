@@ -14,7 +14,7 @@ from typing import Any
 
 import mlflow.pyfunc
 
-from nerplat.serving.bundle import MLFLOW_ARTIFACT
+from nerplat.serving.bundle import MLFLOW_ARTIFACT, load_bundle
 from nerplat.serving.records import predict_records
 
 EXAMPLE_SENTENCE = "EU rejects German call to boycott British lamb ."
@@ -24,8 +24,6 @@ class TaggerModel(mlflow.pyfunc.PythonModel):
     """Loads the bundle once per process; `predict` tags every row of the input."""
 
     def load_context(self, context: Any) -> None:
-        from nerplat.serving.bundle import load_bundle
-
         self.bundle = load_bundle(Path(context.artifacts[MLFLOW_ARTIFACT]))
 
     # No type hints: MLflow would read them as a second, conflicting signature.

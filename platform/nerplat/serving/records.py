@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
+from nerplat.serving.predictor import tag_sentences
 from nerplat.serving.words import split_words
 
 BATCH_SIZE = 32
@@ -69,8 +70,6 @@ def predict_records(
 
 
 def _tagged_records(bundle: Any, rows: list[dict[str, Any]], splitter: str, batch_size: int, stop: Callable[[], bool] | None) -> list[dict[str, Any]]:
-    from nerplat.serving.predictor import tag_sentences
-
     words, sources = [], []
     for row in rows:
         if row.get("text") is not None:

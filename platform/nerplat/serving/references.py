@@ -16,7 +16,9 @@ from difflib import get_close_matches
 from pathlib import Path
 
 from nerplat.errors import Problem, UserInputError
-from nerplat.serving.bundle import TaggerBundle
+from nerplat.serving.bundle import MLFLOW_ARTIFACT, TaggerBundle, load_bundle
+from nerplat.serving.mlflow_models import global_tracking_uri, logged_model_of_run
+from nerplat.track.store import sqlite_path
 
 _RUN_ID = re.compile(r"^[0-9a-f]{32}$")
 _NAME_VERSION = re.compile(r"^([^/@]*)(?:([/@])(.*))?$", re.DOTALL)
@@ -53,8 +55,6 @@ class OpenedModel:
 
 def open_model(reference: ModelReference, tracking_uri: str) -> OpenedModel:
     """Loads the tagger from its bundle folder, without MLflow's pyfunc loader (slow, and it warns)."""
-    from nerplat.serving.bundle import load_bundle
-
     if reference.bundle is not None:
         return OpenedModel(load_bundle(reference.bundle), None)
     folder = model_folder(reference.uri, tracking_uri)
@@ -71,8 +71,6 @@ def model_folder(uri: str, tracking_uri: str, cache: Path | None = None) -> Path
     if Path(uri).is_dir():
         return Path(uri)
     from mlflow.store.artifact.models_artifact_repo import ModelsArtifactRepository
-
-    from nerplat.serving.mlflow_models import global_tracking_uri
 
     with global_tracking_uri(tracking_uri):
         location = ModelsArtifactRepository.get_underlying_uri(uri)
@@ -91,8 +89,6 @@ def registered_folder_on_disk(reference: str, tracking_uri: str) -> Path | None:
     The file is opened read-only, so a store is never created or migrated here.
     """
     import sqlite3
-
-    from nerplat.track.store import sqlite_path
 
     database = sqlite_path(tracking_uri)
     match = _NAME_VERSION.match(reference)
@@ -176,8 +172,6 @@ def tagger_folder(model: Path) -> Path:
     """The bundle inside an MLflow model folder: the pyfunc artifact its MLmodel file names `tagger`."""
     import yaml
 
-    from nerplat.serving.bundle import MLFLOW_ARTIFACT
-
     try:
         artifacts = yaml.safe_load((model / "MLmodel").read_text())["flavors"]["python_function"]["artifacts"]
         return model / artifacts[MLFLOW_ARTIFACT]["path"]
@@ -188,8 +182,6 @@ def tagger_folder(model: Path) -> Path:
 
 def _run_model_uri(run_id: str, tracking_uri: str) -> str:
     from mlflow.exceptions import MlflowException
-
-    from nerplat.serving.mlflow_models import logged_model_of_run
 
     try:
         model = logged_model_of_run(tracking_uri, run_id)
