@@ -327,6 +327,67 @@ def resume_of_a_finished_experiment(spec: Path, workdir: Path, report: Path) -> 
     assert (report / ".nerplat-report.json").read_text() == manifest
 
 
+# The kill harness's run with its points drawn, not given: TPE models from the second trial on.
+DRAWN_SPEC_EDITS = (
+    ("tune: {search: tpe, scheduler: asha, num_samples: 3, max_concurrent: 2}",
+     "tune: {search: {tpe: {n_startup_trials: 1}}, scheduler: fifo, num_samples: 3, max_concurrent: 1}"),
+    ("epochs: 2", "epochs: 1"),
+    FEW_REPLICATES,
+)
+
+
+def tuned_points(workdir: Path, experiment: str) -> tuple[list[dict], dict]:
+    """The points of the tuned arm's finished trials, in start order, and its choice."""
+    import json
+
+    all_runs = runs(workdir, experiment)
+    finished = sorted(
+        (r for r in by_kind(all_runs, "trial") if status_of(r) in ("completed", "early_stopped")), key=lambda r: r.info.run_name
+    )
+    (tune_run,) = [r for r in by_kind(all_runs, "arm") if key_of(r) == f"{TUNED_ARM}/tune"]
+    return [json.loads(r.data.tags[schema.SAMPLED]) for r in finished], json.loads(tune_run.data.tags[schema.SAMPLED])
+
+
+@pytest.fixture(scope="module")
+def clean_drawn(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[dict], dict]:
+    """The drawn points and the choice of `DRAWN_SPEC_EDITS` run once without a kill."""
+    workdir = tmp_path_factory.mktemp("clean_drawn")
+    spec = spec_file(workdir, "drawn_clean", *DRAWN_SPEC_EDITS)
+    code, output = finish(nerplat("run", str(spec), "--workdir", str(workdir), "--no-analyze", workdir=workdir))
+    assert code == 0, output
+    return tuned_points(workdir, "drawn_clean")
+
+
+@pytest.mark.parametrize("kill_at", ["trial_start:2", "status_tag:2"])
+def test_a_trial_a_killed_driver_interrupted_runs_its_point_again_and_the_resume_chooses_as_a_clean_run(
+    kill_at: str, clean_drawn: tuple[list[dict], dict], tmp_path: Path
+):
+    """Issue 47: after a SIGKILL of the driver (as its second trial started, or once that trial had
+    trained and its status tag was written) the interrupted trial's point was failed and never run
+    again, and the resumed sampler drew other points: the arm chose lambda 0.0531 where a clean run
+    chose 0.4676. Now the point runs again, the interrupted trial counts for nothing, and the
+    resumed search draws and chooses what the clean run did."""
+    import json
+
+    experiment = "drawn_" + kill_at.split(":")[0]
+    spec = spec_file(tmp_path, experiment, *DRAWN_SPEC_EDITS)
+    driver = nerplat("run", str(spec), "--workdir", str(tmp_path), "--no-analyze", workdir=tmp_path, env={"NERPLAT_KILL_AT": kill_at})
+    try:
+        code, output = finish(driver)
+    finally:
+        kill_session(driver)
+    assert code == -signal.SIGKILL, f"{kill_at} never reached: exit {code}\n{output}"
+
+    code, output = finish(nerplat("run", str(spec), "--workdir", str(tmp_path), "--no-analyze", "--resume", workdir=tmp_path))
+    assert code == 0, output
+    trials = by_kind(runs(tmp_path, experiment), "trial")
+    (interrupted,) = [r for r in trials if status_of(r) == "interrupted"]
+    points, chosen = tuned_points(tmp_path, experiment)
+    assert len(points) == 3  # num_samples finished: the interrupted trial is not one of them
+    assert json.loads(interrupted.data.tags[schema.SAMPLED]) in points  # its point ran again
+    assert (points, chosen) == clean_drawn
+
+
 NAN_LOSS_PLUGIN = '''
 import torch
 

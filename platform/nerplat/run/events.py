@@ -2,7 +2,7 @@
 
 Tune calls this callback in the driver only. It translates Tune's events into the ledger's calls
 (`run.ledger` holds the rule for what is written to MLflow and when), tells a tuning search's Optuna
-study which MLflow run each trial logs to (`run.study`), keeps the progress board and hands trial
+study which MLflow run each trial logs to (`run.study_search`), keeps the progress board and hands trial
 counts and evaluations to the exported metrics (`run.exported_metrics`); it writes nothing itself.
 Tune delivers a checkpointed result first and registers its checkpoint in a later step
 (`on_checkpoint`), which is when the ledger logs that evaluation. A tuning trial's end is told to
@@ -45,7 +45,7 @@ class TrialEvents(Callback):
     outcomes: dict[str, str] = field(default_factory=dict)  # Tune trial id -> status
     errors: dict[str, list[str]] = field(default_factory=dict)  # arm id -> full message of each failed trial
     store_lost: StoreLost | None = None
-    search: Any = None  # a tune phase's `run.study.StudySearch`, whose trials are matched to their runs
+    search: Any = None  # a tune phase's `run.study_search.StudySearch`, whose trials are matched to their runs
 
     def __post_init__(self) -> None:
         super().__init__()

@@ -79,6 +79,14 @@ class FinishedTrial:
     run_name: str
 
 
+@dataclass(frozen=True)
+class InterruptedTrial:
+    """A tuning trial a stopped driver or Tuner interrupted, as MLflow recorded it."""
+
+    values: dict[str, Any]  # its searched values
+    run_id: str
+
+
 def runs_view_columns(plan: Plan) -> dict[str, list[str]]:
     """The columns of the experiment's runs table (`track/view.py`): every searched hyper-parameter,
     the tuning metric, the headline F1 of the replicates with its mean and sd, status and best trial."""
@@ -378,6 +386,17 @@ class RunLedger:
                 values = json.loads(run.data.tags[schema.SAMPLED])
                 found.append(FinishedTrial(values, run.data.metrics[metric], run.info.run_id, run.info.run_name))
         return found
+
+    def interrupted_trials(self, parent_run_id: str) -> list[InterruptedTrial]:
+        """The tuning trials under a tune parent that ended `interrupted` (Ctrl-C, a spent time budget,
+        or a driver that died: `finished_trials` marks those, so call it first), in the order they
+        started: a resumed search runs each one's point again (run/study.py, `points_to_queue`)."""
+        runs = [
+            run for run in self.children(parent_run_id)
+            if _ended(run) and run.data.tags.get(schema.STATUS) == "interrupted" and schema.SAMPLED in run.data.tags
+        ]  # fmt: skip
+        runs.sort(key=lambda run: (run.info.start_time, run.info.run_name))
+        return [InterruptedTrial(json.loads(run.data.tags[schema.SAMPLED]), run.info.run_id) for run in runs]
 
     def statuses(self, parent_run_id: str) -> dict[str, int]:
         """How many children of a parent run ended with each status (`running` when none yet)."""

@@ -8,8 +8,9 @@ replicates. All replicates of all arms run in one Tuner, so small arms fill idle
 Resume reads MLflow, not Ray's experiment state: finished trials and replicates are found by their
 deterministic keys (run tags) and skipped; a tuning search continues the arm's Optuna study (the live view
 optuna-dashboard shows, track/studies.py), brought in step with MLflow's finished trials first
-(run/study.py); trials that were running when the driver stopped are marked interrupted and
-replaced by new ones. This works the same after Ctrl-C, a killed driver, or on another cluster.
+(run/study.py); trials that were running when the driver stopped are marked interrupted, and
+their points run again before the searcher draws new ones (counted once, as a clean run counts
+them). This works the same after Ctrl-C, a killed driver, or on another cluster.
 
 The phases are objects the runner holds, `run/tune_phase.py` and `run/replicate_phase.py`, built once
 the ledger is open with what they share of the run (`run/phase_context.py`); starting Ray, its

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import random
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -67,22 +69,55 @@ def grid_points(space: dict[str, Any], points_per_axis: int) -> dict[str, list[A
 
 
 def optuna_distributions(space: dict[str, Any]) -> dict[str, Any]:
-    """The Optuna distributions of a plan space, as Ray's OptunaSearch converts its Tune domains."""
-    from ray.tune.search.optuna import OptunaSearch
+    """The Optuna distributions of a plan space, as Ray's OptunaSearch converts the Tune domains of
+    `tune_domains` (a test holds the two equal), built without importing Ray Tune: a resume with
+    nothing left to run reads its studies without Ray."""
+    from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
 
-    return OptunaSearch.convert_search_space(tune_domains(space))
+    distributions = {}
+    for key, dist in space.items():
+        if dist.kind in ("uniform", "loguniform"):
+            distributions[key] = FloatDistribution(dist.low, dist.high, log=dist.kind == "loguniform")
+        elif dist.kind == "int":
+            distributions[key] = IntDistribution(int(dist.low), int(dist.high))
+        else:
+            distributions[key] = CategoricalDistribution(list(dist.options))
+    return distributions
 
 
-def searcher_seed(tune_seed: int, arm_id: str, asked: int) -> int:
-    """The seed of an arm's searcher: sha256 of the spec's `tune.seed`, the arm id and the number of
-    trials its study has already asked for (`run.study.asked_trials`), as a 32-bit integer.
+def searcher_seed(tune_seed: int, arm_id: str, place: int) -> int:
+    """The seed of an arm's searched trial: sha256 of the spec's `tune.seed`, the arm id and the
+    trial's place in the search (`TrialSeeds.place`), as a 32-bit integer.
 
     The arm id gives every tuned arm its own draws (one seed for all made every arm's random start
-    draw the same quantiles, rescaled). The count makes a resumed search continue with new draws:
-    seeded as before, a search resumed during its random start drew its first points again.
+    draw the same quantiles, rescaled). The place gives each trial its own draws, the same in a
+    resumed search as in a clean one: seeded once per session, a search resumed during its random
+    start drew its first points again, and seeded by the trials asked, other points than a clean run.
     """
-    digest = hashlib.sha256(f"{tune_seed}\0{arm_id}\0{asked}".encode()).digest()
+    digest = hashlib.sha256(f"{tune_seed}\0{arm_id}\0{place}".encode()).digest()
     return int.from_bytes(digest[:4], "big")
+
+
+@dataclass(frozen=True)
+class TrialSeeds:
+    """The seeds of an arm's searched trials (`run.study_search.TrialSeededSampler` draws with them).
+
+    `interrupted` are the numbers of the study's trials that a stopped driver or Tuner interrupted
+    (`run.study.interrupted_numbers`): each one's point runs again as a later trial, which takes its
+    place, so the trials after it keep the places, and the seeds, they have in a clean run.
+    """
+
+    tune_seed: int
+    arm_id: str
+    interrupted: frozenset[int] = frozenset()
+
+    def place(self, number: int) -> int:
+        """The place in the search of the study's trial `number`: its number less the interrupted trials before it."""
+        return number - sum(1 for earlier in self.interrupted if earlier < number)
+
+    def of(self, number: int) -> int:
+        """The seed of the study's trial `number`."""
+        return searcher_seed(self.tune_seed, self.arm_id, self.place(number))
 
 
 def grid_combinations(grid: dict[str, list[Any]], seed: int) -> list[dict[str, Any]]:
@@ -94,40 +129,40 @@ def grid_combinations(grid: dict[str, list[Any]], seed: int) -> list[dict[str, A
 
 
 @SEARCHERS.register("tpe", TpeConfig)
-def build_tpe(config: TpeConfig, space: dict[str, Any], seed: int, study: Any) -> Any:
-    """Optuna TPE (constant liar under concurrency) on the arm's study (`run.study.ArmStudy`)."""
+def build_tpe(config: TpeConfig, space: dict[str, Any], seeds: TrialSeeds, study: Any) -> Any:
+    """Optuna TPE (constant liar under concurrency) on the arm's study (`run.study.ArmStudy`), each
+    trial drawn with its own seed."""
     import optuna
 
-    from nerplat.run.study import StudySearch
+    from nerplat.run.study_search import StudySearch, TrialSeededSampler  # lazy: Ray Tune, which only a search needs
 
-    sampler = optuna.samplers.TPESampler(
-        n_startup_trials=config.n_startup_trials, constant_liar=config.constant_liar, seed=seed
-    )
-    return StudySearch(sampler, study)
+    sampler = functools.partial(optuna.samplers.TPESampler, n_startup_trials=config.n_startup_trials, constant_liar=config.constant_liar)
+    return StudySearch(TrialSeededSampler(sampler, seeds.of), study)
 
 
 @SEARCHERS.register("random", RandomConfig)
-def build_random(config: RandomConfig, space: dict[str, Any], seed: int, study: Any) -> Any:
-    """Uniform random sampling of the search space."""
+def build_random(config: RandomConfig, space: dict[str, Any], seeds: TrialSeeds, study: Any) -> Any:
+    """Uniform random sampling of the search space, each trial drawn with its own seed."""
     import optuna
 
-    from nerplat.run.study import StudySearch
+    from nerplat.run.study_search import StudySearch, TrialSeededSampler  # lazy: Ray Tune, which only a search needs
 
-    return StudySearch(optuna.samplers.RandomSampler(seed=seed), study)
+    return StudySearch(TrialSeededSampler(optuna.samplers.RandomSampler, seeds.of), study)
 
 
 @SEARCHERS.register("grid", GridConfig)
-def build_grid(config: GridConfig, space: dict[str, Any], seed: int, study: Any) -> Any:
-    """Every combination of grid points, in a seeded order: the ones MLflow has not seen finish are
-    queued in the study, so a resumed grid runs exactly those (Optuna's GridSampler alone would
-    count failed and interrupted points as visited)."""
+def build_grid(config: GridConfig, space: dict[str, Any], seeds: TrialSeeds, study: Any) -> Any:
+    """Every combination of grid points, in an order seeded by the arm: the ones MLflow has not seen
+    finish are queued in the study, so a resumed grid runs exactly those (Optuna's GridSampler alone
+    would count failed and interrupted points as visited)."""
     import optuna
 
-    from nerplat.run.study import StudySearch, enqueue_unfinished
+    from nerplat.run.study import enqueue_unfinished  # lazy: Optuna, which only a search needs
+    from nerplat.run.study_search import StudySearch  # lazy: Ray Tune, which only a search needs
 
     grid = grid_points(space, config.points_per_axis)
-    enqueue_unfinished(study, grid_combinations(grid, seed))
-    return StudySearch(optuna.samplers.GridSampler(grid, seed=seed), study)
+    enqueue_unfinished(study, grid_combinations(grid, seeds.of(0)))
+    return StudySearch(optuna.samplers.GridSampler(grid, seed=seeds.of(0)), study)
 
 
 @SCHEDULERS.register("asha", AshaConfig)

@@ -3,9 +3,9 @@
 MLflow says what a search has finished (run/ledger.py); the study in the Optuna storage
 (track/studies.py) is the live view of it and what the sampler learns from. One record decides: a
 trial is finished when its MLflow run has ended `completed` or `early_stopped`. So the study is
-told a trial's result only after its run ended (`StudySearch` holds Tune's completion until the
-ledger has written the end), and a driver killed between the two leaves a study one trial behind
-MLflow, never ahead. Before a search continues, and before its arm chooses, `prepare_study` makes
+told a trial's result only after its run ended (`run.study_search.StudySearch` holds Tune's
+completion until the ledger has written the end), and a driver killed between the two leaves a
+study one trial behind MLflow, never ahead. Before a search continues, and before its arm chooses, `prepare_study` makes
 the study agree with MLflow both ways:
 
 - a study that another tune run owns (its MLflow experiment was deleted and started anew, or
@@ -16,7 +16,10 @@ the study agree with MLflow both ways:
 - a finished trial the study lacks (the storage was new or lost, or the driver died between
   MLflow's record and Optuna's) is told if its trial is still running there, else added;
 - trials still running in the study belong to a driver that stopped: they are failed, and
-  `--resume` runs new trials in their place.
+  `--resume` runs the point of each trial MLflow calls interrupted again, first
+  (`points_to_queue`), so the resumed search evaluates what a clean run would; an interrupted
+  trial never counts as a trial of the search, nor as a place in it (run/study_search.py seeds
+  each trial by its place).
 
 So each finished trial is COMPLETE in the study once, no more trials are COMPLETE than MLflow has
 finished, and each trial carries its MLflow run id and name (user attributes `mlflow_run_id`,
@@ -26,8 +29,9 @@ finished, and each trial carries its MLflow run id and name (user attributes `ml
 Ray's OptunaSearch loads the study by name (`create_study(load_if_exists=True)`). Its own warm
 start (`points_to_evaluate` with `evaluated_rewards`) would add the finished trials again on every
 resume, so it is not used; nor is its restore from a pickled searcher, since a resumed run starts
-a new Tuner from MLflow (run/runner.py). Starting points a spec gives (`tune.enqueue`) and a grid's
-points are queued with `enqueue_unfinished`. Imported when a search starts: it imports Ray Tune.
+a new Tuner from MLflow (run/runner.py). Interrupted trials' points, starting points a spec gives
+(`tune.enqueue`) and a grid's points are queued with `enqueue_unfinished`. Imports Optuna, not Ray:
+a resume with nothing left to run reads its studies without Ray.
 """
 
 from __future__ import annotations
@@ -40,10 +44,8 @@ from typing import Any
 
 import optuna
 from optuna.trial import TrialState
-from ray.tune.search.optuna import OptunaSearch
 
-from nerplat.kill_points import kill_point
-from nerplat.run.ledger import FinishedTrial
+from nerplat.run.ledger import FinishedTrial, InterruptedTrial
 
 OWNER_ATTR = "nerplat.tune_run_id"  # study user attribute: the MLflow run of the arm's tune phase
 RUN_ID_ATTR = "mlflow_run_id"  # trial user attributes
@@ -157,14 +159,6 @@ def _fail(opened: optuna.Study, trials: Iterable[Any]) -> None:
         opened.tell(trial.number, state=TrialState.FAIL)
 
 
-def asked_trials(study: ArmStudy) -> int:
-    """How many trials the study's searchers have asked for (every trial but the queued ones): a
-    resumed search seeds its sampler with this count (`run.search.searcher_seed`), so it draws new
-    points instead of repeating the first ones."""
-    opened = optuna.load_study(study_name=study.name, storage=study.storage)
-    return sum(trial.state != TrialState.WAITING for trial in opened.get_trials(deepcopy=False))
-
-
 def chosen_trial(study: ArmStudy) -> FinishedTrial:
     """The arm's choice: the study's best trial (Optuna's `best_trial`) as MLflow recorded it.
 
@@ -181,7 +175,9 @@ def enqueue_unfinished(study: ArmStudy, points: Sequence[dict[str, Any]]) -> Non
     """Queues every point that has not finished and is not queued yet, in order: a searcher asks the
     queue first. A grid search so runs exactly the grid points MLflow lacks, whatever ran before, and
     a spec's starting points (`tune.enqueue`, which may name some searched keys only) run once each
-    however often the search is resumed. A point has finished when a finished trial has its values."""
+    however often the search is resumed. A point has finished when a finished trial has its values.
+    (Optuna's `enqueue_trial(skip_if_exists=True)` would skip a point any trial has, the interrupted
+    trial whose point is to run again included.)"""
     opened = optuna.load_study(study_name=study.name, storage=study.storage)
     waiting = opened.get_trials(deepcopy=False, states=(TrialState.WAITING,))
     queued = [trial.system_attrs.get(FIXED_PARAMS_ATTR, trial.params) for trial in waiting]
@@ -192,37 +188,32 @@ def enqueue_unfinished(study: ArmStudy, points: Sequence[dict[str, Any]]) -> Non
         queued.append(point)
 
 
+def points_to_queue(interrupted: Sequence[InterruptedTrial], starting: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What a search queues before it draws (`enqueue_unfinished` then skips the finished and the
+    queued): the point of each interrupted trial (`RunLedger.interrupted_trials`), drawn keys
+    included, in the order the trials started, then the spec's starting points that no interrupted
+    trial was running (that trial's full point stands in for its starting point)."""
+    points = [trial.values for trial in interrupted]
+    return points + [point for point in starting if not any(_has(values, point) for values in points)]
+
+
+def interrupted_numbers(study: ArmStudy, interrupted: Sequence[InterruptedTrial]) -> frozenset[int]:
+    """Numbers of the study's trials whose MLflow runs were interrupted: places in the search their
+    re-runs take (`run.search.TrialSeeds`). A trial names its run once Tune has started it; one the
+    driver died before naming (its run just created) is the failed trial without a run that has the
+    run's point."""
+    trials = optuna.load_study(study_name=study.name, storage=study.storage).get_trials(deepcopy=False)
+    run_ids = {trial.run_id for trial in interrupted}
+    numbers = {trial.number for trial in trials if trial.user_attrs.get(RUN_ID_ATTR) in run_ids}
+    named = {trial.user_attrs.get(RUN_ID_ATTR) for trial in trials}
+    unnamed = [trial for trial in trials if trial.state == TrialState.FAIL and RUN_ID_ATTR not in trial.user_attrs]
+    for run in interrupted:
+        match = next((trial for trial in unnamed if run.run_id not in named and trial.params == run.values), None)
+        if match is not None:
+            numbers.add(match.number)
+            unnamed.remove(match)
+    return frozenset(numbers)
+
+
 def _has(values: dict[str, Any], point: dict[str, Any]) -> bool:
     return all(key in values and values[key] == value for key, value in point.items())
-
-
-class StudySearch(OptunaSearch):
-    """Ray Tune's OptunaSearch on an arm's persistent study, whose trials name their MLflow runs.
-
-    Tune reports a trial's end to its searcher before its callbacks, so the study would be told
-    before the ledger ends the trial's MLflow run. The report is held here instead, and `tell` (the
-    driver's callback, once the run ended) passes it on.
-    """
-
-    def __init__(self, sampler: Any, study: ArmStudy):
-        super().__init__(sampler=sampler, storage=study.storage, study_name=study.name)
-        self._held: dict[str, tuple[dict | None, bool]] = {}
-
-    def record_run(self, trial_id: str, run_id: str, run_name: str) -> None:
-        """Tune trial `trial_id` logs to this MLflow run: said on its Optuna trial."""
-        trial = self._ot_trials.get(trial_id)
-        if trial is not None:
-            for key, value in run_attributes(run_id, run_name).items():
-                trial.set_user_attr(key, value)
-
-    def on_trial_complete(self, trial_id: str, result: dict | None = None, error: bool = False) -> None:
-        self._held[trial_id] = (result, error)
-
-    def tell(self, trial_id: str) -> None:
-        """Tells the study how trial `trial_id` ended, once its MLflow run has ended. A trial that
-        errored fails, whatever it reported before (MLflow calls it failed)."""
-        if trial_id not in self._held:
-            return
-        result, error = self._held.pop(trial_id)
-        super().on_trial_complete(trial_id, None if error else result, error)
-        kill_point("optuna_commit")

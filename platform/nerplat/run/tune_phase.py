@@ -85,14 +85,29 @@ class TunePhase:
 
         return chosen_trial(self._arm_study(arm, parent_run_id, previous))
 
+    def _searcher(self, arm: Arm, parent_run_id: str, study: Any) -> Any:
+        """The arm's searcher on its prepared study, which first asks for the point of each trial an
+        earlier session left interrupted, then for the spec's starting points, each once; each
+        trial drawn with the seed of its place in the search (run/study_search.py)."""
+        from nerplat.run.search import SEARCHERS, TrialSeeds
+        from nerplat.run.study import enqueue_unfinished, interrupted_numbers, points_to_queue
+
+        settings = self.context.plan.tune
+        interrupted = self.context.ledger.interrupted_trials(parent_run_id)
+        enqueue_unfinished(study, points_to_queue(interrupted, settings.enqueue.get(arm.method, ())))
+        seeds = TrialSeeds(settings.seed, arm.id, interrupted_numbers(study, interrupted))
+        return SEARCHERS.build(
+            settings.searcher.name, settings.searcher.params, at="tune.search", space=arm.search_space, seeds=seeds, study=study
+        )
+
     def _search(self, arm: Arm, parent_run_id: str, previous: list[FinishedTrial], remaining: int) -> tuple[list[str], bool]:
         """One Tuner over `remaining` new trials, continuing the arm's Optuna study; returns the arm's
         trial errors and whether `tune.time_budget_s` ended it early."""
         from ray import tune
 
         from nerplat.run.events import TrialEvents
-        from nerplat.run.search import SCHEDULERS, SEARCHERS, searcher_seed, tune_domains
-        from nerplat.run.study import asked_trials, enqueue_unfinished, fail_running
+        from nerplat.run.search import SCHEDULERS, tune_domains
+        from nerplat.run.study import fail_running
         from nerplat.run.trainable import nerplat_trial, trial_resources
 
         context = self.context
@@ -100,11 +115,7 @@ class TunePhase:
         settings = context.plan.tune
         metric = f"dev_best_{context.select_metric}"
         study = self._arm_study(arm, parent_run_id, previous)
-        enqueue_unfinished(study, settings.enqueue.get(arm.method, ()))  # the spec's starting points, each once
-        seed = searcher_seed(settings.seed, arm.id, asked_trials(study))
-        searcher = SEARCHERS.build(
-            settings.searcher.name, settings.searcher.params, at="tune.search", space=arm.search_space, seed=seed, study=study
-        )
+        searcher = self._searcher(arm, parent_run_id, study)
         evaluations = max(1, arm.fixed["train"]["epochs"] // arm.fixed["train"]["eval_every"])
         scheduler = SCHEDULERS.build(settings.scheduler.name, settings.scheduler.params, at="tune.scheduler", max_t=evaluations)
         job = TrialJob(

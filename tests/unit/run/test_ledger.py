@@ -357,3 +357,24 @@ def test_a_phase_is_completed_only_once_its_parent_run_ended_completed(ledger, t
     assert not ledger.phase_completed(mom, "tune")
     ledger.finish(tune_parent, "completed")
     assert ledger.phase_completed(mom, "tune") and not ledger.phase_completed(mom, "replicate")
+
+
+def test_interrupted_trials_are_those_a_stop_ended_in_the_order_they_started_with_their_points(ledger, mom, tune_parent, evaluation_at):
+    """Issue 47: a resumed search runs each one's point again; a failed trial's point is not run again."""
+    from nerplat.run.ledger import InterruptedTrial
+
+    stopped = start_tuning_trial(ledger, mom, tune_parent, "stopped", value=0.1)
+    start_tuning_trial(ledger, mom, tune_parent, "failed", value=0.2)
+    ledger.end("failed", failed=True)
+    start_tuning_trial(ledger, mom, tune_parent, "done", value=0.3)
+    ledger.record_evaluation("done", evaluation_at(2, 0.7), awaits_checkpoint=False)
+    ledger.end("done", failed=False)
+    ledger.interrupt_open()  # Ctrl-C: "stopped" is interrupted
+    orphan = start_tuning_trial(ledger, mom, tune_parent, "orphan", value=0.4)  # then a driver dies with it running
+
+    resumed = RunLedger(ledger.tracker)
+    assert resumed.interrupted_trials(tune_parent) == [InterruptedTrial({"objective.lambda": 0.1}, stopped)]  # orphan still RUNNING
+    resumed.finished_trials(tune_parent, "dev_best_micro_f1")  # what a resume does first: marks the orphan interrupted
+    assert resumed.interrupted_trials(tune_parent) == [
+        InterruptedTrial({"objective.lambda": 0.1}, stopped), InterruptedTrial({"objective.lambda": 0.4}, orphan)
+    ]  # neither the failed trial nor the finished one

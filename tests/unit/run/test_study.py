@@ -9,9 +9,17 @@ import pytest
 from optuna.trial import TrialState
 
 from nerplat.config.search_space import Choice, Uniform
-from nerplat.run.ledger import FinishedTrial
-from nerplat.run.search import SEARCHERS, optuna_distributions, tune_domains
-from nerplat.run.study import ArmStudy, asked_trials, chosen_trial, enqueue_unfinished, fail_running, prepare_study
+from nerplat.run.ledger import FinishedTrial, InterruptedTrial
+from nerplat.run.search import SEARCHERS, TrialSeeds, optuna_distributions, tune_domains
+from nerplat.run.study import (
+    ArmStudy,
+    chosen_trial,
+    enqueue_unfinished,
+    fail_running,
+    interrupted_numbers,
+    points_to_queue,
+    prepare_study,
+)
 from nerplat.track.studies import open_optuna_storage
 
 SPACE = {"objective.lambda": Uniform(low=0.0, high=1.0), "objective.base": Choice(options=("ce", "focal"))}
@@ -29,9 +37,9 @@ def prepare(storage, finished=(), owner="tune-run", name="e/arm") -> tuple[ArmSt
     return study, prepare_study(study, owner=owner, metric=METRIC, mode="max", distributions=optuna_distributions(SPACE))
 
 
-def searcher(study: ArmStudy, name: str = "tpe", seed: int = 0, **params):
+def searcher(study: ArmStudy, name: str = "tpe", seeds: TrialSeeds = TrialSeeds(0, "e/arm"), **params):
     """A searcher as Tune sets it up: the space comes with the Tuner's param_space."""
-    search = SEARCHERS.build(name, params, at="tune.search", space=SPACE, seed=seed, study=study)
+    search = SEARCHERS.build(name, params, at="tune.search", space=SPACE, seeds=seeds, study=study)
     assert search.set_search_properties(METRIC, "max", {"nerplat_job": {}, **tune_domains(SPACE)})
     return search
 
@@ -178,22 +186,85 @@ def test_the_choice_is_the_studys_best_trial_ties_included(storage):
     assert chosen_trial(study) == finished[1] and best.user_attrs["mlflow_run_id"] == "run-1"
 
 
-def test_a_resumed_search_seeded_with_the_trials_asked_draws_no_point_again(storage):
-    """M11: resumed during TPE's random start with the same seed, the sampler drew its first point
-    again (one finished trial, then lambda 0.5488 again)."""
-    from nerplat.run.search import searcher_seed
+def value_of(point: dict) -> float:
+    """A trial's dev value as a function of its point, as a deterministic trial's is."""
+    return round(1.0 - abs(point["objective.lambda"] - 0.3) + (0.01 if point["objective.base"] == "ce" else 0.0), 6)
 
+
+def run_trials(search, prefix: str, count: int) -> list[dict]:
+    """`count` trials one at a time, each ending with `value_of` its point; their points."""
+    points = []
+    for n in range(count):
+        point = search.suggest(f"{prefix}{n}")
+        search.record_run(f"{prefix}{n}", f"{prefix}-run-{n}", f"{prefix}/t{n}")
+        search.on_trial_complete(f"{prefix}{n}", {METRIC: value_of(point)})
+        search.tell(f"{prefix}{n}")
+        points.append(point)
+    return points
+
+
+def test_a_killed_and_resumed_search_asks_for_the_points_of_a_clean_run(storage):
+    """Issue 47: the point of a trial the kill interrupted was failed and never run again, and the
+    resumed sampler, seeded anew, drew other points: the arm chose lambda 0.0531 where a clean run
+    chose 0.4676. Now the point runs again first, and each trial draws with its place's seed, so
+    random start and TPE alike ask for a clean run's points."""
+    clean_study, _ = prepare(storage, name="e/clean")
+    clean = run_trials(searcher(clean_study, n_startup_trials=2), "clean", 5)
+
+    study, _ = prepare(storage, name="e/killed")
+    first = searcher(study, n_startup_trials=2)
+    done = run_trials(first, "first", 2)
+    killed = first.suggest("killed")
+    first.record_run("killed", "killed-run", "t0002")  # the driver dies while this trial trains
+
+    finished = [FinishedTrial(point, value_of(point), f"first-run-{n}", f"first/t{n}") for n, point in enumerate(done)]
+    study, _ = prepare(storage, finished, name="e/killed")
+    interrupted = [InterruptedTrial(killed, "killed-run")]
+    enqueue_unfinished(study, points_to_queue(interrupted, []))
+    seeds = TrialSeeds(0, "e/arm", interrupted_numbers(study, interrupted))
+    assert seeds.interrupted == {2}  # the study's trial 2, failed when the study was prepared
+    resumed = run_trials(searcher(study, seeds=seeds, n_startup_trials=2), "resumed", 3)
+    assert resumed[0] == killed  # the interrupted point, its drawn keys included, ran again first
+    assert done + resumed == clean
+
+
+def test_a_trial_the_driver_died_before_naming_its_run_is_found_by_its_point(storage):
+    """Killed between creating the trial's MLflow run and naming it on the Optuna trial (kill point `trial_start`)."""
     study, _ = prepare(storage)
-    first_session = searcher(study, seed=searcher_seed(0, "e/arm", asked_trials(study)), n_startup_trials=5)
-    done = finish(first_session, "tune-1", "run-a", 0.7)
-    killed = first_session.suggest("tune-2")  # the driver dies with it running
+    search = searcher(study)
+    named = finish(search, "tune-1", "run-a", 0.7)
+    unnamed = search.suggest("tune-2")  # its run "run-b" was created; the driver died before `record_run`
+    study, _ = prepare(storage, [FinishedTrial(named, 0.7, "run-a", "t0000")])
+    assert interrupted_numbers(study, [InterruptedTrial(unnamed, "run-b")]) == {1}
+    assert interrupted_numbers(study, [InterruptedTrial({**unnamed, "objective.lambda": 0.01}, "run-b")]) == frozenset()
 
-    study, _ = prepare(storage, [FinishedTrial(done, 0.7, "run-a", "t0000")])
-    assert asked_trials(study) == 2
-    resumed = searcher(study, seed=searcher_seed(0, "e/arm", asked_trials(study)), n_startup_trials=5)
-    drawn = [resumed.suggest(f"resume-{n}")["objective.lambda"] for n in range(3)]
-    earlier = {done["objective.lambda"], killed["objective.lambda"]}
-    assert not earlier & set(drawn) and len(set(drawn)) == 3
+
+def test_the_points_queued_first_are_the_interrupted_ones_then_the_starting_points_they_do_not_cover():
+    interrupted = [InterruptedTrial({"objective.lambda": 0.4, "objective.base": "focal"}, "run-b"),
+                   InterruptedTrial({"objective.lambda": 0.9, "objective.base": "ce"}, "run-d")]
+    starting = [{"objective.lambda": 0.175}, {"objective.lambda": 0.4}, {"objective.lambda": 0.9, "objective.base": "focal"}]
+    assert points_to_queue(interrupted, starting) == [
+        {"objective.lambda": 0.4, "objective.base": "focal"},  # in the order the interrupted trials started
+        {"objective.lambda": 0.9, "objective.base": "ce"},
+        {"objective.lambda": 0.175},
+        {"objective.lambda": 0.9, "objective.base": "focal"},  # another point than the interrupted one
+    ]  # {lambda: 0.4} was the interrupted trial's starting point: its full point stands in for it
+    assert points_to_queue([], starting) == starting and points_to_queue(interrupted, []) == [t.values for t in interrupted]
+
+
+def test_an_interrupted_point_is_queued_once_and_not_after_it_finished(storage):
+    point = {"objective.lambda": 0.4, "objective.base": "focal"}
+    interrupted = [InterruptedTrial(point, "run-b"), InterruptedTrial(point, "run-c")]  # run again, interrupted again
+    study, _ = prepare(storage)
+    enqueue_unfinished(study, points_to_queue(interrupted, []))
+    enqueue_unfinished(study, points_to_queue(interrupted, []))  # a resume stopped before it asked
+    assert [t.system_attrs["fixed_params"] for t in trials(storage) if t.state == TrialState.WAITING] == [point]
+    searcher(study).suggest("tune-1")  # the queued point runs and finishes
+    finished = FinishedTrial(point, 0.5, "run-d", "t0003")
+    fail_running(study)
+    study, _ = prepare(storage, [finished])
+    enqueue_unfinished(study, points_to_queue(interrupted, []))
+    assert [t for t in trials(storage) if t.state == TrialState.WAITING] == []
 
 
 def test_starting_points_run_first_and_once_however_often_the_search_resumes(storage):
