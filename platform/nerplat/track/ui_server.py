@@ -29,6 +29,7 @@ from pathlib import Path
 
 from nerplat.errors import UserInputError
 from nerplat.suggest import closest
+from nerplat.track.schema import EXPERIMENT
 
 OPTUNA_DASHBOARD = "optuna-dashboard"
 STOP_GRACE = 10.0  # seconds a server's group gets between SIGTERM and SIGKILL
@@ -264,8 +265,6 @@ def _signal_group(pid: int, signum: int) -> None:
 def experiments_to_show(tracking_uri: str, name: str | None) -> list[tuple[str, str]]:
     """(name, id) of the experiment called `name`, or of every nerplat experiment in the store."""
     from mlflow import MlflowClient
-
-    from nerplat.track.schema import EXPERIMENT
 
     client = MlflowClient(tracking_uri=tracking_uri)
     if name is not None:
