@@ -7,20 +7,15 @@ running it twice adds nothing the second time.
 
 from __future__ import annotations
 
-import tempfile
-import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nerplat.metrics import evaluate_tags
 from nerplat.track import schema
-from nerplat.track.experiment_reader import find_experiment, search_all
-from nerplat.track.predictions import read_conll_predictions
+from nerplat.track.logged_predictions import add_metrics, replicate_predictions
 
 if TYPE_CHECKING:
-    from mlflow import MlflowClient
-    from mlflow.entities import Run
+    from nerplat.track.experiment_reader import MlflowClient
 
 
 @dataclass(frozen=True)
@@ -42,44 +37,22 @@ class Rescored:
 
 def rescore_replicates(client: MlflowClient, experiment: str) -> Rescored:
     """Adds to every completed replicate run of `experiment` the metrics of its predictions it lacks."""
-    runs = search_all(client, find_experiment(client, experiment).experiment_id, "replicate")
     rescored = complete = not_completed = 0
     without: list[str] = []
     added: set[str] = set()
-    for run in runs:
-        if run.data.tags.get(schema.STATUS) != "completed":
+    for run in replicate_predictions(client, experiment):
+        if run.status != "completed":
             not_completed += 1
             continue
-        scores = _scores(client, run)
-        if scores is None:
-            without.append(run.info.run_id)
+        if run.tags is None:
+            without.append(run.run_id)
             continue
-        new = {key: value for key, value in scores.items() if key not in run.data.metrics}
+        scores = {schema.metric_key(run.split, name): value for name, value in evaluate_tags(*run.tags).items()}
+        new = {key: value for key, value in scores.items() if key not in run.metrics}
         if not new:
             complete += 1
             continue
-        _log(client, run.info.run_id, new)
+        add_metrics(client, run.run_id, new)
         rescored += 1
         added.update(new)
     return Rescored(rescored, complete, tuple(without), not_completed, tuple(sorted(added)))
-
-
-def _scores(client: MlflowClient, run: Run) -> dict[str, float] | None:
-    """The run's predictions scored now, keyed as its split's metrics; None without predictions."""
-    from mlflow.exceptions import MlflowException
-
-    split = run.data.params.get("eval_split") or "test"
-    with tempfile.TemporaryDirectory(prefix="nerplat-rescore-") as folder:
-        try:
-            path = client.download_artifacts(run.info.run_id, schema.PREDICTIONS_ARTIFACT, folder)
-        except (MlflowException, OSError):
-            return None
-        _, gold, pred = read_conll_predictions(Path(path))
-    return {schema.metric_key(split, name): value for name, value in evaluate_tags(gold, pred).items()}
-
-
-def _log(client: MlflowClient, run_id: str, metrics: dict[str, float]) -> None:
-    from mlflow.entities import Metric
-
-    now = int(time.time() * 1000)
-    client.log_batch(run_id, metrics=[Metric(key, float(value), now, 0) for key, value in sorted(metrics.items())])
