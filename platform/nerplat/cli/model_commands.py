@@ -19,7 +19,18 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from nerplat.bench.startup import bench_startup
+from nerplat.cli.options import Verbosity, message_console, package_version, print_figures
+from nerplat.cli.train_commands import bench_app
+from nerplat.data.tags import entity_type
 from nerplat.errors import Problem, UserInputError
+from nerplat.metrics import evaluate_tags
+from nerplat.serving.documents import OUTPUT_FORMATS, input_format as choose_format, read_rows, write_records
+from nerplat.serving.files import check_output_file, check_output_folder, write_output_file
+from nerplat.serving.gold import read_gold
+from nerplat.serving.mlflow_models import registered_versions
+from nerplat.serving.words import WORD_SPLITTERS
+from nerplat.track.store import check_store, resolve_tracking_uri, sqlite_path
 
 MODEL_ARGUMENT = typer.Argument(..., help="Registered NAME\\[/VERSION|@ALIAS], models:/ URI, run id, or a model folder.")
 TRACKING_OPTION = typer.Option(None, "--tracking-uri", help="MLflow store. Default: $MLFLOW_TRACKING_URI, else <workdir>/mlflow.db.")
@@ -33,11 +44,10 @@ def register(app: typer.Typer) -> None:
     app.command("predict")(predict)
     app.command("evaluate")(evaluate)
     app.command("serve")(serve)
+    bench_app.command("startup")(bench_startup_command)
 
 
 def _tracking_uri(tracking_uri: str | None, workdir: Path) -> str:
-    from nerplat.track.store import check_store, resolve_tracking_uri, sqlite_path
-
     uri = tracking_uri or resolve_tracking_uri(None, workdir)
     database = sqlite_path(uri)
     if database is not None and not database.exists():
@@ -54,8 +64,8 @@ def _open(model: str, tracking_uri: str | None, workdir: Path):
     A registered model of a local SQLite store is looked up without MLflow when that is certain
     (`registered_folder_on_disk`): seconds less for a one-sentence predict.
     """
+    # lazy: torch (the tagger's modules), which `--help` and bad input never need
     from nerplat.serving.references import ModelReference, open_model, registered_folder_on_disk, resolve_model
-    from nerplat.track.store import resolve_tracking_uri
 
     if Path(model).is_dir():
         return open_model(resolve_model(model, ""), "")
@@ -76,8 +86,6 @@ def list_models(
     A table when the terminal is wide enough for the full names, else each name on its own line
     (the name is what predict, evaluate, export and serve take, so it is never cut).
     """
-    from nerplat.serving.mlflow_models import registered_versions
-
     uri = _tracking_uri(tracking_uri, workdir)
     versions = registered_versions(uri)
     rows = [_model_row(version) for version in versions]
@@ -143,8 +151,7 @@ def export(
     workdir: Path = WORKDIR_OPTION,
 ) -> None:
     """Write MODEL as a folder to take elsewhere: Hugging Face format for softmax heads, else an MLflow model."""
-    from nerplat.serving.export import export_model
-    from nerplat.serving.files import check_output_folder
+    from nerplat.serving.export import export_model  # lazy: torch, loaded after the output folder is checked
 
     check_output_folder(out)
     opened = _open(model, tracking_uri, workdir)
@@ -174,10 +181,6 @@ def predict(
     workdir: Path = WORKDIR_OPTION,
 ) -> None:
     """Tag sentences with MODEL, windowed and decoded exactly as in training; prints sentences/s."""
-    from nerplat.serving.documents import OUTPUT_FORMATS, input_format as choose_format, read_rows, write_records
-    from nerplat.serving.files import check_output_file, write_output_file
-    from nerplat.serving.words import WORD_SPLITTERS
-
     if (text is None) == (input_file is None):
         raise UserInputError(Problem("give either --text or an input file, not both and not neither", path="INPUT_FILE"))
     if words not in WORD_SPLITTERS:
@@ -198,7 +201,7 @@ def predict(
 
 def _predict_with_progress(bundle, rows: list[dict], words: str, batch_size: int, show: bool) -> tuple[list[dict], float]:
     """Records of all rows, tagged in chunks so a progress bar can follow; and the seconds tagging took."""
-    from nerplat.serving.records import predict_records
+    from nerplat.serving.records import predict_records  # lazy: torch, which `--help` and bad input never need
 
     chunk = batch_size * 8
     columns = (TextColumn("tagging"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
@@ -224,9 +227,7 @@ def evaluate(
     workdir: Path = WORKDIR_OPTION,
 ) -> None:
     """Score MODEL on a file with gold tags: strict span precision, recall and F1, micro, macro and per type, as the reports give them."""
-    from nerplat.metrics import evaluate_tags
-    from nerplat.serving.gold import read_gold
-    from nerplat.serving.predictor import tag_sentences
+    from nerplat.serving.predictor import tag_sentences  # lazy: torch, loaded after the gold file is read
 
     sentences = read_gold(gold_file, gold_format)
     bundle = _open(model, tracking_uri, workdir).bundle
@@ -246,9 +247,6 @@ def _warn_disjoint_types(labels: list[str], gold_tags: list[str]) -> None:
     """A model trained on other entity types than the gold's (an untyped ENT model on typed gold)
     scores F1 0 with nothing wrong in the file: say so rather than let the zeros speak."""
     from rich.markup import escape
-
-    from nerplat.cli.options import message_console
-    from nerplat.data.tags import entity_type
 
     model_types = sorted({t for t in map(entity_type, labels) if t is not None})
     gold_types = sorted({t for t in map(entity_type, gold_tags) if t is not None})
@@ -288,7 +286,7 @@ def serve(
 
     Body: {"dataframe_records": [{"text": "a sentence"} or {"tokens": [...]}, ...]} (also dataframe_split, inputs, instances); answer: {"predictions": [...]}, one record per row as `nerplat predict` writes it. A row whose text is empty or blank has no words: its record has empty words, tags and spans, as `nerplat predict --text ""` prints. A request without rows, with an unknown field or a malformed row (a lone surrogate included) gets HTTP 400 naming the expected schema; unknown paths 404 and wrong methods 405, as JSON; tagging whose client disconnected is stopped. Nothing else is started: the server ends with this process.
     """
-    from nerplat.cli.options import Verbosity, package_version
+    # lazy: torch, which `--help` never needs
     from nerplat.serving.http_server import ServingLimits, check_address, serve_forever, tagging_app
     from nerplat.serving.records import predict_records
 
@@ -298,3 +296,26 @@ def serve(
     app = tagging_app(lambda rows, stop: predict_records(bundle, rows, stop=stop), limits, package_version())
     typer.echo(f"serving {model} on http://{host}:{port}/invocations (POST JSON; GET /ping); Ctrl-C stops it", err=True)
     serve_forever(app, host, port, quiet=Verbosity.quiet())
+
+
+def bench_startup_command(
+    model: str = MODEL_ARGUMENT,
+    spec: Optional[Path] = typer.Option(None, "--spec", help="Also time `nerplat train SPEC -m METHOD` (with --profile)."),
+    method: Optional[str] = typer.Option(None, "--method", "-m", help="The method `nerplat train` trains (with --spec)."),
+    profile: Optional[str] = typer.Option("smoke", "--profile", "-p", help="The spec's profile for `nerplat train`."),
+    repeats: int = typer.Option(5, "--repeats", help="Runs of each command, in turns (at least 5): figures are their median (min-max)."),
+    workdir: Path = WORKDIR_OPTION,
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON object instead of tables."),
+) -> None:
+    """Wall and CPU seconds of --help, predict --text, export, serve (to its first /ping) and train, each in a new process; and where predict's imports go."""
+    result = bench_startup(model, spec=spec, method=method, profile=profile, repeats=repeats, workdir=workdir)
+    if as_json:
+        typer.echo(json.dumps(result.as_dict(), indent=2))
+        return
+    console = Console()
+    title = (
+        f"nerplat bench startup (median (min-max) of {result.repeats} runs each, in turns; load average "
+        f"{result.load_before:.2f} before, {result.load_after:.2f} after; torch CPU capability {result.cpu_capability})"
+    )
+    print_figures(title, result.rows(), console)
+    print_figures("import time of one predict --text by package (wall clock, python -X importtime)", result.import_rows(), console)
