@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Iterable, TextIO
 
 from nerplat.errors import Problem, UserInputError
-from nerplat.serving.records import row_problem
+from nerplat.serving.rows import row_problem
 
 INPUT_FORMATS = ("text", "conll", "jsonl")
 OUTPUT_FORMATS = ("jsonl", "conll")

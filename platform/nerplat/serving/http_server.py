@@ -2,7 +2,7 @@
 
 The endpoints of `mlflow models serve`: GET /ping and /health (200 once the model is loaded), GET
 /version, and POST /invocations with a JSON body in one of MLflow's input formats, each row being
-`records.ROW_SCHEMA`:
+`rows.ROW_SCHEMA`:
 
     {"dataframe_records": [{"text": "EU rejects German call ."}, {"tokens": ["Peter", "Blackburn"]}]}
     {"dataframe_split": {"columns": ["text"], "data": [["EU rejects German call ."]]}}
@@ -38,7 +38,7 @@ from typing import Any, Awaitable, Callable
 
 from nerplat.errors import Problem, UserInputError
 from nerplat.serving.predictor import TaggingStopped
-from nerplat.serving.records import ROW_SCHEMA, row_problem
+from nerplat.serving.rows import ROW_SCHEMA, row_problem
 
 INPUT_FORMATS = ("dataframe_records", "dataframe_split", "inputs", "instances")
 EXPECTED = (

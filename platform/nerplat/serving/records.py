@@ -1,50 +1,21 @@
 """Rows in, records out: what `nerplat predict`, `nerplat serve` and the MLflow pyfunc model exchange.
 
-A row is `{"text": "a sentence"}` (split into words by `nerplat.serving.words`) or
-`{"tokens": ["its", "words"]}`. A record holds the words, their tags, per-word scores where the head
-has them (`nerplat.serving.confidence`) and the spans, with word offsets and, for text, character
-offsets and the text they cover.
+A row (`nerplat.serving.rows`) is `{"text": "a sentence"}` (split into words by
+`nerplat.serving.words`) or `{"tokens": ["its", "words"]}`. A record holds the words, their tags,
+per-word scores where the head has them (`nerplat.serving.confidence`) and the spans, with word
+offsets and, for text, character offsets and the text they cover.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any, Callable
 
 from nerplat.serving.predictor import tag_sentences
+from nerplat.serving.rows import row_problem
 from nerplat.serving.words import split_words
 
 BATCH_SIZE = 32
 ROWS_PER_CHUNK = 256  # rows split, tokenised and tagged together
-ROW_SCHEMA = '{"text": "a sentence"} or {"tokens": ["a", "list", "of", "words"]}'
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # JSON's "\ud800" decodes to one; no UTF-8 can carry it
-
-
-def row_problem(row: Any) -> str | None:
-    """What is wrong with one input row (None when it is one of `ROW_SCHEMA`); keys set to null count as absent."""
-    if not isinstance(row, dict):
-        return f"expected an object {ROW_SCHEMA}, not {type(row).__name__}"
-    given = {key for key, value in row.items() if value is not None}
-    unknown = sorted(given - {"text", "tokens"})
-    if unknown:
-        return f"unknown field {', '.join(repr(k) for k in unknown)}: a row is {ROW_SCHEMA}"
-    if given == {"text", "tokens"}:
-        return f"both 'text' and 'tokens': a row is {ROW_SCHEMA}"
-    if not given:
-        return f"no 'text' and no 'tokens': a row is {ROW_SCHEMA}"
-    if "text" in given and not isinstance(row["text"], str):
-        return f"'text' must be a string, not {type(row['text']).__name__}"
-    tokens = row.get("tokens")
-    if "tokens" in given and not (isinstance(tokens, list) and all(isinstance(t, str) for t in tokens)):
-        return "'tokens' must be a list of strings"
-    for field, strings in (("text", [row.get("text") or ""]), ("tokens", tokens or [])):
-        for string in strings:
-            if (found := _LONE_SURROGATE.search(string)) is not None:
-                return (
-                    f"'{field}' holds a lone surrogate (U+{ord(found.group()):04X} at character {found.start()}), which is not text: "
-                    "escape a character beyond U+FFFF as a surrogate pair, or send it as UTF-8"
-                )
-    return None
 
 
 def predict_records(
