@@ -61,15 +61,15 @@ def _tracking_uri(tracking_uri: str | None, workdir: Path) -> str:
 def _open(model: str, tracking_uri: str | None, workdir: Path):
     """MODEL's tagger (`OpenedModel`), resolved against the store (a local folder needs none).
 
-    A registered model of a local SQLite store is looked up without MLflow when that is certain
-    (`registered_folder_on_disk`): seconds less for a one-sentence predict.
+    A registered model or a run's model of a local SQLite store is looked up without MLflow when
+    that is certain (`folder_on_disk`): seconds less for a one-sentence predict.
     """
     # lazy: torch (the tagger's modules), which `--help` and bad input never need
-    from nerplat.serving.references import ModelReference, open_model, registered_folder_on_disk, resolve_model
+    from nerplat.serving.references import ModelReference, folder_on_disk, open_model, resolve_model
 
     if Path(model).is_dir():
         return open_model(resolve_model(model, ""), "")
-    folder = registered_folder_on_disk(model, tracking_uri or resolve_tracking_uri(None, workdir))
+    folder = folder_on_disk(model, tracking_uri or resolve_tracking_uri(None, workdir))
     if folder is not None:
         return open_model(ModelReference(str(folder), None, model), "")
     uri = _tracking_uri(tracking_uri, workdir)

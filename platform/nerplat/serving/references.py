@@ -17,7 +17,7 @@ from pathlib import Path
 
 from nerplat.errors import Problem, UserInputError
 from nerplat.serving.bundle import MLFLOW_ARTIFACT, TaggerBundle, load_bundle
-from nerplat.serving.mlflow_models import global_tracking_uri, logged_model_of_run
+from nerplat.serving.mlflow_models import MODEL_NAME, global_tracking_uri, logged_model_of_run
 from nerplat.track.store import sqlite_path
 
 _RUN_ID = re.compile(r"^[0-9a-f]{32}$")
@@ -80,39 +80,55 @@ def model_folder(uri: str, tracking_uri: str, cache: Path | None = None) -> Path
         return cached_download(location, cache or model_cache())
 
 
-def registered_folder_on_disk(reference: str, tracking_uri: str) -> Path | None:
-    """The model folder of a registered NAME, NAME/VERSION or NAME@ALIAS in a SQLite store, read
-    from the registry's table without MLflow; None when in any doubt (MLflow then resolves it).
+def folder_on_disk(reference: str, tracking_uri: str) -> Path | None:
+    """The model folder a registered NAME, NAME/VERSION or NAME@ALIAS, or a run id (the tagger logged
+    on the run), names in a SQLite store, read from the store's tables without MLflow; None when in
+    any doubt (MLflow then resolves it, or names the problem).
 
-    Importing MLflow's SQL store is about half of a one-sentence `nerplat predict` (docs/performance.md, "Figures behind the code's choices");
-    a model version's row names its folder (`storage_location`), which a local store keeps on disk.
-    The file is opened read-only, so a store is never created or migrated here.
+    Importing MLflow's SQL store is about half of a one-sentence `nerplat predict` (docs/performance.md,
+    "Start-up of small commands"); a model version's row (`storage_location`) and a logged model's
+    (`artifact_location`) name its folder, which a local store keeps on disk. The file is opened
+    read-only, so a store is never created or migrated here.
     """
     import sqlite3
 
     database = sqlite_path(tracking_uri)
-    match = _NAME_VERSION.match(reference)
-    if database is None or not database.is_file() or reference.startswith("models:/") or _RUN_ID.match(reference):
+    if database is None or not database.is_file() or reference.startswith("models:/"):
         return None
-    name, separator, version = match.groups("")
-    live = "v.current_stage != 'Deleted_Internal' AND v.status = 'READY'"
-    if separator == "@":
-        query = f"SELECT v.storage_location FROM model_versions v JOIN registered_model_aliases a ON a.name = v.name AND a.version = v.version WHERE v.name = ? AND a.alias = ? AND {live}"
-        arguments: tuple = (name, version)
-    elif separator == "/" and version.isdigit():
-        query, arguments = f"SELECT v.storage_location FROM model_versions v WHERE v.name = ? AND v.version = ? AND {live}", (name, int(version))
-    elif not separator:
-        query = f"SELECT v.storage_location FROM model_versions v WHERE v.name = ? AND {live} AND v.version = (SELECT MAX(version) FROM model_versions WHERE name = ?)"
-        arguments = (name, name)
-    else:
+    found = _run_model_query(reference) if _RUN_ID.match(reference) else _registered_query(reference)
+    if found is None:
         return None
     try:
         with closing(sqlite3.connect(f"{database.as_uri()}?mode=ro", uri=True, timeout=5)) as connection:
-            rows = connection.execute(query, arguments).fetchall()
+            rows = connection.execute(*found).fetchall()
     except sqlite3.Error:  # another schema, a locked or foreign file: MLflow decides
         return None
     folder = local_path(rows[0][0]) if len(rows) == 1 and rows[0][0] else None
     return folder if folder is not None and (folder / "MLmodel").is_file() else None
+
+
+def _registered_query(reference: str) -> tuple[str, tuple] | None:
+    """The registry's query for the folder of NAME (its latest version), NAME/VERSION or NAME@ALIAS."""
+    name, separator, version = _NAME_VERSION.match(reference).groups("")
+    live = "v.current_stage != 'Deleted_Internal' AND v.status = 'READY'"
+    if separator == "@":
+        query = f"SELECT v.storage_location FROM model_versions v JOIN registered_model_aliases a ON a.name = v.name AND a.version = v.version WHERE v.name = ? AND a.alias = ? AND {live}"
+        return query, (name, version)
+    if separator == "/" and version.isdigit():
+        return f"SELECT v.storage_location FROM model_versions v WHERE v.name = ? AND v.version = ? AND {live}", (name, int(version))
+    if not separator:
+        query = f"SELECT v.storage_location FROM model_versions v WHERE v.name = ? AND {live} AND v.version = (SELECT MAX(version) FROM model_versions WHERE name = ?)"
+        return query, (name, name)
+    return None
+
+
+def _run_model_query(run_id: str) -> tuple[str, tuple]:
+    """The query for the folder of the tagger logged on a run, as `logged_model_of_run` finds it: complete, not deleted."""
+    query = "SELECT artifact_location FROM logged_models WHERE source_run_id = ? AND name = ? AND status = ? AND lifecycle_stage = 'active'"
+    return query, (run_id, MODEL_NAME, _LOGGED_MODEL_READY)
+
+
+_LOGGED_MODEL_READY = 2  # MLflow's LoggedModelStatus.READY as its SQL store keeps it (an integer)
 
 
 def local_path(location: str) -> Path | None:

@@ -181,22 +181,25 @@ def test_a_model_of_a_remote_store_is_downloaded_once_into_the_cache(store, tmp_
     assert cached_download(location, tmp_path / "cache") == first and len(list((tmp_path / "cache").iterdir())) == 1
 
 
-def test_a_registered_model_of_a_sqlite_store_is_found_without_mlflow(store):
-    from nerplat.serving.references import model_folder, registered_folder_on_disk, resolve_model
+def test_a_registered_model_or_a_runs_model_of_a_sqlite_store_is_found_without_mlflow(store):
+    from nerplat.serving.references import folder_on_disk, model_folder, resolve_model
 
     uri = f"sqlite:///{store.workdir / 'mlflow.db'}"
     expected = model_folder(resolve_model(NAME, uri).uri, uri)
-    assert registered_folder_on_disk(NAME, uri) == expected == registered_folder_on_disk(f"{NAME}/1", uri)
-    for unsure in (f"{NAME}/7", f"{NAME}@champion", "no.such.model", store.run_id, f"models:/{NAME}/1"):
-        assert registered_folder_on_disk(unsure, uri) is None  # MLflow resolves these, or names the problem
+    assert folder_on_disk(NAME, uri) == expected == folder_on_disk(f"{NAME}/1", uri)
+    assert folder_on_disk(store.run_id, uri) == model_folder(resolve_model(store.run_id, uri).uri, uri) == expected
+    for unsure in (f"{NAME}/7", f"{NAME}@champion", "no.such.model", store.bare_run_id, "0" * 32, f"models:/{NAME}/1"):
+        assert folder_on_disk(unsure, uri) is None  # MLflow resolves these, or names the problem
 
 
-def test_predict_text_of_a_registered_model_imports_no_mlflow(store):
+@pytest.mark.parametrize("reference", [NAME, "RUN"])
+def test_predict_text_of_a_registered_model_or_a_run_imports_no_mlflow(store, reference):
     """What makes a one-sentence predict take seconds less: MLflow (3 s of CPU here) is not imported."""
     import subprocess
     import sys
 
-    command = [sys.executable, "-X", "importtime", "-m", "nerplat.cli", "predict", NAME, "--text", "EU rejects .", "--workdir", str(store.workdir)]
+    reference = store.run_id if reference == "RUN" else reference
+    command = [sys.executable, "-X", "importtime", "-m", "nerplat.cli", "predict", reference, "--text", "EU rejects .", "--workdir", str(store.workdir)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
