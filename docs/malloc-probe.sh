@@ -6,6 +6,8 @@
 # and its cumulative training and evaluation seconds are read back from MLflow. Run it alone:
 # the settings take turns, so their times are comparable with each other, not with a busy machine.
 # jemalloc needs Debian's libjemalloc2 (`apt-get install libjemalloc2`); without it that row runs on glibc.
+# MALLOC_PROBE_SETTINGS=N runs only the first N settings and MALLOC_PROBE_INTERVAL the seconds between
+# RSS samples (default 10): tests/integration/docs/test_malloc_probe.py runs two on a tiny spec so.
 set -euo pipefail
 epochs=${1:-6}
 spec=$(realpath "${2:-specs/mom_mrc.yaml}")
@@ -23,6 +25,8 @@ settings=(
   "jemalloc, decay 60 s|LD_PRELOAD=libjemalloc.so.2 MALLOC_CONF=background_thread:true,dirty_decay_ms:60000,muzzy_decay_ms:60000"
   "tcmalloc, aggressive decommit|TCMALLOC_AGGRESSIVE_DECOMMIT=true"
 )
+settings=("${settings[@]:0:${MALLOC_PROBE_SETTINGS:-${#settings[@]}}}")
+interval=${MALLOC_PROBE_INTERVAL:-10}
 # The trial's worker among the driver's descendants (its embedded Ray's raylet starts the workers).
 trial_worker() {
   local children child found
@@ -49,7 +53,7 @@ for setting in "${settings[@]}"; do
       last=$(ps -o rss= --pid "$worker" || echo 0)
       [ "${last:-0}" -gt "$peak" ] && peak=$last
     fi
-    sleep 10
+    sleep "$interval"
   done
   wait "$driver" || { echo "$name: the run failed, see $work/console.txt" >&2; exit 1; }
   times=$("$python" - "$work/mlflow.db" <<'PY'

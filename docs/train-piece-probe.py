@@ -7,11 +7,13 @@ with its batches (nearly random at this size, `trial.batching.MIN_GROUPS`) encod
 cut at several costs a pass, in whole batches (no pieces), and with the set sorted by length as one
 group (the rule before the groups were capped). The cost also applies to the cut of evaluation
 batches while it runs; only training seconds are compared.
-Run from the repository root: `.venv/bin/python docs/train-piece-probe.py [SEEDS]` (default 3).
+Run from the repository root: `.venv/bin/python docs/train-piece-probe.py [SEEDS] [--sentences N]
+[--profile smoke]` (default 3 seeds and the sweep's 100 training sentences; the sweep's `smoke` profile
+swaps in the tiny encoder, for tests/integration/docs).
 """
 
+import argparse
 import statistics
-import sys
 
 import torch
 
@@ -39,10 +41,10 @@ def trial(arm, seed: int, cost: int, min_groups: float) -> tuple[float, float, f
     return timings.train, timings.tokens_per_second(), max(e.dev["micro_f1"] for e in result.evaluations)
 
 
-def main(count: int) -> None:
+def main(count: int, sentences: int, profile: str | None) -> None:
     torch.set_num_threads(2)
-    overrides = ["train.threads=2", "resources.cpus_per_worker=2"]
-    arm = compile_plan(SWEEP_SPEC, default_catalog(), overrides=overrides).arms[0]
+    overrides = ["train.threads=2", "resources.cpus_per_worker=2", f"samplers=[{{low_resource: {{size: {sentences}, partitions: 1}}}}]"]
+    arm = compile_plan(SWEEP_SPEC, default_catalog(), profile, overrides=overrides).arms[0]
     seeds = [TUNE_SEED - repeat for repeat in range(count)]
     rows = [(f"pieces at cost {cost}", cost, batching.MIN_GROUPS) for cost in COSTS]
     rows += [("whole batches", WHOLE, batching.MIN_GROUPS), ("sorted as one group", cheapest_cut.__defaults__[0], ONE_GROUP)]
@@ -53,4 +55,9 @@ def main(count: int) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 3)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("seeds", nargs="?", type=int, default=3)
+    parser.add_argument("--sentences", type=int, default=100, help="training sentences (the sweep's 100)")
+    parser.add_argument("--profile", help="a profile of the bench sweep (smoke: the tiny encoder)")
+    args = parser.parse_args()
+    main(args.seeds, args.sentences, args.profile)

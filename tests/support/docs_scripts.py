@@ -23,6 +23,6 @@ def run_docs_script(script: str, *args: str, env: dict[str, str] | None = None, 
 
 
 def output_lines(result: subprocess.CompletedProcess) -> list[str]:
-    """The script's stdout lines, after asserting it exited 0 (else its stderr's end fails the test)."""
-    assert result.returncode == 0, result.stderr[-4000:]
+    """The script's stdout lines, after asserting it exited 0 (else the end of its output fails the test)."""
+    assert result.returncode == 0, f"{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
     return result.stdout.strip().splitlines()
