@@ -7,7 +7,7 @@ import sys
 import typer
 from rich.markup import escape
 
-from nerplat.cli.options import err_console, package_version
+from nerplat.cli.options import Verbosity, err_console, package_version
 from nerplat.errors import StorageError, UserInputError
 
 app = typer.Typer(
@@ -32,8 +32,6 @@ def _global_options(
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Also print library logs (Ray's workers, MLflow, Optuna) (before or after the command)."),
 ) -> None:
     """Declarative, Ray-distributed tuning for imbalanced and low-resource NER."""
-    from nerplat.cli.options import Verbosity
-
     if quiet and verbose:
         raise UserInputError("give -q (quiet) or -v (verbose), not both")
     Verbosity.level = -1 if quiet else 1 if verbose else 0
@@ -44,6 +42,7 @@ def _register_commands() -> None:
     each registration appends to the app, so repeating it made every call slower than the last."""
     if app.registered_commands:
         return
+    # lazy: the command groups, added by the first main(), so that `import nerplat.cli` stays light
     from nerplat.cli import (
         analyze_commands,
         claims_commands,

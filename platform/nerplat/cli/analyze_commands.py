@@ -12,21 +12,19 @@ from rich.console import Console
 from rich.markup import escape
 
 from nerplat.cli.options import message_console, print_headline
+from nerplat.cli.train_commands import bench_app
 from nerplat.errors import Problem, UserInputError
+from nerplat.track.store import check_store, resolve_tracking_uri, sqlite_path
 from nerplat.unfolded import print_unfolded
 
 
 def register(app: typer.Typer) -> None:
-    from nerplat.cli.train_commands import bench_app  # the `bench` group, added to the app there
-
     app.command("analyze")(analyze)
     app.command("rescore")(rescore)
     bench_app.command("analysis")(bench_analysis)
 
 
 def _tracking_uri(tracking_uri: str | None) -> str:
-    from nerplat.track.store import check_store, resolve_tracking_uri, sqlite_path
-
     uri = tracking_uri or resolve_tracking_uri(None, Path("."))
     database = sqlite_path(uri)
     if database is not None and not database.exists():
@@ -60,6 +58,7 @@ def analyze(
     also logged to the experiment's summary run. Settings come from the run's plan.json; flags override them.
 
     Prints the headline table: per arm, the test metric's mean ± sd over its replicates, n and convergence."""
+    # lazy: polars, which --help does not need
     from nerplat.analysis.headline import report_headline
     from nerplat.analysis.report import analyze_experiment, experiment_settings
 
@@ -97,6 +96,7 @@ def rescore(
     only the metrics they lack (a metric nerplat added after the run); then `nerplat analyze` reports them.
 
     Numbers already logged are never changed: a second rescore adds nothing."""
+    # lazy: the run readers and scorers, which --help does not need
     from nerplat.analysis.rescoring import rescore_replicates
     from nerplat.track.experiment_reader import open_client
 
@@ -111,7 +111,7 @@ def bench_analysis(
     store: Optional[Path] = typer.Option(None, "--store", help="SQLite file to keep those runs in between benchmark runs."),
 ) -> None:
     """Time the analysis of a synthetic 100,000-run frame and the fetch of 5,000 runs from MLflow."""
-    from nerplat.analysis.bench import run_benchmark
+    from nerplat.analysis.bench import run_benchmark  # lazy: polars, which --help does not need
 
     result = run_benchmark(runs=runs, metrics=10, fetch_runs=fetch, store=store, log=lambda line: typer.echo(line, err=True))
     if as_json:

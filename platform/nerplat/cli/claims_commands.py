@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from nerplat.cli.options import PROFILE_OPTION
+from nerplat.cli.options import PROFILE_OPTION, compile_spec
 
 claims_app = typer.Typer(name="claims", help="The verdict table of many reports.", no_args_is_help=True)
 
@@ -32,10 +32,10 @@ def reanalyze(
     """Analyse a report folder again from its own frames with the current code: tables, tests,
     convergence and the spec's claims (verdicts.parquet). Nothing is retrained; RUN.md and other
     files you added are kept. For reports made by an earlier nerplat or before their spec had claims."""
+    # lazy: polars, which --help does not need
     from nerplat.analysis.committed import reanalyse_report
     from nerplat.analysis.report import settings_from_plan
     from nerplat.analysis.verdicts import arm_frame
-    from nerplat.cli.options import compile_spec
 
     plan = compile_spec(spec, profile)
     settings = settings_from_plan(plan.model_dump(mode="json"), str(spec))
@@ -45,7 +45,7 @@ def reanalyze(
     if verdicts.is_file():
         import polars as pl
 
-        from nerplat.analysis.verdict_text import verdict_text
+        from nerplat.analysis.verdict_text import verdict_text  # lazy: polars, which --help does not need
 
         for row in pl.read_parquet(verdicts).iter_rows(named=True):
             text = verdict_text(row)
@@ -60,7 +60,7 @@ def table(
     readme: Path | None = typer.Option(None, "--readme", help="Write the table between the verdict markers of this file instead of printing it."),
 ) -> None:
     """The verdict table of every ROOT/*/verdicts.parquet, as markdown."""
-    from nerplat.analysis.committed import update_readme, verdict_table
+    from nerplat.analysis.committed import update_readme, verdict_table  # lazy: polars, which --help does not need
 
     text = verdict_table(root)
     if readme is None:

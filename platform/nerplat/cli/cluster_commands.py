@@ -8,6 +8,7 @@ from typing import Any, Optional
 import typer
 from rich.console import Console
 
+from nerplat.cli.options import package_version
 from nerplat.errors import Problem, UserInputError
 
 cluster_app = typer.Typer(
@@ -28,6 +29,7 @@ ClusterOption = typer.Option(
 
 
 def _rayjob_for_spec(spec: Path, profile: str | None, image: str | None, cluster: Path) -> dict[str, Any]:
+    # lazy: the manifest checks and, through the catalog, torch, which --help does not need
     from nerplat.cluster.manifests import Manifest
     from nerplat.cluster.rayjob_manifest import load_sizing, render_rayjob
     from nerplat.cluster.validate import validate_manifests
@@ -35,7 +37,6 @@ def _rayjob_for_spec(spec: Path, profile: str | None, image: str | None, cluster
     sizing = load_sizing(spec, profile)
     if sizing.resources.gpus_per_worker == 0:
         err_console.print(f"note: {spec} asks for no GPUs (resources.gpus_per_worker), so its worker pods get none")
-    from nerplat.cli.options import package_version
 
     default_image = f"nerplat:{package_version()}"
     rayjob = render_rayjob(spec, sizing, profile=profile, image=image, cluster_dir=cluster, default_image=default_image)
@@ -56,6 +57,7 @@ def _pod_groups(rayjob: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _rayjob_in_file(path: Path) -> dict[str, Any] | None:
     """The RayJob a manifest file holds (validated), or None when the file is not a RayJob manifest."""
+    # lazy: the manifest checks, which --help does not need
     from nerplat.cluster.manifests import load_manifests
     from nerplat.cluster.validate import validate_manifests
 
@@ -78,7 +80,7 @@ def render(
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write here instead of printing."),
 ) -> None:
     """Write the RayJob that runs SPEC on its own autoscaling Ray cluster, sized from the spec's resources."""
-    from nerplat.cluster.manifests import dump_manifests, write_atomically
+    from nerplat.cluster.manifests import dump_manifests, write_atomically  # lazy: the manifest checks, which --help does not need
 
     text = dump_manifests([_rayjob_for_spec(spec, profile, image, cluster)])
     if out is None:
@@ -106,6 +108,7 @@ def submit(
     ),
 ) -> None:
     """Start a RayJob: `kubectl apply` it for KubeRay, or send its entrypoint to a Ray cluster's job API."""
+    # lazy: the job clients and, through the catalog, torch, which --help does not need
     from nerplat.cluster.rayjob_manifest import entrypoint, job_name, load_sizing
     from nerplat.cluster.submit import apply_with_kubectl, refuse_malformed_job_address, submit_rayjob_to_ray, submit_to_ray, wait_for_job
 
@@ -140,7 +143,7 @@ def validate(
     paths: list[Path] = typer.Argument(None, help="Kustomization folders or manifest files (default: cluster/)."),
 ) -> None:
     """Check manifests offline against the KubeRay CRDs and Kubernetes schemas, strictly (unknown fields are errors)."""
-    from nerplat.cluster.validate import validate_tree
+    from nerplat.cluster.validate import validate_tree  # lazy: the manifest checks, which --help does not need
 
     checked = validate_tree(paths or [Path("cluster")])
     for where, count in checked:

@@ -17,9 +17,11 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
-from nerplat.config.trial import DatasetRef
+from nerplat.cli.options import err_console, message_console
+from nerplat.config.trial import Component, DatasetRef
 from nerplat.data.conll import write_conll
 from nerplat.data.corpus import Corpus
+from nerplat.data.corpus_stats import corpus_stats, token_count
 from nerplat.errors import Problem, UserInputError
 
 data_app = typer.Typer(name="data", help="Corpora: statistics, what samplers make of them, and fetching the public ones.", no_args_is_help=True)
@@ -36,8 +38,7 @@ def register(app: typer.Typer) -> None:
 def dataset_ref(text: str, iob1: str = "convert", data_format: str = "conll") -> DatasetRef:
     """A name when it is registered or a hub id, a path when it is an existing folder or file (a file
     is refused with the folder to make of it), else a name (to fail with hints)."""
-    from nerplat.config.trial import Component
-    from nerplat.data.corpora import CORPORA, HUB_PREFIX
+    from nerplat.data.corpora import CORPORA, HUB_PREFIX  # lazy: the corpus readers (regex), which --help does not need
 
     if text not in CORPORA and not text.startswith(HUB_PREFIX) and Path(text).exists():
         return DatasetRef(path=text, iob1=iob1, format=Component(name=data_format))
@@ -45,8 +46,7 @@ def dataset_ref(text: str, iob1: str = "convert", data_format: str = "conll") ->
 
 
 def _load(dataset: str, iob1: str, seed: int = 0, data_format: str = "conll") -> Corpus:
-    from nerplat.cli.options import err_console
-    from nerplat.data.corpora import load_corpus
+    from nerplat.data.corpora import load_corpus  # lazy: the corpus readers (regex), which --help does not need
 
     with err_console.status(f"reading {dataset}"):
         return load_corpus(dataset_ref(dataset, iob1, data_format), seed=seed)
@@ -64,8 +64,6 @@ def stats(
     data_format: str = FORMAT_OPTION,
 ) -> None:
     """Per split: sentences, tokens, mentions per type, % B/I/O, % sentences with entities, type shares."""
-    from nerplat.data.corpus_stats import corpus_stats
-
     if iob1 not in ("convert", "refuse"):
         raise UserInputError(Problem(f"--iob1 must be convert or refuse, got {iob1!r}", path="--iob1"))
     result = corpus_stats(_load(dataset, iob1, data_format=data_format))
@@ -135,9 +133,8 @@ def sample(
     data_format: str = FORMAT_OPTION,
 ) -> None:
     """Apply one sampler to DATASET and summarise the training set it makes."""
-    from nerplat.config.trial import Component
+    # lazy: the sampler entries, which --help does not need
     from nerplat.data.samplers import SAMPLERS, apply_samplers, entity_token_share, size_factor
-    from nerplat.data.corpus_stats import token_count
 
     if sampler not in SAMPLERS:
         raise UserInputError(Problem(SAMPLERS.unknown_message(sampler), path="--sampler"))
@@ -194,10 +191,9 @@ def fetch(
 
     Exit codes: 0 written; 2 unknown name, no network or source, a folder already there, or a copy that differs from the reference.
     """
-    from nerplat.cli.options import message_console
-    from nerplat.data.fetch import fetch_corpus
+    from nerplat.data.fetch import fetch_corpus  # lazy: the corpus readers (regex), which --help does not need
 
-    from nerplat.data.corpora import data_root
+    from nerplat.data.corpora import data_root  # lazy: the corpus readers (regex), which --help does not need
 
     root = root or data_root()
     if root is None:

@@ -61,6 +61,7 @@ def compile_spec(spec: Path, profile: str | None, overrides: Sequence[str] = ())
 
     Raises UserInputError on bad input: `nerplat run` calls this before it starts Ray or writes anything.
     """
+    # lazy: torch (the catalog's entries) and the compiler, which --help does not need
     from nerplat.catalog import spec_catalog
     from nerplat.plan.compiler import compile_plan
     from nerplat.spec.validate import default_dataset_check
@@ -160,7 +161,7 @@ def print_headline(headline: Headline, console: Console) -> None:
 
 def print_verdicts(headline: Headline, console: Console) -> None:
     """The claims' verdicts under the headline table: each claim's difference, interval, pairs and verdict."""
-    from nerplat.analysis.verdict_text import verdict_text
+    from nerplat.analysis.verdict_text import verdict_text  # lazy: polars, which --help does not need
 
     table = Table(title="claims (verdicts.parquet)", title_justify="left", highlight=False)
     for name, justify in (("claim", "left"), ("Δ", "right"), ("interval", "right"), ("units", "right"), ("verdict", "left")):

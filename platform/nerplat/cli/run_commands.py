@@ -25,7 +25,8 @@ from nerplat.cli.options import (
     print_figures,
     print_headline,
 )
-from nerplat.cli.spec_commands import PILOT_HELP
+from nerplat.cli.spec_commands import PILOT_HELP, undecidable_lines
+from nerplat.track.store import StoreLost
 from nerplat.unfolded import print_unfolded
 from nerplat.cli.train_commands import bench_app
 from nerplat.errors import Problem, UserInputError
@@ -93,7 +94,7 @@ def run(
 
       nerplat run specs/quickstart.yaml --resume
     """
-    from nerplat.run.runner import ExperimentRunner, RunOptions
+    from nerplat.run.runner import ExperimentRunner, RunOptions  # lazy: the runner's modules, which --help does not need
 
     console, loud = _consoles(as_json)
     _check_run_flags(resume, rerun_changed, progress_every, metrics_port, address)
@@ -123,7 +124,7 @@ def _consoles(as_json: bool) -> tuple[Console, Console]:
 
 def _print_outcome(summary: Any, as_json: bool, console: Console, loud: Console, hint: str) -> None:
     """The run's summary and headline table (or both as JSON); exit 1 with the resume command when it failed."""
-    from nerplat.analysis.headline import report_headline
+    from nerplat.analysis.headline import report_headline  # lazy: polars, which --help does not need
 
     headline = None if summary.report_dir is None or summary.analysis_error else report_headline(summary.report_dir)
     if as_json:
@@ -140,8 +141,7 @@ def _print_outcome(summary: Any, as_json: bool, console: Console, loud: Console,
 def _undecidable(plan: Any, pilot: Path | None, replicate_undecidable: bool, console: Console) -> frozenset[str]:
     """The claims undecidable at this budget by the plan's pilot sds, printed; those whose arms the
     replicate phase stops after the first look (none with --replicate-undecidable)."""
-    from nerplat.analysis.claim_design import pilot_sds, undecidable_claims
-    from nerplat.cli.spec_commands import undecidable_lines
+    from nerplat.analysis.claim_design import pilot_sds, undecidable_claims  # lazy: numpy, which --help does not need
 
     found = undecidable_claims(plan, pilot_sds(plan, pilot) if pilot is not None else None)
     for power in found:
@@ -153,7 +153,7 @@ def _undecidable(plan: Any, pilot: Path | None, replicate_undecidable: bool, con
 
 def _warn_before_start(plan: Any, loud: Console) -> None:
     """What a run warns about before Ray starts: bf16 asked for on a CPU that emulates it (`trial.device`)."""
-    from nerplat.trial.device import emulated_bf16_warnings
+    from nerplat.trial.device import emulated_bf16_warnings  # lazy: torch, which --help does not need
 
     for line in emulated_bf16_warnings(plan.arms):
         print_unfolded(loud, f"[yellow]warning:[/] {escape(line)}", hanging=2)
@@ -176,15 +176,14 @@ def _check_run_flags(resume: bool, rerun_changed: bool, progress_every: int, met
         raise UserInputError(Problem(f"--metrics-port must be a port number from 1 to 65535, got {metrics_port}", path="--metrics-port"))
     joined, flag = (address, "--address") if address else (os.environ.get("RAY_ADDRESS"), "RAY_ADDRESS")
     if joined and joined != "auto":
-        from nerplat.run.ray_preflight import cluster_host_port
+        from nerplat.run.ray_preflight import cluster_host_port  # lazy: the Ray preflight (resource), which --help does not need
 
         cluster_host_port(joined, flag)  # a malformed address is refused before anything is written
 
 
 def _run_or_exit(runner: Any, loud: Console, hint: str) -> Any:
     """The run's summary; exit 130 when it was interrupted, 1 when the MLflow server was lost, with the resume command."""
-    from nerplat.run.ray_session import Interrupted
-    from nerplat.track.store import StoreLost
+    from nerplat.run.ray_session import Interrupted  # lazy: the Ray session's modules (ctypes), which --help does not need
 
     try:
         return runner.run()
@@ -278,7 +277,7 @@ def bench_run_command(
 ) -> None:
     """Start-up overhead, where a 20-trial sweep's slot time goes, and in-trial vs in-process tokens/s."""
 
-    from nerplat.bench.runner_overhead import bench_run
+    from nerplat.bench.runner_overhead import bench_run  # lazy: torch, which --help does not need
 
     console = Console(stderr=as_json)
     result = bench_run(console, profile, repeats)
@@ -303,7 +302,7 @@ def bench_peer_command(
     """The bench sweep run by nerplat and by Hugging Face Trainer + Optuna: wall time, per-trial time, best dev F1, ratio."""
     from rich.table import Table
 
-    from nerplat.bench.peer import bench_peer
+    from nerplat.bench.peer import bench_peer  # lazy: torch, which --help does not need
 
     console = Console(stderr=as_json)
     result = bench_peer(console, trials=trials, epochs=epochs, sentences=sentences, encoder=encoder, threads=threads, repeats=repeats)
@@ -354,7 +353,7 @@ def bench_tracking_command(
     on an `mlflow server` on PostgreSQL; where each saturates; time and memory of `nerplat plan` at 100,000 trials."""
     from rich.table import Table
 
-    from nerplat.bench.tracking import bench_tracking
+    from nerplat.bench.tracking import bench_tracking  # lazy: torch, which --help does not need
 
     notes = message_console(stderr=True)
     result = bench_tracking(

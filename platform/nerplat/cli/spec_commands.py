@@ -17,10 +17,11 @@ from pydantic_core import to_jsonable_python
 from rich.console import Console
 from rich.table import Table
 
-from nerplat.cli.options import PROFILE_OPTION, SET_OPTION, add_rows, message_console, problem_json
+from nerplat.cli.options import PROFILE_OPTION, SET_OPTION, add_rows, compile_spec, message_console, problem_json
 from nerplat.config.trial import Component
 from nerplat.errors import UserInputError
 from nerplat.plan.model import Plan
+from nerplat.run.looks import replicates_by_look
 
 SPEC_HELP = "A spec file (YAML)."
 PILOT_HELP = (
@@ -52,6 +53,7 @@ def validate(
 
     Without --profile, the spec and each of its profiles are checked. Corpora are read in full.
     """
+    # lazy: torch (the catalog's entries) and the spec's checks, which --help does not need
     from nerplat.catalog import spec_catalog
     from nerplat.spec.validate import default_dataset_check, validate_spec_file
 
@@ -98,8 +100,8 @@ def plan(
     is undecidable at this budget, and `nerplat run` stops its arms after the first look.
 
     Arms are named by their short labels (MLflow's run names); --json gives every id in full."""
+    # lazy: numpy and torch, which --help does not need
     from nerplat.analysis.claim_design import claim_costs, pilot_sds, undecidable_claims, unequal_effort
-    from nerplat.cli.options import compile_spec
     from nerplat.trial.device import emulated_bf16_warnings
 
     compiled = compile_spec(spec, profile, overrides)
@@ -147,9 +149,7 @@ def plan(
 def _estimate(compiled: Plan, source: tuple, tracking_uri: str | None, undecidable: set[str], budget: str | None, calibrate: bool) -> Any:
     """`--cost` and `--budget`: the prediction over the looks the design runs, and the cuts, each the
     spec compiled again from `source` (spec, profile, overrides) with the cut's overrides."""
-    from nerplat.cli.options import compile_spec
-    from nerplat.estimate.spec_cost import estimate_plan
-    from nerplat.run.looks import replicates_by_look
+    from nerplat.estimate.spec_cost import estimate_plan  # lazy: torch, which --help does not need
 
     spec, profile, overrides = source
     replan = lambda more: compile_spec(spec, profile, [*overrides, *more])
@@ -194,6 +194,7 @@ def _arm_table(compiled: Any) -> Table:
 def _warnings(variant: Any) -> list[str]:
     """What `validate` warns about a validated spec, as `plan` does: claims whose arms get unequal tuning
     effort (`analysis.claim_design`), bf16 asked for on a CPU that emulates it (`trial.device`)."""
+    # lazy: numpy, the compiler and torch, which --help does not need
     from nerplat.analysis.claim_design import unequal_effort
     from nerplat.plan.compiler import build_plan
     from nerplat.trial.device import emulated_bf16_warnings
@@ -223,7 +224,7 @@ def registry(
 ) -> None:
     """List every name a spec may use, registry by registry, with each entry's parameters and origin
     (built-in, an installed plugin's entry point, or a spec's plugin)."""
-    from nerplat.catalog import default_catalog, spec_catalog
+    from nerplat.catalog import default_catalog, spec_catalog  # lazy: torch, which --help does not need
 
     catalog = default_catalog() if spec is None else spec_catalog(spec)
     listing = {

@@ -72,6 +72,7 @@ def train(
     `nerplat plan` shows. Searched hyper-parameters without a --set value take the middle of their
     range (the first choice), so a quick look needs no flags.
     """
+    # lazy: torch, which --help does not need
     from nerplat.trial.device import emulated_bf16_warnings
     from nerplat.trial.loop import NonFiniteLoss, run_trial
 
@@ -90,7 +91,7 @@ def train(
         console.print(f"epoch {evaluation.epoch}: " + "  ".join(f"dev_{k} {v:.4f}" for k, v in shown.items()))
 
     def keep_model(trained) -> None:
-        from nerplat.serving.bundle import save_bundle
+        from nerplat.serving.bundle import save_bundle  # lazy: torch, which --help does not need
 
         save_bundle(save, trained.tagger, trained.tokenizer, trained.labels, trained.config.head, trained.config.encoder)
 
@@ -156,7 +157,7 @@ def _print_result(console: Console, result: Any, split: str) -> None:
 
 def split_assignments(assignments: list[str]) -> tuple[list[str], list[str]]:
     """--set flags whose key starts with a spec section (spec overrides), and the others (searched values)."""
-    from nerplat.spec.schema import Spec
+    from nerplat.spec.schema import Spec  # lazy: the spec's pydantic models, which --help does not build
 
     sections = set(Spec.model_fields)
     overrides = [a for a in assignments if a.partition("=")[0].strip().split(".")[0].split("[")[0] in sections]
@@ -192,7 +193,7 @@ def bench_train_command(
     as_json: bool = typer.Option(False, "--json", help="Print a JSON object instead of a table."),
 ) -> None:
     """Tokens/s of a plain PyTorch loop and of nerplat's trial loop on the same batches, ratio, MFU, memory, time per torch op."""
-    from nerplat.bench.train import bench_train
+    from nerplat.bench.train import bench_train  # lazy: torch, which --help does not need
 
     result = bench_train(
         encoder=encoder, sentences=sentences, batch_size=batch_size, threads=threads, device=device, precision=precision,
@@ -222,7 +223,7 @@ def bench_mrc_command(
     as_json: bool = typer.Option(False, "--json", help="Print a JSON object instead of a table."),
 ) -> None:
     """Training tokens/s and sentences/s of the MRC framework against sequence labelling on the same sentences."""
-    from nerplat.bench.mrc_cost import bench_mrc
+    from nerplat.bench.mrc_cost import bench_mrc  # lazy: torch, which --help does not need
 
     result = bench_mrc(encoder=encoder, sentences=sentences, batch_size=batch_size, threads=threads, repeats=repeats)
     if as_json:
