@@ -19,7 +19,11 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from nerplat.config.trial import DatasetRef
+from nerplat.data.corpora import CORPORA, HUB_PREFIX, SPLITS, data_root
+from nerplat.data.formats import split_file
 from nerplat.plan.model import Plan
+from nerplat.track import schema
 from nerplat.track.dataset_inputs import InputFile, recorded_files
 
 FINISHED = ("completed", "early_stopped")  # the statuses of the runs a resume keeps
@@ -42,10 +46,6 @@ def file_sha256(path: Path) -> str:
 def corpus_files(dataset: Mapping[str, Any]) -> list[tuple[str, Path]]:
     """(name, path) of each file a dataset (an arm's `fixed["dataset"]`) loads. A hub id names no
     file nerplat reads (the hub's cache is the datasets library's), so it has none."""
-    from nerplat.config.trial import DatasetRef
-    from nerplat.data.corpora import CORPORA, HUB_PREFIX, SPLITS, data_root
-    from nerplat.data.formats import split_file
-
     ref = DatasetRef.model_validate(dataset)
     if ref.name is not None and ref.name.startswith(HUB_PREFIX):
         folder = Path(ref.name[len(HUB_PREFIX) :])
@@ -90,8 +90,6 @@ def input_changes(runs: Iterable[Any], current: Mapping[str, tuple[InputFile, ..
     """Arm id -> what changed ('conll2003/train.txt changed', '... is new', '... is gone') between the
     files its finished runs recorded and `current`. Arms whose runs recorded nothing (written before
     runs recorded their inputs) are not judged; arms no longer in the plan are the spec's business."""
-    from nerplat.track import schema
-
     recorded: dict[str, dict[str, set[str]]] = {}
     for run in runs:
         arm = run.data.tags.get(schema.ARM)

@@ -47,6 +47,7 @@ from nerplat.kill_points import kill_point
 from nerplat.plan.model import Arm, Plan, Replicate
 from nerplat.run.job import TrialJob
 from nerplat.run.spec_change import SpecChange
+from nerplat.serving.mlflow_models import unregister_run
 from nerplat.track import schema
 from nerplat.track.lease import ExperimentLease
 from nerplat.track.names import replicate_run_name
@@ -147,8 +148,6 @@ class RunLedger:
     def retire_arms(self, arms: tuple[str, ...]) -> tuple[int, int]:
         """Deletes the runs of these arms (a resumed spec changed or dropped them) and the model versions
         registered from them, so they run anew and no analysis mixes them in; returns (runs, versions)."""
-        from nerplat.serving.mlflow_models import unregister_run
-
         runs = versions = 0
         for arm in arms:
             for run in self.tracker.edits.arm_runs(arm):

@@ -37,7 +37,7 @@ class ReplicateLooks:
 
     def unit_counts(self) -> tuple[int, ...]:
         """Units run by each look: the claims' looks (`analysis.verdicts.claim_looks`)."""
-        from nerplat.analysis.verdicts import claim_looks
+        from nerplat.analysis.verdicts import claim_looks  # lazy: polars, which --help does not need
 
         return claim_looks(self.sequential)
 
@@ -70,7 +70,7 @@ def needed_arms(verdicts: "pl.DataFrame", claimed: dict[str, list[str]], undecid
 def claimed_arms(plan_arms: Iterable[Arm], claims: Iterable[Any]) -> dict[str, list[str]]:
     """Per claim id, the arms it may read: the method's and partner's in the matching settings
     (every arm of those settings for `best_other`)."""
-    from nerplat.analysis.claim_design import claim_arms
+    from nerplat.analysis.claim_design import claim_arms  # lazy: numpy (claim power), which --help does not need
 
     arms = list(plan_arms)
     return {

@@ -14,8 +14,10 @@ import threading
 from typing import Any
 
 from nerplat.plan.model import Arm
+from nerplat.plugins import ray_runtime_env
 from nerplat.run.allocator import worker_preload
 from nerplat.run.ray_preflight import joining_problem
+from nerplat.track.store import tracking_logger
 
 # Ray's own console output would fight the progress view; its result loggers (CSV, JSON,
 # TensorBoard per trial) cost disk across thousands of trials and MLflow has it all. Set by
@@ -61,8 +63,6 @@ def treat_sigterm_as_ctrl_c() -> None:
 
 def quiet_library_logs(verbose: bool) -> None:
     """Ray, Tune, Optuna and MLflow log routine steps at INFO/WARNING; the progress view says it better."""
-    from nerplat.track.store import tracking_logger
-
     level = logging.INFO if verbose else logging.ERROR
     tracking_logger().setLevel(level)  # MLflow configures its loggers on import: set levels after it
     for name in ("ray", "ray.tune", "ray.train", "optuna", "alembic"):
@@ -93,7 +93,6 @@ def connect_ray(address: str | None, verbose: bool, metrics_port: int | None = N
 
     if ray.is_initialized():
         return None  # this process connected earlier (a test, a notebook) and printed the URL then
-    from nerplat.plugins import ray_runtime_env
 
     env_vars = {name: os.environ[name] for name in FORWARDED_ENV if name in os.environ}
     plugins = ray_runtime_env()  # the user's plugin code, shipped to and imported on every worker

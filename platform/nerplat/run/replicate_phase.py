@@ -14,7 +14,10 @@ from nerplat.run.looks import ReplicateLooks, claimed_arms, needed_arms
 from nerplat.run.outcomes import ArmOutcome
 from nerplat.run.phase_context import PhaseContext
 from nerplat.run.ray_session import concurrency
+from nerplat.run.trainable import nerplat_trial, trial_resources
+from nerplat.serving.mlflow_models import ArmModel, register_arm_models
 from nerplat.track import schema
+from nerplat.track.experiment_reader import open_client
 
 
 class ReplicatePhase:
@@ -74,9 +77,9 @@ class ReplicatePhase:
         """The claims judged on the replicates finished so far (statistics only: no ASO, no convergence)."""
         import polars as pl
 
+        # lazy: polars, which only a sequential design's looks need
         from nerplat.analysis.report import settings_from_plan
         from nerplat.analysis.run_frames import fetch_replicates
-        from nerplat.track.experiment_reader import open_client
         from nerplat.analysis.verdicts import verdicts
 
         plan = self.context.plan
@@ -122,8 +125,8 @@ class ReplicatePhase:
         """All replicates of all arms in one Tuner, so small arms fill idle CPUs; returns errors by arm."""
         from ray import tune
 
+        # lazy: Ray Tune, loaded only when trials run (a resume with nothing left starts no Ray)
         from nerplat.run.events import TrialEvents
-        from nerplat.run.trainable import nerplat_trial, trial_resources
 
         context = self.context
         context.connect_ray()
@@ -145,8 +148,6 @@ class ReplicatePhase:
 
     def _register_models(self, arm: Arm, parent_run_id: str) -> None:
         """The arm's chosen replicate models into the MLflow registry (spec `replicate.models`)."""
-        from nerplat.serving.mlflow_models import ArmModel, register_arm_models
-
         context, plan = self.context, self.context.plan
         runs = context.ledger.children(parent_run_id)
         mode = plan.tune.mode if plan.tune else "max"

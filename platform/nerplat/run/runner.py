@@ -29,12 +29,14 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from nerplat.analysis.report_folder import owned_files
 from nerplat.errors import Problem, StorageError, UserInputError
 from nerplat.kill_points import kill_point
 from nerplat.plugins import files_record
 from nerplat.plan.model import Plan
 from nerplat.run.allocator import worker_malloc_line
 from nerplat.run.exported_metrics import TrialMetrics
+from nerplat.run.inputs import arm_inputs, input_changes
 from nerplat.run.ledger import RunLedger
 from nerplat.run.outcomes import ArmOutcome, RunSummary
 from nerplat.run.phase_context import PhaseContext
@@ -56,8 +58,10 @@ from nerplat.run.spec_change import SpecChange, spec_change
 from nerplat.run.tune_phase import TunePhase
 from nerplat.track import schema
 from nerplat.track.current_runs import current_runs
+from nerplat.track.experiment_reader import read_plan, search_all
 from nerplat.track.experiment_tracker import ExperimentTracker, experiment_exists
-from nerplat.track.store import StoreLost, local_artifact_root, resolve_tracking_uri, sqlite_path
+from nerplat.track.lease import ExperimentLease
+from nerplat.track.store import StoreLost, local_artifact_root, resolve_tracking_uri, sqlite_path, store_errors
 from nerplat.track.studies import open_optuna_storage, resolve_optuna_storage
 
 
@@ -135,8 +139,6 @@ class ExperimentRunner:
             self.study_storage = open_optuna_storage(self.optuna_storage)
         self._open_phases()
         if self.options.analyze and self.options.replicate:
-            from nerplat.analysis.report_folder import owned_files
-
             owned_files(self.report_dir)  # a folder no report wrote is refused now, not after training
         configure_ray_environment(self.storage)
         if self._work_left():
@@ -265,8 +267,6 @@ class ExperimentRunner:
         """The report, unless an arm failed (a resume that completes it writes the report), or the
         one already there when its inputs are unchanged; a store or disk that fails here is reported
         in `summary.analysis_error`, not as a traceback."""
-        from nerplat.track.store import store_errors
-
         if not (self.options.analyze and self.options.replicate) or summary.failed():
             return
         self.board.stage(f"analysis: statistics, tables and plots into {self.report_dir}")
@@ -318,8 +318,6 @@ class ExperimentRunner:
 
     def _refuse_held_lease(self) -> None:
         """A second driver is refused before it starts Ray; the claim itself comes with the summary run."""
-        from nerplat.track.lease import ExperimentLease
-
         summary = self.tracker.find_summary_run()
         if summary is not None:
             bookkeeping = self.tracker.bookkeeping_run_id(summary.info.run_id)
@@ -329,9 +327,6 @@ class ExperimentRunner:
         """A resume with another spec or profile, or whose arms' finished runs read other corpus or plugin
         files than those there now (`run/inputs.py`), is refused before Ray starts, unless it leaves
         every arm's runs as they were, or --rerun-changed asks to run the arms it changes anew."""
-        from nerplat.track.experiment_reader import read_plan, search_all
-        from nerplat.run.inputs import arm_inputs, input_changes
-
         tracker.inputs = arm_inputs(self.plan, files_record())  # what this session's runs record reading
         summary = tracker.find_summary_run() if self.options.resume else None
         if summary is None:
@@ -445,7 +440,7 @@ class ExperimentRunner:
         return False
 
     def _analyze(self) -> Any:
-        from nerplat.analysis.report import analyze_experiment
+        from nerplat.analysis.report import analyze_experiment  # lazy: polars, which only the analysis needs
 
         return analyze_experiment(
             self.plan.experiment, self.tracking_uri, self.report_dir, ("md", "latex", "html", "csv"), keep_unchanged=True

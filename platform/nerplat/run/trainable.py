@@ -27,6 +27,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
+from nerplat.config.trial import TrialConfig
 from nerplat.run.allocator import process_malloc
 from nerplat.run.job import (
     CPU_CAPABILITY_KEY,
@@ -40,6 +41,7 @@ from nerplat.run.job import (
     RESULT_KEY,
     TrialJob,
 )
+from nerplat.serving.mlflow_models import log_tagger_model
 from nerplat.trial.results import Evaluation, TrainedTagger, TrialResult
 
 
@@ -73,6 +75,7 @@ def _worker_facts(trial_config: Any) -> dict[str, str]:
     """Where and how this worker runs the trial, for the driver to tag its run with (after `_set_threads`)."""
     import torch
 
+    # lazy: torch, which only the trial's worker needs
     from nerplat.trial.device import cpu_capability, device_label, resolve_eval_precision, resolve_precision, trial_device  # as `run_trial` picks them
 
     device, train = trial_device(), trial_config.train
@@ -132,7 +135,6 @@ def _model_keeper(job: TrialJob) -> Callable[[TrainedTagger], None] | None:
     """
     if not (job.phase == "replicate" and job.log_model and job.run_id and job.tracking_uri):
         return None
-    from nerplat.serving.mlflow_models import log_tagger_model
 
     def keep(trained: TrainedTagger) -> None:
         config = trained.config
@@ -154,7 +156,7 @@ def nerplat_trial(config: dict[str, Any]) -> None:
     """Tune function trainable: one tuning trial or one replicate of an arm."""
     from ray import tune
 
-    from nerplat.trial.loop import run_trial
+    from nerplat.trial.loop import run_trial  # lazy: the trial loop (torch), which only the trial's worker needs
 
     job = TrialJob.model_validate(config[PHASE_KEY])
     trial_config = job.trial_config(config)
@@ -206,8 +208,7 @@ def _torch_worker(loop_config: dict[str, Any]) -> None:
     """Ray Train worker: the same trial loop, under the process group Ray Train set up."""
     import ray.train
 
-    from nerplat.config.trial import TrialConfig
-    from nerplat.trial.loop import run_trial
+    from nerplat.trial.loop import run_trial  # lazy: the trial loop (torch), which only the trial's worker needs
 
     job = TrialJob.model_validate(loop_config["job"])
     trial_config = TrialConfig.model_validate(loop_config["trial_config"])

@@ -15,6 +15,8 @@ from nerplat.run.ledger import FinishedTrial
 from nerplat.run.outcomes import ArmOutcome
 from nerplat.run.phase_context import PhaseContext
 from nerplat.run.ray_session import concurrency, path_component
+from nerplat.run.search import SCHEDULERS, SEARCHERS, TrialSeeds, optuna_distributions, tune_domains
+from nerplat.run.trainable import nerplat_trial, trial_resources
 from nerplat.track.studies import study_name
 
 
@@ -64,8 +66,7 @@ class TunePhase:
 
     def _arm_study(self, arm: Arm, parent_run_id: str, previous: list[FinishedTrial]) -> Any:
         """The arm's Optuna study, in step with MLflow's finished trials (run/study.py)."""
-        from nerplat.run.search import optuna_distributions
-        from nerplat.run.study import ArmStudy, prepare_study
+        from nerplat.run.study import ArmStudy, prepare_study  # lazy: Optuna, loaded only when an arm is tuned
 
         context = self.context
         study = ArmStudy(context.study_storage, study_name(context.plan.experiment, arm.id), tuple(previous))
@@ -81,7 +82,7 @@ class TunePhase:
     def _chosen_trial(self, arm: Arm, parent_run_id: str, previous: list[FinishedTrial]) -> FinishedTrial:
         """The study's best trial, once the study agrees with MLflow: nerplat and optuna-dashboard
         choose the same trial, ties included (run/study.py, `chosen_trial`)."""
-        from nerplat.run.study import chosen_trial
+        from nerplat.run.study import chosen_trial  # lazy: Optuna, loaded only when an arm is tuned
 
         return chosen_trial(self._arm_study(arm, parent_run_id, previous))
 
@@ -89,7 +90,7 @@ class TunePhase:
         """The arm's searcher on its prepared study, which first asks for the point of each trial an
         earlier session left interrupted, then for the spec's starting points, each once; each
         trial drawn with the seed of its place in the search (run/study_search.py)."""
-        from nerplat.run.search import SEARCHERS, TrialSeeds
+        # lazy: Optuna, loaded only when an arm is tuned
         from nerplat.run.study import enqueue_unfinished, interrupted_numbers, points_to_queue
 
         settings = self.context.plan.tune
@@ -105,10 +106,9 @@ class TunePhase:
         trial errors and whether `tune.time_budget_s` ended it early."""
         from ray import tune
 
+        # lazy: Ray Tune and Optuna, loaded only when trials run (a resume with nothing left starts no Ray)
         from nerplat.run.events import TrialEvents
-        from nerplat.run.search import SCHEDULERS, tune_domains
         from nerplat.run.study import fail_running
-        from nerplat.run.trainable import nerplat_trial, trial_resources
 
         context = self.context
         context.connect_ray()
