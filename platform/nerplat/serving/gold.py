@@ -12,12 +12,13 @@ import json
 from pathlib import Path
 
 from nerplat.data.corpus import Sentence
-from nerplat.data.formats import FORMATS
 from nerplat.errors import Problem, UserInputError
 
 
 def read_gold(path: Path, format_name: str | None) -> tuple[Sentence, ...]:
     """The file's sentences with their gold tags; UserInputError naming the file and line otherwise."""
+    from nerplat.data.formats import FORMATS  # lazy: the corpus formats (regex), which --help does not need
+
     name = format_name or guess_format(path)
     if name not in FORMATS:
         raise UserInputError(Problem(f"--format {name!r}: choose one of {', '.join(FORMATS.names())}", path="--format"))
