@@ -8,7 +8,6 @@ import typer
 from rich.markup import escape
 
 from nerplat.cli.options import Verbosity, err_console, package_version
-from nerplat.cli.process_exit import exit_process
 from nerplat.errors import StorageError, UserInputError
 
 app = typer.Typer(
@@ -82,23 +81,12 @@ def hoist_global_flags(argv: list[str]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: user-input errors print every problem and exit 2; nothing else is swallowed.
-
-    Without `argv` it is the program (the `nerplat` script, `python -m nerplat.cli`): it reads the
-    command line and ends the process itself once the command is done (`exit_process`, which skips
-    the interpreter's teardown). With `argv` (tests, tools that embed the CLI) it returns the exit code.
-    """
-    if argv is None:
-        exit_process(_run(sys.argv[1:]))
-    return _run(list(argv))
-
-
-def _run(argv: list[str]) -> int:
+    """Entry point: user-input errors print every problem and exit 2; nothing else is swallowed."""
     _register_commands()
     from typer._click.exceptions import ClickException
     from typer.exceptions import Abort
 
-    argv = hoist_global_flags(argv)
+    argv = hoist_global_flags(sys.argv[1:] if argv is None else list(argv))
     try:
         return app(args=argv, standalone_mode=False) or 0
     except UserInputError as error:
