@@ -45,14 +45,14 @@ def span_scores(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) ->
 
 
 def _lenient_micro_scores(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> dict[str, float]:
-    from seqeval.metrics import f1_score, precision_score, recall_score
+    """One pass of seqeval's default (lenient) matching: its precision_score, recall_score and
+    f1_score would each extract every span again, on every dev evaluation."""
+    from seqeval.metrics.sequence_labeling import precision_recall_fscore_support
 
-    lists = ([list(s) for s in gold], [list(s) for s in pred])
-    return {
-        "conlleval_micro_precision": float(precision_score(*lists, zero_division=0)),
-        "conlleval_micro_recall": float(recall_score(*lists, zero_division=0)),
-        "conlleval_micro_f1": float(f1_score(*lists, zero_division=0)),
-    }
+    precision, recall, f1, _ = precision_recall_fscore_support(
+        [list(s) for s in gold], [list(s) for s in pred], average="micro", zero_division=0
+    )
+    return {"conlleval_micro_precision": float(precision), "conlleval_micro_recall": float(recall), "conlleval_micro_f1": float(f1)}
 
 
 def _strict_span_scores(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> dict[str, float]:
