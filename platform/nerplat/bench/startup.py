@@ -96,7 +96,7 @@ def time_serve(argv: list[str], port: int, timeout: float = PING_TIMEOUT) -> Com
         started = time.perf_counter()
         process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors)
         try:
-            while not _pings(port):
+            while not answers_ping(port):
                 if process.poll() is not None:
                     raise _failed(argv, process.returncode, errors)
                 if time.perf_counter() - started > timeout:
@@ -110,7 +110,8 @@ def time_serve(argv: list[str], port: int, timeout: float = PING_TIMEOUT) -> Com
     return CommandTime(wall, cpu)
 
 
-def _pings(port: int) -> bool:
+def answers_ping(port: int) -> bool:
+    """Whether a `nerplat serve` on 127.0.0.1:`port` answers /ping yet."""
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/ping", timeout=2) as answer:
             return answer.status == 200

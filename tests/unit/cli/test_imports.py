@@ -7,14 +7,12 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 
 from host_load import scaled
 from import_probe import modules_loaded_by, offending
 from registered_tagger import NAME
 
-from nerplat.bench.startup import free_port
+from nerplat.bench.startup import answers_ping, free_port
 
 NOT_ON_SMALL_COMMANDS = ("mlflow", "ray", "polars", "optuna", "sqlalchemy")
 NOT_FOR_HELP = ("torch", "transformers", "pandas", "sklearn", "seqeval", "scipy", "starlette", "uvicorn", *NOT_ON_SMALL_COMMANDS)
@@ -71,7 +69,7 @@ def test_serve_answers_its_first_ping_without_mlflow(store, tmp_path):
         server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=errors)
         try:
             deadline = time.monotonic() + scaled(120)
-            while not _pings(port):
+            while not answers_ping(port):
                 assert server.poll() is None and time.monotonic() < deadline, log.read_text()[-2000:]
                 time.sleep(0.2)
         finally:
@@ -79,14 +77,6 @@ def test_serve_answers_its_first_ping_without_mlflow(store, tmp_path):
             server.wait(timeout=scaled(60))
     loaded = _imported(log.read_text())
     assert "torch" in loaded and "uvicorn" in loaded and offending(loaded, NOT_ON_SMALL_COMMANDS) == []
-
-
-def _pings(port: int) -> bool:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/ping", timeout=2) as answer:
-            return answer.status == 200
-    except (urllib.error.URLError, ConnectionError, TimeoutError):
-        return False
 
 
 def test_train_in_process_loads_no_mlflow_ray_or_polars(tmp_path):
