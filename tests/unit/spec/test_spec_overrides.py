@@ -63,7 +63,9 @@ def test_a_tune_time_budget_reaches_the_plan(spec):
 
 
 def test_a_new_key_creates_its_mappings_and_null_removes_one(spec):
-    validated = load_spec(spec, default_catalog(), overrides=["methods.focal.loss=focal", "methods.focal.gamma=2", "tune=null", "methods.mom=null"])
+    validated = load_spec(
+        spec, default_catalog(), overrides=["methods.focal.loss=focal", "methods.focal.gamma=2", "tune=null", "methods.mom=null"]
+    )
     assert [m.name for m in validated.methods] == ["ce", "focal"]
     assert validated.tune is None
 

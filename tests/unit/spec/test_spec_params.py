@@ -64,20 +64,29 @@ def test_head_parameters_are_searchable(catalog, write_spec):
         ("{loss: focal, gamma: {uniform: [-1, 2]}}", "methods.m.gamma.uniform[0]", "greater than or equal to 0 (got -1.0)"),
         ("{loss: wce, window: {int: [1, 2.5]}}", "methods.m.window.int[1]", "int bounds must be integers (got 2.5)"),
         ("{loss: wce, window: {int: [1, 12]}}", "methods.m.window.int[1]", "less than or equal to 9 (got 12)"),
-        ("{loss: wce, window: {uniform: [1, 5]}}", "methods.m.window", "uniform samples real numbers, which window of loss 'wce' does not take; use {int: [low, high]}"),
-        ("{loss: wce, scheme: {choice: [inverse, squared]}}", "methods.m.scheme.choice[1]", "input should be 'inverse' or 'log' (got 'squared')"),
+        ("{loss: wce, window: {uniform: [1, 5]}}", "methods.m.window",
+         "uniform samples real numbers, which window of loss 'wce' does not take; use {int: [low, high]}"),
+        ("{loss: wce, scheme: {choice: [inverse, squared]}}", "methods.m.scheme.choice[1]",
+         "input should be 'inverse' or 'log' (got 'squared')"),
         ("{loss: wce, scheme: {choice: [log]}}", "methods.m.scheme.choice", "a choice lists at least two values"),
         ("{loss: wce, scheme: {choice: [log, log]}}", "methods.m.scheme.choice[1]", "value 'log' is listed twice"),
-        ("{loss: mom, base: {uniform: [0, 1]}}", "methods.m.base", "uniform samples real numbers, which base of loss 'mom' does not take"),
-        ("{loss: ce, head_params: {threshold: 0.5}}", "methods.m.head_params.threshold", "unknown key 'threshold' in head 'softmax' (allowed: none)"),
+        ("{loss: mom, base: {uniform: [0, 1]}}", "methods.m.base",
+         "uniform samples real numbers, which base of loss 'mom' does not take"),
+        ("{loss: ce, head_params: {threshold: 0.5}}", "methods.m.head_params.threshold",
+         "unknown key 'threshold' in head 'softmax' (allowed: none)"),
         ("{loss: auc_2t, head_params: {threshold: 1.5}}", "methods.m.head_params.threshold", "less than or equal to 1 (got 1.5)"),
         ("{loss: ce, train: {epochs: 0}}", "methods.m.train.epochs", "greater than or equal to 1 (got 0)"),
-        ("{loss: ce, train: {epoch: 3}}", "methods.m.train.epoch", "unknown key 'epoch' in train of method m; did you mean 'epochs'?"),
+        ("{loss: ce, train: {epoch: 3}}", "methods.m.train.epoch",
+         "unknown key 'epoch' in train of method m; did you mean 'epochs'?"),
         ("{loss: ce, head: crff}", "methods.m.head", "unknown head 'crff'; did you mean 'crf'?"),
-        ("{loss: ce, train: {early_stopping: {patience: 0}}}", "methods.m.train.early_stopping.patience", "greater than or equal to 1 (got 0)"),
-        ("{loss: ce, train: {early_stopping: {min_delta: 0.1}}}", "methods.m.train.early_stopping.patience", "missing required key 'patience'"),
-        ("{loss: ce, train: {early_stopping: {patience: 2, min_delta: -1}}}", "methods.m.train.early_stopping.min_delta", "greater than or equal to 0"),
-        ("{loss: ce, train: {early_stopping: {patience: 2, max_epochs: 9}}}", "methods.m.train.early_stopping.max_epochs", "unknown key 'max_epochs'"),
+        ("{loss: ce, train: {early_stopping: {patience: 0}}}", "methods.m.train.early_stopping.patience",
+         "greater than or equal to 1 (got 0)"),
+        ("{loss: ce, train: {early_stopping: {min_delta: 0.1}}}", "methods.m.train.early_stopping.patience",
+         "missing required key 'patience'"),
+        ("{loss: ce, train: {early_stopping: {patience: 2, min_delta: -1}}}", "methods.m.train.early_stopping.min_delta",
+         "greater than or equal to 0"),
+        ("{loss: ce, train: {early_stopping: {patience: 2, max_epochs: 9}}}", "methods.m.train.early_stopping.max_epochs",
+         "unknown key 'max_epochs'"),
     ],
 )
 def test_bad_hyper_parameters_are_located(catalog, write_spec, body, path, message):
@@ -99,7 +108,10 @@ def test_top_level_train_problems_are_reported_once_for_all_methods(catalog, wri
 
 
 def test_early_stopping_is_a_train_setting_with_min_delta_by_default_zero(catalog, write_spec):
-    text = HEAD + "train: {epochs: 20, early_stopping: {patience: 3}}\nmethods:\n  a: {loss: ce}\n  b: {loss: ce, train: {early_stopping: null}}\n"
+    text = HEAD + (
+        "train: {epochs: 20, early_stopping: {patience: 3}}\n"
+        "methods:\n  a: {loss: ce}\n  b: {loss: ce, train: {early_stopping: null}}\n"
+    )
     a, b = load_spec(write_spec(text), catalog).methods
     assert a.train["early_stopping"] == {"patience": 3, "min_delta": 0.0} and a.train["epochs"] == 20
     assert b.train["early_stopping"] is None
@@ -114,7 +126,9 @@ def test_method_train_overrides_merge_over_the_shared_train(catalog, write_spec)
 
 
 def test_the_head_comes_from_the_method_then_the_model_then_the_objective(catalog, write_spec):
-    text = HEAD + "model: {head: crf}\nmethods:\n  a: {loss: ce}\n  b: {loss: ce, head: softmax}\n  c: {loss: auc_2t, head: two_task}\n"
+    text = HEAD + (
+        "model: {head: crf}\nmethods:\n  a: {loss: ce}\n  b: {loss: ce, head: softmax}\n  c: {loss: auc_2t, head: two_task}\n"
+    )
     heads = [m.head.name for m in load_spec(write_spec(text), catalog).methods]
     assert heads == ["crf", "softmax", "two_task"]
     default = load_spec(write_spec(HEAD + "methods:\n  a: {loss: auc_2t}\n  b: {loss: ce}\n"), catalog).methods

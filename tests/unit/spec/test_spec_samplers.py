@@ -32,7 +32,9 @@ def test_a_chain_is_one_setting_applied_in_order(catalog, write_spec):
     (setting,) = settings(catalog, write_spec, "[untyped, {low_resource: {size: 100, partitions: 3}}]").samplers
     assert setting.label == "untyped+low_resource-100"
     assert setting.description == "untyped+low_resource(size=100, partitions=3)"
-    assert setting.components == (Component(name="untyped"), Component(name="low_resource", params={"size": 100, "partitions": 3}))
+    assert setting.components == (
+        Component(name="untyped"), Component(name="low_resource", params={"size": 100, "partitions": 3})
+    )
     assert setting.partitions == 3
 
 
@@ -79,18 +81,23 @@ def test_partitioned_samplers_define_replicate_partitions(catalog, write_spec):
         ("[{fraction: {f: 0}}]", "", "samplers[0].fraction.f", "greater than 0 (got 0)"),
         ("[{fraction: {f: [0.5, 1.5]}}]", "", "samplers[0].fraction.f[1]", "less than or equal to 1 (got 1.5)"),
         ("[{fraction: {f: []}}]", "", "samplers[0].fraction.f", "an empty list sweeps no value of f"),
-        ("[{fraction: {f: {uniform: [0.1, 0.5]}}}]", "", "samplers[0].fraction.f", "sampler 'fraction' is not searched: give f a value; list values (f: [a, b]) for one arm each"),
+        ("[{fraction: {f: {uniform: [0.1, 0.5]}}}]", "", "samplers[0].fraction.f",
+         "sampler 'fraction' is not searched: give f a value; list values (f: [a, b]) for one arm each"),
         ("[{fraction: {f: 0.5, g: 0.5}}]", "", "samplers[0].fraction.g", "unknown key 'g' in sampler 'fraction' (allowed: f)"),
         ("[{low_resource: {}}]", "", "samplers[0].low_resource.size", "missing required key 'size'"),
         ("[{fraction: 0.5}]", "", "samplers[0]", "a sampler is a name or {name: {params}}"),
         ("[{fraction: {f: 0.5}, untyped: null}]", "", "samplers[0]", "a sampler is a name or {name: {params}}"),
-        ("[{entity_ratio: {size: 5, ratio: 0.9}}]", "", "samplers[0].entity_ratio", "a ratio above 0.5 needs at least 10 sentences"),
-        ("[{entity_ratio: {size: [50, 5], ratio: 0.9}}]", "", "samplers[0].entity_ratio.size[1]", "a ratio above 0.5 needs at least 10 sentences"),
+        ("[{entity_ratio: {size: 5, ratio: 0.9}}]", "", "samplers[0].entity_ratio",
+         "a ratio above 0.5 needs at least 10 sentences"),
+        ("[{entity_ratio: {size: [50, 5], ratio: 0.9}}]", "", "samplers[0].entity_ratio.size[1]",
+         "a ratio above 0.5 needs at least 10 sentences"),
         ("[[untyped], [untyped]]", "", "samplers[1]", "sampler setting 'untyped' is given twice (also at samplers[0])"),
         ("[{fraction: {f: [0.5, 0.5]}}]", "", "samplers", "sampler setting 'fraction-0.5' is given twice (also at samplers)"),
         ("[untyped]", "replicate: {partitions: 3}\n", "replicate.partitions", "no sampler defines partitions"),
-        ("[{low_resource: {size: 5, partitions: 2}}]", "replicate: {partitions: [0, 2]}\n", "replicate.partitions", "defines partitions 0..1, not 2"),
-        ("[{low_resource: {size: 5, partitions: 2}}]", "replicate: {partitions: 0}\n", "replicate.partitions", "partitions must be a count of at least 1"),
+        ("[{low_resource: {size: 5, partitions: 2}}]", "replicate: {partitions: [0, 2]}\n", "replicate.partitions",
+         "defines partitions 0..1, not 2"),
+        ("[{low_resource: {size: 5, partitions: 2}}]", "replicate: {partitions: 0}\n", "replicate.partitions",
+         "partitions must be a count of at least 1"),
         ("untyped", "", "samplers", "input should be a valid list (got 'untyped')"),
     ],
 )
@@ -102,7 +109,10 @@ def test_bad_samplers_are_located(catalog, write_spec, samplers, replicate, path
 
 
 def test_a_method_may_run_with_some_sampler_settings_only(catalog, write_spec):
-    text = "experiment: t\ndataset: conll2003\nsamplers: [[], [sCR]]\nmethods:\n  ce: {loss: ce}\n  focal: {loss: focal, samplers: [full]}\n"
+    text = (
+        "experiment: t\ndataset: conll2003\nsamplers: [[], [sCR]]\n"
+        "methods:\n  ce: {loss: ce}\n  focal: {loss: focal, samplers: [full]}\n"
+    )
     ce, focal = load_spec(write_spec(text), catalog).methods
     assert (ce.samplers, focal.samplers) == (None, ("full",))
     assert "samplers" not in focal.objective.params

@@ -36,12 +36,15 @@ def test_points_take_the_search_spaces_names_and_become_dotted_keys(catalog, wri
         ("{enqueue: {dice: [{lambda: 0.1}]}}", "tune.enqueue.dice", "unknown method 'dice' (methods that search: focal, mom)"),
         ("{enqueue: {ce: [{lambda: 0.1}]}}", "tune.enqueue.ce", "method ce searches nothing"),
         ("{enqueue: {mom: [{gamma: 2}]}}", "tune.enqueue.mom[0].gamma", "unknown key 'gamma' (method mom searches: lambda, lr)"),
-        ("{enqueue: {mom: [{lambda: 1.5}]}}", "tune.enqueue.mom[0].lambda", "1.5 is outside objective.lambda's distribution uniform(0, 1)"),
+        ("{enqueue: {mom: [{lambda: 1.5}]}}", "tune.enqueue.mom[0].lambda",
+         "1.5 is outside objective.lambda's distribution uniform(0, 1)"),
         ("{enqueue: {mom: [{lambda: true}]}}", "tune.enqueue.mom[0].lambda", "True is outside"),
-        ("{enqueue: {mom: [{lambda: 0.5, objective.lambda: 0.5}]}}", "tune.enqueue.mom[0]['objective.lambda']", "names objective.lambda a second time"),
+        ("{enqueue: {mom: [{lambda: 0.5, objective.lambda: 0.5}]}}", "tune.enqueue.mom[0]['objective.lambda']",
+         "names objective.lambda a second time"),
         ("{enqueue: {mom: [{}]}}", "tune.enqueue.mom[0]", "names at least one searched key"),
         ("{enqueue: {mom: [{lambda: 0.1}, {lambda: 0.1}]}}", "tune.enqueue.mom[1]", "listed twice"),
-        ("{num_samples: 1, enqueue: {mom: [{lambda: 0.1}, {lambda: 0.2}]}}", "tune.enqueue.mom", "2 starting points for method mom, but it runs 1 trials"),
+        ("{num_samples: 1, enqueue: {mom: [{lambda: 0.1}, {lambda: 0.2}]}}", "tune.enqueue.mom",
+         "2 starting points for method mom, but it runs 1 trials"),
         ("{search: grid, enqueue: {mom: [{lambda: 0.1}]}}", "tune.enqueue", "grid search runs every grid point"),
         ("{enqueue: {mom: {lambda: 0.1}}}", "tune.enqueue.mom", "valid list"),
         ("{seed: -1}", "tune.seed", "greater than or equal to 0"),
@@ -56,9 +59,13 @@ def test_bad_starting_points_are_located(catalog, write_spec, tune, path, messag
 
 def test_a_short_name_two_parts_search_asks_for_the_dotted_one():
     uniform = Uniform(low=0.0, high=1.0)
-    method = ResolvedMethod("m", Component(name="x"), Component(name="y"), {}, space={"objective.alpha": uniform, "head.alpha": uniform})
+    method = ResolvedMethod(
+        "m", Component(name="x"), Component(name="y"), {}, space={"objective.alpha": uniform, "head.alpha": uniform}
+    )
     assert searched_key(method, "head.alpha") == ("head.alpha", None)
-    assert searched_key(method, "alpha")[1] == "'alpha' is searched in several parts of method m: write one of objective.alpha, head.alpha"
+    assert searched_key(method, "alpha")[1] == (
+        "'alpha' is searched in several parts of method m: write one of objective.alpha, head.alpha"
+    )
 
 
 def test_plan_shows_the_starting_points_and_the_seed(capsys):

@@ -55,7 +55,10 @@ def test_x_keys_hold_anchors_and_are_not_sections(catalog, write_spec):
 
 def test_several_datasets_by_name_hub_id_and_path(catalog, write_spec, tmp_path):
     (tmp_path / "my_corpus").mkdir()
-    text = "experiment: t\ndatasets:\n  - conll2003\n  - {name: 'hf:org/corpus', iob1: refuse}\n  - {path: my_corpus, dev_from_train: 0.1}\nmethods: {ce: {loss: ce}}\n"
+    text = (
+        "experiment: t\ndatasets:\n  - conll2003\n  - {name: 'hf:org/corpus', iob1: refuse}\n"
+        "  - {path: my_corpus, dev_from_train: 0.1}\nmethods: {ce: {loss: ce}}\n"
+    )
     datasets = load_spec(write_spec(text), catalog).datasets
     assert [d.label for d in datasets] == ["conll2003", "hf:org--corpus", "my_corpus"]
     assert datasets[1].ref == DatasetRef(name="hf:org/corpus", iob1="refuse")
@@ -65,13 +68,15 @@ def test_several_datasets_by_name_hub_id_and_path(catalog, write_spec, tmp_path)
 @pytest.mark.parametrize(
     ("datasets", "path", "line", "message"),
     [
-        ("dataset: {name: conll2003, path: x}", "dataset", 2, "either a name (conll2003, hf:<hub id>) or a path, not both or neither"),
+        ("dataset: {name: conll2003, path: x}", "dataset", 2,
+         "either a name (conll2003, hf:<hub id>) or a path, not both or neither"),
         ("dataset: {iob1: convert}", "dataset", 2, "either a name"),
         ("dataset: {name: conll2003, iob1: maybe}", "dataset.iob1", 2, "input should be 'convert' or 'refuse' (got 'maybe')"),
         ("dataset: {name: conll2003, dev_from_train: 1.5}", "dataset.dev_from_train", 2, "less than 1"),
         ("dataset: {path: nowhere}", "dataset.path", 2, "no corpus folder at"),
         ("dataset: 'hf:'", "dataset", 2, "write a hub dataset as hf:<owner>/<name>"),
-        ("datasets: [conll2003, wnut17, conll2003]", "datasets[2]", 2, "dataset 'conll2003' is given twice (also at datasets[0])"),
+        ("datasets: [conll2003, wnut17, conll2003]", "datasets[2]", 2,
+         "dataset 'conll2003' is given twice (also at datasets[0])"),
         ("datasets: []", "datasets", 2, "list should have at least 1 item"),
         ("dataset: conll2003\ndatasets: [wnut17]", "datasets", 3, "give either dataset (one) or datasets (a list), not both"),
         ("description: no data", None, 1, "the spec needs a dataset"),
@@ -128,13 +133,15 @@ def test_a_model_folder_is_an_encoder_relative_to_the_spec(catalog, write_spec, 
         ("model: {max_length: 8}", "model.max_length", "greater than or equal to 16 (got 8)"),
         ("model: {heads: crf}", "model.heads", "unknown key 'heads' in model; did you mean 'head'?"),
         ("replicate: {seeds: [1, 1]}", "replicate.seeds", "seeds must not repeat"),
-        ("replicate: {seeds: ten}", "replicate.seeds", "input should be a valid integer, unable to parse string as an integer or a valid list"),
+        ("replicate: {seeds: ten}", "replicate.seeds",
+         "input should be a valid integer, unable to parse string as an integer or a valid list"),
         ("replicate: {split: train}", "replicate.split", "input should be 'test' or 'dev' (got 'train')"),
         ("analysis: {alpha: 1.5}", "analysis.alpha", "less than 1 (got 1.5)"),
         ("analysis: {test: t_test}", "analysis.test", "input should be 'paired_t' or 'wilcoxon'"),
         ("analysis: {comparisons: [[ce, ce]]}", "analysis.comparisons[0]", "comparing ce with itself tests nothing"),
         ("analysis: {against_best: [mmo]}", "analysis.against_best[0]", "unknown method 'mmo'"),
-        ("analysis: {reference_sampler: original}", "analysis.reference_sampler", "unknown sampler setting 'original' (settings: full)"),
+        ("analysis: {reference_sampler: original}", "analysis.reference_sampler",
+         "unknown sampler setting 'original' (settings: full)"),
         ("analysis: {average: weighted}", "analysis.average", "input should be 'micro' or 'macro'"),
         ("resources: {cpus_per_worker: 0}", "resources.cpus_per_worker", "greater than 0"),
         ("resources: {gpus: 1}", "resources.gpus", "unknown key 'gpus' in resources; did you mean 'gpus_per_worker'?"),
@@ -156,8 +163,12 @@ TUNED = "experiment: t\ndataset: conll2003\nmethods:\n  ce: {loss: ce}\n  mom: {
 def test_tune_defaults_and_components(catalog, write_spec):
     tune = load_spec(write_spec(TUNED + "tune: {}\n"), catalog).tune
     assert (tune.searcher.name, tune.searcher.params) == ("tpe", {"n_startup_trials": 5})
-    assert (tune.scheduler.name, tune.metric, tune.mode, tune.num_samples, tune.max_concurrent) == ("fifo", "dev_micro_f1", "max", 20, None)
-    tune = load_spec(write_spec(TUNED + "tune: {search: {tpe: {n_startup_trials: 2}}, scheduler: asha, metric: dev_type_PER_f1}\n"), catalog).tune
+    assert (tune.scheduler.name, tune.metric, tune.mode, tune.num_samples, tune.max_concurrent) == (
+        "fifo", "dev_micro_f1", "max", 20, None
+    )
+    tune = load_spec(
+        write_spec(TUNED + "tune: {search: {tpe: {n_startup_trials: 2}}, scheduler: asha, metric: dev_type_PER_f1}\n"), catalog
+    ).tune
     assert tune.searcher.params == {"n_startup_trials": 2}
     assert (tune.scheduler.name, tune.scheduler.params) == ("asha", {"grace_period": 1})
     assert tune.metric == "dev_type_PER_f1"
@@ -174,7 +185,8 @@ def test_tune_defaults_and_components(catalog, write_spec):
         ("{metric: test_micro_f1}", "tune.metric", "did you mean 'dev_micro_f1'?"),
         ("{mode: min}", "tune.mode", "dev_micro_f1 is better when higher: use mode: max"),
         ("{max_concurrent: 0}", "tune.max_concurrent", "greater than or equal to 1"),
-        ("{scheduler: asha, num_samples: 4}\ntrain: {epochs: {int: [2, 6]}}", "train.epochs", "train.epochs cannot be searched under ASHA"),
+        ("{scheduler: asha, num_samples: 4}\ntrain: {epochs: {int: [2, 6]}}", "train.epochs",
+         "train.epochs cannot be searched under ASHA"),
     ],
 )
 def test_bad_tune(catalog, write_spec, tune, path, message):
@@ -248,7 +260,8 @@ def test_fp16_with_a_share_of_a_gpu_is_accepted(catalog, write_spec):
 @pytest.mark.parametrize(
     ("text", "path", "line", "message"),
     [
-        (MINIMAL + "train: {precision: fp8}\n", "train.precision", 4, "input should be 'fp32', 'bf16', 'fp16' or 'auto' (got 'fp8')"),
+        (MINIMAL + "train: {precision: fp8}\n", "train.precision", 4,
+         "input should be 'fp32', 'bf16', 'fp16' or 'auto' (got 'fp8')"),
         (MINIMAL + "train: {precision: fp16}\n", "train.precision", 4, "fp16 needs a GPU but method ce's trials get none"),
         (
             TUNED.replace("lambda: {uniform: [0, 1]}", "train: {precision: fp16}"),
@@ -274,7 +287,9 @@ def test_bad_precisions_are_located(catalog, write_spec, text, path, line, messa
 def test_a_single_corpus_file_is_refused_with_the_folder_to_make(catalog, write_spec, tmp_path):
     (tmp_path / "mine.conll").write_text("EU B-ORG\n\n")
     for dataset, path in (("{path: mine.conll}", "dataset.path"), ("mine.conll", "dataset")):
-        [(at, line, message)] = spec_problems(catalog, write_spec, f"experiment: t\ndataset: {dataset}\nmethods: {{ce: {{loss: ce}}}}\n")
+        [(at, line, message)] = spec_problems(
+            catalog, write_spec, f"experiment: t\ndataset: {dataset}\nmethods: {{ce: {{loss: ce}}}}\n"
+        )
         assert (at, line) == (path, 2)
         assert "is a file; a corpus is a folder of split files: train.txt (required), dev.txt and test.txt" in message
         assert f"cp {tmp_path / 'mine.conll'} DIR/train.txt" in message
@@ -286,7 +301,11 @@ def test_a_corpus_without_test_is_refused_when_replicates_evaluate_on_test(catal
     text = "experiment: t\ndataset: {path: mine}\nmethods: {ce: {loss: ce}}\n"
     [(at, line, message)] = spec_problems(catalog, write_spec, text, dataset_check=lambda ref: [])
     assert (at, line) == ("dataset", 2)
-    assert message.startswith(f"dataset 'mine' has no test split ({tmp_path / 'mine' / 'test.txt'} is missing) but replicate.split is test")
+    assert message.startswith(
+        f"dataset 'mine' has no test split ({tmp_path / 'mine' / 'test.txt'} is missing) but replicate.split is test"
+    )
     assert spec_problems(catalog, write_spec, text + "replicate: {split: dev}\n", dataset_check=lambda ref: []) == [
-        ("dataset", 2, f"dataset 'mine' has no dev split ({tmp_path / 'mine' / 'dev.txt'} is missing) but replicate.split is dev: add dev.txt, or set replicate.split: test")
+        ("dataset", 2,
+         f"dataset 'mine' has no dev split ({tmp_path / 'mine' / 'dev.txt'} is missing) but replicate.split is dev: add dev.txt,"
+         " or set replicate.split: test")
     ]
