@@ -29,12 +29,13 @@ ClusterOption = typer.Option(
 
 
 def _rayjob_for_spec(spec: Path, profile: str | None, image: str | None, cluster: Path) -> dict[str, Any]:
-    # lazy: the manifest checks and, through the catalog, torch, which --help does not need
+    # lazy: the manifest checks and the catalog (torch), which --help does not need
+    from nerplat.catalog import spec_catalog
     from nerplat.cluster.manifests import Manifest
     from nerplat.cluster.rayjob_manifest import load_sizing, render_rayjob
     from nerplat.cluster.validate import validate_manifests
 
-    sizing = load_sizing(spec, profile)
+    sizing = load_sizing(spec, spec_catalog(spec), profile)
     if sizing.resources.gpus_per_worker == 0:
         err_console.print(f"note: {spec} asks for no GPUs (resources.gpus_per_worker), so its worker pods get none")
 
@@ -108,7 +109,8 @@ def submit(
     ),
 ) -> None:
     """Start a RayJob: `kubectl apply` it for KubeRay, or send its entrypoint to a Ray cluster's job API."""
-    # lazy: the job clients and, through the catalog, torch, which --help does not need
+    # lazy: the job clients and the catalog (torch), which --help does not need
+    from nerplat.catalog import spec_catalog
     from nerplat.cluster.rayjob_manifest import entrypoint, job_name, load_sizing
     from nerplat.cluster.submit import apply_with_kubectl, refuse_malformed_job_address, submit_rayjob_to_ray, submit_to_ray, wait_for_job
 
@@ -127,7 +129,7 @@ def submit(
     if rayjob is not None:
         job_id = submit_rayjob_to_ray(rayjob, address, allow_plain_http)
     else:  # the running cluster has its pods already: only the command matters
-        name = job_name(load_sizing(target, profile).experiment, profile)
+        name = job_name(load_sizing(target, spec_catalog(target), profile).experiment, profile)
         job_id = submit_to_ray(entrypoint(target, profile, Path.cwd()), name, address, allow_plain_http=allow_plain_http)
     console.print(f"submitted {job_id} to {address}; logs: ray job logs --address {address} {job_id}")
     if wait:

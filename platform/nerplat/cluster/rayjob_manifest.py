@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nerplat.catalog import spec_catalog
 from nerplat.cluster import kustomize
 from nerplat.cluster.manifests import Manifest
 from nerplat.config.experiment import Resources
@@ -25,6 +24,7 @@ from nerplat.errors import Problem, UserInputError
 from nerplat.plan.compiler import compile_plan
 from nerplat.plan.model import Plan
 from nerplat.plugins import PLUGINS_KEY, plugin_path
+from nerplat.registry import Catalog
 from nerplat.spec.loader import read_document
 
 DEFAULT_CLUSTER_DIR = Path("cluster/base")
@@ -199,9 +199,13 @@ def _spec_in_image(spec_path: Path, repo_root: Path) -> str:
     return relative.as_posix()
 
 
-def load_sizing(spec_path: Path, profile: str | None) -> JobSizing:
-    """Compiles the spec (with its profile) and sizes the job from its plan."""
-    return sizing_of(compile_plan(spec_path, spec_catalog(spec_path), profile))
+def load_sizing(spec_path: Path, catalog: Catalog, profile: str | None) -> JobSizing:
+    """Compiles the spec (with its profile) against `catalog` and sizes the job from its plan.
+
+    The caller hands the catalog down (the CLI's is `nerplat.catalog.spec_catalog`, with the spec's
+    plugins), as it does to `spec` and `plan`: the real entries live a floor above this one.
+    """
+    return sizing_of(compile_plan(spec_path, catalog, profile))
 
 
 def sizing_of(plan: Plan) -> JobSizing:

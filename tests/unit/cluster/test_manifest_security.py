@@ -12,6 +12,7 @@ from urllib.parse import urlparse
 import pytest
 from repo_paths import CLUSTER
 
+from nerplat.catalog import spec_catalog
 from nerplat.cluster.kustomize import build
 from nerplat.cluster.rayjob_manifest import load_sizing, render_rayjob
 
@@ -60,7 +61,8 @@ def test_every_pod_runs_as_non_root_without_privilege_escalation_or_capabilities
 def test_a_rendered_rayjob_keeps_the_locked_down_pods(spec_repo: Path, monkeypatch):
     monkeypatch.chdir(spec_repo)
     spec = Path("specs/tiny.yaml")
-    rayjob = render_rayjob(spec, load_sizing(spec, "paper"), profile="paper", image=None, cluster_dir=CLUSTER / "overlays" / "example")
+    sizing = load_sizing(spec, spec_catalog(spec), "paper")
+    rayjob = render_rayjob(spec, sizing, profile="paper", image=None, cluster_dir=CLUSTER / "overlays" / "example")
     pods = list(pod_specs(rayjob))
     assert len(pods) == 2
     for pod in pods:

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 from repo_paths import CLUSTER
 
+from nerplat.catalog import spec_catalog
 from nerplat.cluster import kustomize
 from nerplat.cluster.manifests import Manifest
 from nerplat.cluster.rayjob_manifest import STORAGE_ENV, JobSizing, job_name, load_sizing, render_rayjob
@@ -19,7 +20,7 @@ OVERLAY = CLUSTER / "overlays" / "example"
 def render(spec_repo: Path, profile=None, **options) -> dict:
     spec = spec_repo / "specs" / "tiny.yaml"
     options.setdefault("cluster_dir", OVERLAY)
-    return render_rayjob(spec, load_sizing(spec, profile), profile=profile, repo_root=spec_repo, **options)
+    return render_rayjob(spec, load_sizing(spec, spec_catalog(spec), profile), profile=profile, repo_root=spec_repo, **options)
 
 
 def worker_group(rayjob: dict) -> dict:
@@ -115,21 +116,22 @@ def test_spec_outside_specs_folder_is_refused(spec_repo: Path):
     elsewhere = spec_repo / "tiny.yaml"
     elsewhere.write_text((spec_repo / "specs" / "tiny.yaml").read_text())
     with pytest.raises(UserInputError, match="holds only the repository's specs/"):
-        render_rayjob(elsewhere, load_sizing(elsewhere, None), cluster_dir=OVERLAY, repo_root=spec_repo)
+        render_rayjob(elsewhere, load_sizing(elsewhere, spec_catalog(elsewhere), None), cluster_dir=OVERLAY, repo_root=spec_repo)
 
 
 def test_bad_resources_are_reported_at_their_yaml_path(spec_repo: Path):
     spec = spec_repo / "specs" / "tiny.yaml"
     spec.write_text(spec.read_text().replace("workers: 2,", "workers: 0,"))
     with pytest.raises(UserInputError) as caught:
-        load_sizing(spec, None)
+        load_sizing(spec, spec_catalog(spec), None)
     (problem,) = caught.value.problems
     assert problem.path == "resources.workers" and problem.line == 6
 
 
 def test_unknown_profile_is_a_user_error(spec_repo: Path):
+    spec = spec_repo / "specs" / "tiny.yaml"
     with pytest.raises(UserInputError, match="profile"):
-        load_sizing(spec_repo / "specs" / "tiny.yaml", "gpu")
+        load_sizing(spec, spec_catalog(spec), "gpu")
 
 
 def test_job_names_are_valid_kubernetes_names():
@@ -154,5 +156,6 @@ def test_every_repository_spec_and_profile_renders_a_valid_rayjob():
     assert specs, "no specs/ in the repository"
     for spec in specs:
         for profile in [None, *profile_names(read_document(spec)[0])]:
-            rayjob = render_rayjob(spec, load_sizing(spec, profile), profile=profile, cluster_dir=OVERLAY, repo_root=REPO)
+            sizing = load_sizing(spec, spec_catalog(spec), profile)
+            rayjob = render_rayjob(spec, sizing, profile=profile, cluster_dir=OVERLAY, repo_root=REPO)
             validate_manifests([Manifest(rayjob, f"{spec.name} --profile {profile}")])

@@ -7,6 +7,7 @@ import pytest
 from repo_paths import CLUSTER
 
 from nerplat import plugins
+from nerplat.catalog import spec_catalog
 from nerplat.cluster.rayjob_manifest import load_sizing, render_rayjob
 from nerplat.errors import UserInputError
 
@@ -31,14 +32,16 @@ def with_plugin(spec_repo: Path, plugin: str) -> Path:
 def test_a_plugin_under_specs_renders(spec_repo: Path):
     (spec_repo / "specs" / "render_plugin_inside.py").write_text("")
     spec = with_plugin(spec_repo, "./render_plugin_inside.py")
-    rayjob = render_rayjob(spec, load_sizing(spec, None), repo_root=spec_repo, cluster_dir=CLUSTER / "base", image="r.io/n:1")
+    sizing = load_sizing(spec, spec_catalog(spec), None)
+    rayjob = render_rayjob(spec, sizing, repo_root=spec_repo, cluster_dir=CLUSTER / "base", image="r.io/n:1")
     assert rayjob["spec"]["entrypoint"].startswith("nerplat run specs/tiny.yaml")
 
 
 def test_a_plugin_outside_specs_is_refused_at_its_line(spec_repo: Path):
     (spec_repo / "render_plugin_outside.py").write_text("")
     spec = with_plugin(spec_repo, "../render_plugin_outside.py")
+    sizing = load_sizing(spec, spec_catalog(spec), None)
     with pytest.raises(UserInputError) as caught:
-        render_rayjob(spec, load_sizing(spec, None), repo_root=spec_repo, cluster_dir=CLUSTER / "base", image="r.io/n:1")
+        render_rayjob(spec, sizing, repo_root=spec_repo, cluster_dir=CLUSTER / "base", image="r.io/n:1")
     (problem,) = caught.value.problems
     assert "holds only specs/" in problem.message and (problem.line, problem.path) == (1, "plugins[0]")
