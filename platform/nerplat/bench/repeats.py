@@ -6,10 +6,15 @@ the host (another process starting, the CPU's clock changing) slows both sides a
 of them, and each ratio is taken within one repeat before the median is. Single runs of `nerplat
 bench train` one after another on an idle machine gave ratios far apart (docs/performance.md,
 "Medians with their spread"): one run decides nothing.
+
+The integration tests check that each benchmark runs end to end and reports its spreads, not its
+figures: they lower the floor with the environment variable `NERPLAT_BENCH_MIN_REPEATS` and run 2
+repeats, where 5 would cost each test 2.5 times as much.
 """
 
 from __future__ import annotations
 
+import os
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -18,6 +23,7 @@ from typing import TypeVar
 from nerplat.errors import Problem, UserInputError
 
 MIN_REPEATS = 5
+MIN_REPEATS_VARIABLE = "NERPLAT_BENCH_MIN_REPEATS"
 DEFAULT_REPEATS = 5
 
 T = TypeVar("T")
@@ -45,11 +51,23 @@ class Spread:
 
 
 def check_repeats(repeats: int, flag: str = "--repeats") -> int:
-    """`repeats` when it is at least `MIN_REPEATS`, else a message naming the flag."""
-    if repeats < MIN_REPEATS:
-        message = f"{flag} must be at least {MIN_REPEATS} (a median with its spread needs them), got {repeats}"
+    """`repeats` when it is at least the floor (`min_repeats`), else a message naming the flag."""
+    floor = min_repeats()
+    if repeats < floor:
+        message = f"{flag} must be at least {floor} (a median with its spread needs them), got {repeats}"
         raise UserInputError(Problem(message, path=flag))
     return repeats
+
+
+def min_repeats() -> int:
+    """The floor of `--repeats`: `MIN_REPEATS`, or a positive integer in `NERPLAT_BENCH_MIN_REPEATS`."""
+    value = os.environ.get(MIN_REPEATS_VARIABLE)
+    if value is None:
+        return MIN_REPEATS
+    if not value.isdigit() or int(value) < 1:
+        message = f"{MIN_REPEATS_VARIABLE} must be a positive integer, got {value!r}"
+        raise UserInputError(Problem(message, path=MIN_REPEATS_VARIABLE))
+    return int(value)
 
 
 def interleaved(sides: dict[str, Callable[[int], T]], repeats: int) -> dict[str, list[T]]:

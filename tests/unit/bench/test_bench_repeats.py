@@ -2,7 +2,7 @@
 
 import pytest
 
-from nerplat.bench.repeats import MIN_REPEATS, Spread, check_repeats, interleaved, ratios
+from nerplat.bench.repeats import MIN_REPEATS, MIN_REPEATS_VARIABLE, Spread, check_repeats, interleaved, ratios
 from nerplat.errors import UserInputError
 
 
@@ -33,3 +33,14 @@ def test_fewer_than_five_repeats_are_refused_naming_the_flag():
     with pytest.raises(UserInputError) as raised:
         check_repeats(4)
     assert "--repeats must be at least 5" in str(raised.value) and raised.value.problems[0].path == "--repeats"
+
+
+def test_the_floor_is_lowered_by_its_environment_variable_and_a_bad_value_is_named(monkeypatch):
+    monkeypatch.setenv(MIN_REPEATS_VARIABLE, "2")
+    assert check_repeats(2) == 2
+    with pytest.raises(UserInputError, match="--repeats must be at least 2"):
+        check_repeats(1)
+    monkeypatch.setenv(MIN_REPEATS_VARIABLE, "two")
+    with pytest.raises(UserInputError) as raised:
+        check_repeats(5)
+    assert "NERPLAT_BENCH_MIN_REPEATS must be a positive integer, got 'two'" in str(raised.value)
