@@ -1,5 +1,7 @@
-"""No import cycle between nerplat's subpackages (and top-level modules): the layers of docs/architecture.md hold;
-and no cycle between its files: no module imports one that imports it back, directly or through others.
+"""No import cycle between nerplat's subpackages (and top-level modules), so units on one floor of
+docs/architecture.md's layers never import each other both ways (that no import runs up a floor is
+test_layers.py's); and no cycle between its files: no module imports one that imports it back,
+directly or through others.
 
 Every import in every module counts, including those inside functions: a lazy import is still a
 dependency, and a cycle through one is a cycle a refactoring can wake. Between files, an edge is an
@@ -14,44 +16,11 @@ import ast
 from collections import defaultdict
 from pathlib import Path
 
+from import_graph import absolute_base, imported_modules, module_name, package_of, unit_of, write_package
+
 import nerplat
 
 PACKAGE = Path(nerplat.__file__).parent
-
-
-def unit_of(module: str) -> str | None:
-    """'nerplat.spec.loader' -> 'spec'; 'nerplat.errors' -> 'errors'; other packages -> None."""
-    parts = module.split(".")
-    return parts[1] if parts[0] == "nerplat" and len(parts) > 1 else None
-
-
-def module_name(path: Path, root: Path) -> str:
-    parts = path.relative_to(root.parent).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def imported_modules(path: Path, root: Path) -> set[str]:
-    """Absolute names of every module `path` imports, at any depth of its code."""
-    here = module_name(path, root)
-    package = here if path.name == "__init__.py" else here.rpartition(".")[0]
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = absolute_base(node, package)
-            found.add(base)
-            found.update(f"{base}.{alias.name}" for alias in node.names)  # `from nerplat import spec`
-    return found
-
-
-def absolute_base(node: ast.ImportFrom, package: str) -> str:
-    """The absolute name of the module a `from ... import` reads from, inside `package`."""
-    base = node.module or ""
-    if node.level:
-        anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-        base = ".".join(anchor + ([base] if base else []))
-    return base
 
 
 def dependency_graph(root: Path = PACKAGE) -> dict[str, dict[str, str]]:
@@ -104,7 +73,7 @@ def module_graph(root: Path = PACKAGE) -> dict[str, dict[str, str]]:
     paths = {module_name(path, root): path for path in sorted(root.rglob("*.py"))}
     graph: dict[str, dict[str, str]] = {}
     for module, path in paths.items():
-        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        package = package_of(path, root)
         named = set()
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             if isinstance(node, ast.Import):
@@ -135,13 +104,6 @@ def test_no_import_cycle_between_subpackages():
 def test_no_module_imports_one_that_imports_it_back():
     cycles = module_cycles(module_graph())
     assert not cycles, "import cycles between modules:\n" + "\n".join(" -> ".join(cycle) for cycle in cycles)
-
-
-def write_package(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-    return root
 
 
 def test_the_module_check_finds_lazy_and_transitive_cycles_but_not_registration_by_a_package(tmp_path):
