@@ -131,7 +131,8 @@ def _file_entry(entry: str, directory: Path, source: str) -> tuple[str, str]:
     key, _, path = entry.rpartition("=")
     file = (directory / path).resolve()
     if not file.is_relative_to(directory.resolve()):
-        raise UserInputError(Problem(f"configMapGenerator file {path} is outside {directory}: Kustomize refuses it", source=source))
+        message = f"configMapGenerator file {path} is outside {directory}: Kustomize refuses it"
+        raise UserInputError(Problem(message, source=source))
     if not file.is_file():
         raise UserInputError(Problem(f"configMapGenerator file {path}: no such file", source=source))
     return key or file.name, file.read_text(encoding="utf-8")
@@ -167,7 +168,8 @@ def _apply_patch(manifests: list[Manifest], patch: dict[str, Any], directory: Pa
 def _apply_operation(body: dict[str, Any], operation: dict[str, Any], source: str) -> None:
     op, pointer = operation.get("op"), operation.get("path", "")
     if op not in PATCH_OPS:
-        raise UserInputError(Problem(f"patch op {op!r} not supported offline (use {', '.join(sorted(PATCH_OPS))})", source=source))
+        message = f"patch op {op!r} not supported offline (use {', '.join(sorted(PATCH_OPS))})"
+        raise UserInputError(Problem(message, source=source))
     *parents, last = [part.replace("~1", "/").replace("~0", "~") for part in pointer.split("/")[1:]]
     node: Any = body
     try:

@@ -111,7 +111,10 @@ def _plugin_files_in_image(spec_path: Path, repo_root: Path) -> None:
     for index, name in enumerate(names if isinstance(names, list) else []):
         path = plugin_path(name, spec_path.parent) if isinstance(name, str) else None
         if path is not None and not path.is_relative_to(specs_root):
-            message = f"plugin {name}: the cluster image holds only {SPECS_DIR}/; move it there, or install it in the image as a package"
+            message = (
+                f"plugin {name}: the cluster image holds only {SPECS_DIR}/; move it there, "
+                "or install it in the image as a package"
+            )
             problems.append(document.problem(message, (PLUGINS_KEY, index)))
     if problems:
         raise UserInputError(problems)

@@ -37,7 +37,8 @@ def auth_headers(environ: Mapping[str, str] | None = None) -> dict[str, str]:
         try:
             token = Path(token_path).read_text(encoding="utf-8").strip()
         except OSError as error:
-            raise UserInputError(Problem(f"RAY_AUTH_TOKEN_PATH: cannot read the token: {error.strerror}", source=token_path)) from None
+            message = f"RAY_AUTH_TOKEN_PATH: cannot read the token: {error.strerror}"
+            raise UserInputError(Problem(message, source=token_path)) from None
     return {"Authorization": f"Bearer {token}"} if token else {}
 
 
@@ -80,7 +81,10 @@ def refuse_malformed_job_address(address: str) -> None:
         port_ok = False
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname or any(c.isspace() for c in address) or not port_ok:
         raise UserInputError(
-            Problem(f"{address!r} is not a Ray job API address: give http(s)://HOST:PORT, e.g. http://127.0.0.1:8265", path="--address")
+            Problem(
+                f"{address!r} is not a Ray job API address: give http(s)://HOST:PORT, e.g. http://127.0.0.1:8265",
+                path="--address",
+            )
         )
 
 

@@ -39,7 +39,8 @@ def test_render_without_image_takes_the_dockerfiles_tag(spec_repo: Path, monkeyp
     assert main(["cluster", "render", "specs/tiny.yaml", "--cluster", str(CLUSTER / "base")]) == 0
     captured = capsys.readouterr()
     (rayjob,) = yaml.safe_load_all(captured.out)
-    assert rayjob["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]["containers"][0]["image"] == f"nerplat:{package_version()}"
+    head = rayjob["spec"]["rayClusterSpec"]["headGroupSpec"]
+    assert head["template"]["spec"]["containers"][0]["image"] == f"nerplat:{package_version()}"
     assert "docker build -f cluster/Dockerfile" in captured.err
 
 

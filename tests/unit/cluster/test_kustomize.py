@@ -55,7 +55,8 @@ BASE_REF = f"resources:\n  - {CLUSTER / 'base'}\n"
             "matches no resource",
         ),
         (
-            BASE_REF + "patches:\n  - target: {kind: RayCluster}\n    patch: '[{op: replace, path: /spec/nothere/x, value: 1}]'\n",
+            BASE_REF
+            + "patches:\n  - target: {kind: RayCluster}\n    patch: '[{op: replace, path: /spec/nothere/x, value: 1}]'\n",
             "no such path",
         ),
         (BASE_REF + "patches:\n  - target: {kind: RayCluster}\n    patch: '[{op: move, from: /a, path: /b}]'\n", "op 'move'"),
@@ -97,7 +98,9 @@ def test_config_map_files_are_read_from_the_kustomizations_folder_only(tmp_path:
     assert config_map.body["data"] == {"a.json": '{"a": 1}\n', "renamed.txt": "b\n"}
     (tmp_path / "secret.txt").write_text("outside")
     for entry, refusal in (("../secret.txt", "outside"), ("nothere.json", "no such file")):
-        write_kustomization(folder, f"generatorOptions: {{disableNameSuffixHash: true}}\nconfigMapGenerator:\n  - {{name: x, files: [{entry}]}}\n")
+        write_kustomization(
+            folder, f"generatorOptions: {{disableNameSuffixHash: true}}\nconfigMapGenerator:\n  - {{name: x, files: [{entry}]}}\n"
+        )
         with pytest.raises(UserInputError, match=refusal):
             kustomize.build(folder)
 

@@ -111,7 +111,11 @@ def _policy_for(objects: dict, app: str) -> dict:
 
 @pytest.mark.parametrize(("app", "port", "allowed"), [
     ("nerplat-mlflow", 5000, [{"app.kubernetes.io/part-of": "nerplat"}]),
-    ("nerplat-postgres", 5432, [{"app.kubernetes.io/name": "nerplat-mlflow"}, {"app.kubernetes.io/part-of": "nerplat", "ray.io/node-type": "head"}]),
+    (
+        "nerplat-postgres",
+        5432,
+        [{"app.kubernetes.io/name": "nerplat-mlflow"}, {"app.kubernetes.io/part-of": "nerplat", "ray.io/node-type": "head"}],
+    ),
     ("nerplat-prometheus", 9090, [{"app.kubernetes.io/name": "nerplat-grafana"}]),
 ])
 def test_network_policies_admit_only_nerplat_pods(objects, app, port, allowed):
@@ -125,7 +129,8 @@ def test_network_policies_admit_only_nerplat_pods(objects, app, port, allowed):
 def test_the_optuna_studies_live_in_a_postgresql_database_of_their_own_with_a_password_from_a_secret(objects):
     url = urlparse(objects["ConfigMap", "nerplat-settings"]["data"]["NERPLAT_OPTUNA_STORAGE"])
     service = objects["Service", "nerplat-postgres"]
-    assert (url.scheme, url.hostname, url.port) == ("postgresql", service["metadata"]["name"], service["spec"]["ports"][0]["port"])
+    expected = ("postgresql", service["metadata"]["name"], service["spec"]["ports"][0]["port"])
+    assert (url.scheme, url.hostname, url.port) == expected
     assert url.username == "optuna" and url.password is None and url.path == "/optuna"
     # the database and role are created by PostgreSQL's init script, with the password the driver logs in with
     postgres = _container(objects["StatefulSet", "nerplat-postgres"], "postgres")

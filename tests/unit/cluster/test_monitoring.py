@@ -55,7 +55,8 @@ def test_promtool_accepts_the_scrape_configuration_apart_from_kubernetes_discove
     config = prometheus_config(objects)
     del config["scrape_configs"][0]["kubernetes_sd_configs"]
     (tmp_path / "prometheus.yml").write_text(yaml.safe_dump(config))
-    checked = subprocess.run([binary("promtool"), "check", "config", str(tmp_path / "prometheus.yml")], capture_output=True, text=True)
+    command = [binary("promtool"), "check", "config", str(tmp_path / "prometheus.yml")]
+    checked = subprocess.run(command, capture_output=True, text=True)
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
@@ -95,7 +96,11 @@ def test_prometheus_keeps_the_metrics_port_of_running_ray_pods_only(objects, tmp
     (kept,) = targets["activeTargets"]
     assert kept["scrapeUrl"] == "http://10.0.0.1:8080/metrics"
     labels = kept["labels"]
-    assert (labels["pod"], labels["ray_io_cluster"], labels["ray_node_type"]) == ("nerplat-mom-conll-paper-gpu-worker-x", "nerplat-mom-conll-paper", "worker")
+    assert (labels["pod"], labels["ray_io_cluster"], labels["ray_node_type"]) == (
+        "nerplat-mom-conll-paper-gpu-worker-x",
+        "nerplat-mom-conll-paper",
+        "worker",
+    )
     assert len(targets["droppedTargets"]) == 3
 
 
@@ -119,7 +124,8 @@ def test_grafana_reads_the_repositorys_dashboards_from_the_prometheus_service(ob
 
     (source,) = yaml.safe_load(provisioning["datasources.yaml"])["datasources"]
     service = objects["Service", "nerplat-prometheus"]["spec"]
-    assert (source["type"], source["url"], source["isDefault"]) == ("prometheus", f"http://nerplat-prometheus:{service['ports'][0]['port']}", True)
+    prometheus_url = f"http://nerplat-prometheus:{service['ports'][0]['port']}"
+    assert (source["type"], source["url"], source["isDefault"]) == ("prometheus", prometheus_url, True)
     assert env["GF_SECURITY_ADMIN_PASSWORD"]["valueFrom"]["secretKeyRef"] == {"name": "nerplat-grafana", "key": "admin-password"}
     assert env["GF_AUTH_ANONYMOUS_ENABLED"]["value"] == "false"
 

@@ -68,7 +68,8 @@ def test_crd_type_and_enum_errors_say_what_was_expected():
 
 
 def test_crd_metadata_is_checked_as_object_meta():
-    text = RAYCLUSTER.replace("  labels:\n    app.kubernetes.io/name: nerplat-ray", "  lables:\n    app.kubernetes.io/name: nerplat-ray", 1)
+    labels = "  labels:\n    app.kubernetes.io/name: nerplat-ray"
+    text = RAYCLUSTER.replace(labels, labels.replace("labels", "lables"), 1)
     assert any("unknown field 'lables'; did you mean 'labels'? at metadata.lables" in p for p in problems_of(text))
 
 
