@@ -19,7 +19,9 @@ def frame() -> pl.DataFrame:
 
 
 def _cell(summary: pl.DataFrame, method: str, size: int, metric: str) -> dict:
-    return summary.filter((pl.col("method") == method) & (pl.col("size") == size) & (pl.col("metric") == metric)).row(0, named=True)
+    return summary.filter(
+        (pl.col("method") == method) & (pl.col("size") == size) & (pl.col("metric") == metric)
+    ).row(0, named=True)
 
 
 def test_mean_sd_and_bootstrap_match_a_direct_computation(frame):

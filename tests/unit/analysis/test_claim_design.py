@@ -44,7 +44,9 @@ def test_equal_effort_passes_and_a_fixed_learning_rate_or_shorter_budget_is_name
     lines = unequal_effort(plan_of(unfair))
     assert len(lines) == 2 and all("ce (0 trials, searching no training key, 2 epochs)" in line for line in lines)
     assert lines[0].startswith("claim mom_vs_ce: unequal tuning effort, mom (6 trials, searching train.lr, 4 epochs)")
-    excused = unfair.replace("metric: micro_f1, effect: 0.01}", "metric: micro_f1, effect: 0.01, unequal_effort: the paper tunes MoM only}")
+    excused = unfair.replace(
+        "metric: micro_f1, effect: 0.01}", "metric: micro_f1, effect: 0.01, unequal_effort: the paper tunes MoM only}"
+    )
     excused = excused.replace("pilot_sd: 0.0071}", "pilot_sd: 0.0071, unequal_effort: the paper tunes MoM only}")
     assert unequal_effort(plan_of(excused)) == []
 
@@ -88,7 +90,11 @@ def test_an_equivalence_claim_is_powered_at_a_true_difference_of_zero(plan_of):
     tost = 2 * _noncentral_t_power(0.01, 0.011, 9, 0.05) - 1  # both one-sided tests at 0.025: the bound 2 p - 1
     assert power.power == pytest.approx(tost, abs=1e-9) and power.undecidable
     needed = math.ceil(power.units_needed)
-    assert 2 * _noncentral_t_power(0.01, 0.011, needed, 0.05) - 1 >= 0.8 > 2 * _noncentral_t_power(0.01, 0.011, needed - 1, 0.05) - 1
+    assert (
+        2 * _noncentral_t_power(0.01, 0.011, needed, 0.05) - 1
+        >= 0.8
+        > 2 * _noncentral_t_power(0.01, 0.011, needed - 1, 0.05) - 1
+    )
     assert "margin 0.01 = 0.91 sd" in power.line() and f"(needs {needed} units)" in power.line()
 
 
@@ -115,9 +121,10 @@ def _pilot_folder(folder, partitions: int, seeds: int, shifts: dict[tuple[int, i
         for partition in range(partitions):
             for seed in range(seeds):
                 value = 0.5 + 0.01 * seed + (shifts[partition, seed] if method == "mom" else 0.0)
-                rows.append({"run_id": f"{method}-{partition}-{seed}", "arm": f"conll2003/full/{method}", "method": method, "dataset": "conll2003",
-                             "sampler": "none", "sampler_label": "full", "size": 100, "seed": seed, "partition": partition, "status": "completed",
-                             "encoder": "tiny", "head": "softmax", "test_micro_f1": value, "dev_best_micro_f1": value})
+                rows.append({"run_id": f"{method}-{partition}-{seed}", "arm": f"conll2003/full/{method}", "method": method,
+                             "dataset": "conll2003", "sampler": "none", "sampler_label": "full", "size": 100, "seed": seed,
+                             "partition": partition, "status": "completed", "encoder": "tiny", "head": "softmax",
+                             "test_micro_f1": value, "dev_best_micro_f1": value})
     rows.append(rows[-1] | {"run_id": "failed", "seed": seeds, "status": "failed", "test_micro_f1": 9.0})
     folder.mkdir()
     pl.DataFrame(rows).write_parquet(folder / "runs.parquet")
@@ -141,7 +148,9 @@ def test_a_report_pilot_gives_the_sd_of_the_unit_level_differences(plan_of, tmp_
     assert found["mom_vs_ce"].sd == pytest.approx(np.std([0.0, 0.002, 0.004, 0.006], ddof=1))
     assert found["mom_vs_ce"].source.endswith("4 partitions")
     line = claim_power(plan, plan.claims[1], found["mom_vs_best"]).line()
-    assert line.startswith(f"claim mom_vs_best: pilot sd {found['mom_vs_best'].sd:.4g} ({tmp_path / 'partitions' / 'runs.parquet'}, 4 partitions)")
+    assert line.startswith(
+        f"claim mom_vs_best: pilot sd {found['mom_vs_best'].sd:.4g} ({tmp_path / 'partitions' / 'runs.parquet'}, 4 partitions)"
+    )
     with pytest.raises(UserInputError, match="holds neither runs.parquet nor mlflow.db"):
         pilot_sds(plan, tmp_path)
 

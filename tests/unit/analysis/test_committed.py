@@ -17,8 +17,10 @@ from nerplat.errors import UserInputError
 
 REPORT = Path(__file__).resolve().parents[3] / "docs" / "results" / "mom_conll"
 CLAIMS = (
-    Claim(id="mom_vs_ce", paper="Nemoto et al. 2024", source="Table 3", method="mom", partner="ce", metric="macro_f1", effect=0.0033),
-    Claim(id="mom_vs_best_other", paper="Nemoto et al. 2024", source="Table 3", method="mom", partner="best_other", metric="macro_f1", effect=0.0016),
+    Claim(id="mom_vs_ce", paper="Nemoto et al. 2024", source="Table 3", method="mom", partner="ce", metric="macro_f1",
+          effect=0.0033),
+    Claim(id="mom_vs_best_other", paper="Nemoto et al. 2024", source="Table 3", method="mom", partner="best_other",
+          metric="macro_f1", effect=0.0016),
 )
 
 
@@ -47,7 +49,9 @@ def test_a_committed_report_is_analysed_again_from_its_frames_with_its_claims(re
         assert row["n_pairs"] == runs.filter(pl.col("method") == "mom").height
         assert row["ci_low"] <= row["delta"] <= row["ci_high"]
         direction = "reproduced" if row["ci_low"] > 0 else "opposite" if row["ci_high"] < 0 else "inconclusive"
-        assert row["direction_verdict"] == direction and row["verdict"] == (direction if row["converged"] else "inconclusive"), row
+        assert (
+            row["direction_verdict"] == direction and row["verdict"] == (direction if row["converged"] else "inconclusive")
+        ), row
         assert (row["unit"], row["n_units"]) == ("seed", row["n_pairs"]) and row["magnitude_verdict"] == "not comparable"
         assert row["method_trials"] > 0 and "objective.lambda" in row["method_searched"]
 
@@ -65,7 +69,8 @@ def test_the_verdict_table_is_generated_between_the_readme_markers(report: Path,
     reanalyse_report(report, AnalysisSettings(claims=CLAIMS, average="macro"), "mom_conll")
     table = verdict_table(report.parent)
     rows = [line for line in table.splitlines() if line.startswith("| mom_vs")]
-    assert len(rows) == 2 and rows[0].startswith("| mom_vs_ce | [mom_conll](mom_conll/report.md) | Nemoto et al. 2024, Table 3 | mom vs ce |")
+    assert len(rows) == 2
+    assert rows[0].startswith("| mom_vs_ce | [mom_conll](mom_conll/report.md) | Nemoto et al. 2024, Table 3 | mom vs ce |")
     readme = tmp_path / "README.md"
     readme.write_text(f"# Results\n\n{TABLE_START}\nold, typed by hand\n{TABLE_END}\n\nafter\n", encoding="utf-8")
     update_readme(readme, table)
@@ -83,8 +88,13 @@ def test_an_arm_without_tune_trials_takes_its_epoch_cap_from_the_plan():
     from nerplat.analysis.verdicts import arm_frame
 
     replicates = pl.DataFrame({"arm": ["a/ce", "a/mom"]})
-    trials = pl.DataFrame({"arm": ["a/mom", "a/mom"], "status": ["completed"] * 2, "param.train.epochs": ["30", "30"], "param.train.lr": ["0.1", "0.2"]})
-    planned = arm_frame({"arms": [{"id": "a/ce", "fixed": {"train": {"epochs": 20}}}, {"id": "a/mom", "fixed": {"train": {"epochs": 25}}}]})
+    trials = pl.DataFrame(
+        {"arm": ["a/mom", "a/mom"], "status": ["completed"] * 2, "param.train.epochs": ["30", "30"],
+         "param.train.lr": ["0.1", "0.2"]}
+    )
+    planned = arm_frame(
+        {"arms": [{"id": "a/ce", "fixed": {"train": {"epochs": 20}}}, {"id": "a/mom", "fixed": {"train": {"epochs": 25}}}]}
+    )
     epochs = dict(arms_from_runs(replicates, trials, planned).select("arm", "epochs").iter_rows())
     assert epochs == {"a/ce": 20, "a/mom": 30}  # the runs' own record wins where they have one
     assert dict(arms_from_runs(replicates, trials).select("arm", "epochs").iter_rows())["a/ce"] is None

@@ -114,7 +114,9 @@ def test_power_columns_come_from_the_paired_differences(frame):
 
 def _resampled(frame: pl.DataFrame) -> pl.DataFrame:
     """The frame under two samplers: `full` and `sc`, whose runs train on 4x the sentences (other size)."""
-    full = frame.with_columns(pl.lit("full").alias("sampler"), pl.lit("full").alias("sampler_label"), pl.lit("full").alias("sampler_family"))
+    full = frame.with_columns(
+        pl.lit("full").alias("sampler"), pl.lit("full").alias("sampler_label"), pl.lit("full").alias("sampler_family")
+    )
     sc = full.with_columns(
         pl.lit("sc").alias("sampler"), pl.lit("sc").alias("sampler_label"), pl.lit("sc").alias("sampler_family"),
         (pl.col("size") * 4).alias("size"), (pl.col("test_micro_f1") + 0.01 * pl.col("seed")).alias("test_micro_f1"),
@@ -136,7 +138,9 @@ def test_samplers_are_compared_within_a_method_matched_by_seed_and_partition_not
 
 
 def test_a_sampler_run_without_its_reference_run_is_reported(frame):
-    both = _resampled(frame).filter(~((pl.col("sampler") == "full") & (pl.col("seed") == 1) & (pl.col("partition") == 0) & (pl.col("method") == "ce")))
+    both = _resampled(frame).filter(
+        ~((pl.col("sampler") == "full") & (pl.col("seed") == 1) & (pl.col("partition") == 0) & (pl.col("method") == "ce"))
+    )
     result = compare_samplers(both, "full", METRICS, "paired_t")
     (row,) = result.missing.iter_rows(named=True)
     assert (row["method"], row["sampler_label"], row["seed"]) == ("ce", "sc", 1)

@@ -31,7 +31,11 @@ def _runs(stopped: dict[str, list[tuple[str | None, int | None]]], selected: dic
 
 def _curves(frame: pl.DataFrame) -> pl.DataFrame:
     """Every run's dev curve: epochs 1..stopped_epoch at a constant score."""
-    rows = [(r["run_id"], METRIC, epoch, 0.5) for r in frame.iter_rows(named=True) for epoch in range(1, int(r["stopped_epoch"] or 0) + 1)]
+    rows = [
+        (r["run_id"], METRIC, epoch, 0.5)
+        for r in frame.iter_rows(named=True)
+        for epoch in range(1, int(r["stopped_epoch"] or 0) + 1)
+    ]
     return pl.DataFrame(rows, schema=EPOCH_SCHEMA, orient="row")
 
 
@@ -50,10 +54,13 @@ def test_a_cell_is_converged_when_every_run_stopped_by_patience_and_not_when_one
 
 
 def test_the_verdict_reads_no_curve_a_rising_mean_curve_stopped_by_patience_is_converged():
-    """The slope test flagged such cells (CE at 50 sentences, best epochs 7-8 of 20) as rising: the rule no longer reads the curve."""
+    """The slope test flagged such cells (CE at 50 sentences, best epochs 7-8 of 20) as rising: the rule no longer reads
+    the curve."""
     frame = _runs({"ce": PLATEAU, "mom": PLATEAU})
     rising = pl.DataFrame(
-        [(r["run_id"], METRIC, e, 0.1 * e) for r in frame.iter_rows(named=True) for e in range(1, 12)], schema=EPOCH_SCHEMA, orient="row"
+        [(r["run_id"], METRIC, e, 0.1 * e) for r in frame.iter_rows(named=True) for e in range(1, 12)],
+        schema=EPOCH_SCHEMA,
+        orient="row",
     )
     assert convergence(frame, rising, METRIC)["converged"].to_list() == [True, True]
     assert convergence(frame, pl.DataFrame(schema=EPOCH_SCHEMA), METRIC)["converged"].to_list() == [True, True]
@@ -67,7 +74,9 @@ def test_a_run_that_does_not_say_why_it_stopped_leaves_its_cell_unknown_unless_a
     assert convergence(old, pl.DataFrame(schema=EPOCH_SCHEMA), METRIC)["converged"].to_list() == [None]
     assert convergence(old, pl.DataFrame(schema=EPOCH_SCHEMA), METRIC)["judged_by"].to_list() == [None]  # nothing recorded
     assert set(verdicts["judged_by"]) == {"patience"}
-    summary = with_convergence(summarise(old, metric_columns(old), SETTINGS), convergence(old, pl.DataFrame(schema=EPOCH_SCHEMA), METRIC))
+    summary = with_convergence(
+        summarise(old, metric_columns(old), SETTINGS), convergence(old, pl.DataFrame(schema=EPOCH_SCHEMA), METRIC)
+    )
     assert summary["converged"].null_count() == summary.height and unconverged_cells(summary) == []
 
 

@@ -30,7 +30,9 @@ def test_one_row_per_arm_baseline_first_with_short_labels_and_full_ids():
         ("mom · low_resource-20", "conll2003/untyped+low_resource-20/mom"),
         ("mom · low_resource-100", "conll2003/untyped+low_resource-100/mom"),
     ]
-    assert [(r.mean, r.sd, r.n, r.converged) for r in rows] == [(0.568, 0.01, 3, True), (0.55, 0.02, 3, False), (0.5, 0.01, 2, None)]
+    assert [(r.mean, r.sd, r.n, r.converged) for r in rows] == [
+        (0.568, 0.01, 3, True), (0.55, 0.02, 3, False), (0.5, 0.01, 2, None)
+    ]
     assert {r.metric for r in rows} == {"test_micro_f1"}
 
 

@@ -36,7 +36,10 @@ def test_plan_settings_with_flag_overrides(store):
 def test_the_methods_display_names_and_the_decimals_come_from_the_plan():
     from nerplat.analysis.report import settings_from_plan
 
-    plan = {"analysis": {"baseline": "ce", "decimals": 3}, "resolved_spec": {"methods": {"wce1": {"loss": "wce", "display": "WCE (w=1)"}, "ce": {"loss": "ce"}}}}
+    plan = {
+        "analysis": {"baseline": "ce", "decimals": 3},
+        "resolved_spec": {"methods": {"wce1": {"loss": "wce", "display": "WCE (w=1)"}, "ce": {"loss": "ce"}}},
+    }
     settings = settings_from_plan(plan, "plan.json")
     assert settings.display == {"wce1": "WCE (w=1)"} and settings.decimals == 3
     assert settings_from_plan({"analysis": {}}, "plan.json").display == {}

@@ -20,7 +20,9 @@ def store(tmp_path):
         client.log_param(run.info.run_id, "eval_split", split)
         client.log_metric(run.info.run_id, f"{split}_micro_f1", 0.123)  # strict scores 0 here: kept as logged
         if predictions:
-            path = write_conll_predictions(tmp_path / schema.PREDICTIONS_ARTIFACT, [["EU", "rejects"]], [["B-ENT", "O"]], [["I-ENT", "O"]])
+            path = write_conll_predictions(
+                tmp_path / schema.PREDICTIONS_ARTIFACT, [["EU", "rejects"]], [["B-ENT", "O"]], [["I-ENT", "O"]]
+            )
             client.log_artifact(run.info.run_id, str(path))
         return run.info.run_id
 

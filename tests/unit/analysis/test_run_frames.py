@@ -35,10 +35,18 @@ def test_replicate_frame_says_why_each_run_stopped_and_whether_it_converged(stor
         client.set_tag(run_id, schema.STOPPED_BY, why)
     store.replicate("ce", 2, {"test_micro_f1": 0.5})  # recorded before runs said why they stopped
     for seed, fit in ((0, 1.0), (1, 0.0)):  # crfsuite: its own stopping test decides, though its one fit is the cap
-        client.set_tag(store.replicate("crf", seed, {"test_micro_f1": 0.4, "fit_converged": fit, "stopped_epoch": 1.0}), schema.STOPPED_BY, "cap")
+        client.set_tag(
+            store.replicate("crf", seed, {"test_micro_f1": 0.4, "fit_converged": fit, "stopped_epoch": 1.0}),
+            schema.STOPPED_BY,
+            "cap",
+        )
     frame = fetch_experiment(open_client(client.tracking_uri), store.experiment).replicates
-    assert (frame.schema["stopped_by"], frame.schema["stopped_epoch"], frame.schema["converged_run"]) == (pl.String, pl.Int64, pl.Boolean)
-    rows = {(r["method"], r["seed"]): (r["stopped_by"], r["stopped_epoch"], r["converged_run"]) for r in frame.iter_rows(named=True)}
+    assert (frame.schema["stopped_by"], frame.schema["stopped_epoch"], frame.schema["converged_run"]) == (
+        pl.String, pl.Int64, pl.Boolean
+    )
+    rows = {
+        (r["method"], r["seed"]): (r["stopped_by"], r["stopped_epoch"], r["converged_run"]) for r in frame.iter_rows(named=True)
+    }
     assert rows == {
         ("ce", 0): ("patience", 7, True), ("ce", 1): ("cap", 20, False), ("ce", 2): (None, None, None),
         ("crf", 0): ("cap", 1, True), ("crf", 1): ("cap", 1, False),
@@ -128,10 +136,13 @@ def test_chosen_frame_reads_the_configuration_each_tune_parent_chose(store):
     arm = {schema.PHASE: "tune", schema.DATASET: "toy", schema.METHOD: "mom"}
     store.run("arm", arm | {schema.ARM: "toy/full/mom", schema.SAMPLED: json.dumps({"objective.lambda": 0.25, "train.lr": 2e-5})},
               {"dev_best_micro_f1": 0.61})
-    store.run("arm", arm | {schema.ARM: "toy/full/focal", schema.METHOD: "focal", schema.SAMPLED: json.dumps({"objective.gamma": 2})},
+    store.run("arm", arm | {schema.ARM: "toy/full/focal", schema.METHOD: "focal",
+                            schema.SAMPLED: json.dumps({"objective.gamma": 2})},
               {"dev_best_micro_f1": 0.58})
     store.run("arm", arm | {schema.ARM: "toy/full/dice"})  # its tuning did not finish: nothing chosen
-    store.run("arm", {schema.PHASE: "replicate", schema.ARM: "toy/full/mom", schema.SAMPLED: json.dumps({"objective.lambda": 0.25})})
+    store.run(
+        "arm", {schema.PHASE: "replicate", schema.ARM: "toy/full/mom", schema.SAMPLED: json.dumps({"objective.lambda": 0.25})}
+    )
     chosen = fetch_experiment(open_client(store.client.tracking_uri), store.experiment).chosen
 
     assert sorted(chosen["arm"].to_list()) == ["toy/full/focal", "toy/full/mom"]
@@ -154,7 +165,9 @@ def test_a_run_stopped_by_patience_at_its_first_evaluations_score_did_not_conver
         "run_id": ["dip", "learned", "capped"], "stopped_by": ["patience", "patience", "cap"],
         "stopped_epoch": [5.0, 12.0, 20.0], "selected_epoch": [1.0, 8.0, 1.0],
     }))  # fmt: skip
-    epochs = pl.DataFrame({"run_id": ["dip", "learned", "capped"], "metric": ["dev_micro_f1"] * 3, "epoch": [1, 1, 1], "value": [0.135] * 3})
+    epochs = pl.DataFrame(
+        {"run_id": ["dip", "learned", "capped"], "metric": ["dev_micro_f1"] * 3, "epoch": [1, 1, 1], "value": [0.135] * 3}
+    )
     marked = with_stops_before_learning(runs, epochs)
     assert marked["stopped_by"].to_list() == [BEFORE_LEARNING, "patience", "cap"]
     assert marked["converged_run"].to_list() == [False, True, False]

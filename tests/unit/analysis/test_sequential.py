@@ -309,7 +309,10 @@ def test_looks_at_3_6_9_partitions_hold_alpha_at_partition_icc_half_where_seed_p
     pairs (looks at 9, 18, 27) exclude it far more often: the pseudo-replication units avoid."""
     icc, seeds = 0.5, 3
     rng = np.random.default_rng(21)
-    d = math.sqrt(icc) * rng.standard_normal((UNIT_EXPERIMENTS, 9, 1)) + math.sqrt(1 - icc) * rng.standard_normal((UNIT_EXPERIMENTS, 9, seeds))
+    d = (
+        math.sqrt(icc) * rng.standard_normal((UNIT_EXPERIMENTS, 9, 1))
+        + math.sqrt(1 - icc) * rng.standard_normal((UNIT_EXPERIMENTS, 9, seeds))
+    )
     by_partition = _ever_excludes_zero(d.mean(axis=2), boundaries(look_schedule(9, 3), 9, ALPHA, "pocock"))
     by_seed = _ever_excludes_zero(d.reshape(UNIT_EXPERIMENTS, 9 * seeds), boundaries(look_schedule(27, 9), 27, ALPHA, "pocock"))
     assert by_partition <= UNIT_LIMIT, f"partition units: {by_partition:.4f}"

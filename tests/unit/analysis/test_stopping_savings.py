@@ -17,7 +17,9 @@ def _arms() -> pl.DataFrame:
 
 
 def test_savings_count_epochs_and_scale_each_runs_time_per_epoch_to_the_cap():
-    replicates = pl.DataFrame({"arm": ["ce", "ce", "mom"], "stopped_epoch": [10.0, 20.0, 5.0], "time_train_s": [360.0, 720.0, 90.0]})
+    replicates = pl.DataFrame(
+        {"arm": ["ce", "ce", "mom"], "stopped_epoch": [10.0, 20.0, 5.0], "time_train_s": [360.0, 720.0, 90.0]}
+    )
     trials = pl.DataFrame({"arm": ["mom"], "stopped_epoch": [15.0], "time_train_s": [540.0], "param.lr": ["0.1"]})
     saved = stopping_savings((replicates, trials), _arms())
     rows = {row["arm"]: row for row in saved.iter_rows(named=True)}
@@ -32,7 +34,9 @@ def test_savings_count_epochs_and_scale_each_runs_time_per_epoch_to_the_cap():
 def test_runs_that_did_not_record_where_they_stopped_are_left_out():
     old = pl.DataFrame({"arm": ["ce"], "time_train_s": [100.0]})  # a report older than nerplat.stopped_by
     assert stopping_savings((old,), _arms()).is_empty()
-    unknown = pl.DataFrame({"arm": ["ce"], "stopped_epoch": [None], "time_train_s": [100.0]}, schema_overrides={"stopped_epoch": pl.Float64})
+    unknown = pl.DataFrame(
+        {"arm": ["ce"], "stopped_epoch": [None], "time_train_s": [100.0]}, schema_overrides={"stopped_epoch": pl.Float64}
+    )
     assert stopping_savings((unknown,), _arms()).is_empty()
     assert savings_table(stopping_savings((old,), _arms())) is None
 

@@ -70,7 +70,9 @@ def test_comparison_table_shows_deltas_and_marks_only_significant_cells(frame, s
 def test_comparison_table_counts_unpaired_runs_in_a_note(frame, summary):
     gap = frame.filter(~((pl.col("method") == "ce") & (pl.col("seed") == 0)))
     comparison = paired_comparisons(gap, SETTINGS, [])
-    tables = layouts.comparison_tables(summarise(gap, metric_columns(gap), SETTINGS), comparison.tests, comparison.missing, SETTINGS)
+    tables = layouts.comparison_tables(
+        summarise(gap, metric_columns(gap), SETTINGS), comparison.tests, comparison.missing, SETTINGS
+    )
     assert any("2 runs without a matched partner" in n for n in tables[0].notes)
 
 
@@ -95,7 +97,9 @@ def test_per_type_table_orders_rarest_first_and_ends_with_the_macro_average(summ
 
 
 def test_dataset_table_from_plain_statistics():
-    split = {"sentences": 1200, "tokens": 20500, "mentions_per_type": {"PER": 30, "LOC": 12}, "pct_B": 2.0, "pct_I": 1.5, "pct_O": 96.5}
+    split = {
+        "sentences": 1200, "tokens": 20500, "mentions_per_type": {"PER": 30, "LOC": 12}, "pct_B": 2.0, "pct_I": 1.5, "pct_O": 96.5
+    }
     table = context_tables.dataset_table({"toy": {"train": split, "test": split}})
     cells = [c.text for c in table.rows[0].cells]
     assert cells[:3] == ["1,200", "", "1,200"]  # no dev split: blank
@@ -105,7 +109,8 @@ def test_dataset_table_from_plain_statistics():
 
 def test_size_factor_table_averages_over_datasets(summary):
     rows = pl.DataFrame({
-        "sampler": ["sCR", "sCR", "full"], "dataset": ["a", "b", "a"], "metric": ["train_size_factor"] * 3, "mean": [4.0, 5.0, 1.0],
+        "sampler": ["sCR", "sCR", "full"], "dataset": ["a", "b", "a"], "metric": ["train_size_factor"] * 3,
+        "mean": [4.0, 5.0, 1.0],
     })
     table = context_tables.size_factor_table(rows)
     assert [r.label for r in table.rows] == ["full", "sCR"]
@@ -126,7 +131,9 @@ def test_no_grid_when_every_method_has_a_single_model(summary):
 def test_one_replicate_per_cell_says_no_test_was_possible(frame):
     single = frame.filter(pl.col("seed") == 0)
     comparison = paired_comparisons(single, SETTINGS, [])
-    table = layouts.comparison_tables(summarise(single, metric_columns(single), SETTINGS), comparison.tests, comparison.missing, SETTINGS)[0]
+    table = layouts.comparison_tables(
+        summarise(single, metric_columns(single), SETTINGS), comparison.tests, comparison.missing, SETTINGS
+    )[0]
     assert table.notes[0] == "n = 1 replicate per cell"
     assert table.notes[1].startswith("No significance test")
 

@@ -16,14 +16,16 @@ from nerplat.config.experiment import Claim, Sequential
 METRIC = "test_macro_f1"
 
 
-def _frame(gains: dict[str, float], seeds: int = 6, noise: float = 0.004, dev: dict[str, float] | None = None, partitions: int = 1,
-           converged: dict[str, bool | None] | None = None) -> pl.DataFrame:
+def _frame(gains: dict[str, float], seeds: int = 6, noise: float = 0.004, dev: dict[str, float] | None = None,
+           partitions: int = 1, converged: dict[str, bool | None] | None = None) -> pl.DataFrame:
     """Replicates of each method at one size whose test macro F1 is 0.7 + gain + noise (seeded);
     `converged_run` per method (default True)."""
     frame = synthetic_replicates(methods=tuple(gains), sizes=(100,), seeds=seeds, partitions=partitions, types=())
     rng = np.random.default_rng(1)
     shared = rng.normal(0, 0.01, (seeds, partitions))  # a seed effect both methods share: what pairing removes
-    values = [0.7 + gains[r["method"]] + shared[r["seed"], r["partition"]] + rng.normal(0, noise) for r in frame.iter_rows(named=True)]
+    values = [
+        0.7 + gains[r["method"]] + shared[r["seed"], r["partition"]] + rng.normal(0, noise) for r in frame.iter_rows(named=True)
+    ]
     dev = dev or gains
     flags = [(converged or {}).get(m, True) for m in frame["method"]]
     return frame.with_columns(
@@ -38,8 +40,8 @@ def _settings(*claims: Claim, **extra) -> AnalysisSettings:
 
 
 def _claim(effect: float | None = None, partner: str = "ce", claim_id: str = "mom_vs_ce", **fields) -> Claim:
-    return Claim(id=claim_id, paper="Nemoto et al. 2024", source="Table 3", method="mom", partner=partner, metric="macro_f1", effect=effect,
-                 **fields)
+    return Claim(id=claim_id, paper="Nemoto et al. 2024", source="Table 3", method="mom", partner=partner, metric="macro_f1",
+                 effect=effect, **fields)
 
 
 def _rows(frame: pl.DataFrame, *claims: Claim, **extra) -> dict[str, dict]:
@@ -135,7 +137,8 @@ def test_the_magnitude_interval_is_at_a_fixed_bonferroni_level_over_the_comparab
     frame = _frame({"ce": 0.0, "focal": 0.004, "mom": 0.012}, seeds=5, noise=0.006)
     comparable = "bert-base on the full data, as the paper"
     claims = [
-        Claim(id="mom_vs_ce", paper="x", source="Table 1", method="mom", partner="ce", metric="macro_f1", effect=0.01, comparable=comparable),
+        Claim(id="mom_vs_ce", paper="x", source="Table 1", method="mom", partner="ce", metric="macro_f1", effect=0.01,
+              comparable=comparable),
         Claim(id="focal_vs_ce", paper="x", source="Table 1", method="focal", partner="ce", metric="macro_f1", effect=0.01,
               comparable=comparable, paper_se=0.003),
         Claim(id="mom_vs_focal", paper="x", source="Table 1", method="mom", partner="focal", metric="macro_f1", effect=0.01),
@@ -145,13 +148,19 @@ def test_the_magnitude_interval_is_at_a_fixed_bonferroni_level_over_the_comparab
     for claim, paper_se in (("mom_vs_ce", 0.0), ("focal_vs_ce", 0.003)):
         row = rows[claim]
         method, partner = claim.split("_vs_")
-        d = (frame.filter(pl.col("method") == method).sort("seed")[METRIC] - frame.filter(pl.col("method") == partner).sort("seed")[METRIC]).to_numpy()
+        d = (
+            frame.filter(pl.col("method") == method).sort("seed")[METRIC]
+            - frame.filter(pl.col("method") == partner).sort("seed")[METRIC]
+        ).to_numpy()
         half = critical * np.hypot(d.std(ddof=1) / np.sqrt(5), paper_se)
         assert (row["magnitude_ci_low"], row["magnitude_ci_high"]) == pytest.approx((row["delta"] - half, row["delta"] + half))
         assert row["ci_level"] != pytest.approx(1 - 0.05 / 2)  # the direction's interval is Holm's, not this one
     assert rows["mom_vs_focal"]["magnitude_ci_low"] is None and rows["mom_vs_focal"]["magnitude_verdict"] == "not comparable"
     text = verdict_text(rows["mom_vs_ce"])
-    assert text.magnitude == f"{rows['mom_vs_ce']['magnitude_verdict']} ([{rows['mom_vs_ce']['magnitude_ci_low']:+.4f}, {rows['mom_vs_ce']['magnitude_ci_high']:+.4f}])"
+    assert text.magnitude == (
+        f"{rows['mom_vs_ce']['magnitude_verdict']} "
+        f"([{rows['mom_vs_ce']['magnitude_ci_low']:+.4f}, {rows['mom_vs_ce']['magnitude_ci_high']:+.4f}])"
+    )
 
 
 def test_a_sequential_magnitude_interval_is_the_repeated_interval_of_the_look():
@@ -164,21 +173,26 @@ def test_a_sequential_magnitude_interval_is_the_repeated_interval_of_the_look():
 def test_an_equivalence_claim_is_a_tost_at_its_margin():
     frame = _frame({"ce": 0.0, "mom": 0.001, "focal": 0.05}, noise=0.002)
     on_par = _claim(claim_id="on_par", kind="equivalent", margin=0.01)
-    apart = Claim(id="apart", paper="x", source="sec. V", kind="equivalent", margin=0.01, method="focal", partner="ce", metric="macro_f1")
+    apart = Claim(id="apart", paper="x", source="sec. V", kind="equivalent", margin=0.01, method="focal", partner="ce",
+                  metric="macro_f1")
     wide = _claim(claim_id="wide", kind="equivalent", margin=0.0001)
     rows = _rows(frame, on_par, apart, wide)
-    assert rows["on_par"]["direction_verdict"] == "equivalent" and -0.01 < rows["on_par"]["ci_low"] < rows["on_par"]["ci_high"] < 0.01
+    assert rows["on_par"]["direction_verdict"] == "equivalent"
+    assert -0.01 < rows["on_par"]["ci_low"] < rows["on_par"]["ci_high"] < 0.01
     assert rows["apart"]["direction_verdict"] == "not equivalent" and rows["apart"]["ci_low"] >= 0.01
     assert rows["wide"]["direction_verdict"] == "inconclusive"
     assert rows["on_par"]["direction"] == "on par (±0.01)" and rows["on_par"]["magnitude_verdict"] == "not comparable"
-    assert rows["on_par"]["p_holm"] < 0.05 and rows["on_par"]["ci_level"] == pytest.approx(1 - 2 * 0.05 * rows["on_par"]["p_value"] / rows["on_par"]["p_holm"])
+    assert rows["on_par"]["p_holm"] < 0.05
+    assert rows["on_par"]["ci_level"] == pytest.approx(1 - 2 * 0.05 * rows["on_par"]["p_value"] / rows["on_par"]["p_holm"])
 
 
 def test_partitions_are_the_unit_where_the_runs_have_several():
     frame = _frame({"ce": 0.0, "mom": 0.03}, seeds=3, partitions=4)
     (row,) = _rows(frame, _claim(0.02)).values()
     assert (row["unit"], row["n_units"], row["n_pairs"]) == ("partition", 4, 12)
-    mom, ce = (frame.filter(pl.col("method") == m).sort("partition", "seed")[METRIC].to_numpy().reshape(4, 3) for m in ("mom", "ce"))
+    mom, ce = (
+        frame.filter(pl.col("method") == m).sort("partition", "seed")[METRIC].to_numpy().reshape(4, 3) for m in ("mom", "ce")
+    )
     means = (mom - ce).mean(axis=1)
     assert row["delta"] == pytest.approx(means.mean())
     half = row["ci_high"] - row["delta"]
@@ -204,14 +218,22 @@ def test_units_needed_and_power_come_from_the_observed_sd():
     from nerplat.analysis.sequential import design_power, units_for_power
 
     frame = _frame({"ce": 0.0, "focal": 0.0, "mom": 0.004}, noise=0.004)
-    rows = _rows(frame, _claim(0.004), _claim(claim_id="direction", direction="better"), sequential=Sequential(max_seeds=6, look_every=3))
-    d = (frame.filter(pl.col("method") == "mom").sort("seed")[METRIC] - frame.filter(pl.col("method") == "ce").sort("seed")[METRIC]).to_numpy()
+    rows = _rows(
+        frame, _claim(0.004), _claim(claim_id="direction", direction="better"), sequential=Sequential(max_seeds=6, look_every=3)
+    )
+    d = (
+        frame.filter(pl.col("method") == "mom").sort("seed")[METRIC] - frame.filter(pl.col("method") == "ce").sort("seed")[METRIC]
+    ).to_numpy()
     sd, alpha = d.std(ddof=1), 0.05 / 2
     assert rows["mom_vs_ce"]["units_needed"] == units_for_power(0.004, sd, alpha)
     assert rows["mom_vs_ce"]["power"] == pytest.approx(design_power(0.004, sd, 6, alpha))
     assert rows["direction"]["units_needed"] == units_for_power(d.mean(), sd, alpha) and rows["direction"]["power"] is None
-    assert (rows["mom_vs_ce"]["units_needed_at"], rows["direction"]["units_needed_at"]) == ("paper's effect", "observed difference")
-    assert verdict_text(rows["direction"]).power.endswith(f"{rows['direction']['units_needed']} for 0.8 at the observed difference")
+    assert (rows["mom_vs_ce"]["units_needed_at"], rows["direction"]["units_needed_at"]) == (
+        "paper's effect", "observed difference"
+    )
+    assert verdict_text(rows["direction"]).power.endswith(
+        f"{rows['direction']['units_needed']} for 0.8 at the observed difference"
+    )
     (row,) = _rows(frame, _claim(claim_id="on_par", kind="equivalent", margin=0.01)).values()
     assert row["units_needed_at"] == "margin"
 
@@ -255,8 +277,9 @@ def test_tuning_effort_and_cost_come_from_the_plan_and_the_runs():
     frame = _frame({"ce": 0.0, "mom": 0.03}).with_columns(pl.lit(100.0).alias("trial_seconds"))
     arms = {a: a.rsplit("/", 1)[1] for a in frame["arm"].unique().to_list()}
     plan = {"arms": [
-        {"id": arm, "tune_trials": 8 if method == "mom" else 0, "search_space": {"objective.lambda": {}} if method == "mom" else {},
-         "fixed": {"train": {"epochs": 10}}, "resources": {"workers": 1, "cpus_per_worker": 2.0, "gpus_per_worker": 0.0}}
+        {"id": arm, "tune_trials": 8 if method == "mom" else 0,
+         "search_space": {"objective.lambda": {}} if method == "mom" else {}, "fixed": {"train": {"epochs": 10}},
+         "resources": {"workers": 1, "cpus_per_worker": 2.0, "gpus_per_worker": 0.0}}
         for arm, method in arms.items()
     ]}
     trials = frame.filter(pl.col("method") == "mom").select("arm", pl.lit(50.0).alias("time_train_s"))
@@ -281,16 +304,21 @@ def test_a_claim_of_direction_only_is_reproduced_above_zero_and_opposite_below()
     better = _claim(claim_id="better", direction="better", comparable="the paper's setting")
     worse = _claim(claim_id="worse", direction="worse")
     rows = _rows(frame, better, worse)
-    assert rows["better"]["verdict"] == "reproduced" and rows["better"]["paper_effect"] is None and rows["better"]["p_vs_paper"] is None
+    assert rows["better"]["verdict"] == "reproduced"
+    assert rows["better"]["paper_effect"] is None and rows["better"]["p_vs_paper"] is None
     assert rows["better"]["magnitude_verdict"] == "not comparable"  # no number to compare with
     assert rows["worse"]["verdict"] == "opposite" and rows["worse"]["direction"] == "worse"
 
 
 def test_a_claim_across_sampler_settings_pairs_one_method_by_seed():
-    frame = synthetic_replicates(methods=("ce",), sizes=(100, 200), seeds=5, types=()).with_columns(pl.lit(True).alias("converged_run"))
-    frame = frame.with_columns(pl.when(pl.col("size") == 200).then(0.75).otherwise(0.70).add(pl.col("seed") * 0.001).alias(METRIC))
-    claim = Claim(id="resampled", paper="Wang & Wang 2022", source="Table 3", method="ce", partner="ce", partner_sampler="low_resource-100",
-                  where={"sampler": "low_resource-200"}, metric="macro_f1", effect=0.0693)
+    frame = synthetic_replicates(methods=("ce",), sizes=(100, 200), seeds=5, types=()).with_columns(
+        pl.lit(True).alias("converged_run")
+    )
+    frame = frame.with_columns(
+        pl.when(pl.col("size") == 200).then(0.75).otherwise(0.70).add(pl.col("seed") * 0.001).alias(METRIC)
+    )
+    claim = Claim(id="resampled", paper="Wang & Wang 2022", source="Table 3", method="ce", partner="ce",
+                  partner_sampler="low_resource-100", where={"sampler": "low_resource-200"}, metric="macro_f1", effect=0.0693)
     (row,) = verdicts(frame, _settings(claim), aso=False).iter_rows(named=True)
     assert row["n_pairs"] == 5 and row["delta"] == pytest.approx(0.05) and row["converged"] is True
     assert len(row["arms"]) == 2 and row["sampler"].startswith("low_resource(size=200")
@@ -300,12 +328,15 @@ def test_the_table_shows_both_verdicts_and_reads_a_report_older_than_them():
     frame = _frame({"ce": 0.0, "mom": 0.03})
     new = verdicts(frame, _settings(_claim(0.02, comparable="same data")), aso=False)
     text = verdict_text(new.row(0, named=True))
-    assert (text.direction, text.units) == ("reproduced", "6 seeds") and text.magnitude.split(" (")[0] in {"consistent", "larger", "inconclusive"}
-    old = new.select("claim", "paper", "method", "partner", "dataset", "sampler", "size", "paper_effect", "direction", "delta", "ci_low",
-                     "ci_high", "p_holm", "n_pairs", "converged", "verdict", "decided_look", "method_trials", "partner_trials",
-                     "method_searched", "partner_searched", "method_epochs", "partner_epochs")
+    assert (text.direction, text.units) == ("reproduced", "6 seeds")
+    assert text.magnitude.split(" (")[0] in {"consistent", "larger", "inconclusive"}
+    old = new.select("claim", "paper", "method", "partner", "dataset", "sampler", "size", "paper_effect", "direction", "delta",
+                     "ci_low", "ci_high", "p_holm", "n_pairs", "converged", "verdict", "decided_look", "method_trials",
+                     "partner_trials", "method_searched", "partner_searched", "method_epochs", "partner_epochs")
     old_text = verdict_text(old.row(0, named=True))
-    assert (old_text.direction, old_text.magnitude, old_text.power, old_text.units) == (OLD_REPORT, OLD_REPORT, OLD_REPORT, "6 pairs")
+    assert (old_text.direction, old_text.magnitude, old_text.power, old_text.units) == (
+        OLD_REPORT, OLD_REPORT, OLD_REPORT, "6 pairs"
+    )
     for table in (verdicts_table(new), verdicts_table(old)):
         names = [c.name for c in table.columns]
         assert {"Direction", "Magnitude", "Verdict", "Units"} <= set(names)
@@ -318,7 +349,9 @@ def test_the_test_against_the_paper_counts_its_standard_error_and_needs_one():
 
     frame = _frame({"ce": 0.0, "mom": 0.03}, noise=0.002)
     rows = _rows(frame, _claim(0.02, claim_id="with_se", paper_se=0.004), _claim(0.02, claim_id="single_run"))
-    d = (frame.filter(pl.col("method") == "mom").sort("seed")[METRIC] - frame.filter(pl.col("method") == "ce").sort("seed")[METRIC]).to_numpy()
+    d = (
+        frame.filter(pl.col("method") == "mom").sort("seed")[METRIC] - frame.filter(pl.col("method") == "ce").sort("seed")[METRIC]
+    ).to_numpy()
     t = (d.mean() - 0.02) / np.hypot(d.std(ddof=1) / np.sqrt(d.size), 0.004)
     assert rows["with_se"]["p_vs_paper"] == pytest.approx(2 * stats.t.sf(abs(t), d.size - 1))
     assert rows["single_run"]["p_vs_paper"] is None
