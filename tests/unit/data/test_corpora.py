@@ -100,7 +100,9 @@ def test_bad_references_are_reported(ref, expected, data_root):
 
 
 def test_hub_name_without_datasets_package_names_the_extra(monkeypatch):
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *args: None if name == "datasets" else real_find_spec(name, *args))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *args: None if name == "datasets" else real_find_spec(name, *args)
+    )
     assert "pip install 'nerplat[hub]'" in dataset_problems(DatasetRef(name="hf:eriktks/conll2003"))[0]
 
 

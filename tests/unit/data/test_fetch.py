@@ -18,7 +18,9 @@ from nerplat.data.corpora import CORPORA, data_root
 from nerplat.data.fetch import reference_statistics
 
 REFERENCE = data_root()
-pytestmark = pytest.mark.skipif(REFERENCE is None or not (REFERENCE / "ncbi_disease").is_dir(), reason="needs the reference corpora")
+pytestmark = pytest.mark.skipif(
+    REFERENCE is None or not (REFERENCE / "ncbi_disease").is_dir(), reason="needs the reference corpora"
+)
 
 
 def fetch(capsys, *argv: str) -> tuple[int, str, str]:
@@ -38,7 +40,9 @@ def source_folder(tmp_path: Path, corpus: str) -> Path:
 
 def test_a_corpus_from_a_file_url_is_written_in_the_reference_layout_and_verified(tmp_path, capsys):
     root = tmp_path / "data"
-    code, out, err = fetch(capsys, "ncbi_disease", "--root", str(root), "--source", source_folder(tmp_path, "ncbi_disease").as_uri(), "--json")
+    code, out, err = fetch(
+        capsys, "ncbi_disease", "--root", str(root), "--source", source_folder(tmp_path, "ncbi_disease").as_uri(), "--json"
+    )
     assert code == 0, err
     result = json.loads(out)
     assert result["matches_reference"] is True and result["folder"] == str(root / "ncbi_disease")
@@ -63,7 +67,9 @@ def test_a_saved_hub_dataset_is_a_source_too(tmp_path, capsys):
     splits = {}
     for split, name in (("train", "train"), ("dev", "validation"), ("test", "test")):
         sentences = read_conll(REFERENCE / "wnut17" / f"{split}.txt").sentences
-        splits[name] = datasets.Dataset.from_dict({"tokens": [list(s.tokens) for s in sentences], "ner_tags": [list(s.tags) for s in sentences]})
+        splits[name] = datasets.Dataset.from_dict(
+            {"tokens": [list(s.tokens) for s in sentences], "ner_tags": [list(s.tags) for s in sentences]}
+        )
     datasets.DatasetDict(splits).save_to_disk(str(tmp_path / "saved"))
     code, out, err = fetch(capsys, "wnut17", "--root", str(tmp_path / "data"), "--source", f"hf:{tmp_path / 'saved'}", "--json")
     assert code == 0, err
@@ -107,7 +113,9 @@ def test_a_bad_line_of_a_source_file_is_named_by_its_url(tmp_path, capsys):
 def test_a_root_that_is_a_file_is_refused_before_downloading(tmp_path, capsys):
     root = tmp_path / "data"
     root.write_text("mine", encoding="utf-8")
-    code, _, err = fetch(capsys, "ncbi_disease", "--root", str(root), "--source", source_folder(tmp_path, "ncbi_disease").as_uri())
+    code, _, err = fetch(
+        capsys, "ncbi_disease", "--root", str(root), "--source", source_folder(tmp_path, "ncbi_disease").as_uri()
+    )
     assert code == 2 and f"{root} is not a folder: give the folder corpora go in" in err and "--root" in err
     assert "downloading" not in err and "Traceback" not in err and root.read_text(encoding="utf-8") == "mine"
 
@@ -156,4 +164,5 @@ def test_without_nerplat_data_the_corpus_goes_where_runs_read_corpora(tmp_path, 
     (tmp_path / "shared").mkdir()
     code, _, err = fetch(capsys, "ncbi_disease", "--source", source_folder(tmp_path, "ncbi_disease").as_uri())
     assert code == 0, err
-    assert f"writing into {tmp_path / 'shared'}" in " ".join(err.split()) and (tmp_path / "shared" / "ncbi_disease" / "train.txt").is_file()
+    assert f"writing into {tmp_path / 'shared'}" in " ".join(err.split())
+    assert (tmp_path / "shared" / "ncbi_disease" / "train.txt").is_file()

@@ -65,10 +65,15 @@ def test_hf_folder_saved_to_disk(tmp_path):
     import datasets  # the hub extra, installed by the test extra
 
     features = datasets.Features(
-        {"tokens": datasets.Sequence(datasets.Value("string")), "ner_tags": datasets.Sequence(datasets.ClassLabel(names=["O", "B-PER", "I-PER"]))}
+        {
+            "tokens": datasets.Sequence(datasets.Value("string")),
+            "ner_tags": datasets.Sequence(datasets.ClassLabel(names=["O", "B-PER", "I-PER"])),
+        }
     )
     rows = {"tokens": [["Ada", "Lovelace"], ["hi"]], "ner_tags": [[1, 2], [0]]}
-    saved = datasets.DatasetDict({s: datasets.Dataset.from_dict(rows, features=features) for s in ("train", "validation", "test")})
+    saved = datasets.DatasetDict(
+        {s: datasets.Dataset.from_dict(rows, features=features) for s in ("train", "validation", "test")}
+    )
     saved.save_to_disk(str(tmp_path / "saved"))
     corpus = load_corpus(DatasetRef(name=f"hf:{tmp_path / 'saved'}"))
     assert corpus.train[0].tags == ("B-PER", "I-PER") and len(corpus.dev) == 2

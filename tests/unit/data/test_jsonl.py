@@ -18,7 +18,8 @@ def test_token_spans_become_iob2_tags(tmp_path):
     path = write_lines(
         tmp_path / "train.jsonl",
         [
-            {"tokens": ["Ada", "Lovelace", "visited", "New", "York"], "spans": [{"start": 3, "end": 5, "label": "LOC"}, {"start": 0, "end": 2, "label": "PER"}]},
+            {"tokens": ["Ada", "Lovelace", "visited", "New", "York"],
+             "spans": [{"start": 3, "end": 5, "label": "LOC"}, {"start": 0, "end": 2, "label": "PER"}]},
             {"tokens": ["hello"], "spans": []},
         ],
     )
@@ -28,7 +29,9 @@ def test_token_spans_become_iob2_tags(tmp_path):
 
 
 def test_token_records_may_give_bioes_tags(tmp_path):
-    path = write_lines(tmp_path / "train.jsonl", [{"tokens": ["Ada", "Lovelace", "in", "Paris"], "tags": ["B-PER", "E-PER", "O", "S-LOC"]}])
+    path = write_lines(
+        tmp_path / "train.jsonl", [{"tokens": ["Ada", "Lovelace", "in", "Paris"], "tags": ["B-PER", "E-PER", "O", "S-LOC"]}]
+    )
     read = read_token_spans(path, TokenSpansFormat(scheme="bioes"), "convert")
     assert read.sentences[0].tags == ("B-PER", "I-PER", "O", "B-LOC")
     with pytest.raises(UserInputError, match=r"illegal tags \['E-PER', 'S-LOC'\].*:1"):
@@ -57,7 +60,9 @@ def test_every_bad_record_is_reported_with_its_line(tmp_path):
 
 
 def test_iob1_tags_are_converted_or_refused_with_their_line(tmp_path):
-    path = write_lines(tmp_path / "train.jsonl", [{"tokens": ["a"], "tags": ["O"]}, {"tokens": ["Ada", "wrote"], "tags": ["I-PER", "O"]}])
+    path = write_lines(
+        tmp_path / "train.jsonl", [{"tokens": ["a"], "tags": ["O"]}, {"tokens": ["Ada", "wrote"], "tags": ["I-PER", "O"]}]
+    )
     assert read_token_spans(path, TokenSpansFormat(), "convert").iob1_tags_changed == 1
     with pytest.raises(UserInputError) as caught:
         read_token_spans(path, TokenSpansFormat(), "refuse")
@@ -66,7 +71,10 @@ def test_iob1_tags_are_converted_or_refused_with_their_line(tmp_path):
 
 def test_character_spans_are_tokenised_by_the_named_tokenizer(tmp_path):
     text = "Ada Lovelace (London) wrote."
-    path = write_lines(tmp_path / "train.jsonl", [{"text": text, "spans": [{"start": 0, "end": 12, "label": "PER"}, {"start": 14, "end": 20, "label": "LOC"}]}])
+    path = write_lines(
+        tmp_path / "train.jsonl",
+        [{"text": text, "spans": [{"start": 0, "end": 12, "label": "PER"}, {"start": 14, "end": 20, "label": "LOC"}]}],
+    )
     words = read_text_spans(path, TextSpansFormat(tokenizer="words"), "convert").sentences[0]
     assert words.tokens == ("Ada", "Lovelace", "(", "London", ")", "wrote", ".")
     assert words.tags == ("B-PER", "I-PER", "O", "B-LOC", "O", "O", "O")
@@ -81,24 +89,37 @@ def test_unknown_tokenizer_is_refused_with_a_suggestion():
 
 def test_the_words_tokenizer_keeps_combining_marks_with_their_letter(tmp_path):
     text = "Cafe\u0301 Rouge in Sa\u0303o Paulo, \u0939\u093f\u0928\u094d\u0926\u0940 \U0001F469\u200d\U0001F4BB!"
-    path = write_lines(tmp_path / "train.jsonl", [{"text": text, "spans": [{"start": 0, "end": 11, "label": "ORG"}, {"start": 15, "end": 25, "label": "LOC"}]}])
+    path = write_lines(
+        tmp_path / "train.jsonl",
+        [{"text": text, "spans": [{"start": 0, "end": 11, "label": "ORG"}, {"start": 15, "end": 25, "label": "LOC"}]}],
+    )
     sentence = read_text_spans(path, TextSpansFormat(tokenizer="words"), "convert").sentences[0]
-    assert sentence.tokens == ("Cafe\u0301", "Rouge", "in", "Sa\u0303o", "Paulo", ",", "\u0939\u093f\u0928\u094d\u0926\u0940", "\U0001F469\u200d\U0001F4BB", "!")
+    assert sentence.tokens == (
+        "Cafe\u0301", "Rouge", "in", "Sa\u0303o", "Paulo", ",", "\u0939\u093f\u0928\u094d\u0926\u0940",
+        "\U0001F469\u200d\U0001F4BB", "!"
+    )
     assert sentence.tags == ("B-ORG", "I-ORG", "O", "B-LOC", "I-LOC", "O", "O", "O", "O")
 
 
 @pytest.mark.parametrize("tokenizer", ["words", "whitespace"])
 @pytest.mark.parametrize(("start", "end"), [(0, 4), (6, 8)])
 def test_a_span_that_splits_a_letter_from_its_accent_is_refused(tmp_path, tokenizer, start, end):
-    path = write_lines(tmp_path / "train.jsonl", [{"text": "Cafe\u0301 x\u200d\U0001F4BB", "spans": [{"start": start, "end": end, "label": "ORG"}]}])
-    with pytest.raises(UserInputError, match=r"splits the character .* \(a letter and its combining marks, or a joined emoji, are one character\).*:1"):
+    path = write_lines(
+        tmp_path / "train.jsonl",
+        [{"text": "Cafe\u0301 x\u200d\U0001F4BB", "spans": [{"start": start, "end": end, "label": "ORG"}]}],
+    )
+    with pytest.raises(
+        UserInputError,
+        match=r"splits the character .* \(a letter and its combining marks, or a joined emoji, are one character\).*:1",
+    ):
         read_text_spans(path, TextSpansFormat(tokenizer=tokenizer), "convert")
 
 
 @pytest.mark.parametrize(
     ("span", "message"),
     [
-        ({"start": 0, "end": 1, "label": "B-PER"}, "labelled with the tag 'B-PER': a span's label is the entity type alone, 'PER'"),
+        ({"start": 0, "end": 1, "label": "B-PER"},
+         "labelled with the tag 'B-PER': a span's label is the entity type alone, 'PER'"),
         ({"start": 0, "end": 1, "label": "S-LOC"}, "labelled with the tag 'S-LOC'"),
         ({"start": 0, "end": 1, "label": "O"}, "labelled O, which marks words outside entities"),
         ({"start": False, "end": True, "label": "PER"}, "needs whole-number token offsets"),

@@ -48,7 +48,9 @@ def test_mention_replacement_swaps_whole_mentions_of_the_same_type():
         assert iob2_violations(copy.tags) == []
         assert [k for k, _, _ in mentions(copy.tags)] == [k for k, _, _ in mentions(original.tags)]
         assert {(k, copy.tokens[a:b]) for k, a, b in mentions(copy.tags)} <= known
-        assert [t for t, g in zip(copy.tokens, copy.tags) if g == "O"] == [t for t, g in zip(original.tokens, original.tags) if g == "O"]
+        assert [t for t, g in zip(copy.tokens, copy.tags) if g == "O"] == [
+            t for t, g in zip(original.tokens, original.tags) if g == "O"
+        ]
 
 
 def test_shuffle_within_segments_keeps_labels_and_segment_contents():

@@ -13,9 +13,13 @@ def matched(corpus, to, seed=0):
     return apply_samplers(corpus, [Component(name="matched_steps", params={"to": to})], seed=seed, partition=0)
 
 
-@pytest.mark.parametrize("to", [["sc"], ["scr"], [{"scr": {"formula": "reference_code"}}], ["augmentation"], [{"fraction": {"f": 0.3}}]])
+@pytest.mark.parametrize(
+    "to", [["sc"], ["scr"], [{"scr": {"formula": "reference_code"}}], ["augmentation"], [{"fraction": {"f": 0.3}}]]
+)
 def test_as_many_sentences_as_the_chain_gives_with_the_original_distribution(small_conll, to):
-    chain = [Component(name=s) if isinstance(s, str) else Component(name=next(iter(s)), params=next(iter(s.values()))) for s in to]
+    chain = [
+        Component(name=s) if isinstance(s, str) else Component(name=next(iter(s)), params=next(iter(s.values()))) for s in to
+    ]
     target = len(apply_samplers(small_conll, chain, seed=0, partition=0).train)
     control = matched(small_conll, to)
     assert len(control.train) == target
