@@ -53,7 +53,9 @@ class MRCBenchResult:
         return asdict(self)
 
 
-def epoch_trainer(tagger: torch.nn.Module, objective: torch.nn.Module, batches: list, sentences: int) -> Callable[[int], tuple[float, float]]:
+def epoch_trainer(
+    tagger: torch.nn.Module, objective: torch.nn.Module, batches: list, sentences: int
+) -> Callable[[int], tuple[float, float]]:
     """(tokens/s, sentences/s) of one more epoch over `batches` (the very first step, which pays
     one-off allocations, is not timed or counted)."""
     optimizer = torch.optim.AdamW(tagger.parameters(), lr=5e-5)
@@ -98,7 +100,8 @@ def bench_mrc(
         features = featurize_for_head(Component(name=head), corpus.name, corpus.train, loaded.tokenizer, settings, labels)
         batches = list(features.batches(batch_size, seed=1))
         tagger = build_tagger(dataclasses.replace(loaded, model=copy.deepcopy(loaded.model)), Component(name=head), labels)
-        epochs[head], steps[head] = epoch_trainer(tagger, build_objective(loss, {}, context), batches, len(corpus.train)), len(batches)
+        epochs[head] = epoch_trainer(tagger, build_objective(loss, {}, context), batches, len(corpus.train))
+        steps[head] = len(batches)
     measured = interleaved(epochs, repeats)
 
     def figures(head: str) -> FrameworkFigures:

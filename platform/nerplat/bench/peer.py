@@ -16,10 +16,10 @@ weight decay, warm-up share, linear decay and gradient clipping.
 Each side runs in its best configuration for the machine: one trial at a time on every core
 (`threads`, default all CPUs). On CPU one trial already keeps every core busy and fp32 is the
 fastest arithmetic where the CPU has no bf16 units (there bf16 autocast is emulated and slower:
-docs/performance.md, "Figures behind the code's choices"). nerplat runs its sweep with `train.threads` and `resources.cpus_per_worker` set to
-the threads; the peer sets torch's threads, batches by length (`group_by_length`: megabatches of
-at most a quarter of the windows sorted by length, as nerplat's length groups are), loads data in
-the main process, and saves no checkpoints and logs to nothing.
+docs/performance.md, "Figures behind the code's choices"). nerplat runs its sweep with `train.threads`
+and `resources.cpus_per_worker` set to the threads; the peer sets torch's threads, batches by length
+(`group_by_length`: megabatches of at most a quarter of the windows sorted by length, as nerplat's
+length groups are), loads data in the main process, and saves no checkpoints and logs to nothing.
 Both evaluate in the arithmetic of nerplat's trials (`train.eval_precision`, resolved on this
 machine): under bf16 autocast the peer's evaluation steps run as nerplat's do, logits read in fp32.
 
@@ -156,14 +156,18 @@ def bench_peer(
 
     def nerplat_side(repeat: int) -> SweepFigures:
         seed = repeat_seed(repeat)
-        console.print(f"repeat {repeat + 1}/{repeats}, nerplat: {arm.tune_trials} trials at seed {seed}, one at a time on {threads} threads ...")
+        trials = f"{arm.tune_trials} trials at seed {seed}"
+        console.print(f"repeat {repeat + 1}/{repeats}, nerplat: {trials}, one at a time on {threads} threads ...")
         figures = nerplat_sweep(plan.model_copy(update={"tune": plan.tune.model_copy(update={"train_seed": seed})}), console)
         drawn[:] = figures.learning_rates
         return figures
 
     def peer_side(repeat: int) -> SweepFigures:
         seed = repeat_seed(repeat)
-        console.print(f"repeat {repeat + 1}/{repeats}, Hugging Face Trainer + Optuna: {arm.tune_trials} trials at seed {seed}, in-process on {threads} threads ...")
+        console.print(
+            f"repeat {repeat + 1}/{repeats}, Hugging Face Trainer + Optuna: {arm.tune_trials} trials at seed {seed}, "
+            f"in-process on {threads} threads ..."
+        )
         return hf_optuna_sweep(arm, threads, list(drawn), seed)
 
     sweeps = interleaved({"nerplat": nerplat_side, "peer": peer_side}, repeats)
@@ -231,7 +235,9 @@ def hf_optuna_sweep(arm: Any, threads: int, learning_rates: list[float], seed: i
 
     def compute_metrics(prediction: Any) -> dict[str, float]:
         windows = window_of.rows(prediction.inputs)  # length grouping reorders the dev windows
-        words = [logits[labels != -100].argmax(-1).tolist() for logits, labels in zip(prediction.predictions, prediction.label_ids)]
+        words = [
+            logits[labels != -100].argmax(-1).tolist() for logits, labels in zip(prediction.predictions, prediction.label_ids)
+        ]
         predicted = ids_to_tags(join_windows(data.dev, windows, words), data.labels)
         micro_f1 = evaluate_tags(gold, predicted)["micro_f1"]
         scores.append(micro_f1)

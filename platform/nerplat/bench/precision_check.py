@@ -28,7 +28,9 @@ from nerplat.errors import Problem, UserInputError
 from nerplat.track.experiment_reader import find_experiment, open_client, search_all
 
 FP32, AUTO = "fp32", "auto"
-COLUMNS = ("dataset", "sampler", "method", "n_pairs", "fp32_mean", "auto_mean", "difference", "replicate_sd", "p_value", "within_noise")
+COLUMNS = (
+    "dataset", "sampler", "method", "n_pairs", "fp32_mean", "auto_mean", "difference", "replicate_sd", "p_value", "within_noise",
+)  # fmt: skip
 
 
 def precision_differences(fp32: pl.DataFrame, auto: pl.DataFrame, metric: str) -> pl.DataFrame:
@@ -38,8 +40,11 @@ def precision_differences(fp32: pl.DataFrame, auto: pl.DataFrame, metric: str) -
         if metric not in frame.columns:
             raise UserInputError(Problem(f"the {name} experiment's replicates have no metric {metric!r}", path="--metric"))
     tagged = pl.concat(
-        [frame.select("run_id", "dataset", "sampler", "method", "size", "seed", "partition", metric).with_columns(pl.lit(side).alias("precision"))
-         for side, frame in ((FP32, fp32), (AUTO, auto))],
+        [
+            frame.select("run_id", "dataset", "sampler", "method", "size", "seed", "partition", metric)
+            .with_columns(pl.lit(side).alias("precision"))
+            for side, frame in ((FP32, fp32), (AUTO, auto))
+        ],
         how="vertical_relaxed",
     )  # fmt: skip
     rows = []
@@ -57,7 +62,9 @@ def precision_differences(fp32: pl.DataFrame, auto: pl.DataFrame, metric: str) -
                 "replicate_sd": noise, "p_value": float(p_value[0]), "within_noise": bool(abs(difference) <= noise),
             })  # fmt: skip
     if not rows:
-        raise UserInputError("the two experiments share no replicate pairs (same dataset, sampler, method, size, seed, partition)")
+        raise UserInputError(
+            "the two experiments share no replicate pairs (same dataset, sampler, method, size, seed, partition)"
+        )
     return pl.DataFrame(rows).select(COLUMNS)
 
 
@@ -80,7 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     with pl.Config(tbl_rows=-1, tbl_cols=-1, float_precision=4, tbl_width_chars=200):
         print(table)
     passed = int(table["within_noise"].sum())
-    print(f"{passed} of {table.height} cells within the replicate noise (|auto - fp32| <= sd of the fp32 replicates) on {args.metric}")
+    noise = "within the replicate noise (|auto - fp32| <= sd of the fp32 replicates)"
+    print(f"{passed} of {table.height} cells {noise} on {args.metric}")
     return 0 if passed == table.height else 1
 
 

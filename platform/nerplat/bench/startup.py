@@ -156,12 +156,19 @@ def import_seconds(argv: list[str], shown: int = IMPORTS_SHOWN) -> dict[str, flo
 
 
 def bench_startup(
-    model: str, *, spec: Path | None = None, method: str | None = None, profile: str | None = "smoke", repeats: int = 5, workdir: Path = Path(".")
+    model: str,
+    *,
+    spec: Path | None = None,
+    method: str | None = None,
+    profile: str | None = "smoke",
+    repeats: int = 5,
+    workdir: Path = Path("."),
 ) -> StartupBench:
     """Times each small command `repeats` times in turns; MODEL as `nerplat predict` takes it, looked up from `workdir`."""
     check_repeats(repeats)
     if (spec is None) != (method is None):
-        raise UserInputError(Problem("give --spec and --method together (the arm `nerplat train` times), or neither", path="--spec"))
+        message = "give --spec and --method together (the arm `nerplat train` times), or neither"
+        raise UserInputError(Problem(message, path="--spec"))
     place = ["--workdir", str(workdir)]
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="nerplat-bench-startup-") as scratch:
@@ -175,7 +182,9 @@ def bench_startup(
         sides = {
             "--help": lambda repeat: time_command(nerplat_command("--help")),
             "predict": lambda repeat: time_command(nerplat_command("predict", model, "--text", SENTENCE, *place)),
-            "export": lambda repeat: time_command(nerplat_command("export", model, "--out", f"{scratch}/export-{repeat}", *place)),
+            "export": lambda repeat: time_command(
+                nerplat_command("export", model, "--out", f"{scratch}/export-{repeat}", *place)
+            ),
             "serve": lambda repeat: time_serve(nerplat_command("serve", model, "--port", str(port), *place), port),
         }
         if spec is not None:

@@ -38,8 +38,10 @@ def stopping_differences(fixed: pl.DataFrame, early: pl.DataFrame, metric: str) 
     for name, frame, extra in (("fixed", fixed, ()), ("early-stopped", early, ("stopped_epoch",))):
         missing = [c for c in (*needed, *extra) if c not in frame.columns]
         if missing:
-            raise UserInputError(Problem(f"the {name} runs have no column {', '.join(missing)}", path="--metric" if metric in missing else None))
-    paired = fixed.select(needed).join(early.select(*needed, "stopped_epoch"), on=list(PAIR_KEYS), nulls_equal=True, suffix="_early")
+            message = f"the {name} runs have no column {', '.join(missing)}"
+            raise UserInputError(Problem(message, path="--metric" if metric in missing else None))
+    early_runs = early.select(*needed, "stopped_epoch")
+    paired = fixed.select(needed).join(early_runs, on=list(PAIR_KEYS), nulls_equal=True, suffix="_early")
     if paired.is_empty():
         raise UserInputError("the two sets of runs share no pairs (same dataset, sampler, method, size, seed and partition)")
     difference = pl.col(f"{metric}_early") - pl.col(metric)

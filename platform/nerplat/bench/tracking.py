@@ -127,7 +127,8 @@ class TrackingBenchResult:
 
     def best(self, store: str) -> StoreFigure | None:
         """The store's highest events/s among the writer counts where no write was refused."""
-        return max((f for f in self.stores if f.store == store and not f.failed_writers), key=lambda f: f.events_per_s, default=None)
+        clean = (f for f in self.stores if f.store == store and not f.failed_writers)
+        return max(clean, key=lambda f: f.events_per_s, default=None)
 
     def saturation(self, store: str) -> StoreFigure | None:
         """The fewest writers whose events/s reach `SATURATION_SHARE` of the store's best; None when
@@ -294,7 +295,10 @@ def write_trials(tracker: Any, arm: Any, writer: int, trials: int, epochs: int, 
         fixed = {**arm.fixed, "train": {**arm.fixed["train"], "epochs": epochs}}
         own_arm = arm.model_copy(update={"id": f"{arm.id}-w{writer}", "fixed": fixed})
         parent = ledger.start_phase(own_arm, "tune", params={}).run_id
-        job = TrialJob(arm=own_arm, phase="tune", seed=TUNE_SEED, partition=0, eval_split=None, select_metric="micro_f1", parent_run_id=parent)
+        job = TrialJob(
+            arm=own_arm, phase="tune", seed=TUNE_SEED, partition=0, eval_split=None, select_metric="micro_f1",
+            parent_run_id=parent,
+        )  # fmt: skip
         config = {key: space.low for key, space in arm.search_space.items()}
         evaluations = [conll_dev_evaluation(epoch, epochs) for epoch in range(1, epochs + 1)]
         ready.release()
@@ -322,7 +326,8 @@ def conll_dev_evaluation(epoch: int, epochs: int) -> Any:
     gold = [[f"B-{t}", "O", f"B-{t}", f"I-{t}"] for t in CONLL_TYPES]
     pred = [[f"B-{t}", "O", f"B-{t}", "O"] for t in CONLL_TYPES]
     dev = evaluate_tags(gold, pred)
-    return Evaluation(epoch, epochs, dev, dev, 1.0 / epoch, Timings(setup=1.0, train=10.0 * epoch, evaluate=epoch, total=11.0 * epoch))
+    timings = Timings(setup=1.0, train=10.0 * epoch, evaluate=epoch, total=11.0 * epoch)
+    return Evaluation(epoch, epochs, dev, dev, 1.0 / epoch, timings)
 
 
 def measure_plan(trials: int, scratch: Path) -> PlanFigure:
@@ -345,7 +350,8 @@ def _timed_plan(spec: Path, scratch: Path) -> tuple[float, float]:
     peak_file = scratch / "plan-peak-kb"
     with open(scratch / "plan.log", "w+") as output:
         started = time.perf_counter()
-        done = subprocess.run([sys.executable, "-c", _PEAK_PROBE, str(peak_file), "plan", str(spec)], stdout=output, stderr=subprocess.STDOUT)
+        command = [sys.executable, "-c", _PEAK_PROBE, str(peak_file), "plan", str(spec)]
+        done = subprocess.run(command, stdout=output, stderr=subprocess.STDOUT)
         seconds = time.perf_counter() - started
         if done.returncode != 0:
             output.seek(0)

@@ -110,7 +110,8 @@ def bench_precision(name: str, device: torch.device) -> str:
     if name not in PRECISIONS:
         raise UserInputError(Problem(f"--precision must be one of {', '.join(PRECISIONS)}, got {name!r}", path="--precision"))
     if not precision_runs_on(name, device):
-        raise UserInputError(Problem(f"--precision fp16 needs --device cuda; on {device.type} use bf16 or fp32", path="--precision"))
+        message = f"--precision fp16 needs --device cuda; on {device.type} use bf16 or fp32"
+        raise UserInputError(Problem(message, path="--precision"))
     return name
 
 
@@ -122,7 +123,10 @@ def _clock(device: torch.device) -> float:
 
 
 def matmul_gflops(
-    sizes: tuple[int, ...] = PEAK_SIZES, seconds: float = 0.5, device: torch.device = torch.device("cpu"), dtype: torch.dtype = torch.float32
+    sizes: tuple[int, ...] = PEAK_SIZES,
+    seconds: float = 0.5,
+    device: torch.device = torch.device("cpu"),
+    dtype: torch.dtype = torch.float32,
 ) -> float:
     """Best matmul throughput in `dtype` over repeated square products (the device's practical peak).
 

@@ -17,7 +17,10 @@ LABELS = ["O", "B-PER", "I-PER", "B-LOC"]
 @pytest.fixture(scope="module")
 def features():
     """Windows of 16 sub-tokens: the long sentence takes several, two sentences are the same."""
-    long = Sentence(tuple(f"Peter{i} Blackburn" if i % 3 == 0 else "visited" for i in range(24)), tuple("B-PER" if i % 3 == 0 else "O" for i in range(24)))
+    long = Sentence(
+        tuple(f"Peter{i} Blackburn" if i % 3 == 0 else "visited" for i in range(24)),
+        tuple("B-PER" if i % 3 == 0 else "O" for i in range(24)),
+    )
     short = Sentence(("EU", "rejects", "Paris"), ("O", "O", "B-LOC"))
     tokenizer = load_encoder(EncoderSettings(name="tiny")).tokenizer
     return featurize([long, short, short], tokenizer, EncoderSettings(name="tiny", max_length=16, window_stride=4), LABELS)
@@ -66,7 +69,8 @@ def test_each_sides_figures_over_repeats_and_the_per_repeat_ratio():
     )  # fmt: skip
     assert result.ratio.median == pytest.approx(1.5) and result.same_learning_rates
     figures = result.as_dict()
-    assert figures["nerplat"]["wall_s"]["repeats"] == [10.0, 12.0, 11.0, 30.0, 10.0] and figures["ratio"]["median"] == pytest.approx(1.5)
+    assert figures["nerplat"]["wall_s"]["repeats"] == [10.0, 12.0, 11.0, 30.0, 10.0]
+    assert figures["ratio"]["median"] == pytest.approx(1.5)
     assert figures["same_learning_rates"] is True and figures["peer"]["seeds"] == [0, 1, 2, 3, 4]
 
 
@@ -85,10 +89,17 @@ def test_the_peers_evaluation_runs_in_nerplats_evaluation_arithmetic_and_hands_o
 
     assert evaluating_in("fp32") is Trainer
     torch.manual_seed(0)
-    model = BertForTokenClassification(BertConfig(vocab_size=50, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64, num_labels=3))
+    config = BertConfig(
+        vocab_size=50, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64, num_labels=3
+    )
+    model = BertForTokenClassification(config)
     arguments = TrainingArguments(output_dir=str(tmp_path), report_to="none", use_cpu=True)
-    inputs = {"input_ids": torch.tensor([[1, 5, 7, 2]]), "attention_mask": torch.ones(1, 4, dtype=torch.long), "labels": torch.tensor([[0, 1, 2, 0]])}
+    inputs = {
+        "input_ids": torch.tensor([[1, 5, 7, 2]]), "attention_mask": torch.ones(1, 4, dtype=torch.long),
+        "labels": torch.tensor([[0, 1, 2, 0]]),
+    }  # fmt: skip
     exact = Trainer(model=model, args=arguments).prediction_step(model, dict(inputs), prediction_loss_only=False)[1]
-    rounded = evaluating_in("bf16")(model=model, args=arguments).prediction_step(model, dict(inputs), prediction_loss_only=False)[1]
+    autocast = evaluating_in("bf16")(model=model, args=arguments)
+    rounded = autocast.prediction_step(model, dict(inputs), prediction_loss_only=False)[1]
     assert rounded.dtype == exact.dtype == torch.float32
     assert not torch.equal(rounded, exact) and torch.allclose(rounded, exact, atol=0.1)

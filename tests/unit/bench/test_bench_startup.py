@@ -49,7 +49,8 @@ def test_imports_are_summed_by_top_level_package_largest_first(tmp_path):
     (tmp_path / "slowpkg").mkdir()
     (tmp_path / "slowpkg" / "__init__.py").write_text("import time\ntime.sleep(0.1)\n")
     (tmp_path / "slowpkg" / "part.py").write_text("import time\ntime.sleep(0.2)\n")
-    seconds = import_seconds([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(tmp_path)!r}); import slowpkg.part"], shown=3)
+    importing = f"import sys; sys.path.insert(0, {str(tmp_path)!r}); import slowpkg.part"
+    seconds = import_seconds([sys.executable, "-c", importing], shown=3)
     assert list(seconds)[0] == "slowpkg" and seconds["slowpkg"] >= 0.3  # its two modules' own times, added
     assert list(seconds)[-1] == "other" and len(seconds) == 4
     shown = [value for name, value in seconds.items() if name != "other"]

@@ -22,7 +22,9 @@ def test_every_writer_logs_its_own_trials_and_every_epoch_once(tracking_uri):
 
     client = MlflowClient(tracking_uri)
     (experiment,) = [
-        e for e in client.search_experiments() if e.name.startswith("nerplat-bench-tracking-2w-") and not e.name.endswith(BOOKKEEPING_EXPERIMENT_SUFFIX)
+        e
+        for e in client.search_experiments()
+        if e.name.startswith("nerplat-bench-tracking-2w-") and not e.name.endswith(BOOKKEEPING_EXPERIMENT_SUFFIX)
     ]
     trials = client.search_runs([experiment.experiment_id], filter_string=f"tags.`{schema.KIND}` = 'trial'")
     assert sorted(run.data.tags[schema.ARM] for run in trials) == [f"{arm.id}-w0", f"{arm.id}-w1"]

@@ -36,7 +36,8 @@ def test_the_matmul_peak_tries_no_size_whose_one_product_would_overrun_its_time(
 def test_training_flops_follow_the_6n_rule_for_a_bert():
     from transformers import BertConfig, BertModel
 
-    model = BertModel(BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64))
+    config = BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
+    model = BertModel(config)
     dense = sum(p.numel() for n, p in model.named_parameters() if "embeddings" not in n)
     assert training_flops_per_token(model, mean_length=10) == pytest.approx(6 * dense + 3 * 2 * 2 * 32 * 10 * 2)
 

@@ -9,7 +9,10 @@ from nerplat.errors import UserInputError
 
 def replicates(scores: dict[tuple[str, str], list[float]]) -> pl.DataFrame:
     rows = [
-        {"run_id": f"{sampler}-{method}-{seed}", "dataset": "conll", "sampler": sampler, "method": method, "size": 100, "seed": seed, "partition": 0, "test_micro_f1": score}
+        {
+            "run_id": f"{sampler}-{method}-{seed}", "dataset": "conll", "sampler": sampler, "method": method, "size": 100,
+            "seed": seed, "partition": 0, "test_micro_f1": score,
+        }  # fmt: skip
         for (sampler, method), values in scores.items()
         for seed, score in enumerate(values)
     ]
@@ -20,7 +23,7 @@ def test_each_cell_is_paired_by_seed_and_judged_against_the_fp32_replicates_sd()
     fp32 = replicates({("lr-100", "ce"): [0.50, 0.60, 0.55], ("lr-100", "dice"): [0.40, 0.41, 0.42]})
     auto = replicates({("lr-100", "ce"): [0.52, 0.59, 0.56], ("lr-100", "dice"): [0.50, 0.51, 0.53]})
     table = precision_differences(fp32, auto, "test_micro_f1")
-    ce, dice = table.filter(pl.col("method") == "ce").row(0, named=True), table.filter(pl.col("method") == "dice").row(0, named=True)
+    ce, dice = (table.filter(pl.col("method") == method).row(0, named=True) for method in ("ce", "dice"))
     assert ce["n_pairs"] == 3 and ce["difference"] == pytest.approx((0.02 - 0.01 + 0.01) / 3)
     assert ce["replicate_sd"] == pytest.approx(0.05) and ce["within_noise"]
     assert dice["difference"] == pytest.approx(0.1033, abs=1e-4) and not dice["within_noise"]  # sd 0.01

@@ -11,7 +11,8 @@ def _runs(test, dev, selected, train_s, stopped=None) -> pl.DataFrame:
     n = len(test)
     frame = pl.DataFrame({
         "dataset": ["conll"] * n, "sampler": ["s"] * n, "method": ["ce"] * n, "size": [100] * n, "seed": list(range(n)),
-        "partition": [None] * n, "test_micro_f1": test, "dev_best_micro_f1": dev, "selected_epoch": selected, "time_train_s": train_s,
+        "partition": [None] * n, "test_micro_f1": test, "dev_best_micro_f1": dev, "selected_epoch": selected,
+        "time_train_s": train_s,
     }, schema_overrides={"partition": pl.Int64})  # fmt: skip
     return frame if stopped is None else frame.with_columns(pl.Series("stopped_epoch", stopped))
 
