@@ -77,7 +77,9 @@ def test_training_encodes_a_mixed_batch_in_length_pieces_with_the_states_of_one_
         if isinstance(module, torch.nn.Dropout):
             module.p = 0.0
     passes = []
-    tagger.encoder.register_forward_hook(lambda module, args, kwargs, out: passes.append(tuple(kwargs["input_ids"].shape)), with_kwargs=True)
+    tagger.encoder.register_forward_hook(
+        lambda module, args, kwargs, out: passes.append(tuple(kwargs["input_ids"].shape)), with_kwargs=True
+    )
     in_pieces = tagger.train().word_states(batch)
     assert passes == [(8, int(lengths.max())), (8, int(lengths.min()))]
     with torch.no_grad():
@@ -93,7 +95,9 @@ def test_an_encoder_that_pads_for_free_is_encoded_in_one_pass(tmp_path):
     table = WordEmbeddings(torch.randn(int(batch.input_ids.max()) + 1, 8), trainable=True)
     tagger = Tagger(table, SoftmaxHead(8, len(LABELS)), dropout=0.0).train()
     passes = []
-    table.register_forward_hook(lambda module, args, kwargs, out: passes.append(tuple(kwargs["input_ids"].shape)), with_kwargs=True)
+    table.register_forward_hook(
+        lambda module, args, kwargs, out: passes.append(tuple(kwargs["input_ids"].shape)), with_kwargs=True
+    )
     tagger(batch)
     assert passes == [tuple(batch.input_ids.shape)]
 

@@ -101,5 +101,7 @@ def test_probability_heads_give_the_probability_of_the_decoded_label():
     torch.testing.assert_close(head_serving("softmax").confidence(scores, ids, 0), softmax[0, [0, 1], [0, 2]][None])
     torch.testing.assert_close(head_serving("ova").confidence(scores, ids, 0), sigmoid[0, [0, 1], [0, 2]][None])
     entity = sigmoid[..., 0]
-    torch.testing.assert_close(head_serving("two_task").confidence(scores, ids, 0), torch.stack([1 - entity[0, 0], entity[0, 1]])[None])
+    torch.testing.assert_close(
+        head_serving("two_task").confidence(scores, ids, 0), torch.stack([1 - entity[0, 0], entity[0, 1]])[None]
+    )
     assert head_serving("crf").confidence is None and head_serving("bilstm_crf").confidence is None
