@@ -104,7 +104,9 @@ def test_dice_is_set_level_per_task(context, labels, params, eps, delta, square)
 def test_mom_with_lambda_one_is_exactly_the_base_loss(context, labels, base):
     out = random_output(labels)
     name, params = (base, {}) if isinstance(base, str) else (base["name"], base["params"])
-    assert torch.equal(make("mrc_mom", context, base=base, **{"lambda": 1.0})(out, labels), make(name, context, **params)(out, labels))
+    assert torch.equal(
+        make("mrc_mom", context, base=base, **{"lambda": 1.0})(out, labels), make(name, context, **params)(out, labels)
+    )
 
 
 def test_mom_majority_term_sums_negatives_over_padded_positions_per_example(context, labels):
