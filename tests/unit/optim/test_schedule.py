@@ -41,7 +41,9 @@ def test_no_steps_is_refused():
         lrs_over(0, 0.1)
 
 
-@pytest.mark.parametrize("steps_total, warmup_ratio", [(1, 0.0), (4, 0.1), (10, 0.2), (37, 0.06), (100, 0.0), (250, 0.5), (7, 1.0)])
+@pytest.mark.parametrize(
+    "steps_total, warmup_ratio", [(1, 0.0), (4, 0.1), (10, 0.2), (37, 0.06), (100, 0.0), (250, 0.5), (7, 1.0)]
+)
 def test_the_schedule_equals_transformers_linear_schedule_with_warmup(steps_total, warmup_ratio):
     """Same factor at every step as transformers' with W = ceil(T * warmup_ratio)."""
     import math
