@@ -39,12 +39,16 @@ def test_arms_are_datasets_by_sampler_settings_by_methods_in_spec_order(lowres):
 
 def test_an_arm_carries_its_fixed_trial_settings(lowres):
     arm = lowres.arm("wnut17/untyped+low_resource-50/auc")
-    assert (arm.dataset, arm.sampler, arm.method, arm.objective, arm.head) == ("wnut17", "untyped+low_resource-50", "auc", "auc_2t", "two_task")
+    assert (arm.dataset, arm.sampler, arm.method, arm.objective, arm.head) == (
+        "wnut17", "untyped+low_resource-50", "auc", "auc_2t", "two_task"
+    )
     assert arm.sampler_description == "untyped+low_resource(size=50, partitions=4)"
     assert arm.fixed["dataset"] == {
         "name": "wnut17", "path": None, "format": {"name": "conll", "params": {}}, "iob1": "refuse", "dev_from_train": None
     }
-    assert arm.fixed["samplers"] == [{"name": "untyped", "params": {}}, {"name": "low_resource", "params": {"size": 50, "partitions": 4}}]
+    assert arm.fixed["samplers"] == [
+        {"name": "untyped", "params": {}}, {"name": "low_resource", "params": {"size": 50, "partitions": 4}}
+    ]
     assert arm.fixed["encoder"] == {"name": "tiny", "max_length": 64, "window_stride": 32}
     assert arm.fixed["head"] == {"name": "two_task", "params": {"threshold": 0.4}}
     assert arm.fixed["objective"] == {"name": "auc_2t", "params": {"lambda": 100.0}}
@@ -75,7 +79,9 @@ def test_replicates_are_partitions_by_seeds(lowres):
 
 def test_plan_level_settings(lowres):
     assert (lowres.experiment, lowres.description, lowres.profile) == ("lowres_grid", "compile snapshot fixture", None)
-    assert (lowres.tune.searcher, lowres.tune.scheduler) == (Component(name="grid", params={"points_per_axis": 3}), Component(name="asha", params={"grace_period": 1}))
+    assert (lowres.tune.searcher, lowres.tune.scheduler) == (
+        Component(name="grid", params={"points_per_axis": 3}), Component(name="asha", params={"grace_period": 1})
+    )
     assert (lowres.tune.metric, lowres.replicate_split, lowres.tracking_uri) == ("dev_macro_f1", "test", "sqlite:///plan-test.db")
     assert lowres.analysis.comparisons == (("focal", "auc"),) and lowres.analysis.test == "wilcoxon"
     tune = sum(a.tune_trials for a in lowres.arms)
@@ -136,7 +142,9 @@ def test_hashes_are_stable_and_follow_content_not_formatting(catalog, write_spec
 def test_a_profile_without_search_space_has_no_tune_phase(catalog):
     plan = compile_plan(COMPILE / "tpe_profiles.yaml", catalog, profile="cpu")
     assert plan.profile == "cpu" and plan.tune is None and plan.replicate_split == "dev"
-    assert [(a.id, a.tune_trials, len(a.replicates)) for a in plan.arms] == [("conll2003/full/ce", 0, 2), ("conll2003/full/mom", 0, 2)]
+    assert [(a.id, a.tune_trials, len(a.replicates)) for a in plan.arms] == [
+        ("conll2003/full/ce", 0, 2), ("conll2003/full/mom", 0, 2)
+    ]
     assert plan.arm("conll2003/full/mom").fixed["objective"]["params"] == {"lambda": 0.175, "base": "focal"}
     tuned = compile_plan(COMPILE / "tpe_profiles.yaml", catalog)
     assert [a.tune_trials for a in tuned.arms] == [0, 12]
@@ -151,7 +159,10 @@ def test_compiled_plans_match_their_snapshots(catalog, match_snapshot, spec, pro
 
 
 def test_a_method_restricted_to_some_sampler_settings_gets_only_those_arms(catalog, write_spec):
-    text = "experiment: t\ndataset: conll2003\nsamplers: [[], [sCR], [untyped]]\nmethods:\n  ce: {loss: ce}\n  focal: {loss: focal, samplers: [full, untyped]}\n"
+    text = (
+        "experiment: t\ndataset: conll2003\nsamplers: [[], [sCR], [untyped]]\n"
+        "methods:\n  ce: {loss: ce}\n  focal: {loss: focal, samplers: [full, untyped]}\n"
+    )
     plan = compile_plan(write_spec(text), catalog)
     assert [arm.id for arm in plan.arms] == [
         "conll2003/full/ce",
@@ -218,7 +229,8 @@ def test_a_steps_matched_control_of_an_unknown_chain_is_refused_at_its_line(writ
 def test_a_method_with_its_own_encoder_keeps_it_over_model_encoder(write_spec):
     text = (
         "experiment: t\ndataset: conll2003\nmodel: {encoder: tiny, max_length: 64}\n"
-        "methods:\n  bert: {loss: ce}\n  shallow: {loss: ce, encoder: word2vec-50}\n  feature_crf: {loss: crf, encoder: word2vec-50, head: crfsuite}\n"
+        "methods:\n  bert: {loss: ce}\n  shallow: {loss: ce, encoder: word2vec-50}\n"
+        "  feature_crf: {loss: crf, encoder: word2vec-50, head: crfsuite}\n"
     )
     plan = compile_plan(write_spec(text), default_catalog())
     encoders = {arm.method: arm.fixed["encoder"] for arm in plan.arms}
@@ -281,7 +293,9 @@ SEQUENTIAL = (
 PARTITIONED = "[{low_resource: {size: 20, partitions: 9}}]"
 
 
-@pytest.mark.parametrize(("seeds", "per_partition"), [("seeds: 1, ", (0,)), ("", (0,)), ("seeds: 2, ", (0, 1)), ("seeds: [5, 3], ", (5, 3))])
+@pytest.mark.parametrize(
+    ("seeds", "per_partition"), [("seeds: 1, ", (0,)), ("", (0,)), ("seeds: 2, ", (0, 1)), ("seeds: [5, 3], ", (5, 3))]
+)
 def test_a_sequential_partitioned_arm_holds_max_seeds_partitions_of_the_given_seeds(catalog, write_spec, seeds, per_partition):
     """max_seeds counts partitions of a partitioned arm; `replicate.seeds` (default 1) runs in each."""
     plan = compile_plan(write_spec(SEQUENTIAL.format(samplers=PARTITIONED, seeds=seeds)), catalog)

@@ -13,7 +13,9 @@ def test_a_sampler_setting_that_varies_is_kept_without_the_parts_all_settings_sh
 
 
 def test_a_dataset_that_varies_is_kept_and_every_label_stays_distinct():
-    cells = [(d, s, m) for d in ("conll2003", "wnut17") for s in ("full", "untyped", "untyped+low_resource-20") for m in ("ce", "crf")]
+    cells = [
+        (d, s, m) for d in ("conll2003", "wnut17") for s in ("full", "untyped", "untyped+low_resource-20") for m in ("ce", "crf")
+    ]
     labels = arm_labels(cells)
     assert len(set(labels)) == len(cells)
     assert labels[:3] == ["ce · full · conll2003", "crf · full · conll2003", "ce · untyped · conll2003"]

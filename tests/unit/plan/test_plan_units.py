@@ -8,7 +8,9 @@ from nerplat.plan.units import arm_units, partitioned, unit_replicates
 
 def _arm(partitions: int, seeds: int) -> SimpleNamespace:
     parts = tuple(range(partitions))
-    return SimpleNamespace(partitions=parts, replicates=tuple(Replicate(seed=s, partition=p) for p in parts for s in range(seeds)))
+    return SimpleNamespace(
+        partitions=parts, replicates=tuple(Replicate(seed=s, partition=p) for p in parts for s in range(seeds))
+    )
 
 
 def test_a_partitioned_arm_counts_partitions_and_takes_every_seed_of_each():
