@@ -69,7 +69,9 @@ def main(count: int, repeats: int, encoder: str) -> None:
     torch.set_num_threads(2)
     loaded = load_encoder(EncoderSettings(name=encoder))
     tokenizer, model = loaded.tokenizer, loaded.model.eval()
-    encoded = [tokenizer(words, is_split_into_words=True, truncation=True, max_length=64)["input_ids"] for words in dev_sentences(count)]
+    encoded = [
+        tokenizer(words, is_split_into_words=True, truncation=True, max_length=64)["input_ids"] for words in dev_sentences(count)
+    ]
     lengths = np.array([len(ids) for ids in encoded])
     order = np.argsort(-lengths, kind="stable")
     cuts = {"128 windows": length_grouped_batches(lengths, 128, seed=None)}
@@ -88,7 +90,8 @@ def main(count: int, repeats: int, encoder: str) -> None:
     for name, batches in cuts.items():
         padded = sum(len(b) * int(lengths[b[0]]) for b in batches)
         median = statistics.median(seconds[name])
-        print(f"{name:>18}: {len(batches):3d} batches, {padded:6d} padded sub-tokens, median {median:.3f} s ({median / base:.3f}x)")
+        shape = f"{len(batches):3d} batches, {padded:6d} padded sub-tokens"
+        print(f"{name:>18}: {shape}, median {median:.3f} s ({median / base:.3f}x)")
 
 
 

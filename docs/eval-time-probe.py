@@ -19,8 +19,9 @@ at learning rate 1.96e-4, then times, in turns, R times each:
 It also prints how many dev words each copy labels differently from autocast.
 
 Prints each part's median seconds and its share of `evaluate`.
-Run from the repository root: `.venv/bin/python docs/eval-time-probe.py [R] [--profile smoke]` (default
-9 turns; the sweep's `smoke` profile swaps in the tiny encoder, for tests/integration/docs).
+Run from the repository root: `.venv/bin/python docs/eval-time-probe.py [R] [--profile smoke] [--set
+KEY=VALUE ...]` (default 9 turns; the sweep's `smoke` profile swaps in the tiny encoder and `--set`
+overrides its spec, as tests/integration/docs runs it on 20 training and 10 dev sentences).
 """
 
 import argparse
@@ -57,9 +58,9 @@ def int8_copy(session: TrialSession) -> torch.nn.Module:
     return torch.ao.quantization.quantize_dynamic(copy.deepcopy(session.tagger).eval(), {torch.nn.Linear}, dtype=torch.qint8)
 
 
-def main(repeats: int, profile: str | None) -> None:
+def main(repeats: int, profile: str | None, overrides: list[str]) -> None:
     torch.set_num_threads(2)
-    arm = compile_plan(SWEEP_SPEC, default_catalog(), profile, overrides=["train.threads=2"]).arms[0]
+    arm = compile_plan(SWEEP_SPEC, default_catalog(), profile, overrides=["train.threads=2", *overrides]).arms[0]
     session = TrialSession(arm.trial_config({"train.lr": 1.96e-4}, seed=TUNE_SEED, eval_split=None), keep_weights=False)
     session.setup()
     for epoch in (1, 2):
@@ -101,5 +102,9 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("repeats", nargs="?", type=int, default=9)
     parser.add_argument("--profile", help="a profile of the bench sweep (smoke: the tiny encoder)")
+    parser.add_argument(
+        "--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+        help="a spec override after the probe's own, as `nerplat run --set` takes it (tests: fewer epochs and dev sentences)",
+    )  # fmt: skip
     args = parser.parse_args()
-    main(args.repeats, args.profile)
+    main(args.repeats, args.profile, args.overrides)

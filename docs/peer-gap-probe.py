@@ -11,9 +11,10 @@ TUNE_SEED, TUNE_SEED - 1, ... (the seeds of bench peer's repeats), in-process on
 - the peer's Trainer (`bench.peer`'s settings, no evaluation during training), its model scored
   after the last epoch by nerplat's `evaluate_sentences`, with dropout and with every dropout off.
 Run from the repository root: `.venv/bin/python docs/peer-gap-probe.py [LR] [SEEDS] [SENTENCES]
-[batches] [--profile smoke]` (defaults 1.96e-4, the sweep's highest drawn rate, where both sides scored
-best, 8 seeds and the sweep's 100 training sentences; `batches` runs only nerplat's three batchings,
-with dropout; the sweep's `smoke` profile swaps in the tiny encoder, for tests/integration/docs).
+[batches] [--profile smoke] [--set KEY=VALUE ...]` (defaults 1.96e-4, the sweep's highest drawn rate,
+where both sides scored best, 8 seeds and the sweep's 100 training sentences; `batches` runs only
+nerplat's three batchings, with dropout; the sweep's `smoke` profile swaps in the tiny encoder and `--set`
+overrides its spec, as tests/integration/docs runs it: `--set train.epochs=1 --set train.dev_subset=10`).
 """
 
 import argparse
@@ -115,13 +116,15 @@ def peer_score(arm, lr: float, seed: int, dropout: str) -> float:
     head = SoftmaxHead(encoder.hidden_size, len(data.labels))
     head.classifier.load_state_dict(model.classifier.state_dict())
     tagger = Tagger(model.base_model, head, dropout=0.0)
-    metrics, _ = evaluate_sentences(tagger, data.dev, data.dev_sentences, data.labels, Inference.on(torch.device("cpu"), "fp32", 64))
+    inference = Inference.on(torch.device("cpu"), "fp32", 64)
+    metrics, _ = evaluate_sentences(tagger, data.dev, data.dev_sentences, data.labels, inference)
     return metrics["micro_f1"]
 
 
-def main(lr: float, count: int, sentences: int, only_batches: bool, profile: str | None) -> None:
+def main(lr: float, count: int, sentences: int, only_batches: bool, profile: str | None, overrides: list[str]) -> None:
     torch.set_num_threads(2)
-    overrides = ["train.threads=2", "resources.cpus_per_worker=2", f"samplers=[{{low_resource: {{size: {sentences}, partitions: 1}}}}]"]
+    sample = f"samplers=[{{low_resource: {{size: {sentences}, partitions: 1}}}}]"
+    overrides = ["train.threads=2", "resources.cpus_per_worker=2", sample, *overrides]
     arm = compile_plan(SWEEP_SPEC, default_catalog(), profile, overrides=overrides).arms[0]
     print(f"{sentences} training sentences, learning rate {lr:g}")
     if not only_batches:
@@ -139,7 +142,8 @@ def main(lr: float, count: int, sentences: int, only_batches: bool, profile: str
     ]
     for name, score in [rows[0], rows[3], rows[4]] if only_batches else rows:
         scores = [score(arm, lr, seed) for seed in seeds]
-        print(f"{name:>27}: median {statistics.median(scores):.3f}, mean {statistics.mean(scores):.3f}; by seed {' '.join(f'{s:.3f}' for s in scores)}", flush=True)
+        median, mean, by_seed = statistics.median(scores), statistics.mean(scores), " ".join(f"{s:.3f}" for s in scores)
+        print(f"{name:>27}: median {median:.3f}, mean {mean:.3f}; by seed {by_seed}", flush=True)
 
 
 if __name__ == "__main__":
@@ -149,5 +153,9 @@ if __name__ == "__main__":
     parser.add_argument("sentences", nargs="?", type=int, default=100)
     parser.add_argument("mode", nargs="?", choices=["batches"])
     parser.add_argument("--profile", help="a profile of the bench sweep (smoke: the tiny encoder)")
+    parser.add_argument(
+        "--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+        help="a spec override after the probe's own, as `nerplat run --set` takes it (tests: fewer epochs and dev sentences)",
+    )  # fmt: skip
     args = parser.parse_args()
-    main(args.lr, args.seeds, args.sentences, args.mode == "batches", args.profile)
+    main(args.lr, args.seeds, args.sentences, args.mode == "batches", args.profile, args.overrides)

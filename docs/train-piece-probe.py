@@ -8,8 +8,9 @@ cut at several costs a pass, in whole batches (no pieces), and with the set sort
 group (the rule before the groups were capped). The cost also applies to the cut of evaluation
 batches while it runs; only training seconds are compared.
 Run from the repository root: `.venv/bin/python docs/train-piece-probe.py [SEEDS] [--sentences N]
-[--profile smoke]` (default 3 seeds and the sweep's 100 training sentences; the sweep's `smoke` profile
-swaps in the tiny encoder, for tests/integration/docs).
+[--profile smoke] [--set KEY=VALUE ...]` (default 3 seeds and the sweep's 100 training sentences; the
+sweep's `smoke` profile swaps in the tiny encoder and `--set` overrides its spec, as tests/integration/docs
+runs it: `--set train.batch_size=32 --set train.dev_subset=10`).
 """
 
 import argparse
@@ -41,9 +42,10 @@ def trial(arm, seed: int, cost: int, min_groups: float) -> tuple[float, float, f
     return timings.train, timings.tokens_per_second(), max(e.dev["micro_f1"] for e in result.evaluations)
 
 
-def main(count: int, sentences: int, profile: str | None) -> None:
+def main(count: int, sentences: int, profile: str | None, overrides: list[str]) -> None:
     torch.set_num_threads(2)
-    overrides = ["train.threads=2", "resources.cpus_per_worker=2", f"samplers=[{{low_resource: {{size: {sentences}, partitions: 1}}}}]"]
+    sample = f"samplers=[{{low_resource: {{size: {sentences}, partitions: 1}}}}]"
+    overrides = ["train.threads=2", "resources.cpus_per_worker=2", sample, *overrides]
     arm = compile_plan(SWEEP_SPEC, default_catalog(), profile, overrides=overrides).arms[0]
     seeds = [TUNE_SEED - repeat for repeat in range(count)]
     rows = [(f"pieces at cost {cost}", cost, batching.MIN_GROUPS) for cost in COSTS]
@@ -59,5 +61,9 @@ if __name__ == "__main__":
     parser.add_argument("seeds", nargs="?", type=int, default=3)
     parser.add_argument("--sentences", type=int, default=100, help="training sentences (the sweep's 100)")
     parser.add_argument("--profile", help="a profile of the bench sweep (smoke: the tiny encoder)")
+    parser.add_argument(
+        "--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+        help="a spec override after the probe's own, as `nerplat run --set` takes it (tests: fewer epochs and dev sentences)",
+    )  # fmt: skip
     args = parser.parse_args()
-    main(args.seeds, args.sentences, args.profile)
+    main(args.seeds, args.sentences, args.profile, args.overrides)

@@ -8,8 +8,12 @@ from docs_scripts import output_lines, run_docs_script
 pytestmark = pytest.mark.slow
 
 HEAD = re.compile(r"^8 sentences: (?P<real>\d+) real sub-tokens, longest (?P<longest>\d+)$")
-ROW = re.compile(r"^\s*(?P<name>.+): +(?P<batches>\d+) batches, +(?P<padded>\d+) padded sub-tokens, median \d+\.\d{3} s \((?P<ratio>\d+\.\d{3})x\)$")
-CUTS = ["128 windows", "filled 4096", "filled 2048", "filled 1024", "filled 512"] + [f"cheapest, cost {c}" for c in (0, 32, 64, 128, 256)] + ["16 windows"]
+ROW = re.compile(
+    r"^\s*(?P<name>.+): +(?P<batches>\d+) batches, +(?P<padded>\d+) padded sub-tokens, "
+    r"median \d+\.\d{3} s \((?P<ratio>\d+\.\d{3})x\)$"
+)
+CUTS = ["128 windows", "filled 4096", "filled 2048", "filled 1024", "filled 512"]
+CUTS += [f"cheapest, cost {c}" for c in (0, 32, 64, 128, 256)] + ["16 windows"]
 
 
 def test_the_probe_times_every_cut_and_counts_its_padding():

@@ -1,5 +1,5 @@
-"""docs/peer-gap-probe.py on the bench sweep's smoke profile (the tiny encoder): its pass check and
-one score line per variant."""
+"""docs/peer-gap-probe.py on the bench sweep's smoke profile (the tiny encoder), one epoch on 20 sentences
+and 10 dev sentences: its pass check and one score line per variant."""
 
 import re
 
@@ -12,12 +12,15 @@ ROWS = (
     "nerplat, packed dropout", "nerplat, torch dropout", "nerplat, no dropout", "nerplat, random batches",
     "nerplat, one group", "nerplat, random, no dropout", "peer Trainer, dropout", "peer Trainer, no dropout",
 )  # fmt: skip
-SCORE = re.compile(r"^\s*(?P<name>.+): median (?P<median>[01]\.\d{3}), mean [01]\.\d{3}; by seed (?P<seeds>[01]\.\d{3}( [01]\.\d{3})*)$")
+SCORE = re.compile(
+    r"^\s*(?P<name>.+): median (?P<median>[01]\.\d{3}), mean [01]\.\d{3}; by seed (?P<seeds>[01]\.\d{3}( [01]\.\d{3})*)$"
+)
 PASS = re.compile(r"^same weights and batch, nerplat / peer: loss (\S+) / (\S+), gradient norm (\S+) / (\S+)$")
 
 
 def test_the_probe_compares_one_pass_and_scores_every_variant():
-    lines = output_lines(run_docs_script("peer-gap-probe.py", "1.96e-4", "1", "20", "--profile", "smoke", timeout=900))
+    small = ["--set", "train.epochs=1", "--set", "train.dev_subset=10"]
+    lines = output_lines(run_docs_script("peer-gap-probe.py", "1.96e-4", "1", "20", *small, "--profile", "smoke", timeout=900))
     assert lines[0] == "20 training sentences, learning rate 0.000196"
     losses = PASS.match(lines[1])
     assert losses, lines[1]
