@@ -43,8 +43,9 @@ for setting in "${settings[@]}"; do
   name=${setting%%|*}
   read -r -a env_vars <<< "${setting#*|}"
   work=$(mktemp -d "${TMPDIR:-/tmp}/nerplat-malloc-XXXXXX")
-  env ${env_vars[@]+"${env_vars[@]}"} "$nerplat" run "$spec" ${profile:+--profile "$profile"} --workdir "$work" --tune-only --no-analyze \
-    --set "train.epochs=$epochs" --set tune.num_samples=1 --set tune.max_concurrent=1 > "$work/console.txt" 2>&1 &
+  env ${env_vars[@]+"${env_vars[@]}"} "$nerplat" run "$spec" ${profile:+--profile "$profile"} --workdir "$work" \
+    --tune-only --no-analyze --set "train.epochs=$epochs" --set tune.num_samples=1 --set tune.max_concurrent=1 \
+    > "$work/console.txt" 2>&1 &
   driver=$!
   peak=0 last=0
   while kill -0 "$driver" 2>/dev/null; do
@@ -64,6 +65,7 @@ print(f"{rows.get('time_train_s', 0):.1f} {rows.get('time_eval_s', 0):.1f}")
 PY
 )
   read -r train evaluate <<< "$times"
-  printf '%-32s %8.2f GB %8.2f GB %12s %12s\n' "$name" "$(echo "$peak / 1048576" | bc -l)" "$(echo "$last / 1048576" | bc -l)" "$train" "$evaluate"
+  printf '%-32s %8.2f GB %8.2f GB %12s %12s\n' "$name" \
+    "$(echo "$peak / 1048576" | bc -l)" "$(echo "$last / 1048576" | bc -l)" "$train" "$evaluate"
   rm -rf "$work"
 done

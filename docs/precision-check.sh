@@ -21,7 +21,8 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/nerplat-precision-XXXXXX")
 if [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; then work=$1; shift; fi
 nerplat="$repo/.venv/bin/nerplat"
 python="$repo/.venv/bin/python"
-experiment=$("$nerplat" plan "$spec_file" ${profile:+--profile "$profile"} "$@" --json | "$python" -c 'import json, sys; print(json.load(sys.stdin)["experiment"])')
+experiment=$("$nerplat" plan "$spec_file" ${profile:+--profile "$profile"} "$@" --json \
+  | "$python" -c 'import json, sys; print(json.load(sys.stdin)["experiment"])')
 for precision in fp32 auto; do
   echo "== $precision: load average $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%H:%M:%S)"
   (cd "$repo" && "$nerplat" run "$spec_file" ${profile:+--profile "$profile"} "$@" --set "experiment=$experiment-$precision" \
