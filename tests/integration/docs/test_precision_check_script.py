@@ -1,4 +1,7 @@
-"""docs/precision-check.sh on a tiny spec: both runs, then one paired cell judged against its noise."""
+"""docs/precision-check.sh on a tiny spec: both runs, then one paired cell judged against its noise.
+
+The spec is as small as the check allows: 2 seeds (an sd needs two replicates), one trial at a time
+(one trial worker per run imports torch, not two), 20 training and 20 dev sentences."""
 
 import re
 
@@ -11,13 +14,18 @@ TINY = """\
 experiment: precision_check_tiny
 dataset: conll2003
 model: {encoder: tiny, max_length: 64}
-train: {epochs: 1, batch_size: 16, lr: 1.0e-3, dev_subset: 50, threads: 1}
-samplers: [{low_resource: {size: 40, partitions: 1}}]
+train: {epochs: 1, batch_size: 16, lr: 1.0e-3, dev_subset: 20, threads: 1}
+samplers: [{low_resource: {size: 20, partitions: 1}}]
 methods:
   ce: {loss: ce}
-replicate: {seeds: 3}
+replicate: {seeds: 2}
+resources: {cpus_per_worker: 2}
 """
-SUMMARY = re.compile(r"^(?P<passed>\d+) of (?P<cells>\d+) cells within the replicate noise \(\|auto - fp32\| <= sd of the fp32 replicates\) on test_micro_f1$")
+SUMMARY = re.compile(
+    r"^(?P<passed>\d+) of (?P<cells>\d+) cells within the replicate noise "
+    r"\(\|auto - fp32\| <= sd of the fp32 replicates\) on test_micro_f1$"
+)
+RUNS = ["== fp32", "== fp32 done", "== auto", "== auto done"]
 
 
 def test_the_check_runs_fp32_and_auto_and_judges_each_cell(tmp_path):
@@ -27,7 +35,7 @@ def test_the_check_runs_fp32_and_auto_and_judges_each_cell(tmp_path):
     output = f"{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
     assert result.returncode in (0, 1), output
     lines = result.stdout.strip().splitlines()
-    assert [line.split(":")[0] for line in lines if line.startswith("== ")] == ["== fp32", "== fp32 done", "== auto", "== auto done"], output
+    assert [line.split(":")[0] for line in lines if line.startswith("== ")] == RUNS, output
     summary = SUMMARY.match(lines[-1])
     assert summary, output
     assert summary["cells"] == "1" and result.returncode == (0 if summary["passed"] == "1" else 1)
