@@ -142,13 +142,18 @@ class ClaimCost:
 
     def lines(self) -> list[str]:
         power = self.power
-        cost = f"claim {self.claim}: {len(self.arms)} arms, {self.tune_trials} tune trials, at most {power.units} {power.unit}s ({self.design})"
+        cost = (
+            f"claim {self.claim}: {len(self.arms)} arms, {self.tune_trials} tune trials, "
+            f"at most {power.units} {power.unit}s ({self.design})"
+        )
         if self.wall_s is not None:
             cost += f"; at most {self.wall_s / 3600:.1f} h of its arms' trials"
         return [cost, "  " + power.line()]
 
 
-def claim_costs(plan: Plan, trial_seconds: dict[str, float] | None = None, pilot: dict[str, PilotSd] | None = None) -> list[ClaimCost]:
+def claim_costs(
+    plan: Plan, trial_seconds: dict[str, float] | None = None, pilot: dict[str, PilotSd] | None = None
+) -> list[ClaimCost]:
     """Per claim: arms, tune trials, the design, its power (`claim_power`, from the claim's
     `pilot_sd`, else `pilot`) and, with `trial_seconds` (arm id -> predicted seconds of one run,
     from `estimate.cost`), the wall time of its arms' trials one at a time at the design's most."""
@@ -162,7 +167,10 @@ def claim_costs(plan: Plan, trial_seconds: dict[str, float] | None = None, pilot
         power = claim_power(plan, claim, (pilot or {}).get(claim.id))
         if plan.sequential is not None:
             looks = claim_looks(plan.sequential)
-            design = f"sequential, {plan.sequential.spending}, looks at {list(looks)} {power.unit}s, alpha {power.alpha:.3g} per claim"
+            design = (
+                f"sequential, {plan.sequential.spending}, looks at {list(looks)} {power.unit}s, "
+                f"alpha {power.alpha:.3g} per claim"
+            )
             replicates = {a.id: len(unit_replicates(a, looks[-1])) for a in arms}
         else:
             design = f"fixed, alpha {power.alpha:.3g} per claim at the most"

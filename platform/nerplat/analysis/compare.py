@@ -92,7 +92,10 @@ def compare_samplers(
     described = frame.select("dataset", "sampler_label", "sampler").unique(["dataset", "sampler_label"], keep="first")
     tests = (
         tests.join(described.rename({"sampler_label": "a"}), on=["dataset", "a"], how="left", nulls_equal=True)
-        .join(described.rename({"sampler_label": "b", "sampler": "partner_sampler"}), on=["dataset", "b"], how="left", nulls_equal=True)
+        .join(
+            described.rename({"sampler_label": "b", "sampler": "partner_sampler"}),
+            on=["dataset", "b"], how="left", nulls_equal=True,
+        )
         .drop("a", "b")
         .with_columns(pl.col("method").alias("partner"))
     )
@@ -116,7 +119,10 @@ def _compare(frame, design: _Design, pairs, metrics, test) -> tuple[pl.DataFrame
         joined = _join_pair(frame, design, subject, partner, metrics)
         missing.append(_unpaired(joined, design, subject, partner, metrics))
         tests += [_test_metric(joined, design, subject, partner, metric, test) for metric in metrics]
-    return pl.concat(tests) if tests else _empty_tests(frame, design), pl.concat(missing) if missing else _empty_missing(frame, design)
+    return (
+        pl.concat(tests) if tests else _empty_tests(frame, design),
+        pl.concat(missing) if missing else _empty_missing(frame, design),
+    )
 
 
 def _side(frame: pl.DataFrame, design: _Design, value: str, prefix: str, metrics: Sequence[str]) -> pl.DataFrame:
@@ -264,7 +270,9 @@ def with_power(tests: pl.DataFrame, alpha: float) -> pl.DataFrame:
             alpha,
             test,
         )
-        parts.append(part.with_columns(pl.Series("mde", mde).fill_nan(None), pl.Series("n_needed", needed).fill_nan(None).cast(pl.Int64)))
+        parts.append(part.with_columns(
+            pl.Series("mde", mde).fill_nan(None), pl.Series("n_needed", needed).fill_nan(None).cast(pl.Int64)
+        ))
     return pl.concat(parts).sort("_row").drop("_row")
 
 

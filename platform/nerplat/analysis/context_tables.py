@@ -52,7 +52,9 @@ def dataset_table(stats: Mapping[str, Mapping[str, Mapping]], name: str = "datas
                 cells.append(Cell(text="" if value is None else f"{value:,}"))
         for s in SPLITS:
             split = splits.get(s)
-            cells.append(Cell(text="" if split is None else f"{split['pct_B']:.1f} / {split['pct_I']:.1f} / {split['pct_O']:.1f}"))
+            cells.append(Cell(
+                text="" if split is None else f"{split['pct_B']:.1f} / {split['pct_I']:.1f} / {split['pct_O']:.1f}"
+            ))
         types = {t for split in splits.values() for t in split["mentions_per_type"]}
         cells.append(Cell(text=str(len(types))))
         body.append(Row(dataset, tuple(cells)))
@@ -91,7 +93,9 @@ def _stopped_text(verdict: dict) -> str:
     return f"{verdict['stopped_by_patience']}/{runs} (mean epoch {mean:.1f})"
 
 
-def dev_curve_tables(curves: pl.DataFrame, verdicts: pl.DataFrame, settings: AnalysisSettings, axes: Sequence[str] = ()) -> list[Table]:
+def dev_curve_tables(
+    curves: pl.DataFrame, verdicts: pl.DataFrame, settings: AnalysisSettings, axes: Sequence[str] = ()
+) -> list[Table]:
     """Per dataset and sampler (and axis value): methods x evaluated epochs, mean dev score, then the
     share of replicates that selected the last epoch, the runs stopped by patience and the convergence verdict."""
     tables = []
@@ -112,7 +116,9 @@ def dev_curve_tables(curves: pl.DataFrame, verdicts: pl.DataFrame, settings: Ana
             cells.append(Cell(text="unknown" if converged is None else "yes" if converged else f"no ‡ ({why})"))
             body.append(Row(method, tuple(cells)))
         columns = tuple(Column("Epoch", str(e)) for e in epochs) + (
-            Column("", "Last epoch selected", ranked=False), Column("", "Stopped by patience", ranked=False), Column("", "Converged", ranked=False)
+            Column("", "Last epoch selected", ranked=False),
+            Column("", "Stopped by patience", ranked=False),
+            Column("", "Converged", ranked=False),
         )
         where = where_text(("dataset", key["dataset"]), ("sampler", key["sampler"]), *((a, key[a]) for a in axes))
         caption = (
@@ -121,7 +127,10 @@ def dev_curve_tables(curves: pl.DataFrame, verdicts: pl.DataFrame, settings: Ana
             "plateau (train.early_stopping) of all runs, and the mean epoch the runs stopped at."
         )
         notes = (n_note(part), f"Rule: {RULE}. ‡ not converged.")
-        tables.append(ranked(Table(slug("dev-curve", key["dataset"], key["sampler"], *(key[a] for a in axes)), caption, "Method", columns, tuple(body), notes)))
+        tables.append(ranked(Table(
+            slug("dev-curve", key["dataset"], key["sampler"], *(key[a] for a in axes)),
+            caption, "Method", columns, tuple(body), notes,
+        )))
     return tables
 
 
@@ -137,7 +146,9 @@ def savings_table(savings: pl.DataFrame, name: str = "early-stopping") -> Table 
             Cell(text=f"{row['epochs_run']} / {row['epochs_at_cap']}" + ("" if share is None else f" ({share:.0%})")),
             Cell(text=f"{row['train_hours']:.2f}"), Cell(text=f"{row['train_hours_at_cap']:.2f}"),
         )))  # fmt: skip
-    columns = tuple(Column("", name, ranked=False) for name in ("Runs", "Cap", "Epochs run / at cap", "Training hours", "At cap (est.)"))
+    columns = tuple(
+        Column("", name, ranked=False) for name in ("Runs", "Cap", "Epochs run / at cap", "Training hours", "At cap (est.)")
+    )
     caption = (
         "What early stopping saved, per arm (tune trials and replicates): the epochs its runs trained of the epochs the cap "
         "(train.epochs) would have trained, and their training hours beside an estimate of the hours at the cap (each run's "
@@ -164,7 +175,10 @@ def chosen_table(chosen: pl.DataFrame, name: str = "chosen-hyperparameters") -> 
         "Hyper-parameters chosen on dev for each tuned arm: the searched values of its trial with the best dev score, "
         "which every replicate of the arm re-trained; blank where the arm did not search the parameter."
     )
-    return Table(name, caption, "Arm", columns, tuple(body), ("Arms without a search space went straight to their replicates and are not listed.",))
+    return Table(
+        name, caption, "Arm", columns, tuple(body),
+        ("Arms without a search space went straight to their replicates and are not listed.",),
+    )
 
 
 def _value_text(value: object) -> str:
@@ -186,16 +200,22 @@ def verdicts_table(verdicts: pl.DataFrame, name: str = "verdicts") -> Table | No
     for row in verdicts.iter_rows(named=True):
         text = verdict_text(row)
         effort = " / ".join(
-            f"{row[f'{side}_trials'] or 0} trials ({row[f'{side}_searched'] or 'nothing searched'}), {row[f'{side}_epochs'] or '?'} ep"
+            f"{row[f'{side}_trials'] or 0} trials ({row[f'{side}_searched'] or 'nothing searched'}), "
+            f"{row[f'{side}_epochs'] or '?'} ep"
             for side in ("method", "partner")
         )
         cells = [Cell(text=f"[{row['report']}]({row['report']}/report.md)")] if linked else []
         paper = f"{row['paper']}, {row['source']}" if row.get("source") else row["paper"]  # a report older than `source` has none
-        cells += [Cell(text=t) for t in (paper, text.comparison, text.where, text.paper, text.delta, text.interval, text.p_holm, text.units)]
+        cells += [
+            Cell(text=t)
+            for t in (paper, text.comparison, text.where, text.paper, text.delta, text.interval, text.p_holm, text.units)
+        ]
         cells += [Cell(text=t) for t in (text.direction, text.magnitude, text.verdict, text.power, effort)]
         body.append(Row(row["claim"], tuple(cells)))
-    names = (*(("Report",) if linked else ()), "Paper", "Comparison", "Where", "Paper's effect", "Ours (Δ)", "Interval", "p (Holm)",
-             "Units", "Direction", "Magnitude", "Verdict", "Power; units for 0.8", "Tuning: method / partner")
+    names = (
+        *(("Report",) if linked else ()), "Paper", "Comparison", "Where", "Paper's effect", "Ours (Δ)", "Interval", "p (Holm)",
+        "Units", "Direction", "Magnitude", "Verdict", "Power; units for 0.8", "Tuning: method / partner",
+    )  # fmt: skip
     caption = (
         "Every claim of the spec by one rule, on units (partitions where the runs have several, else seeds; a partition's pairs "
         "averaged). Direction: the interval wholly on the paper's side of zero -> reproduced, wholly on the other -> opposite, "

@@ -18,8 +18,9 @@ with one rule for every arm of a comparison; the analysis only reads what the ru
 
 Columns beside the verdict, for the tables and warnings: `runs`, `stopped_by_patience` (how many),
 `mean_stopped_epoch`, `cap` (the epoch the runs that hit the cap stopped at; null when none did),
-`judged_by` (`patience`, `fit` for a cell of crfsuite fits, null when no run recorded why it stopped), and `last_epoch_share` (replicates
-whose best dev epoch was their last evaluated one: information only).
+`judged_by` (`patience`, `fit` for a cell of crfsuite fits, null when no run recorded why it
+stopped), and `last_epoch_share` (replicates whose best dev epoch was their last evaluated one:
+information only).
 """
 
 from __future__ import annotations
@@ -78,7 +79,9 @@ def convergence(replicates: pl.DataFrame, epochs: pl.DataFrame, metric: str) -> 
     )
     return (
         cells.join(_last_epoch_shares(runs, epochs, metric), on=keys, how="left", nulls_equal=True)
-        .with_columns(pl.when(pl.col("judged_by") == "fit").then(None).otherwise(pl.col("last_epoch_share")).alias("last_epoch_share"))
+        .with_columns(
+            pl.when(pl.col("judged_by") == "fit").then(None).otherwise(pl.col("last_epoch_share")).alias("last_epoch_share")
+        )
         .select(list(schema))
         .cast(schema)
         .sort(keys, nulls_last=True)

@@ -22,8 +22,8 @@ SUMMARY_FILE = "summary.parquet"
 SETTINGS_FILE = "settings.json"
 VERDICTS_FILE = "verdicts.parquet"
 VERDICT_FIELDS = (
-    "claim", "method", "partner", "dataset", "sampler", "size", "paper_effect", "direction", "delta", "ci_low", "ci_high", "p_holm",
-    "n_pairs", "converged", "verdict", "decided_look",
+    "claim", "method", "partner", "dataset", "sampler", "size", "paper_effect", "direction", "delta", "ci_low", "ci_high",
+    "p_holm", "n_pairs", "converged", "verdict", "decided_look",
 )
 
 
@@ -98,7 +98,8 @@ class Headline:
     rows: list[HeadlineRow]
     metric: str  # `test_micro_f1`
     decimals: int
-    verdicts: list[dict[str, Any]] = field(default_factory=list)  # the claims' verdicts (verdicts.parquet), when the spec has claims
+    # the claims' verdicts (verdicts.parquet), when the spec has claims
+    verdicts: list[dict[str, Any]] = field(default_factory=list)
 
     def metric_words(self) -> str:
         """`test_micro_f1` -> `test micro F1`."""

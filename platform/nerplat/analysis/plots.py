@@ -366,12 +366,15 @@ def _f1_contours(axes: Axes, low: np.ndarray, high: np.ndarray) -> None:
     axes.clabel(contours, fmt=lambda v: f"F1={v:.2f}", fontsize=7, inline=True)
 
 
-def dev_curves(curves: pl.DataFrame, verdicts: pl.DataFrame, settings: AnalysisSettings, axes_columns: Sequence[str] = ()) -> list[Plot]:
+def dev_curves(
+    curves: pl.DataFrame, verdicts: pl.DataFrame, settings: AnalysisSettings, axes_columns: Sequence[str] = ()
+) -> list[Plot]:
     """Mean dev F1 against epoch per method, one plot per dataset and sampler (and axis value);
     methods whose budget did not converge are drawn dashed and marked ‡ in the legend."""
     keys = ["dataset", "sampler", *axes_columns]
     unconverged = {
-        tuple(r[k] for k in (*keys, "method")) for r in verdicts.filter(pl.col("converged").eq_missing(False)).iter_rows(named=True)
+        tuple(r[k] for k in (*keys, "method"))
+        for r in verdicts.filter(pl.col("converged").eq_missing(False)).iter_rows(named=True)
     } if verdicts.height else set()
     plots = []
     for key, part in curves.partition_by(keys, as_dict=True, maintain_order=True).items() if curves.height else []:

@@ -85,7 +85,9 @@ def format_cell(cell: Cell, markup: CellMarkup) -> str:
 
 # --- Markdown -------------------------------------------------------------------------------
 
-MARKDOWN = CellMarkup(lambda t: t.replace("|", "\\|"), "**{}**", "*{}*", " (SE {})", ARROWS["up"], ARROWS["down"], DAGGER, DOUBLE_DAGGER)
+MARKDOWN = CellMarkup(
+    lambda t: t.replace("|", "\\|"), "**{}**", "*{}*", " (SE {})", ARROWS["up"], ARROWS["down"], DAGGER, DOUBLE_DAGGER
+)
 
 
 SECOND_WORDS = ("second underlined", "second in italics")  # Markdown has no underline: the caption says what it shows
@@ -117,8 +119,8 @@ def latex_escape(text: str) -> str:
 
 
 LATEX = CellMarkup(
-    latex_escape, r"\textbf{{{}}}", r"\underline{{{}}}", "$_{{{}}}$", r"$\uparrow$", r"$\downarrow$", r"$^{\dagger}$", r"$^{\ddagger}$",
-    sd=r" $\pm$ {}",
+    latex_escape, r"\textbf{{{}}}", r"\underline{{{}}}", "$_{{{}}}$", r"$\uparrow$", r"$\downarrow$",
+    r"$^{\dagger}$", r"$^{\ddagger}$", sd=r" $\pm$ {}",
 )
 SD_NOTE = "Means over replicates ± their standard deviation."
 
@@ -168,14 +170,20 @@ def to_latex(table: Table, names: Mapping[str, str] | None = None) -> str:
 
 # --- HTML -----------------------------------------------------------------------------------
 
-HTML = CellMarkup(html.escape, "<b>{}</b>", "<u>{}</u>", "<sub>{}</sub>", ARROWS["up"], ARROWS["down"], f"<sup>{DAGGER}</sup>", f"<sup>{DOUBLE_DAGGER}</sup>")
+HTML = CellMarkup(
+    html.escape, "<b>{}</b>", "<u>{}</u>", "<sub>{}</sub>", ARROWS["up"], ARROWS["down"],
+    f"<sup>{DAGGER}</sup>", f"<sup>{DOUBLE_DAGGER}</sup>",
+)
 
 
 def to_html(table: Table) -> str:
     """An HTML fragment (a <figure> holding the table in a box of its own that scrolls sideways when the
     table is wider than the page, and the notes below it); `html_page` wraps fragments in a page."""
     e = html.escape
-    lines = [f'<figure class="nerplat-table" id="{e(table.name)}">', '<div class="table-scroll">', "<table>", f"<caption>{e(table.caption)}</caption>", "<thead>"]
+    lines = [
+        f'<figure class="nerplat-table" id="{e(table.name)}">', '<div class="table-scroll">', "<table>",
+        f"<caption>{e(table.caption)}</caption>", "<thead>",
+    ]
     if table.has_groups():
         cells = [f'<th rowspan="2">{e(table.row_header)}</th>'] + [
             f'<th colspan="{w}">{e(g)}</th>' if w > 1 else f"<th>{e(g)}</th>" for g, w in _spans(table)
@@ -189,7 +197,8 @@ def to_html(table: Table) -> str:
     for row in table.rows:
         attribute = ' class="rule"' if row.rule_above else ""
         cells = "".join(
-            f'<td class="text">{format_cell(c, HTML)}</td>' if text else f"<td>{format_cell(c, HTML)}</td>" for c, text in zip(row.cells, text_columns)
+            f'<td class="text">{format_cell(c, HTML)}</td>' if text else f"<td>{format_cell(c, HTML)}</td>"
+            for c, text in zip(row.cells, text_columns)
         )
         lines.append(f"<tr{attribute}><th>{e(row.label)}</th>{cells}</tr>")
     lines += ["</tbody>", "</table>", "</div>"]

@@ -128,7 +128,8 @@ def analyze_experiment(
             files = install(scratch, out_dir, previous, built_from)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return Report(experiment, out_dir, tuple(files), runs.ignored + tuple(analysis.warnings), summary_run_id, tuple(analysis.unconverged))
+    return Report(experiment, out_dir, tuple(files), runs.ignored + tuple(analysis.warnings), summary_run_id,
+                  tuple(analysis.unconverged))
 
 
 @contextmanager
@@ -148,9 +149,9 @@ def storage_failures(what: str) -> Iterator[None]:
 def check_formats(formats: Sequence[str]) -> tuple[str, ...]:
     unknown = [f for f in formats if f not in FORMATS]
     if unknown or not formats:
-        raise UserInputError(
-            Problem(f"unknown table format(s) {', '.join(unknown) or '(none given)'}; choose from {', '.join(FORMATS)}", path="--format")
-        )
+        raise UserInputError(Problem(
+            f"unknown table format(s) {', '.join(unknown) or '(none given)'}; choose from {', '.join(FORMATS)}", path="--format"
+        ))
     return tuple(dict.fromkeys(formats))
 
 
@@ -199,7 +200,8 @@ def check_methods(replicates: pl.DataFrame, settings: AnalysisSettings) -> None:
     for path, method in named:
         if method not in known:
             hint = did_you_mean(method, known)
-            problems.append(Problem(f"no replicate runs of method '{method}' (methods: {', '.join(known)}){hint}", path=f"analysis.{path}"))
+            problems.append(Problem(f"no replicate runs of method '{method}' (methods: {', '.join(known)}){hint}",
+                                    path=f"analysis.{path}"))
     if problems:
         raise UserInputError(problems)
 
@@ -229,9 +231,9 @@ def analyse(
     """Statistics, tables and plots of one experiment's frames; pure (no MLflow, no files).
 
     `replicates` carry why each run stopped (`run_frames.with_stopping`), which the convergence
-    verdicts read; `epochs` (per-epoch dev metrics, `runs.epoch_frame`) gives the dev curves. `chosen` (`runs.chosen_frame`) gives the table of the
-    hyper-parameters each tuned arm chose. `arms` (`verdicts.arm_frame` of the plan) gives each claim's
-    tuning effort and cost.
+    verdicts read; `epochs` (per-epoch dev metrics, `runs.epoch_frame`) gives the dev curves.
+    `chosen` (`runs.chosen_frame`) gives the table of the hyper-parameters each tuned arm chose.
+    `arms` (`verdicts.arm_frame` of the plan) gives each claim's tuning effort and cost.
     """
     warnings: list[str] = []
     unfinished = replicates.filter(pl.col("status").is_in(UNUSABLE_STATUSES))
@@ -264,7 +266,8 @@ def analyse(
     if stats:
         tables.append(context_tables.dataset_table(stats))
     if absent:
-        warnings.append(f"no corpus statistics for {', '.join(absent)} (not a registered corpus or local folder): left out of the dataset table")
+        warnings.append(f"no corpus statistics for {', '.join(absent)} (not a registered corpus or local folder): "
+                        "left out of the dataset table")
     curves = dev_curves(usable, epochs, curve_metric)
     tables += context_tables.dev_curve_tables(curves, cells, settings, axes)
     choices = context_tables.chosen_table(chosen) if chosen is not None else None
@@ -272,7 +275,8 @@ def analyse(
     saved = context_tables.savings_table(stopping_savings((usable, trials), arms if arms is not None else pl.DataFrame()))
     tables += [saved] if saved else []
     for family, part in tests.partition_by("family", as_dict=True, maintain_order=True).items() if not tests.is_empty() else []:
-        tables.append(layouts.tests_table(part, settings, slug("tests", family[0]), _family_caption(family[0], comparison.best_other, settings)))
+        tables.append(layouts.tests_table(part, settings, slug("tests", family[0]),
+                                          _family_caption(family[0], comparison.best_other, settings)))
 
     figures = plotting.learning_curves(summary, settings, axes)
     figures += plotting.dev_curves(curves, cells, settings, axes)
@@ -296,7 +300,8 @@ def _family_caption(family: str, choices: pl.DataFrame | None, settings: Analysi
     )
     if family == BEST_OTHER_FAMILY and choices is not None:
         chosen = "; ".join(
-            f"{r['method']} on {r['dataset']} {r['sampler']}: {r['partner']} ({r['dev_score']:.4f})" for r in choices.iter_rows(named=True)
+            f"{r['method']} on {r['dataset']} {r['sampler']}: {r['partner']} ({r['dev_score']:.4f})"
+            for r in choices.iter_rows(named=True)
         )
         caption += (
             f" The partner is the best other method, chosen from the results: the highest mean dev {settings.average} F1 of "
@@ -308,7 +313,8 @@ def _family_caption(family: str, choices: pl.DataFrame | None, settings: Analysi
 
 
 def paired_comparisons(frame: pl.DataFrame, settings: AnalysisSettings, axes: Sequence[str]) -> PairedComparison:
-    """Every paired test with Holm within each family and metric, and power (`best_other`: the partners `analysis.against_best` chose).
+    """Every paired test with Holm within each family and metric, and power (`best_other`: the
+    partners `analysis.against_best` chose).
 
     Families: one per comparison table (methods against the baseline), one per sampler table
     (samplers against the reference sampler within a method), `pairs` (the spec's named pairs) and
@@ -415,8 +421,8 @@ def write_report(
 def _settings_line(settings: AnalysisSettings) -> str:
     pairs = ", ".join(f"{a} vs {b}" for a, b in settings.comparisons) or "none"
     return (
-        f"baseline {settings.baseline or 'none'}; {settings.test} tests, alpha {settings.alpha}, Holm within each table and metric; "
-        f"extra pairs: {pairs}; bootstrap {settings.bootstrap_resamples} resamples, seed {settings.seed}; "
+        f"baseline {settings.baseline or 'none'}; {settings.test} tests, alpha {settings.alpha}, Holm within each table and "
+        f"metric; extra pairs: {pairs}; bootstrap {settings.bootstrap_resamples} resamples, seed {settings.seed}; "
         f"{settings.split} split, {settings.average} averages"
     )
 
@@ -455,12 +461,13 @@ def _report_markdown(experiment: str, settings: AnalysisSettings, analysis: Anal
             else:
                 png = base64.b64encode((embed_from / "plots" / f"{plot.name}.png").read_bytes()).decode("ascii")
                 svg = f"{ARTIFACT_PATH}/plots/{plot.name}.svg"
-                lines += [f"![{plot.name}](data:image/png;base64,{png})", "", f"_{plot.caption}_ (SVG: `{svg}` among the artifacts)", ""]
+                lines += [f"![{plot.name}](data:image/png;base64,{png})", "",
+                          f"_{plot.caption}_ (SVG: `{svg}` among the artifacts)", ""]
     lines += [
         "## Data",
         "",
-        "`runs.parquet` (one row per replicate run), `epochs.parquet` (their dev curves), `trials.parquet` (tune trials), `chosen.parquet` "
-        "(the hyper-parameters each tuned arm chose), `summary.parquet` "
+        "`runs.parquet` (one row per replicate run), `epochs.parquet` (their dev curves), `trials.parquet` (tune trials), "
+        "`chosen.parquet` (the hyper-parameters each tuned arm chose), `summary.parquet` "
         "(mean, sd, bootstrap SE and CI per setting and metric, and the cell's `converged` verdict), `tests.parquet` "
         "(paired tests with Holm, `mde` and `n_needed`), `verdicts.parquet` (one row per claim of the spec: its "
         "direction and magnitude verdicts, its units and the numbers they follow from), "
@@ -473,9 +480,11 @@ def _report_markdown(experiment: str, settings: AnalysisSettings, analysis: Anal
 def _report_html(experiment: str, settings: AnalysisSettings, analysis: Analysis) -> str:
     from html import escape
 
-    parts = [f"<h1>Analysis of experiment <code>{escape(experiment)}</code></h1>", f"<p>Settings: {escape(_settings_line(settings))}.</p>"]
+    parts = [f"<h1>Analysis of experiment <code>{escape(experiment)}</code></h1>",
+             f"<p>Settings: {escape(_settings_line(settings))}.</p>"]
     if analysis.warnings:
-        parts.append("<h2>Warnings</h2><ul>" + "".join(f'<li class="warning">{escape(w)}</li>' for w in analysis.warnings) + "</ul>")
+        parts.append("<h2>Warnings</h2><ul>" + "".join(f'<li class="warning">{escape(w)}</li>' for w in analysis.warnings)
+                     + "</ul>")
     parts.append("<h2>Tables</h2>")
     parts += [to_html(t) for t in analysis.tables]
     if analysis.plots:

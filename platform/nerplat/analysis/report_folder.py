@@ -54,9 +54,10 @@ def _read_manifest(manifest: Path, out_dir: Path) -> list[str]:
     root = out_dir.resolve()
     for name in files:
         if not _is_inside(root, name):
-            raise UserInputError(
-                Problem(f"lists '{name}', which is outside the report folder: remove the manifest or give --out another folder", source=str(manifest))
-            )
+            raise UserInputError(Problem(
+                f"lists '{name}', which is outside the report folder: remove the manifest or give --out another folder",
+                source=str(manifest),
+            ))
     return files
 
 

@@ -195,7 +195,10 @@ def chosen_frame(runs: list[Run]) -> pl.DataFrame:
     params = sorted({PARAM_PREFIX + name for values in chosen.values() for name in values})
 
     def chosen_columns(run: Run) -> dict[str, Any]:
-        return {PARAM_PREFIX + name: value if isinstance(value, str) else json.dumps(value) for name, value in chosen[run.info.run_id].items()}
+        return {
+            PARAM_PREFIX + name: value if isinstance(value, str) else json.dumps(value)
+            for name, value in chosen[run.info.run_id].items()
+        }
 
     frame = _run_frame([run for run in runs if run.info.run_id in chosen], {p: pl.String() for p in params}, chosen_columns)
     return _numeric_params(frame, params).sort("dataset", "sampler", "method", "arm", "run_id")
@@ -264,7 +267,9 @@ def fetch_replicates(client: MlflowClient, name: str) -> pl.DataFrame:
 def fetch_experiment(client: MlflowClient, name: str) -> ExperimentRuns:
     experiment = find_experiment(client, name)
     summary = find_summary_run(client, experiment.experiment_id)
-    current = current_runs(run for kind in ("arm", "replicate", "trial") for run in search_all(client, experiment.experiment_id, kind))
+    current = current_runs(
+        run for kind in ("arm", "replicate", "trial") for run in search_all(client, experiment.experiment_id, kind)
+    )
     of_kind = lambda kind: [run for run in current.kept if run.data.tags.get(schema.KIND) == kind]  # noqa: E731
     replicates = of_kind("replicate")
     return ExperimentRuns(

@@ -1,11 +1,12 @@
 """Replicate until a claim is decided: a group-sequential design for paired replicates.
 
 A claim compares a method with its partner by paired units (a partition, or a seed where the
-arms have no partitions: `analysis.verdicts`), unit-level differences d_i = method - partner. Rather than a fixed number of seeds, pairs are added in blocks and the
-claim is looked at after each block; it stops as soon as its interval decides it. Looking
-repeatedly at a fixed level would reject a true null far more often than alpha, so each look uses
-a stricter level, chosen so that over all looks a true zero difference is excluded at most alpha
-of the time (Lan & DeMets 1983, alpha spending; Jennison & Turnbull 2000, ch. 7 and 9):
+arms have no partitions: `analysis.verdicts`), unit-level differences d_i = method - partner.
+Rather than a fixed number of seeds, pairs are added in blocks and the claim is looked at after
+each block; it stops as soon as its interval decides it. Looking repeatedly at a fixed level
+would reject a true null far more often than alpha, so each look uses a stricter level, chosen so
+that over all looks a true zero difference is excluded at most alpha of the time (Lan & DeMets
+1983, alpha spending; Jennison & Turnbull 2000, ch. 7 and 9):
 
   looks        n_1 < ... < n_K units (`look_schedule`: every `look_every` units, the first at
                MINIMUM_PAIRS or more, the last at max_seeds); information fraction t_k = n_k / max
@@ -267,8 +268,13 @@ class VerdictRule:
     margin: float | None = None
 
     def __post_init__(self) -> None:
-        if (self.margin is None) == (self.side == 0) or self.side not in (-1, 0, 1) or (self.margin is not None and not self.margin > 0):
-            raise ValueError(f"a verdict rule is a side (+1 or -1) or a margin > 0, not side {self.side} and margin {self.margin}")
+        if (
+            (self.margin is None) == (self.side == 0) or self.side not in (-1, 0, 1)
+            or (self.margin is not None and not self.margin > 0)
+        ):
+            raise ValueError(
+                f"a verdict rule is a side (+1 or -1) or a margin > 0, not side {self.side} and margin {self.margin}"
+            )
 
     @property
     def verdicts(self) -> tuple[Verdict, Verdict, Verdict]:

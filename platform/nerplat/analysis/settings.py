@@ -20,10 +20,14 @@ class AnalysisSettings(Analysis):
     Every field has a default, so a bare experiment is analysable.
     """
 
-    split: Literal["dev", "test"] = Field("test", description="Split whose metrics the tables report (the plan's replicate split).")
+    split: Literal["dev", "test"] = Field(
+        "test", description="Split whose metrics the tables report (the plan's replicate split)."
+    )
     claims: tuple[Claim, ...] = Field((), description="The plan's claims: each becomes a row of verdicts.parquet.")
     sequential: Sequential | None = Field(None, description="The plan's group-sequential replication design, if any.")
-    display: dict[str, str] = Field(default_factory=dict, description="Method key -> its name in LaTeX tables (the methods' `display:`).")
+    display: dict[str, str] = Field(
+        default_factory=dict, description="Method key -> its name in LaTeX tables (the methods' `display:`)."
+    )
 
     @model_validator(mode="after")
     def _pairs_are_distinct(self) -> AnalysisSettings:

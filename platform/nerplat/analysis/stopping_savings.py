@@ -30,7 +30,9 @@ def stopping_savings(frames: Sequence[pl.DataFrame], arms: pl.DataFrame) -> pl.D
     if not recorded or arms.is_empty():
         return pl.DataFrame(schema=SCHEMA)
     caps = arms.select("arm", pl.col("epochs").cast(pl.Int64).alias("cap")).drop_nulls("cap")
-    runs = pl.concat([frame.cast({"arm": pl.String(), "stopped_epoch": pl.Float64(), "time_train_s": pl.Float64()}) for frame in recorded])
+    runs = pl.concat([
+        frame.cast({"arm": pl.String(), "stopped_epoch": pl.Float64(), "time_train_s": pl.Float64()}) for frame in recorded
+    ])
     stopped = runs.with_columns(pl.col("stopped_epoch").round().cast(pl.Int64)).drop_nulls()
     stopped = stopped.filter(pl.col("stopped_epoch") > 0).join(caps, on="arm")
     per_epoch = pl.col("time_train_s") / pl.col("stopped_epoch")

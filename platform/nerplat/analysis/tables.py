@@ -23,8 +23,8 @@ import polars as pl
 
 from nerplat.analysis.settings import AnalysisSettings
 from nerplat.analysis.table_model import (
-    Cell, Column, Row, Table, axis_groups, cell_lookup, convergence_noted, mean_cell, method_order, n_note, natural_key, p_text, ranked,
-    slug, where_text,
+    Cell, Column, Row, Table, axis_groups, cell_lookup, convergence_noted, mean_cell, method_order, n_note, natural_key, p_text,
+    ranked, slug, where_text,
 )  # fmt: skip
 
 HEADLINE = (("precision", "P"), ("recall", "R"), ("f1", "F1"))
@@ -42,7 +42,9 @@ def size_tables(summary: pl.DataFrame, settings: AnalysisSettings, axes: Sequenc
         lookup = cell_lookup(part, ["method", "size", "metric"])
         columns = tuple(Column(str(s), short) for s in sizes for short in metrics.values())
         body = tuple(
-            Row(m, tuple(mean_cell(lookup.get((m, s, metric)), settings.decimals, with_se=True) for s in sizes for metric in metrics))
+            Row(m, tuple(
+                mean_cell(lookup.get((m, s, metric)), settings.decimals, with_se=True) for s in sizes for metric in metrics
+            ))
             for m in method_order(part["method"].to_list(), settings.baseline)
         )
         where = where_text(("dataset", key["dataset"]), ("sampler", key["sampler_family"]), *((a, key[a]) for a in axes))
@@ -95,7 +97,9 @@ def comparison_tables(
                     delta = None
                     if row and base and method != settings.baseline:
                         delta = row["mean"] - base["mean"]
-                    cells.append(mean_cell(row, settings.decimals, delta=delta, significant=marks.get((method, dataset, metric), False)))
+                    cells.append(mean_cell(
+                        row, settings.decimals, delta=delta, significant=marks.get((method, dataset, metric), False)
+                    ))
             body.append(Row(method, tuple(cells)))
         columns = tuple(Column(d, short) for d in datasets for short in metrics.values())
         where = where_text(("sampler", key["sampler"]), *((a, key[a]) for a in axes))
@@ -107,7 +111,8 @@ def comparison_tables(
             if tested:
                 notes.append(
                     f"† p < {settings.alpha} in a two-sided {_test_words(settings)} against {settings.baseline} over "
-                    f"runs matched by seed and partition, Holm-corrected within each metric across its {tested} tests in this table."
+                    f"runs matched by seed and partition, Holm-corrected within each metric across its {tested} tests "
+                    "in this table."
                 )
             else:
                 notes.append(f"No significance test: a {_test_words(settings)} needs two or more matched replicates.")
@@ -168,7 +173,9 @@ def grid_tables(summary: pl.DataFrame, settings: AnalysisSettings) -> list[Table
             "layer. Mean over replicates; blank where a method does not apply; best in each column in bold, second underlined."
         )
         label = "Method" if one_sampler else "Sampler" if one_loss else "Sampler + loss"
-        tables.append(convergence_noted(ranked(Table(slug("grid", key["dataset"]), caption, label, columns, body, (n_note(part),)))))
+        tables.append(convergence_noted(ranked(Table(
+            slug("grid", key["dataset"]), caption, label, columns, body, (n_note(part),)
+        ))))
     return tables
 
 
@@ -267,7 +274,8 @@ def tests_table(tests: pl.DataFrame, settings: AnalysisSettings, name: str, capt
         f"({_test_words(settings)}, two-sided).",
         f"MDE: the smallest mean difference this test detects with 80% power at alpha {settings.alpha} with the pairs "
         "used, from the sd of the paired differences; Pairs needed: pairs that would detect the observed Δ with 80% power "
-        "(n/a: no difference or no spread). A test that is not significant could not reliably have detected a difference smaller than its MDE.",
+        "(n/a: no difference or no spread). A test that is not significant could not reliably have detected a difference "
+        "smaller than its MDE.",
     )
     return convergence_noted(Table(name, caption, "Comparison", columns, tuple(body), notes))
 
@@ -278,7 +286,9 @@ def _test_label(row: Mapping) -> str:
     return f"{row['method']} vs {row['partner']}"
 
 
-def sampler_tables(summary: pl.DataFrame, tests: pl.DataFrame, settings: AnalysisSettings, axes: Sequence[str] = ()) -> list[Table]:
+def sampler_tables(
+    summary: pl.DataFrame, tests: pl.DataFrame, settings: AnalysisSettings, axes: Sequence[str] = ()
+) -> list[Table]:
     """Per dataset, method (and axis value) run under two or more sampler settings: each sampler's P, R
     and F1 with its difference to `settings.reference_sampler` and the Holm-corrected paired-test mark."""
     reference = settings.reference_sampler
@@ -302,7 +312,9 @@ def sampler_tables(summary: pl.DataFrame, tests: pl.DataFrame, settings: Analysi
             for metric in metrics:
                 row, base = lookup.get((label, metric)), lookup.get((reference, metric))
                 delta = row["mean"] - base["mean"] if row and base and label != reference else None
-                cells.append(mean_cell(row, settings.decimals, delta=delta, significant=marks.get((described.get(label), metric), False)))
+                cells.append(mean_cell(
+                    row, settings.decimals, delta=delta, significant=marks.get((described.get(label), metric), False)
+                ))
             body.append(Row(label, tuple(cells)))
         where = where_text(("dataset", key["dataset"]), ("method", key["method"]), *((a, key[a]) for a in axes))
         caption = (
@@ -314,10 +326,13 @@ def sampler_tables(summary: pl.DataFrame, tests: pl.DataFrame, settings: Analysi
         notes.append(
             f"† p < {settings.alpha} in a two-sided {_test_words(settings)} against {reference} over runs matched by seed "
             f"and partition, Holm-corrected within each metric across its {tested} tests in this table."
-            if tested else f"No significance test: a {_test_words(settings)} needs two or more runs matched by seed and partition."
+            if tested
+            else f"No significance test: a {_test_words(settings)} needs two or more runs matched by seed and partition."
         )
         name = slug("samplers", key["dataset"], key["method"], *(key[a] for a in axes))
-        tables.append(convergence_noted(ranked(Table(name, caption, "Sampler", tuple(Column("", s) for s in metrics.values()), tuple(body), tuple(notes)))))
+        tables.append(convergence_noted(ranked(Table(
+            name, caption, "Sampler", tuple(Column("", s) for s in metrics.values()), tuple(body), tuple(notes)
+        ))))
     return tables
 
 

@@ -105,20 +105,22 @@ from nerplat.config.experiment import BEST_OTHER, Claim, Sequential
 
 SETTING_COLUMNS = ("dataset", "sampler", "size")
 SCHEMA = {
-    "claim": pl.String(), "paper": pl.String(), "source": pl.String(), "kind": pl.String(), "method": pl.String(), "partner": pl.String(),
-    "partner_chosen_at": pl.String(), "metric": pl.String(), "dataset": pl.String(), "sampler": pl.String(), "size": pl.Int64(),
-    "paper_effect": pl.Float64(), "direction": pl.String(), "delta": pl.Float64(), "ci_low": pl.Float64(), "ci_high": pl.Float64(),
-    "ci_level": pl.Float64(), "p_value": pl.Float64(), "p_holm": pl.Float64(), "p_vs_paper": pl.Float64(), "unit": pl.String(),
+    "claim": pl.String(), "paper": pl.String(), "source": pl.String(), "kind": pl.String(), "method": pl.String(),
+    "partner": pl.String(), "partner_chosen_at": pl.String(), "metric": pl.String(), "dataset": pl.String(),
+    "sampler": pl.String(), "size": pl.Int64(), "paper_effect": pl.Float64(), "direction": pl.String(), "delta": pl.Float64(),
+    "ci_low": pl.Float64(), "ci_high": pl.Float64(), "ci_level": pl.Float64(), "p_value": pl.Float64(), "p_holm": pl.Float64(),
+    "p_vs_paper": pl.Float64(), "unit": pl.String(),
     "n_units": pl.Int64(), "n_pairs": pl.Int64(), "converged": pl.Boolean(), "direction_verdict": pl.String(),
-    "magnitude_verdict": pl.String(), "magnitude_ci_low": pl.Float64(), "magnitude_ci_high": pl.Float64(), "verdict": pl.String(), "units_needed": pl.Int64(), "units_needed_at": pl.String(),
-    "power": pl.Float64(), "design": pl.String(),
+    "magnitude_verdict": pl.String(), "magnitude_ci_low": pl.Float64(), "magnitude_ci_high": pl.Float64(), "verdict": pl.String(),
+    "units_needed": pl.Int64(), "units_needed_at": pl.String(), "power": pl.Float64(), "design": pl.String(),
     "looks_taken": pl.Int64(), "decided_look": pl.Int64(), "aso_eps_min": pl.Float64(), "aso_eps_min_reverse": pl.Float64(),
     "method_trials": pl.Int64(), "partner_trials": pl.Int64(), "method_searched": pl.String(), "partner_searched": pl.String(),
     "method_epochs": pl.Int64(), "partner_epochs": pl.Int64(), "cpu_hours": pl.Float64(), "gpu_hours": pl.Float64(),
     "arms": pl.List(pl.String()), "note": pl.String(),
 }
 VERDICT_COLUMNS = tuple(SCHEMA)
-ARM_SCHEMA = {"arm": pl.String(), "tune_trials": pl.Int64(), "searched": pl.String(), "epochs": pl.Int64(), "cpus": pl.Float64(), "gpus": pl.Float64()}
+ARM_SCHEMA = {"arm": pl.String(), "tune_trials": pl.Int64(), "searched": pl.String(), "epochs": pl.Int64(),
+              "cpus": pl.Float64(), "gpus": pl.Float64()}
 # deepsig's bootstrap: its default 1000 were too slow a call (docs/performance.md, "Figures behind the
 # code's choices"); ASO is information here, not a verdict.
 ASO_ITERATIONS = 200
@@ -132,8 +134,8 @@ def arm_frame(plan: dict[str, Any] | None) -> pl.DataFrame:
         workers = resources.get("workers", 1)
         epochs = (arm.get("fixed") or {}).get("train", {}).get("epochs")
         rows.append({
-            "arm": arm["id"], "tune_trials": arm.get("tune_trials", 0), "searched": ", ".join(sorted(arm.get("search_space") or {})),
-            "epochs": epochs if isinstance(epochs, int) else None,
+            "arm": arm["id"], "tune_trials": arm.get("tune_trials", 0),
+            "searched": ", ".join(sorted(arm.get("search_space") or {})), "epochs": epochs if isinstance(epochs, int) else None,
             "cpus": workers * resources.get("cpus_per_worker", 1.0), "gpus": workers * resources.get("gpus_per_worker", 0.0),
         })
     return pl.DataFrame(rows, schema=ARM_SCHEMA)
@@ -256,7 +258,8 @@ def claim_sides(replicates: pl.DataFrame, claim: Claim, settings: AnalysisSettin
         for row in paired_values(part, claim.method, partner, metric, axes).iter_rows(named=True):
             setting = {k: row[k] for k in ("dataset", "sampler", *axes)}
             in_setting = frame.filter(*(pl.col(k).eq_missing(v) for k, v in setting.items()))
-            own, other = (sorted(in_setting.filter(pl.col("method") == m)["arm"].drop_nulls().unique().to_list()) for m in (claim.method, partner))
+            own, other = (sorted(in_setting.filter(pl.col("method") == m)["arm"].drop_nulls().unique().to_list())
+                          for m in (claim.method, partner))
             sides.append(_units(claim, partner, chosen_at, setting, own, other, row))
     return sides
 
@@ -279,7 +282,8 @@ def _sampler_sides(replicates: pl.DataFrame, claim: Claim, metric: str, axes: Se
     theirs = frame.filter(pl.col("method") == claim.partner, pl.col("sampler_label") == claim.partner_sampler)
     if mine.is_empty() or theirs.is_empty():
         return []
-    marked = pl.concat([mine.with_columns(pl.lit("a").alias("method")), theirs.with_columns(pl.lit("b").alias("method"))], how="diagonal_relaxed")
+    marked = pl.concat([mine.with_columns(pl.lit("a").alias("method")), theirs.with_columns(pl.lit("b").alias("method"))],
+                       how="diagonal_relaxed")
     marked = marked.with_columns(pl.lit(where.sampler).alias("sampler"), pl.lit(None, pl.Int64).alias("size"))
     own, other = (sorted(set(part["arm"].drop_nulls().to_list())) for part in (mine, theirs))
     sides = []
@@ -330,13 +334,15 @@ def _interval(side: _Side, p: float, p_holm: float, design: SequentialDesign | N
     from scipy import stats
 
     d = side.a - side.b
-    row: dict[str, Any] = {"p_value": _finite(p), "p_holm": _finite(p_holm), "looks_taken": None, "decided_look": None, "unit": side.unit}
+    row: dict[str, Any] = {"p_value": _finite(p), "p_holm": _finite(p_holm), "looks_taken": None, "decided_look": None,
+                           "unit": side.unit}
     if design is not None and d.size >= design.looks[0]:
         decision = decide(d, side.rule, design)
         last = decision.looks[-1]
         used, critical = last.pairs, design.critical_t[last.index]
-        row |= {"ci_low": last.ci_low, "ci_high": last.ci_high, "ci_level": 1 - last.nominal_alpha, "looks_taken": len(decision.looks),
-                "decided_look": decision.decided_look, "design": f"sequential ({design.spending}, looks at {list(design.looks)} {side.unit}s)"}
+        row |= {"ci_low": last.ci_low, "ci_high": last.ci_high, "ci_level": 1 - last.nominal_alpha,
+                "looks_taken": len(decision.looks), "decided_look": decision.decided_look,
+                "design": f"sequential ({design.spending}, looks at {list(design.looks)} {side.unit}s)"}
     else:
         used = d.size
         level = alpha * p / p_holm if (np.isfinite(p) and np.isfinite(p_holm) and p_holm > 0) else alpha
@@ -397,14 +403,19 @@ def _power(claim: Claim, d: np.ndarray, max_units: int, alpha: float) -> dict[st
     """units_needed and power (module docstring) from the observed sd of the unit-level differences."""
     sd = float(d.std(ddof=1)) if d.size >= 2 else math.nan
     if claim.kind == "equivalent":
-        at, needed, power = "margin", equivalence_units(claim.margin, sd, alpha), equivalence_power(claim.margin, sd, max_units, alpha)
+        at, needed, power = (
+            "margin", equivalence_units(claim.margin, sd, alpha), equivalence_power(claim.margin, sd, max_units, alpha)
+        )
     elif claim.effect is not None:
-        at, needed, power = "paper's effect", units_for_power(claim.effect, sd, alpha), design_power(claim.effect, sd, max_units, alpha)
+        at, needed, power = (
+            "paper's effect", units_for_power(claim.effect, sd, alpha), design_power(claim.effect, sd, max_units, alpha)
+        )
     else:
         at, needed, power = "observed difference", units_for_power(float(d.mean()) if d.size else math.nan, sd, alpha), math.nan
     known = not math.isnan(needed)
     beyond = not known and math.isfinite(sd) and sd > 0  # units_for_power's NaN past MAX_PAIRS or at no difference
-    return {"units_needed": int(needed) if known else None, "units_needed_at": at if known or beyond else None, "power": _finite(power)}
+    return {"units_needed": int(needed) if known else None, "units_needed_at": at if known or beyond else None,
+            "power": _finite(power)}
 
 
 def _converged(replicates: pl.DataFrame, runs: list[str]) -> bool | None:
@@ -426,7 +437,8 @@ def _tuning(side: _Side, arms: pl.DataFrame) -> dict[str, Any]:
     for key, ids in (("method", side.method_arms), ("partner", side.partner_arms)):
         rows = arms.filter(pl.col("arm").is_in(ids))
         row = rows.row(0, named=True) if rows.height else {}
-        found |= {f"{key}_trials": row.get("tune_trials"), f"{key}_searched": row.get("searched"), f"{key}_epochs": row.get("epochs")}
+        found |= {f"{key}_trials": row.get("tune_trials"), f"{key}_searched": row.get("searched"),
+                  f"{key}_epochs": row.get("epochs")}
     return found
 
 
@@ -440,10 +452,13 @@ def _aso(a: np.ndarray, b: np.ndarray, alpha: float, comparisons: int) -> dict[s
                    num_bootstrap_iterations=ASO_ITERATIONS)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # identical scores divide by zero inside deepsig; eps_min is still defined
-        return {"aso_eps_min": float(aso(a.tolist(), b.tolist(), **options)), "aso_eps_min_reverse": float(aso(b.tolist(), a.tolist(), **options))}
+        return {"aso_eps_min": float(aso(a.tolist(), b.tolist(), **options)),
+                "aso_eps_min_reverse": float(aso(b.tolist(), a.tolist(), **options))}
 
 
-def _cost(replicates: pl.DataFrame, trials: pl.DataFrame | None, arms: pl.DataFrame, arm_ids: list[str], runs: list[str]) -> dict[str, float | None]:
+def _cost(
+    replicates: pl.DataFrame, trials: pl.DataFrame | None, arms: pl.DataFrame, arm_ids: list[str], runs: list[str]
+) -> dict[str, float | None]:
     """Reserved CPU- and GPU-hours of the arms' tune trials and of the replicate runs the verdict used."""
     reserved = {r["arm"]: (r["cpus"], r["gpus"]) for r in arms.iter_rows(named=True)}
     if not any(arm in reserved for arm in arm_ids):
@@ -473,7 +488,8 @@ def _identity(side: _Side, settings: AnalysisSettings) -> dict[str, Any]:
     claim = side.claim
     stated = f"on par (±{claim.margin:g})" if claim.kind == "equivalent" else ("better" if claim.side > 0 else "worse")
     return {
-        "claim": claim.id, "paper": claim.paper, "source": claim.source, "kind": claim.kind, "method": claim.method, "partner": side.partner,
-        "partner_chosen_at": side.partner_chosen_at, "metric": settings.claim_metric(claim), "dataset": side.setting["dataset"],
-        "sampler": side.setting["sampler"], "size": claim.where.size, "paper_effect": claim.effect, "direction": stated, "note": claim.note,
+        "claim": claim.id, "paper": claim.paper, "source": claim.source, "kind": claim.kind, "method": claim.method,
+        "partner": side.partner, "partner_chosen_at": side.partner_chosen_at, "metric": settings.claim_metric(claim),
+        "dataset": side.setting["dataset"], "sampler": side.setting["sampler"], "size": claim.where.size,
+        "paper_effect": claim.effect, "direction": stated, "note": claim.note,
     }
