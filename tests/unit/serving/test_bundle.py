@@ -30,7 +30,9 @@ def test_bundle_holds_weights_tokenizer_and_decoding_settings_only(softmax_dir):
 def test_loaded_bundle_has_the_saved_weights_and_saves_again_identically(softmax_dir, tmp_path):
     bundle = load_bundle(softmax_dir)
     assert not bundle.tagger.training
-    again = load_bundle(save_bundle(tmp_path / "copy", bundle.tagger, bundle.tokenizer, bundle.labels, bundle.head, bundle.encoder))
+    again = load_bundle(
+        save_bundle(tmp_path / "copy", bundle.tagger, bundle.tokenizer, bundle.labels, bundle.head, bundle.encoder)
+    )
     for (name, a), (_, b) in zip(bundle.tagger.state_dict().items(), again.tagger.state_dict().items()):
         assert torch.equal(a, b), name
     assert [s.tags for s in tag_sentences(bundle, SENTENCES)] == [s.tags for s in tag_sentences(again, SENTENCES)]

@@ -57,7 +57,10 @@ def test_unknown_suffix_and_format_are_refused(tmp_path):
 
 
 def test_records_are_written_as_jsonl_or_conll_with_scores():
-    records = [{"words": ["Peter", "x"], "tags": ["B-PER", "O"], "scores": [0.91234, 0.5], "spans": []}, {"words": ["y"], "tags": ["O"], "spans": []}]
+    records = [
+        {"words": ["Peter", "x"], "tags": ["B-PER", "O"], "scores": [0.91234, 0.5], "spans": []},
+        {"words": ["y"], "tags": ["O"], "spans": []},
+    ]
     out = io.StringIO()
     write_records(records, "conll", out)
     assert out.getvalue() == "Peter\tB-PER\t0.9123\nx\tO\t0.5000\n\ny\tO\n\n"

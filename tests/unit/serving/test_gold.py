@@ -14,7 +14,9 @@ def test_conll_jsonl_tokens_and_jsonl_text_give_the_same_sentences(tmp_path):
     conll = tmp_path / "gold.conll"
     conll.write_text("Peter\tB-PER\nBlackburn\tI-PER\nwins\tO\n")
     tokens = tmp_path / "tokens.jsonl"
-    tokens.write_text(json.dumps({"tokens": ["Peter", "Blackburn", "wins"], "spans": [{"start": 0, "end": 2, "label": "PER"}]}) + "\n")
+    tokens.write_text(
+        json.dumps({"tokens": ["Peter", "Blackburn", "wins"], "spans": [{"start": 0, "end": 2, "label": "PER"}]}) + "\n"
+    )
     text = tmp_path / "text.jsonl"
     text.write_text(json.dumps({"text": "Peter Blackburn wins", "spans": [{"start": 0, "end": 15, "label": "PER"}]}) + "\n")
     read = [read_gold(path, None) for path in (conll, tokens, text)]

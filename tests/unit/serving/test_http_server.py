@@ -16,7 +16,8 @@ from nerplat.serving.http_server import Refused, ServingLimits, rows_of_payload,
     [
         ({"dataframe_records": [{"text": "EU rejects"}, {"tokens": ["Peter"]}]}, [{"text": "EU rejects"}, {"tokens": ["Peter"]}]),
         ({"dataframe_split": {"columns": ["text"], "data": [["EU rejects"]]}}, [{"text": "EU rejects"}]),
-        ({"dataframe_split": {"columns": ["text", "tokens"], "data": [["a b", None], [None, ["c"]]]}}, [{"text": "a b", "tokens": None}, {"text": None, "tokens": ["c"]}]),
+        ({"dataframe_split": {"columns": ["text", "tokens"], "data": [["a b", None], [None, ["c"]]]}},
+         [{"text": "a b", "tokens": None}, {"text": None, "tokens": ["c"]}]),
         ({"inputs": [{"text": "x"}]}, [{"text": "x"}]),
         ({"inputs": [{"text": ""}, {"tokens": []}]}, [{"text": ""}, {"tokens": []}]),  # no words: tagged to empty lists
         ({"instances": {"text": ["x", "y"]}}, [{"text": "x"}, {"text": "y"}]),
@@ -53,7 +54,10 @@ def test_bad_bodies_are_refused_with_400_naming_the_schema(payload, message):
 
 def echo_tagger(rows, stop):
     """Tags every word O and echoes it back, as the real records do."""
-    return [{"words": (words := row["text"].split() if "text" in row else row["tokens"]), "tags": ["O"] * len(words), "spans": []} for row in rows]
+    return [
+        {"words": (words := row["text"].split() if "text" in row else row["tokens"]), "tags": ["O"] * len(words), "spans": []}
+        for row in rows
+    ]
 
 
 def call(method: str, path: str, chunks: tuple[bytes, ...] = (b"",), disconnect: bool = False) -> tuple[int, dict]:
@@ -62,7 +66,9 @@ def call(method: str, path: str, chunks: tuple[bytes, ...] = (b"",), disconnect:
     The body arrives in `chunks`; with `disconnect` the client leaves before the last one.
     """
     app = tagging_app(echo_tagger, ServingLimits(), "test")
-    messages = [{"type": "http.request", "body": chunk, "more_body": index < len(chunks) - 1} for index, chunk in enumerate(chunks)]
+    messages = [
+        {"type": "http.request", "body": chunk, "more_body": index < len(chunks) - 1} for index, chunk in enumerate(chunks)
+    ]
     if disconnect:
         messages = messages[:-1] + [{"type": "http.disconnect"}]
     sent: list[dict] = []

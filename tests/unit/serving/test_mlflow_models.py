@@ -96,14 +96,18 @@ def test_all_registers_every_replicate_and_none_registers_nothing(store, softmax
     for run_id in runs:
         log(store, run_id, softmax_bundle)
     fetched = [store.client.get_run(r) for r in runs]
-    assert register_arm_models(store.uri, ArmModel("exp", "conll2003/full/mom", "mom"), fetched, "none", metric="micro_f1", split="test") == []
+    assert register_arm_models(
+        store.uri, ArmModel("exp", "conll2003/full/mom", "mom"), fetched, "none", metric="micro_f1", split="test"
+    ) == []
     register_arm_models(store.uri, CE, fetched, "all", metric="micro_f1", split="test")
     assert sorted(v.run_id for v in store.client.search_model_versions("name = 'ce.exp'")) == sorted(runs)
     assert [m.name for m in store.client.search_registered_models()] == ["ce.exp"]  # `none` registers no model
 
 
 def test_a_registered_model_is_named_by_the_arms_label_then_the_experiment():
-    assert registered_model_name(ArmModel("tiny_run", "conll2003/low_resource-40/mom", "mom · low_resource-40")) == "mom.low_resource-40.tiny_run"
+    assert registered_model_name(
+        ArmModel("tiny_run", "conll2003/low_resource-40/mom", "mom · low_resource-40")
+    ) == "mom.low_resource-40.tiny_run"
     assert registered_model_name(CE) == "ce.exp"
     # MLflow refuses '/' and ':' in names, and nerplat reads NAME@ALIAS
     assert registered_model_name(ArmModel("e@1", "hf:org--x/full/ce", "ce · hf:org--x")) == "ce.hf-org--x.e-1"

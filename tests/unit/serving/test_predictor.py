@@ -17,7 +17,10 @@ def loop_tags(bundle, sentences):
     """What the trial loop's own `predict` decodes for these sentences."""
     blank = [Sentence(tuple(s), ("O",) * len(s)) for s in sentences]
     features = tokenize_sentences(blank, bundle.tokenizer, bundle.encoder, bundle.labels)
-    return [[bundle.labels[i] for i in ids] for ids in predict(bundle.tagger, features, Inference(torch.device("cpu"), batch_size=8))]
+    return [
+        [bundle.labels[i] for i in ids]
+        for ids in predict(bundle.tagger, features, Inference(torch.device("cpu"), batch_size=8))
+    ]
 
 
 @pytest.mark.parametrize("head", ["softmax", "crf", "two_task"])
@@ -58,7 +61,9 @@ def test_two_task_decoding_uses_the_saved_thresholds(two_task_dir):
 def test_spans_follow_the_conlleval_convention():
     tags = ["B-PER", "I-PER", "O", "I-LOC", "B-ORG", "B-ORG", "I-MISC"]
     spans = spans_of(tags, [0.5, 0.7, 0.9, 0.4, 0.8, 0.6, 0.2])
-    assert [(s.type, s.start, s.end) for s in spans] == [("PER", 0, 2), ("LOC", 3, 4), ("ORG", 4, 5), ("ORG", 5, 6), ("MISC", 6, 7)]
+    assert [(s.type, s.start, s.end) for s in spans] == [
+        ("PER", 0, 2), ("LOC", 3, 4), ("ORG", 4, 5), ("ORG", 5, 6), ("MISC", 6, 7)
+    ]
     assert spans[0].score == pytest.approx(0.6)
     assert spans_of(["B-X"], None) == [Span("X", 0, 1, None)]
 

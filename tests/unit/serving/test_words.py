@@ -20,7 +20,9 @@ def test_encoder_splitting_cuts_punctuation_like_the_tokenizer(tokenizer):
 
 
 def test_whitespace_splitting_keeps_tokens_whole(tokenizer):
-    assert split_words("EU  rejects Germany's", tokenizer, "whitespace") == [("EU", (0, 2)), ("rejects", (4, 11)), ("Germany's", (12, 21))]
+    assert split_words("EU  rejects Germany's", tokenizer, "whitespace") == [
+        ("EU", (0, 2)), ("rejects", (4, 11)), ("Germany's", (12, 21))
+    ]
 
 
 def test_unknown_splitter_is_refused(tokenizer):
