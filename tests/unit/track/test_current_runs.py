@@ -11,7 +11,9 @@ from nerplat.track.current_runs import current_runs
 def one_replicate(tracker, f1: float) -> tuple[str, str]:
     """(arm run id, replicate run id) of arm `a`'s replicate phase with one completed replicate scoring `f1`."""
     parent = tracker.start_arm_run("a", "replicate", tags={schema.METHOD: "ce", schema.DATASET: "conll2003"}).run_id
-    child = tracker.start_replicate_run(parent, "a", seed=1, partition=0, tags={schema.METHOD: "ce", schema.DATASET: "conll2003"}).run_id
+    child = tracker.start_replicate_run(
+        parent, "a", seed=1, partition=0, tags={schema.METHOD: "ce", schema.DATASET: "conll2003"}
+    ).run_id
     tracker.log_epoch(child, {"test_micro_f1": f1}, epoch=1)
     tracker.finish(child, "completed")
     tracker.finish(parent, "completed")

@@ -98,7 +98,8 @@ def test_the_same_trial_id_in_another_arm_is_another_run(tracker):
 
 
 @pytest.mark.parametrize(
-    "status,mlflow_status", [("completed", "FINISHED"), ("early_stopped", "FINISHED"), ("failed", "FAILED"), ("interrupted", "KILLED")]
+    "status,mlflow_status",
+    [("completed", "FINISHED"), ("early_stopped", "FINISHED"), ("failed", "FAILED"), ("interrupted", "KILLED")],
 )
 def test_finish_sets_status_tag_and_mlflow_status(tracker, status, mlflow_status):
     arm = tracker.start_arm_run(ARM, "tune")
@@ -244,7 +245,11 @@ def test_log_epoch_keeps_a_history_per_epoch(tracker):
     arm = tracker.start_arm_run(ARM, "tune")
     trial = tracker.start_trial_run(arm.run_id, ARM, "t1")
     for epoch, f1 in enumerate([0.2, 0.5, 0.4], start=1):
-        tracker.log_epoch(trial.run_id, {schema.metric_key("dev", "macro_f1"): f1, schema.best_key("dev", "macro_f1"): max(f1, 0.5 if epoch > 1 else f1)}, epoch)
+        tracker.log_epoch(
+            trial.run_id,
+            {schema.metric_key("dev", "macro_f1"): f1, schema.best_key("dev", "macro_f1"): max(f1, 0.5 if epoch > 1 else f1)},
+            epoch,
+        )
     history = tracker.client.get_metric_history(trial.run_id, "dev_macro_f1")
     assert [(m.step, m.value) for m in sorted(history, key=lambda m: m.step)] == [(1, 0.2), (2, 0.5), (3, 0.4)]
 
@@ -300,7 +305,9 @@ def test_a_run_left_unclaimed_by_a_killed_creator_is_replaced_and_deleted(tracke
     arm = tracker.start_arm_run(ARM, "tune")
     key = f"{ARM}/tune/t1"
     # What a worker killed between creating its run and claiming it leaves behind.
-    orphan = tracker.client.create_run(tracker.experiment_id, run_name="t1", tags={schema.PARENT_RUN: arm.run_id, schema.RUN_KEY: key})
+    orphan = tracker.client.create_run(
+        tracker.experiment_id, run_name="t1", tags={schema.PARENT_RUN: arm.run_id, schema.RUN_KEY: key}
+    )
 
     trial = tracker.start_trial_run(arm.run_id, ARM, "t1")
     assert trial.run_id != orphan.info.run_id and not trial.resumed

@@ -50,7 +50,8 @@ def test_the_best_trial_mark_moves_to_the_chosen_trial_alone(tracker):
 
 def test_a_superseded_plan_and_the_plugin_files_are_kept_on_the_summary_run(tracker, tmp_path):
     summary = tracker.summary_run()
-    record = {"origin": "./loss.py", "module": "loss", "file": "/specs/loss.py", "sha256": "ab12"}  # as plugins.files_record gives
+    # as plugins.files_record gives
+    record = {"origin": "./loss.py", "module": "loss", "file": "/specs/loss.py", "sha256": "ab12"}
     tracker.log_summary_artifacts(summary.run_id, {"arms": []}, "experiment: x\n", [record])
     tracker.record_superseded_plan(summary.run_id, {"arms": ["old"]}, "0123456789abcdef", "fedcba")
     client = tracker.client

@@ -123,7 +123,10 @@ def test_fresh_drivers_creating_one_new_sqlite_store_at_once_all_succeed(tmp_pat
 
     database = tmp_path / "new" / "mlflow.db"
     code = f"from nerplat.track.store import check_store; check_store('sqlite:///{database}'); print('ok')"
-    workers = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for _ in range(3)]
+    workers = [
+        subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        for _ in range(3)
+    ]
     outputs = [worker.communicate(timeout=300)[0] for worker in workers]
     assert [worker.returncode for worker in workers] == [0, 0, 0], outputs
     assert (tmp_path / "new" / "mlflow.db.lock").exists()
@@ -149,7 +152,9 @@ def optuna_db(tmp_path: Path) -> Path:
 @pytest.mark.parametrize("create", [True, False])
 def test_a_sqlite_file_that_is_not_an_mlflow_store_is_refused_untouched(optuna_db, create):
     before, files = sqlite_tables(optuna_db), sorted(optuna_db.parent.iterdir())
-    with pytest.raises(UserInputError, match=r"optuna.db is a SQLite database but not an MLflow store \(an Optuna study storage\?\)"):
+    with pytest.raises(
+        UserInputError, match=r"optuna.db is a SQLite database but not an MLflow store \(an Optuna study storage\?\)"
+    ):
         check_store(f"sqlite:///{optuna_db}", create=create)
     assert sqlite_tables(optuna_db) == before and sorted(optuna_db.parent.iterdir()) == files
 

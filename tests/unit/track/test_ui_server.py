@@ -49,7 +49,9 @@ def test_optuna_dashboard_runs_the_script_of_this_environment_on_loopback(tmp_pa
     dashboard = LocalOptunaDashboard(f"sqlite:///{tmp_path / 'optuna.db'}")
     command = dashboard.command()
     assert command[0] == str(Path(sys.executable).parent / "optuna-dashboard")  # a dependency of nerplat
-    assert command[1:] == ["--host", "127.0.0.1", "--port", str(dashboard.port), "--server", "wsgiref", f"sqlite:///{tmp_path / 'optuna.db'}"]
+    assert command[1:] == [
+        "--host", "127.0.0.1", "--port", str(dashboard.port), "--server", "wsgiref", f"sqlite:///{tmp_path / 'optuna.db'}"
+    ]
 
 
 def test_without_studies_yet_ui_prints_the_command_that_serves_them(tmp_path, capsys):
@@ -58,7 +60,9 @@ def test_without_studies_yet_ui_prints_the_command_that_serves_them(tmp_path, ca
     storage = f"sqlite:///{tmp_path / 'optuna.db'}"
     assert _optuna_dashboard(storage) is None
     *prose, command = capsys.readouterr().out.splitlines()
-    assert " ".join(" ".join(prose).split()) == f"no Optuna study at {storage} yet (`nerplat run` creates one per tuned arm); serve the studies with:"
+    assert " ".join(" ".join(prose).split()) == (
+        f"no Optuna study at {storage} yet (`nerplat run` creates one per tuned arm); serve the studies with:"
+    )
     assert command == f"  {optuna_dashboard_hint(storage)}"  # a line of its own: copied as is
     (tmp_path / "optuna.db").touch()
     assert isinstance(_optuna_dashboard(storage), LocalOptunaDashboard)
@@ -75,7 +79,11 @@ class Forking(LocalServer):
 
     def command(self):
         worker = "import time; time.sleep(600)"
-        return [sys.executable, "-c", f"import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', {worker!r}]); time.sleep(600)"]
+        return [
+            sys.executable,
+            "-c",
+            f"import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', {worker!r}]); time.sleep(600)",
+        ]
 
 server = Forking()
 server.launch()
