@@ -24,7 +24,10 @@ def scored():
     encoder = load_encoder(settings)
     features = featurize(sentences, encoder.tokenizer, settings, labels)
     torch.manual_seed(0)
-    return {head: (build_tagger(encoder, Component(name=head), labels).eval(), features, sentences, labels) for head in ("softmax", "crf")}
+    return {
+        head: (build_tagger(encoder, Component(name=head), labels).eval(), features, sentences, labels)
+        for head in ("softmax", "crf")
+    }
 
 
 @pytest.mark.parametrize("head", ["softmax", "crf"])
@@ -61,7 +64,9 @@ def test_a_padded_size_bound_cuts_the_batches_and_predicts_the_same_labels(score
     lengths = features.token_counts()
     bounded = list(features.batches(256, seed=None, max_tokens=4 * int(lengths.max())))
     assert len(bounded) > 1 and all(b.input_ids.numel() <= 4 * int(lengths.max()) or len(b.windows) == 1 for b in bounded)
-    assert predict(tagger, features, Inference(CPU, batch_size=256, max_tokens=4 * int(lengths.max()))) == predict(tagger, features, Inference(CPU, batch_size=256))
+    assert predict(tagger, features, Inference(CPU, batch_size=256, max_tokens=4 * int(lengths.max()))) == predict(
+        tagger, features, Inference(CPU, batch_size=256)
+    )
 
 
 def test_inference_on_a_cpu_bounds_the_padded_size_and_elsewhere_only_the_window_count():

@@ -18,7 +18,8 @@ from nerplat.trial.session import CHECKPOINT_FILE, TrialSession, load_checkpoint
 def tiny_config(objective: str = "ce", head: str = "softmax", **train) -> TrialConfig:
     return TrialConfig(
         dataset=DatasetRef(name="conll2003"),
-        samplers=(Component(name="untyped"),) * (head == "two_task") + (Component(name="low_resource", params={"size": 16, "partitions": 1}),),
+        samplers=(Component(name="untyped"),) * (head == "two_task")
+        + (Component(name="low_resource", params={"size": 16, "partitions": 1}),),
         encoder=EncoderSettings(name="tiny", max_length=48),
         head=Component(name=head),
         objective=Component(name=objective),
@@ -70,7 +71,9 @@ def test_finish_without_an_evaluation_selects_the_last_epoch():
 
 def test_a_bf16_step_gives_a_finite_loss_close_to_fp32s():
     """One batch holds the whole training set, so an epoch's loss is its only step's, from the same initial weights."""
-    losses = {precision: started(tiny_config(precision=precision, batch_size=64)).train_epoch(1) for precision in ("fp32", "bf16")}
+    losses = {
+        precision: started(tiny_config(precision=precision, batch_size=64)).train_epoch(1) for precision in ("fp32", "bf16")
+    }
     assert math.isfinite(losses["bf16"])
     assert losses["bf16"] != losses["fp32"]  # the forward pass did run in bf16
     assert losses["bf16"] == pytest.approx(losses["fp32"], rel=0.01)
@@ -180,7 +183,9 @@ def test_auto_resolves_on_the_device_and_the_trial_trains_and_evaluates_in_it(mo
 
     evaluated_in = []
     real_autocast = predict_module.autocast
-    monkeypatch.setattr(predict_module, "autocast", lambda precision, device: evaluated_in.append(precision) or real_autocast(precision, device))
+    monkeypatch.setattr(
+        predict_module, "autocast", lambda precision, device: evaluated_in.append(precision) or real_autocast(precision, device)
+    )
     for flags, resolved in ((frozenset({"avx512_bf16"}), "bf16"), (frozenset({"avx2"}), "fp32")):
         monkeypatch.setattr(device_module, "cpu_flags", lambda flags=flags: flags)
         session = started(tiny_config(precision="auto", epochs=1))
@@ -197,7 +202,9 @@ def test_eval_precision_auto_evaluates_an_fp32_trial_in_bf16_only_where_the_devi
 
     evaluated_in = []
     real_autocast = predict_module.autocast
-    monkeypatch.setattr(predict_module, "autocast", lambda precision, device: evaluated_in.append(precision) or real_autocast(precision, device))
+    monkeypatch.setattr(
+        predict_module, "autocast", lambda precision, device: evaluated_in.append(precision) or real_autocast(precision, device)
+    )
     for flags, resolved in ((frozenset({"amx_bf16"}), "bf16"), (frozenset(), "fp32")):
         monkeypatch.setattr(device_module, "cpu_flags", lambda flags=flags: flags)
         session = started(tiny_config(eval_precision="auto", epochs=1))

@@ -38,7 +38,9 @@ def test_a_trial_stops_by_patience_by_the_cap_or_goes_on():
     assert stopped_by([0.5, 0.5, 0.5], None, epoch=5, cap=5) == "cap"
 
 
-@pytest.mark.parametrize("settings", [{"patience": 0}, {"patience": 2, "min_delta": -0.1}, {"min_delta": 0.1}, {"patience": 2, "max_epochs": 9}])
+@pytest.mark.parametrize(
+    "settings", [{"patience": 0}, {"patience": 2, "min_delta": -0.1}, {"min_delta": 0.1}, {"patience": 2, "max_epochs": 9}]
+)
 def test_early_stopping_refuses_what_cannot_stop_a_trial(settings):
     from pydantic import ValidationError
 

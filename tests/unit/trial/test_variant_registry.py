@@ -37,7 +37,8 @@ def test_every_registered_head_names_a_known_variant():
 
 @pytest.mark.parametrize(
     ("head", "session"),
-    [("softmax", TrialSession), ("crf", TrialSession), ("two_task", TrialSession), ("mrc", MRCSession), ("crfsuite", FeatureCRFSession)],
+    [("softmax", TrialSession), ("crf", TrialSession), ("two_task", TrialSession), ("mrc", MRCSession),
+     ("crfsuite", FeatureCRFSession)],
 )
 def test_the_head_registration_chooses_the_session(head, session):
     assert session_for(Component(name=head)) is session
