@@ -32,7 +32,9 @@ def build(config, context):
 
 def write_spec(folder: Path, plugin_lines: str, loss: str = "ce") -> Path:
     spec = folder / "spec.yaml"
-    spec.write_text(f"experiment: p\n{plugin_lines}dataset: conll2003\nmethods: {{m: {{loss: {loss}}}}}\nreplicate: {{seeds: 1}}\n")
+    spec.write_text(
+        f"experiment: p\n{plugin_lines}dataset: conll2003\nmethods: {{m: {{loss: {loss}}}}}\nreplicate: {{seeds: 1}}\n"
+    )
     return spec
 
 
@@ -50,7 +52,10 @@ def test_a_spec_file_plugin_registers_a_loss_with_its_origin(tmp_path):
 def test_a_plugins_parameters_are_validated_like_a_built_ins(tmp_path):
     (tmp_path / "my_test_loss.py").write_text(LOSS.format(name="test_scaled"))
     spec = tmp_path / "spec.yaml"
-    spec.write_text("experiment: p\nplugins: [./my_test_loss.py]\ndataset: conll2003\nmethods: {m: {loss: test_scaled, scal: 2}}\nreplicate: {seeds: 1}\n")
+    spec.write_text(
+        "experiment: p\nplugins: [./my_test_loss.py]\ndataset: conll2003\n"
+        "methods: {m: {loss: test_scaled, scal: 2}}\nreplicate: {seeds: 1}\n"
+    )
     with pytest.raises(UserInputError, match="did you mean 'scale'") as caught:
         compile_plan(spec, spec_catalog(spec))
     assert caught.value.problems[0].line == 4
@@ -73,18 +78,26 @@ def test_files_are_recorded_with_their_sha256(tmp_path):
     assert record["file"] == str(tmp_path / "my_test_loss.py")
     assert record["sha256"] == hashlib.sha256((tmp_path / "my_test_loss.py").read_bytes()).hexdigest()
     folder = plugins.load_spec_plugins([str(EXAMPLE / "nerplat_example")], tmp_path, None)
-    assert {Path(r["file"]).name for r in plugins.files_record(folder)} == {"__init__.py", "losses.py", "samplers.py", "word_slash.py"}
+    assert {Path(r["file"]).name for r in plugins.files_record(folder)} == {
+        "__init__.py", "losses.py", "samplers.py", "word_slash.py"
+    }
 
 
 def test_every_broken_plugin_is_located_in_the_spec(tmp_path):
     (tmp_path / "broken_test_plugin.py").write_text("import no_such_module_here\n")
     (tmp_path / "json.py").write_text("")
     (tmp_path / "clash_test_plugin.py").write_text(LOSS.format(name="ce"))
-    spec = write_spec(tmp_path, "plugins:\n  - ./missing.py\n  - ./broken_test_plugin.py\n  - ./json.py\n  - ./clash_test_plugin.py\n  - no_such_plugin_module\n")
+    spec = write_spec(
+        tmp_path,
+        "plugins:\n  - ./missing.py\n  - ./broken_test_plugin.py\n  - ./json.py\n  - ./clash_test_plugin.py\n"
+        "  - no_such_plugin_module\n",
+    )
     with pytest.raises(UserInputError) as caught:
         spec_catalog(spec)
     problems = caught.value.problems
-    assert [(p.line, p.path) for p in problems] == [(3, "plugins[0]"), (4, "plugins[1]"), (5, "plugins[2]"), (6, "plugins[3]"), (7, "plugins[4]")]
+    assert [(p.line, p.path) for p in problems] == [
+        (3, "plugins[0]"), (4, "plugins[1]"), (5, "plugins[2]"), (6, "plugins[3]"), (7, "plugins[4]")
+    ]
     messages = [p.message for p in problems]
     assert "no .py file or package folder" in messages[0]
     assert "No module named 'no_such_module_here'" in messages[1]
@@ -133,7 +146,12 @@ def test_the_documented_loss_works_as_written(tmp_path):
     spec = tmp_path / "spec.yaml"
     spec.write_text(re.search(r"```yaml\n(.*?)```", section, re.S).group(1))
     plan = compile_plan(spec, spec_catalog(spec))
-    tour = {compile_plan(s, spec_catalog(s), p).experiment for s in (Path(__file__).parents[2] / "specs").glob("*.yaml") for p in (None, "smoke") if p is None or s.stem == "quickstart"}
+    tour = {
+        compile_plan(s, spec_catalog(s), p).experiment
+        for s in (Path(__file__).parents[2] / "specs").glob("*.yaml")
+        for p in (None, "smoke")
+        if p is None or s.stem == "quickstart"
+    }
     assert plan.experiment not in tour
     ce, arm = plan.arms
     assert arm.objective == "focal_smooth" and list(arm.search_space) == ["objective.gamma"] and ce.objective == "ce"

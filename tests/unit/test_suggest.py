@@ -18,5 +18,7 @@ def test_nothing_close_suggests_nothing():
 
 
 def test_unknown_name_lists_every_known_name_sorted():
-    assert unknown_name("loss", "mmo", ["mom", "ce"], "registered") == "unknown loss 'mmo'; did you mean 'mom'? (registered: ce, mom)"
+    assert unknown_name("loss", "mmo", ["mom", "ce"], "registered") == (
+        "unknown loss 'mmo'; did you mean 'mom'? (registered: ce, mom)"
+    )
     assert unknown_name("profile", "x", []) == "unknown profile 'x' (known: none)"

@@ -10,7 +10,9 @@ SLOW_MARK = re.compile(r"\bmark\.slow\b|pytestmark\s*=.*\bslow\b")
 
 
 def test_no_slow_test_lives_under_tests_unit():
-    marked = [str(path.relative_to(REPO)) for path in (REPO / "tests" / "unit").rglob("*.py") if SLOW_MARK.search(path.read_text())]
+    marked = [
+        str(path.relative_to(REPO)) for path in (REPO / "tests" / "unit").rglob("*.py") if SLOW_MARK.search(path.read_text())
+    ]
     assert marked == [], f"slow tests belong under tests/integration (mirroring the package): {marked}"
 
 
