@@ -16,7 +16,9 @@ SHOW_MALLOC = "from nerplat.run.allocator import process_malloc; print(process_m
 def malloc_of_a_process(**env: str) -> str:
     import os
 
-    completed = subprocess.run([sys.executable, "-c", SHOW_MALLOC], env={**os.environ, **env}, capture_output=True, text=True, check=True)
+    completed = subprocess.run(
+        [sys.executable, "-c", SHOW_MALLOC], env={**os.environ, **env}, capture_output=True, text=True, check=True
+    )
     return completed.stdout.strip()
 
 
@@ -36,6 +38,8 @@ def test_without_tcmalloc_workers_keep_the_system_malloc(monkeypatch: pytest.Mon
     assert worker_preload({}) == {}
 
 
-@pytest.mark.parametrize(("env", "expected"), [({"LD_PRELOAD": ""}, "system"), ({"LD_PRELOAD": "libtcmalloc_minimal.so.4"}, "tcmalloc")])
+@pytest.mark.parametrize(
+    ("env", "expected"), [({"LD_PRELOAD": ""}, "system"), ({"LD_PRELOAD": "libtcmalloc_minimal.so.4"}, "tcmalloc")]
+)
 def test_a_process_names_the_malloc_it_runs_on(env: dict[str, str], expected: str):
     assert malloc_of_a_process(**env) == expected

@@ -114,7 +114,8 @@ def test_a_failure_message_is_the_whole_innermost_exception_not_its_last_line():
         "\tpid: 7\n"
     )
     assert failure_message(text) == (
-        "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.\n\tclass_name: ImplicitFunc\n\tpid: 7"
+        "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.\n"
+        "\tclass_name: ImplicitFunc\n\tpid: 7"
     )
 
 
@@ -150,8 +151,12 @@ def test_a_tuning_trial_tells_the_arms_study_which_mlflow_run_it_logs_to(ledger,
     events = TrialEvents(ledger, ProgressBoard("events", Console(quiet=True)), search=search)
     arm = next(arm for arm in tiny_plan.arms if arm.search_space)
     parent = ledger.start_phase(arm, "tune", params={})
-    job = TrialJob(arm=arm, phase="tune", seed=0, partition=0, eval_split=None, select_metric="micro_f1", parent_run_id=parent.run_id)
-    trial = SimpleNamespace(trial_id="trial_1", config={PHASE_KEY: job.model_dump(mode="json"), "objective.lambda": 0.5}, local_path=str(tmp_path))
+    job = TrialJob(
+        arm=arm, phase="tune", seed=0, partition=0, eval_split=None, select_metric="micro_f1", parent_run_id=parent.run_id
+    )
+    trial = SimpleNamespace(
+        trial_id="trial_1", config={PHASE_KEY: job.model_dump(mode="json"), "objective.lambda": 0.5}, local_path=str(tmp_path)
+    )
     events.on_trial_start(0, [], trial)
     assert told == [("trial_1", ledger.open["trial_1"].run_id, f"{arm.label} · t0000")]
 
@@ -159,12 +164,18 @@ def test_a_tuning_trial_tells_the_arms_study_which_mlflow_run_it_logs_to(ledger,
 def test_a_tuning_trials_end_reaches_its_study_only_after_its_mlflow_run_ended(ledger, tiny_plan, tmp_path: Path, result):
     """H1: Optuna committed a trial 16-73 ms before MLflow ended its run; a kill between left them disagreeing."""
     seen = []
-    search = SimpleNamespace(record_run=lambda *args: None, tell=lambda trial_id: seen.append(ledger.tracker.client.get_run(run_id).info.status))
+    search = SimpleNamespace(
+        record_run=lambda *args: None, tell=lambda trial_id: seen.append(ledger.tracker.client.get_run(run_id).info.status)
+    )
     events = TrialEvents(ledger, ProgressBoard("events", Console(quiet=True)), search=search)
     arm = next(arm for arm in tiny_plan.arms if arm.search_space)
     parent = ledger.start_phase(arm, "tune", params={})
-    job = TrialJob(arm=arm, phase="tune", seed=0, partition=0, eval_split=None, select_metric="micro_f1", parent_run_id=parent.run_id)
-    trial = SimpleNamespace(trial_id="trial_1", config={PHASE_KEY: job.model_dump(mode="json"), "objective.lambda": 0.5}, local_path=str(tmp_path))
+    job = TrialJob(
+        arm=arm, phase="tune", seed=0, partition=0, eval_split=None, select_metric="micro_f1", parent_run_id=parent.run_id
+    )
+    trial = SimpleNamespace(
+        trial_id="trial_1", config={PHASE_KEY: job.model_dump(mode="json"), "objective.lambda": 0.5}, local_path=str(tmp_path)
+    )
     events.on_trial_start(0, [], trial)
     run_id = ledger.open["trial_1"].run_id
     events.on_trial_result(0, [], trial, result(2, 0.7, checkpointed=False))
@@ -185,7 +196,11 @@ def test_trial_counts_and_each_evaluation_reach_the_exported_metrics(ledger, tri
     events = TrialEvents(ledger, ProgressBoard("events", Console(quiet=True)), metrics)
 
     def exported(name: str) -> dict[str, float]:
-        return {dict(tags).get("state") or dict(tags)["trial"]: value for (metric, tags), value in metrics.current().items() if metric == name}
+        return {
+            dict(tags).get("state") or dict(tags)["trial"]: value
+            for (metric, tags), value in metrics.current().items()
+            if metric == name
+        }
 
     events.on_trial_start(0, [], trial)
     assert exported(TRIALS.name) == {"running": 1.0, "finished": 0.0, "stopped": 0.0, "failed": 0.0}
@@ -204,7 +219,10 @@ def test_a_result_tags_the_trials_run_with_its_node_its_workers_malloc_precision
     from nerplat.track import schema
 
     events.on_trial_start(0, [], trial)
-    facts = {NODE_KEY: "worker-1", MALLOC_KEY: "tcmalloc", PRECISION_KEY: "bf16", DEVICE_KEY: "cpu: EPYC x2 threads", CPU_CAPABILITY_KEY: "AVX2"}
+    facts = {
+        NODE_KEY: "worker-1", MALLOC_KEY: "tcmalloc", PRECISION_KEY: "bf16", DEVICE_KEY: "cpu: EPYC x2 threads",
+        CPU_CAPABILITY_KEY: "AVX2",
+    }
     events.on_trial_result(0, [], trial, {**result(1, 0.3, checkpointed=False), **facts})
     tags = events.ledger.tracker.client.get_run(trial.run_id).data.tags
     assert (tags[schema.RAY_NODE], tags[schema.MALLOC]) == ("worker-1", "tcmalloc")

@@ -33,7 +33,9 @@ def job(tiny_plan) -> TrialJob:
 
 
 def evaluation(epoch: int, f1: float, train: float, evaluate: float, tokens: int) -> Evaluation:
-    return Evaluation(epoch, 4, {"micro_f1": f1}, {"micro_f1": f1}, 0.5, Timings(train=train, evaluate=evaluate, train_tokens=tokens))
+    return Evaluation(
+        epoch, 4, {"micro_f1": f1}, {"micro_f1": f1}, 0.5, Timings(train=train, evaluate=evaluate, train_tokens=tokens)
+    )
 
 
 def values_by_metric(values: dict) -> dict[str, float]:
@@ -42,7 +44,8 @@ def values_by_metric(values: dict) -> dict[str, float]:
 
 def test_every_definition_is_exported_under_rays_prefix_with_the_tags_its_series_get():
     assert [d.exported_name for d in DEFINITIONS] == [
-        "ray_nerplat_trials", "ray_nerplat_trial_dev_score", "ray_nerplat_trial_train_tokens_per_second", "ray_nerplat_trial_epoch_seconds",
+        "ray_nerplat_trials", "ray_nerplat_trial_dev_score", "ray_nerplat_trial_train_tokens_per_second",
+        "ray_nerplat_trial_epoch_seconds",
     ]
     with pytest.raises(ValueError, match="takes tags"):
         series(TRIALS, experiment="e", arm="a", phase="tune")
@@ -50,19 +53,27 @@ def test_every_definition_is_exported_under_rays_prefix_with_the_tags_its_series
 
 def test_an_evaluation_gives_dev_score_tokens_per_second_and_epoch_time(job):
     arm = {"experiment": "e", "arm": job.arm.id, "phase": "tune", "trial": "t0001"}
-    values = evaluation_values("e", job, "t0001", "10.0.0.7", evaluation(2, 0.4, train=8.0, evaluate=2.0, tokens=4000), previous=(0, 0.0))
+    values = evaluation_values(
+        "e", job, "t0001", "10.0.0.7", evaluation(2, 0.4, train=8.0, evaluate=2.0, tokens=4000), previous=(0, 0.0)
+    )
     assert values == {
         series(TRIAL_TOKENS_PER_SECOND, **arm, node="10.0.0.7"): 500.0,
         series(TRIAL_DEV_SCORE, **arm, metric="micro_f1"): 0.4,
         series(TRIAL_EPOCH_SECONDS, **arm, node="10.0.0.7"): 5.0,  # two epochs in 10 s
     }
-    later = evaluation_values("e", job, "t0001", "10.0.0.7", evaluation(3, 0.5, train=12.0, evaluate=3.0, tokens=6000), previous=(2, 10.0))
+    later = evaluation_values(
+        "e", job, "t0001", "10.0.0.7", evaluation(3, 0.5, train=12.0, evaluate=3.0, tokens=6000), previous=(2, 10.0)
+    )
     assert values_by_metric(later)[TRIAL_EPOCH_SECONDS.name] == 5.0
 
 
 def test_a_multi_worker_trial_counts_every_workers_tokens(job):
-    two_workers = job.model_copy(update={"arm": job.arm.model_copy(update={"resources": job.arm.resources.model_copy(update={"workers": 2})})})
-    values = evaluation_values("e", two_workers, "t0001", "n", evaluation(1, 0.4, train=8.0, evaluate=2.0, tokens=4000), previous=(0, 0.0))
+    two_workers = job.model_copy(
+        update={"arm": job.arm.model_copy(update={"resources": job.arm.resources.model_copy(update={"workers": 2})})}
+    )
+    values = evaluation_values(
+        "e", two_workers, "t0001", "n", evaluation(1, 0.4, train=8.0, evaluate=2.0, tokens=4000), previous=(0, 0.0)
+    )
     assert values_by_metric(values)[TRIAL_TOKENS_PER_SECOND.name] == 1000.0  # rank 0's 500/s, times 2 workers
 
 
@@ -83,7 +94,8 @@ def test_counts_stay_and_a_trials_series_go_once_it_has_ended_and_lingered(job):
     current = metrics.current()
     trials = {dict(tags)["state"]: value for (name, tags), value in current.items() if name == TRIALS.name}
     assert trials == {"running": 1.0, "finished": 2.0, "stopped": 0.0, "failed": 0.0}
-    assert {dict(tags)["trial"] for (name, tags) in current if name != TRIALS.name} == {"t0002"}  # its run name within arm and phase
+    # its run name within arm and phase
+    assert {dict(tags)["trial"] for (name, tags) in current if name != TRIALS.name} == {"t0002"}
     metrics.ended("id1")
     assert TRIAL_DEV_SCORE.name in values_by_metric(metrics.current())  # a short trial's last values still get scraped
     time.sleep(0.3)

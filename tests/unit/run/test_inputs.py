@@ -68,7 +68,9 @@ def test_every_run_records_the_sha256_of_the_files_it_reads(plan_on_copy, corpus
     assert set(recorded) == {f"{corpus_copy}/{split}.txt" for split in ("train", "dev", "test")}
 
 
-def test_a_resume_after_a_corpus_file_changed_is_refused_naming_the_file_and_the_arm(plan_on_copy, corpus_copy, tracking_uri, tmp_path):
+def test_a_resume_after_a_corpus_file_changed_is_refused_naming_the_file_and_the_arm(
+    plan_on_copy, corpus_copy, tracking_uri, tmp_path
+):
     import ray
 
     ce, mom = plan_on_copy.arms
@@ -108,7 +110,9 @@ def test_a_changed_plugin_file_changes_every_arm_that_read_it(plan_on_copy, trac
     assert input_changes(runs, arm_inputs(plan_on_copy, [plugin])) == {}
     edited = arm_inputs(plan_on_copy, [{**plugin, "sha256": "b" * 64}])
     assert input_changes(runs, edited) == {arm.id: ("plugin my_loss:my_loss.py changed",) for arm in plan_on_copy.arms}
-    assert input_changes(runs, arm_inputs(plan_on_copy, [])) == {arm.id: ("plugin my_loss:my_loss.py is gone",) for arm in plan_on_copy.arms}
+    assert input_changes(runs, arm_inputs(plan_on_copy, [])) == {
+        arm.id: ("plugin my_loss:my_loss.py is gone",) for arm in plan_on_copy.arms
+    }
 
 
 def test_a_tuning_trial_records_its_files_when_it_starts_and_a_finished_one_keeps_them(plan_on_copy, tracking_uri):

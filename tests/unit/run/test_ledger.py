@@ -27,7 +27,9 @@ def tune_parent(ledger: RunLedger, mom) -> str:
 
 
 def start_tuning_trial(ledger: RunLedger, arm, parent_run_id: str, trial_id: str, value: float = 0.5) -> str:
-    job = TrialJob(arm=arm, phase="tune", seed=0, partition=0, eval_split=None, select_metric="micro_f1", parent_run_id=parent_run_id)
+    job = TrialJob(
+        arm=arm, phase="tune", seed=0, partition=0, eval_split=None, select_metric="micro_f1", parent_run_id=parent_run_id
+    )
     ledger.start_trial(trial_id, job, {"objective.lambda": value})
     return ledger.open[trial_id].run_id
 
@@ -39,7 +41,9 @@ def run_of(ledger: RunLedger, run_id: str):
 def test_tuning_trials_are_keyed_in_start_order_and_continue_after_an_earlier_session(ledger, mom, tune_parent):
     first = start_tuning_trial(ledger, mom, tune_parent, "a")
     second = start_tuning_trial(ledger, mom, tune_parent, "b")
-    assert [run_of(ledger, r).data.tags[schema.RUN_KEY] for r in (first, second)] == [f"{mom.id}/tune/t0000", f"{mom.id}/tune/t0001"]
+    assert [run_of(ledger, r).data.tags[schema.RUN_KEY] for r in (first, second)] == [
+        f"{mom.id}/tune/t0000", f"{mom.id}/tune/t0001"
+    ]
     assert [run_of(ledger, r).info.run_name for r in (first, second)] == ["mom · t0000", "mom · t0001"]
     tagged = run_of(ledger, first).data
     assert tagged.tags[schema.SAMPLED] == '{"objective.lambda": 0.5}' and tagged.params["objective.lambda"] == "0.5"
@@ -74,7 +78,9 @@ def client_calls(ledger: RunLedger) -> list[str]:
     return calls
 
 
-def test_an_evaluation_is_one_log_batch_request_with_every_metric_at_its_epoch(ledger, mom, tune_parent, evaluation_at, client_calls):
+def test_an_evaluation_is_one_log_batch_request_with_every_metric_at_its_epoch(
+    ledger, mom, tune_parent, evaluation_at, client_calls
+):
     run_id = start_tuning_trial(ledger, mom, tune_parent, "a")
     client_calls.clear()
     evaluation = evaluation_at(2, 0.4)
@@ -104,7 +110,9 @@ def test_a_result_logs_its_metrics_and_size_tag_in_one_request(ledger, mom, tune
     "last_epoch, failed, status, mlflow_status",
     [(2, False, "completed", "FINISHED"), (1, False, "early_stopped", "FINISHED"), (1, True, "failed", "FAILED")],
 )
-def test_end_closes_the_run_with_the_trial_outcome(ledger, mom, tune_parent, evaluation_at, last_epoch, failed, status, mlflow_status):
+def test_end_closes_the_run_with_the_trial_outcome(
+    ledger, mom, tune_parent, evaluation_at, last_epoch, failed, status, mlflow_status
+):
     run_id = start_tuning_trial(ledger, mom, tune_parent, "a")
     ledger.record_evaluation("a", evaluation_at(last_epoch, 0.4), awaits_checkpoint=False)
     assert ledger.end("a", failed=failed) == status
@@ -152,7 +160,9 @@ def test_resume_marks_runs_a_dead_driver_left_running_and_returns_finished_trial
 
     resumed = RunLedger(ledger.tracker)  # a new driver: it never opened "orphan"
     name = f"{mom.label} · t0000"
-    assert resumed.finished_trials(tune_parent, "dev_best_micro_f1") == [FinishedTrial({"objective.lambda": 0.25}, 0.7, done, name)]
+    assert resumed.finished_trials(tune_parent, "dev_best_micro_f1") == [
+        FinishedTrial({"objective.lambda": 0.25}, 0.7, done, name)
+    ]
     assert run_of(ledger, orphan).data.tags[schema.STATUS] == "interrupted"
     assert resumed.statuses(tune_parent) == {"completed": 1, "interrupted": 1}
     assert run_of(ledger, done).data.tags[schema.STATUS] == "completed"
@@ -180,7 +190,9 @@ def test_a_replicate_result_is_logged_to_the_run_the_runner_opened(ledger, tiny_
     arm = tiny_plan.arms[0]
     parent = ledger.start_phase(arm, "replicate", params={})
     replicate = arm.replicates[0]
-    run = ledger.open_replicate(parent.run_id, arm, replicate, arm.trial_config({}, seed=replicate.seed, partition=replicate.partition))
+    run = ledger.open_replicate(
+        parent.run_id, arm, replicate, arm.trial_config({}, seed=replicate.seed, partition=replicate.partition)
+    )
     job = TrialJob(
         arm=arm, phase="replicate", seed=replicate.seed, partition=replicate.partition, eval_split="test",
         select_metric="micro_f1", parent_run_id=parent.run_id, run_id=run.run_id,
@@ -237,7 +249,10 @@ def test_the_choice_is_logged_as_params_of_the_tune_run_and_its_trial_is_tagged_
     ledger.record_choice(tune_parent, chosen, "dev_best_micro_f1")  # a resume chooses again
     run = run_of(ledger, tune_parent)
     assert run.data.params["objective.lambda"] == "0.75" and run.data.metrics["dev_best_micro_f1"] == 0.7
-    best = {json.loads(r.data.tags[schema.SAMPLED])["objective.lambda"]: r.data.tags.get(schema.BEST_TRIAL) for r in ledger.children(tune_parent)}
+    best = {
+        json.loads(r.data.tags[schema.SAMPLED])["objective.lambda"]: r.data.tags.get(schema.BEST_TRIAL)
+        for r in ledger.children(tune_parent)
+    }
     assert best == {0.25: None, 0.75: "true", 0.5: None}  # the chosen run, not the first with its value
 
 
@@ -300,7 +315,9 @@ def test_arm_parents_left_open_by_a_stop_are_marked_interrupted(ledger, tiny_pla
     assert (run.info.status, run.data.tags["nerplat.status"]) == ("KILLED", "interrupted")
 
 
-def test_a_changed_spec_retires_the_changed_arms_runs_only_and_the_summary_keeps_the_earlier_plan(ledger, tiny_plan, tiny_plan_with):
+def test_a_changed_spec_retires_the_changed_arms_runs_only_and_the_summary_keeps_the_earlier_plan(
+    ledger, tiny_plan, tiny_plan_with
+):
     from nerplat.run.spec_change import spec_change
 
     summary = ledger.start_summary(tiny_plan)
@@ -330,7 +347,9 @@ def test_a_changed_spec_retires_the_changed_arms_runs_only_and_the_summary_keeps
     assert ledger.start_phase(ce, "replicate", params={}).run_id != runs[ce.id][0]
 
 
-def test_what_an_earlier_session_finished_is_counted_per_arm_and_phase_without_opening_runs(ledger, tiny_plan, mom, tune_parent, evaluation_at):
+def test_what_an_earlier_session_finished_is_counted_per_arm_and_phase_without_opening_runs(
+    ledger, tiny_plan, mom, tune_parent, evaluation_at
+):
     ce = tiny_plan.arms[0]
     assert ledger.finished_earlier(ce, "replicate") == 0 and ledger.tracker.find_arm_run(ce.id, "replicate") is None
     for trial_id, last_epoch in (("a", 2), ("b", 1), ("c", None)):  # completed, early stopped, still running
@@ -359,7 +378,9 @@ def test_a_phase_is_completed_only_once_its_parent_run_ended_completed(ledger, t
     assert ledger.phase_completed(mom, "tune") and not ledger.phase_completed(mom, "replicate")
 
 
-def test_interrupted_trials_are_those_a_stop_ended_in_the_order_they_started_with_their_points(ledger, mom, tune_parent, evaluation_at):
+def test_interrupted_trials_are_those_a_stop_ended_in_the_order_they_started_with_their_points(
+    ledger, mom, tune_parent, evaluation_at
+):
     """Issue 47: a resumed search runs each one's point again; a failed trial's point is not run again."""
     from nerplat.run.ledger import InterruptedTrial
 
@@ -373,7 +394,8 @@ def test_interrupted_trials_are_those_a_stop_ended_in_the_order_they_started_wit
     orphan = start_tuning_trial(ledger, mom, tune_parent, "orphan", value=0.4)  # then a driver dies with it running
 
     resumed = RunLedger(ledger.tracker)
-    assert resumed.interrupted_trials(tune_parent) == [InterruptedTrial({"objective.lambda": 0.1}, stopped)]  # orphan still RUNNING
+    # orphan still RUNNING
+    assert resumed.interrupted_trials(tune_parent) == [InterruptedTrial({"objective.lambda": 0.1}, stopped)]
     resumed.finished_trials(tune_parent, "dev_best_micro_f1")  # what a resume does first: marks the orphan interrupted
     assert resumed.interrupted_trials(tune_parent) == [
         InterruptedTrial({"objective.lambda": 0.1}, stopped), InterruptedTrial({"objective.lambda": 0.4}, orphan)

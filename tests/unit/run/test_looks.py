@@ -45,9 +45,12 @@ def test_undecided_claims_keep_their_arms_and_best_other_keeps_the_setting():
     arms = [_Arm(m) for m in ("ce", "focal", "mom", "wce")]
     claims = [_claim("a", "mom", "ce"), _claim("b", "mom", "best_other")]
     claimed = claimed_arms(arms, claims)
-    assert {claim: sorted(ids) for claim, ids in claimed.items()} == {"a": ["conll2003/full/ce", "conll2003/full/mom"], "b": sorted(a.id for a in arms)}
+    assert {claim: sorted(ids) for claim, ids in claimed.items()} == {
+        "a": ["conll2003/full/ce", "conll2003/full/mom"], "b": sorted(a.id for a in arms)
+    }
     rows = pl.DataFrame(
-        {"claim": ["a", "b"], "decided_look": [0, None], "arms": [["conll2003/full/ce", "conll2003/full/mom"], ["conll2003/full/focal", "conll2003/full/mom"]]},
+        {"claim": ["a", "b"], "decided_look": [0, None],
+         "arms": [["conll2003/full/ce", "conll2003/full/mom"], ["conll2003/full/focal", "conll2003/full/mom"]]},
         schema={"claim": pl.String, "decided_look": pl.Int64, "arms": pl.List(pl.String)},
     )
     assert needed_arms(rows, claimed) == {"conll2003/full/focal", "conll2003/full/mom"}

@@ -208,7 +208,9 @@ def test_the_eta_of_a_simulated_run_is_within_a_quarter_of_the_truth_once_a_thir
     borrows the other's rate), a tune phase whose trials differ by 20%, then replicates."""
     clock = FakeClock(0.0)
     board, _ = piped_board(clock, concurrency=2)
-    slow_tune, slow, fast = board.phase("slow", "tune", 4), board.phase("slow", "replicate", 3), board.phase("fast", "replicate", 5)
+    slow_tune, slow, fast = (
+        board.phase("slow", "tune", 4), board.phase("slow", "replicate", 3), board.phase("fast", "replicate", 5)
+    )
     slow_tune.epochs = slow.epochs = 6
     fast.epochs = 4
     tune_rates = (9.0, 11.0, 10.0, 12.0)
@@ -233,7 +235,8 @@ def test_the_table_names_arms_by_their_short_labels_and_fits_80_columns():
     console = Console(record=True, width=80)
     board = ProgressBoard("quickstart", console, concurrency=2, clock=FakeClock())
     arms = [
-        SimpleNamespace(id=f"conll2003/untyped+low_resource-100/{m}", label=f"{m} · low_resource-100", fixed={"train": {"epochs": 6}}, search_space={})
+        SimpleNamespace(id=f"conll2003/untyped+low_resource-100/{m}", label=f"{m} · low_resource-100",
+                        fixed={"train": {"epochs": 6}}, search_space={})
         for m in ("ce", "mom", "auc2t")
     ]
     board.describe(arms)

@@ -28,7 +28,9 @@ def test_trials_that_fit_divides_every_resource_a_trial_needs(tiny_plan):
     assert trials_that_fit(custom, {"CPU": 16.0, "accelerator": 3.0}, None) == 3
     half_gpu = arm_with(tiny_plan, cpus_per_worker=1, gpus_per_worker=0.5, workers=1)
     assert trials_that_fit(half_gpu, {"CPU": 16.0, "GPU": 1.0}, None) == 2  # packed on one GPU
-    assert trials_that_fit(arm_with(tiny_plan, cpus_per_worker=1, custom={"fake_gpu": 0.3}), {"CPU": 16.0, "fake_gpu": 1.0}, None) == 3
+    assert trials_that_fit(
+        arm_with(tiny_plan, cpus_per_worker=1, custom={"fake_gpu": 0.3}), {"CPU": 16.0, "fake_gpu": 1.0}, None
+    ) == 3
 
 
 def test_at_least_one_trial_runs_even_when_none_fits_yet(tiny_plan):
@@ -116,7 +118,9 @@ def test_resume_after_a_spec_change_is_refused_before_ray_starts_when_what_chang
     assert not (tmp_path / ".nerplat").exists()
 
 
-def test_resume_after_a_change_to_an_arm_names_it_and_is_refused_without_rerun_changed(tiny_plan, tiny_plan_with, tracking_uri, tmp_path):
+def test_resume_after_a_change_to_an_arm_names_it_and_is_refused_without_rerun_changed(
+    tiny_plan, tiny_plan_with, tracking_uri, tmp_path
+):
     import ray
 
     from nerplat.errors import UserInputError
@@ -128,13 +132,17 @@ def test_resume_after_a_change_to_an_arm_names_it_and_is_refused_without_rerun_c
     ledger.finish_summary(summary.run_id, "completed")
     ce_run = ledger.start_phase(tiny_plan.arms[0], "replicate", params={}).run_id
     changed = tiny_plan_with("methods.ce.train={epochs: 3}")
-    with pytest.raises(UserInputError, match="changed the runs of arms \\(changed: conll2003/low_resource-40/ce\\).*add --rerun-changed"):
+    with pytest.raises(
+        UserInputError, match="changed the runs of arms \\(changed: conll2003/low_resource-40/ce\\).*add --rerun-changed"
+    ):
         runner_for(changed, tmp_path, resume=True).run()
     assert not ray.is_initialized() and not (tmp_path / ".nerplat").exists()
     assert ledger.tracker.client.get_run(ce_run).info.lifecycle_stage == "active"  # nothing was deleted
 
 
-def test_resume_after_a_change_outside_the_arms_is_accepted_and_keeps_every_run(tiny_plan, tiny_plan_with, tracking_uri, tmp_path):
+def test_resume_after_a_change_outside_the_arms_is_accepted_and_keeps_every_run(
+    tiny_plan, tiny_plan_with, tracking_uri, tmp_path
+):
     from nerplat.run.ledger import RunLedger
     from nerplat.track.experiment_tracker import ExperimentTracker
 
@@ -215,7 +223,11 @@ def test_a_resumed_run_counts_what_an_earlier_session_finished_from_its_start(ti
     earlier = runner.tracker.start_replicate_run(parent.run_id, ce.id, seed=ce.replicates[0].seed, partition=0)
     runner.tracker.finish(earlier.run_id, "completed")
     at_start = {}
-    monkeypatch.setattr(runner.tune_phase, "tune_arm", lambda arm, outcome: at_start.update({k: p.skipped for k, p in runner.board.phases.items()}))
+    monkeypatch.setattr(
+        runner.tune_phase,
+        "tune_arm",
+        lambda arm, outcome: at_start.update({k: p.skipped for k, p in runner.board.phases.items()}),
+    )
     monkeypatch.setattr(runner.replicate_phase, "replicate", lambda arms, outcomes: None)
     runner._run_arms()
     assert at_start == {(mom.id, "tune"): 0, (ce.id, "replicate"): 1, (mom.id, "replicate"): 0}
@@ -344,7 +356,9 @@ def test_both_phases_see_what_the_run_opened_through_one_context(tiny_plan, trac
     context = runner.tune_phase.context
     assert runner.replicate_phase.context is context
     assert (context.ledger, context.board, context.metrics) == (runner.ledger, runner.board, runner.metrics)
-    assert (context.study_storage, context.undecidable, context.select_metric) == (runner.study_storage, frozenset({"weak"}), "micro_f1")
+    assert (context.study_storage, context.undecidable, context.select_metric) == (
+        runner.study_storage, frozenset({"weak"}), "micro_f1"
+    )
     assert context.fit == runner._fit and context.ray_run_config == runner._ray_run_config
     assert context.connect_ray == runner._connect_ray
 
@@ -358,7 +372,9 @@ def test_a_file_size_limit_is_refused_before_the_stores_are_created(tmp_path):
     spec = Path(__file__).parents[2] / "integration" / "specs" / "tiny_run.yaml"
     workdir = tmp_path / "work"
     command = shlex.join([sys.executable, "-m", "nerplat.cli", "run", str(spec), "--workdir", str(workdir)])
-    done = subprocess.run(["bash", "-c", f"ulimit -f 100; exec {command}"], capture_output=True, text=True, timeout=600, env=os.environ)
+    done = subprocess.run(
+        ["bash", "-c", f"ulimit -f 100; exec {command}"], capture_output=True, text=True, timeout=600, env=os.environ
+    )
     output = done.stdout + done.stderr
     assert done.returncode == 2, output
     assert "ulimit -f: 100 KiB" in output and "ulimit -f unlimited" in output and "Traceback" not in output

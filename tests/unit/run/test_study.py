@@ -180,7 +180,9 @@ def test_the_choice_is_the_studys_best_trial_ties_included(storage):
     study, _ = prepare(storage)
     search = searcher(study)
     configs = [finish(search, f"tune-{n}", f"run-{n}", value) for n, value in enumerate((0.7, 0.8, 0.8))]
-    finished = tuple(FinishedTrial(c, v, f"run-{n}", f"e/arm/tune/run-{n}") for n, (c, v) in enumerate(zip(configs, (0.7, 0.8, 0.8))))
+    finished = tuple(
+        FinishedTrial(c, v, f"run-{n}", f"e/arm/tune/run-{n}") for n, (c, v) in enumerate(zip(configs, (0.7, 0.8, 0.8)))
+    )
     study, _ = prepare(storage, reversed(finished))  # MLflow lists the newest run first
     best = optuna.load_study(study_name="e/arm", storage=storage).best_trial
     assert chosen_trial(study) == finished[1] and best.user_attrs["mlflow_run_id"] == "run-1"
