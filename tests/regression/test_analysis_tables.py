@@ -24,7 +24,9 @@ from nerplat.analysis.table_model import Table
 GOLDENS = Path(__file__).parent / "goldens" / "analysis"
 UPDATE = os.environ.get("NERPLAT_UPDATE_GOLDENS") == "1"
 SETTINGS = AnalysisSettings(baseline="ce", comparisons=(("mom", "focal"),), bootstrap_resamples=500, seed=0)
-SPLIT = {"sentences": 1200, "tokens": 20500, "mentions_per_type": {"PER": 30, "LOC": 12}, "pct_B": 2.04, "pct_I": 1.5, "pct_O": 96.46}
+SPLIT = {
+    "sentences": 1200, "tokens": 20500, "mentions_per_type": {"PER": 30, "LOC": 12}, "pct_B": 2.04, "pct_I": 1.5, "pct_O": 96.46
+}
 
 
 def _frame() -> pl.DataFrame:
@@ -33,7 +35,9 @@ def _frame() -> pl.DataFrame:
         datasets=("conll2003", "wnut17"), sizes=(20, 50, 100), methods=("ce", "focal", "mom"),
         heads=("softmax", "crf"), seeds=4, types=("LOC", "PER", "MISC"), seed=2024,
     )
-    return frame.filter(~((pl.col("method") == "ce") & (pl.col("seed") == 3) & (pl.col("size") == 20) & (pl.col("head") == "crf")))
+    return frame.filter(
+        ~((pl.col("method") == "ce") & (pl.col("seed") == 3) & (pl.col("size") == 20) & (pl.col("head") == "crf"))
+    )
 
 
 def _resampling_frame() -> pl.DataFrame:
@@ -41,7 +45,8 @@ def _resampling_frame() -> pl.DataFrame:
     factors = {"full": 1.0, "sC": 3.8, "sCR": 4.6}
     base = synthetic_replicates(datasets=("anem", "wnut17"), sizes=(1000,), methods=("ce",), seeds=2, types=())
     frames = [
-        base.with_columns(pl.lit(name).alias("sampler"), pl.lit(name).alias("sampler_label"), pl.lit(name).alias("sampler_family"),
+        base.with_columns(pl.lit(name).alias("sampler"), pl.lit(name).alias("sampler_label"),
+                          pl.lit(name).alias("sampler_family"),
                           (pl.col("train_size_factor") * factor + pl.col("seed") * 0.01).alias("train_size_factor"))
         for name, factor in factors.items()
     ]
@@ -68,7 +73,9 @@ def _layouts() -> dict[str, Table]:
         "comparison": layouts.comparison_tables(summary, comparison.tests, comparison.missing, SETTINGS, axes)[0],
         "grid": layouts.grid_tables(summary, SETTINGS)[0],
         "per_type": layouts.per_type_tables(summary, SETTINGS, axes)[0],
-        "dataset": context_tables.dataset_table({"toy": {"train": SPLIT, "test": SPLIT}, "toy_b": {"train": SPLIT, "dev": SPLIT, "test": SPLIT}}),
+        "dataset": context_tables.dataset_table(
+            {"toy": {"train": SPLIT, "test": SPLIT}, "toy_b": {"train": SPLIT, "dev": SPLIT, "test": SPLIT}}
+        ),
         "size_factor": context_tables.size_factor_table(summarise(resampling, ["train_size_factor"], SETTINGS)),
         "tests": layouts.tests_table(
             comparison.tests.filter(pl.col("family") == "pairs"), SETTINGS, "tests-pairs", "Paired tests of mom against focal."
@@ -89,4 +96,6 @@ def test_table_matches_its_golden(layout: str, fmt: str):
         golden.parent.mkdir(parents=True, exist_ok=True)
         golden.write_text(text, encoding="utf-8")
     assert golden.exists(), f"no golden {golden.name}: run with NERPLAT_UPDATE_GOLDENS=1 to create it"
-    assert text == golden.read_text(encoding="utf-8"), f"{layout} ({fmt}) changed; if intended, regenerate with NERPLAT_UPDATE_GOLDENS=1"
+    assert text == golden.read_text(encoding="utf-8"), (
+        f"{layout} ({fmt}) changed; if intended, regenerate with NERPLAT_UPDATE_GOLDENS=1"
+    )

@@ -21,7 +21,9 @@ from nerplat.analysis.settings import AnalysisSettings
 from nerplat.analysis.synthetic import synthetic_replicates
 
 RESULTS = REPO / "docs" / "results"
-REPORTS = sorted(folder for folder in RESULTS.iterdir() if (folder / "RUN.md").is_file() or (folder / "summary.parquet").is_file())
+REPORTS = sorted(
+    folder for folder in RESULTS.iterdir() if (folder / "RUN.md").is_file() or (folder / "summary.parquet").is_file()
+)
 FRAMES = ("summary", "tests")
 
 
@@ -29,7 +31,9 @@ FRAMES = ("summary", "tests")
 def written_columns() -> dict[str, list[str]]:
     """The columns of each frame the analysis writes, for two sizes, three methods and three seeds."""
     replicates = synthetic_replicates(sizes=(20, 50), seeds=3)
-    analysis = analyse(replicates, pl.DataFrame(), AnalysisSettings(baseline="ce", comparisons=(("mom", "focal"),), bootstrap_resamples=100))
+    analysis = analyse(
+        replicates, pl.DataFrame(), AnalysisSettings(baseline="ce", comparisons=(("mom", "focal"),), bootstrap_resamples=100)
+    )
     return {"summary": analysis.summary.columns, "tests": analysis.tests.columns}
 
 
@@ -58,7 +62,9 @@ def test_entity_ratio_runs_the_configurations_the_committed_auc2t_report_chose()
     assert chosen.height == len(typed) == 3
     for row in chosen.iter_rows(named=True):
         train = typed[row["method"]]
-        assert (train["lr"], train["head_lr"]) == (float(f"{row['param.train.lr']:.3g}"), float(f"{row['param.train.head_lr']:.3g}")), row["method"]
+        assert (train["lr"], train["head_lr"]) == (
+            float(f"{row['param.train.lr']:.3g}"), float(f"{row['param.train.head_lr']:.3g}")
+        ), row["method"]
 
 
 def test_there_are_committed_reports():
