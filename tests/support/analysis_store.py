@@ -22,7 +22,9 @@ class StoreWriter:
         self.experiment = experiment
         self.experiment_id = self.client.create_experiment(experiment, artifact_location=artifacts.as_uri())
 
-    def run(self, kind: str, tags: Mapping[str, object], metrics: Mapping[str, float] = (), params: Mapping[str, str] = ()) -> str:
+    def run(
+        self, kind: str, tags: Mapping[str, object], metrics: Mapping[str, float] = (), params: Mapping[str, str] = ()
+    ) -> str:
         from mlflow.entities import Metric, Param
 
         all_tags = {schema.KIND: kind, schema.PHASE: {"trial": "tune"}.get(kind, kind), schema.EXPERIMENT: self.experiment}
@@ -58,7 +60,9 @@ def store(tracking_uri: str, tmp_path: Path) -> StoreWriter:
 
 
 PLAN = {
-    "analysis": {"baseline": "ce", "test": "paired_t", "alpha": 0.05, "comparisons": [["mom", "focal"]], "bootstrap_resamples": 200},
+    "analysis": {
+        "baseline": "ce", "test": "paired_t", "alpha": 0.05, "comparisons": [["mom", "focal"]], "bootstrap_resamples": 200
+    },
     "replicate_split": "test",
 }
 EFFECT = {"ce": 0.0, "focal": 0.02, "mom": 0.05}
@@ -69,7 +73,8 @@ def report_metrics(method: str, size: int, seed: int) -> dict[str, float]:
     return {
         "test_micro_precision": base + 0.02, "test_micro_recall": base - 0.02, "test_micro_f1": base,
         "test_type_PER_f1": base - 0.05, "test_type_PER_precision": base, "test_type_PER_recall": base - 0.1,
-        "test_type_PER_support": 40.0, "test_macro_f1": base - 0.05, "test_macro_precision": base, "test_macro_recall": base - 0.1,
+        "test_type_PER_support": 40.0, "test_macro_f1": base - 0.05, "test_macro_precision": base,
+        "test_macro_recall": base - 0.1,
         "train_sentences": float(size), "train_size_factor": 1.0,
     }
 
@@ -82,6 +87,8 @@ def populate_report_store(store, skip: tuple[str, int, int] | None = None, plan:
                     store.replicate(method, seed, report_metrics(method, size, seed), size=size)
     tags = {schema.METHOD: "mom", schema.DATASET: "toy", schema.STATUS: "completed"}
     for trial, lam in enumerate((0.0, 0.1, 0.5)):
-        store.run("trial", tags | {schema.TRIAL: str(trial)}, {"dev_best_micro_f1": 0.5 + lam / 10}, {"objective.lambda": str(lam)})
+        store.run(
+            "trial", tags | {schema.TRIAL: str(trial)}, {"dev_best_micro_f1": 0.5 + lam / 10}, {"objective.lambda": str(lam)}
+        )
     if plan is not None:
         store.summary(plan)

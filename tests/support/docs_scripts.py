@@ -11,7 +11,9 @@ from host_load import scaled
 from repo_paths import REPO
 
 
-def run_docs_script(script: str, *args: str, env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+def run_docs_script(
+    script: str, *args: str, env: dict[str, str] | None = None, timeout: float = 600
+) -> subprocess.CompletedProcess:
     """`docs/<script> args...` run to its end: a .py file by this interpreter, a .sh file by bash.
 
     `timeout` is seconds on the idle machine; the script's output is in the result (text)."""

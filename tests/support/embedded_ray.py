@@ -28,7 +28,9 @@ def connect_embedded(monkeypatch: pytest.MonkeyPatch) -> str | None:
     from nerplat.run.ray_session import connect_ray
 
     monkeypatch.setenv("RAY_gcs_server_port_wait_time_s", str(round(scaled(30))))  # Ray's default for its in-memory GCS
-    monkeypatch.setattr(ray_constants, "RAY_DASHBOARD_STARTUP_TIMEOUT_S", round(scaled(ray_constants.RAY_DASHBOARD_STARTUP_TIMEOUT_S)))
+    monkeypatch.setattr(
+        ray_constants, "RAY_DASHBOARD_STARTUP_TIMEOUT_S", round(scaled(ray_constants.RAY_DASHBOARD_STARTUP_TIMEOUT_S))
+    )
     for _ in range(ATTEMPTS - 1):
         try:
             return connect_ray(None, verbose=False)

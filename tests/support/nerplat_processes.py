@@ -42,7 +42,9 @@ def finish(process: subprocess.Popen, timeout: float = 600) -> tuple[int, str]:
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         output, _ = process.communicate()
-        raise AssertionError(f"`nerplat {' '.join(process.args[3:])}` still ran after {timeout:.0f} s; it printed:\n{output[-4000:]}") from None
+        raise AssertionError(
+            f"`nerplat {' '.join(process.args[3:])}` still ran after {timeout:.0f} s; it printed:\n{output[-4000:]}"
+        ) from None
     return process.returncode, output
 
 
@@ -89,7 +91,9 @@ def trial_worker_pids(driver: subprocess.Popen) -> list[int]:
     return pids
 
 
-def wait_for(driver: subprocess.Popen, workdir: Path, experiment: str, found: Callable[[list], bool], what: str, seconds: float = 300) -> None:
+def wait_for(
+    driver: subprocess.Popen, workdir: Path, experiment: str, found: Callable[[list], bool], what: str, seconds: float = 300
+) -> None:
     """Polls the runs of a live driver until `found(runs)`; fails the test if the driver ends first.
 
     Every 0.2 s: a tiny-encoder epoch takes a fraction of a second, and a moment polled once a

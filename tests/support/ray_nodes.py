@@ -85,13 +85,17 @@ class LocalRayCluster:
 
         self._start(
             name,
-            [f"--address={self.address}", f"--num-cpus={cpus}", f"--node-name={name}", f"--resources={json.dumps(resources)}", *self._ports()],
+            [f"--address={self.address}", f"--num-cpus={cpus}", f"--node-name={name}",
+             f"--resources={json.dumps(resources)}", *self._ports()],
         )
 
     def alive_nodes(self) -> int:
-        """Alive nodes as the dashboard's state API counts them (no driver: `ray.init` sometimes hangs while a raylet registers)."""
+        """Alive nodes as the dashboard's state API counts them (no driver: `ray.init` sometimes hangs while a
+        raylet registers)."""
         try:
-            reply = requests.get(f"{self.dashboard_url}/api/v0/nodes", headers={"Authorization": f"Bearer {self.token}"}, timeout=10)
+            reply = requests.get(
+                f"{self.dashboard_url}/api/v0/nodes", headers={"Authorization": f"Bearer {self.token}"}, timeout=10
+            )
         except (requests.ConnectionError, requests.Timeout):
             return 0
         if reply.status_code != 200:

@@ -32,5 +32,6 @@ def store(tmp_path_factory) -> SimpleNamespace:
     log_tagger_model(uri, with_model.info.run_id, bundle.tagger, bundle.tokenizer, bundle.labels, bundle.head, bundle.encoder)
     register_arm_models(uri, ARM, [client.get_run(with_model.info.run_id)], "best", metric="micro_f1", split="test")
     return SimpleNamespace(
-        workdir=workdir, bundle=bundle, bundle_dir=bundle_dir, run_id=with_model.info.run_id, bare_run_id=without_model.info.run_id
+        workdir=workdir, bundle=bundle, bundle_dir=bundle_dir, run_id=with_model.info.run_id,
+        bare_run_id=without_model.info.run_id,
     )
