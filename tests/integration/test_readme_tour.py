@@ -1,6 +1,11 @@
 """The README's tour, command by command, as a new user types it: each line in a fresh `bash -l`
 shell that first runs the tour's own `source .venv/bin/activate`.
 
+Every command runs as in an 80-column terminal (COLUMNS=80) and must print no line wider than that
+holding more than one word: a word longer than the line (a path, a URL) stands alone on its line,
+for the terminal to wrap and a mouse to copy. Machine-readable stdout is exempt and parsed instead:
+`--json` output (a JSON string cannot be broken) and `cluster render`'s manifest.
+
 The shell starts in a temporary copy of the repository's `specs/`, `cluster/`, `dashboards/` and `docs/` whose `.venv` is
 this interpreter's environment (what `make run` made). The Makefile's variables (NERPLAT_DATA,
 HF_HUB_OFFLINE, TOKENIZERS_PARALLELISM) are removed, so the corpora must be found without them.
@@ -26,12 +31,15 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 from host_load import scaled
+from rich.cells import cell_len
 
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).parents[2]
 MAKEFILE_VARIABLES = ("NERPLAT_DATA", "HF_HUB_OFFLINE", "TOKENIZERS_PARALLELISM", "MLFLOW_TRACKING_URI", "RAY_ADDRESS")
+WIDTH = 80
 
 
 def tour_commands() -> list[str]:
@@ -54,7 +62,7 @@ def checkout(tmp_path_factory) -> Path:
 
 
 def shell(command: str, folder: Path, **popen) -> subprocess.Popen:
-    environment = {k: v for k, v in os.environ.items() if k not in MAKEFILE_VARIABLES}
+    environment = {k: v for k, v in os.environ.items() if k not in MAKEFILE_VARIABLES} | {"COLUMNS": str(WIDTH)}
     return subprocess.Popen(
         ["bash", "-lc", f"source .venv/bin/activate && {command}"],
         cwd=folder, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -77,6 +85,11 @@ def test_every_tour_command_runs_as_written(checkout: Path):
         assert process.returncode == 0, f"`{command}` exited {process.returncode}:\n{output[-3000:]}\n{errors[-3000:]}"
         if "--json" in command:
             json.loads(output)  # stdout holds the JSON alone
+        elif command.startswith("nerplat cluster render"):
+            assert all(manifest["kind"] for manifest in yaml.safe_load_all(output))
+        else:
+            assert_fits(command, output)
+        assert_fits(command, errors)
     assert (checkout / "reports" / "quickstart_smoke" / "report.md").is_file()
     _serve_until_interrupted(commands[-1], checkout)
 
@@ -98,3 +111,10 @@ def _serve_until_interrupted(command: str, folder: Path) -> None:
         os.killpg(process.pid, signal.SIGINT)
         rest, errors = process.communicate(timeout=60)
     assert process.returncode == 0, "".join(lines) + rest + errors
+    assert_fits(command, "".join(lines) + rest + errors)
+
+
+def assert_fits(command: str, text: str) -> None:
+    """No line of `text` wider than WIDTH but a single word (a path or URL left whole)."""
+    wide = [line for line in text.splitlines() if cell_len(line.rstrip()) > WIDTH and len(line.split()) > 1]
+    assert not wide, f"`{command}` printed lines wider than {WIDTH} columns:\n" + "\n".join(wide)

@@ -7,6 +7,7 @@ import sys
 import typer
 from rich.markup import escape
 
+from nerplat.cli.help_text import flow_help
 from nerplat.cli.options import Verbosity, err_console, package_version
 from nerplat.errors import StorageError, UserInputError
 
@@ -61,6 +62,7 @@ def _register_commands() -> None:
     )
     for module in groups:
         module.register(app)
+    flow_help(app)
 
 
 def report_problems(error: UserInputError) -> None:

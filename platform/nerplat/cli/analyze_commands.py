@@ -81,8 +81,9 @@ def analyze(
         }  # fmt: skip
         typer.echo(json.dumps(payload, indent=2))
         return
-    message_console().print(f"wrote {len(report.files)} files to {report.out_dir}/ (start with report.md)")
-    message_console().print(f"logged them to MLflow run {report.summary_run_id} under analysis/")
+    results = message_console()
+    print_unfolded(results, f"wrote {len(report.files)} files to {report.out_dir}/ (start with report.md)", hanging=2, markup=False)
+    print_unfolded(results, f"logged them to MLflow run {report.summary_run_id} under analysis/", hanging=2, markup=False)
     print_headline(headline, Console(highlight=False))
 
 

@@ -14,7 +14,7 @@ from rich.text import Text
 
 from nerplat.errors import Problem
 from nerplat.plan.model import Plan
-from nerplat.unfolded import unfolded_lines
+from nerplat.unfolded import print_unfolded, unfolded_lines
 
 if TYPE_CHECKING:
     from nerplat.analysis.headline import Headline
@@ -87,25 +87,26 @@ def problem_json(problem: Problem) -> dict[str, Any]:
 
 
 def print_figures(title: str, rows: list[tuple[str, str]], console: Console) -> None:
-    """A two-column table of benchmark figures."""
-    table = Table(title=title)
+    """A two-column table of benchmark figures under its title, its rows stacked where it does not fit
+    (`print_rows`); the title is a line of prose above it, not squeezed into the table's width."""
+    print_unfolded(console, Text(title, style="italic"), hanging=2)
+    table = Table()
     table.add_column("figure")
     table.add_column("value", justify="right")
-    for name, value in rows:
-        table.add_row(name, value)
-    console.print(table)
+    print_rows(console, table, rows)
 
 
-def add_rows(table: Table, rows: Sequence[Sequence[str]]) -> Stackable:
+def print_rows(console: Console, table: Table, rows: Sequence[Sequence[str]]) -> None:
     """`table` with `rows`, splitting no word: each column is at least as wide as its longest word
     (header included), so a narrow terminal wraps cells between words only; where even that is wider
-    than the terminal, the rows are printed one below the other instead (`Stackable`)."""
+    than the terminal, the rows are printed one below the other instead (`Stackable`), uncropped, so
+    that a word longer than the line (a path) stays whole on a line of its own."""
     for j, column in enumerate(table.columns):
         texts = [str(column.header), *(str(row[j]) for row in rows)]
         column.min_width = max((len(word) for text in texts for word in text.split()), default=0)
     for row in rows:
         table.add_row(*row)
-    return Stackable(table, rows)
+    console.print(Stackable(table, rows), crop=False)
 
 
 class Stackable:
@@ -123,12 +124,12 @@ class Stackable:
         if self.table.title:
             yield Text(str(self.table.title), style="italic")
         for row in self.rows:
-            yield Text(str(row[0]), style="bold")
+            yield from _unfolded(Text(str(row[0]), style="bold"), options.max_width, hanging=2)
             for header, cell in zip(headers[1:], row[1:]):
                 lines = str(cell).split("\n")
                 indented = [(2, f"{header}: {lines[0]}")] if len(lines) == 1 else [(2, f"{header}:"), *((4, line) for line in lines)]
                 for indent, line in indented:
-                    yield from unfolded_lines(Text(" " * indent + line), options.max_width, hanging=indent + 2)
+                    yield from _unfolded(Text(" " * indent + line), options.max_width, hanging=indent + 2)
 
     def narrowest(self) -> int:
         """The table's width with each column at its longest word: cells, padding and rules."""
@@ -136,6 +137,15 @@ class Stackable:
         _, right, _, left = self.table.padding
         rules = 0 if self.table.box is None else len(columns) + 1 if self.table.show_edge else len(columns) - 1
         return sum((column.min_width or 0) + left + right for column in columns) + rules
+
+
+def _unfolded(text: Text, width: int, hanging: int) -> list[Text]:
+    """`unfolded_lines` that rich renders as they are: with overflow "ignore", it keeps a word longer
+    than the line whole instead of folding it (its default)."""
+    lines = unfolded_lines(text, width, hanging)
+    for line in lines:
+        line.overflow = "ignore"
+    return lines
 
 
 def print_headline(headline: Headline, console: Console) -> None:
@@ -154,7 +164,7 @@ def print_headline(headline: Headline, console: Console) -> None:
         score = "-" if row.mean is None else f"{row.mean:.{digits}f}" + ("" if row.sd is None else f" ± {row.sd:.{digits}f}")  # no sd of n = 1
         converged = {True: "yes", False: "no", None: "-"}[row.converged]
         rows.append((row.label, score, str(row.n), converged))
-    console.print(add_rows(table, rows))
+    print_rows(console, table, rows)
     if headline.verdicts:
         print_verdicts(headline, console)
 
@@ -171,4 +181,4 @@ def print_verdicts(headline: Headline, console: Console) -> None:
         text = verdict_text(v, headline.decimals)
         verdict = text.verdict + (f"; direction {text.direction}, magnitude {text.magnitude}" if v.get("direction_verdict") else "")
         rows.append((f"{v['claim']}: {text.comparison}", text.delta, text.interval, text.units, verdict))
-    console.print(add_rows(table, rows))
+    print_rows(console, table, rows)

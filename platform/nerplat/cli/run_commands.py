@@ -336,17 +336,18 @@ def bench_peer_command(
 
 @bench_app.command("tracking")
 def bench_tracking_command(
-    writers: list[int] = typer.Option([1, 8, 32], "--writers", min=1, help="Concurrent reporting trials (repeatable: --writers 1 --writers 8)."),
-    trials: int = typer.Option(2, "--trials", min=1, help="Trials each writer runs, one after another."),
-    epochs: int = typer.Option(10, "--epochs", min=1, help="Per-epoch reports of each trial."),
+    writers: list[int] = typer.Option([1, 8, 32], "--writers", min=1, metavar="N", help="Concurrent reporting trials (repeatable: --writers 1 --writers 8)."),
+    trials: int = typer.Option(2, "--trials", min=1, metavar="N", help="Trials each writer runs, one after another."),
+    epochs: int = typer.Option(10, "--epochs", min=1, metavar="N", help="Per-epoch reports of each trial."),
     postgres: Optional[str] = typer.Option(
-        None, "--postgres", help="Also measure an `mlflow server` on this PostgreSQL database (postgresql://USER:PASSWORD@HOST:PORT/DB)."
+        None, "--postgres", metavar="URL",
+        help="Also measure an `mlflow server` on this PostgreSQL database (postgresql://USER:PASSWORD@HOST:PORT/DB).",
     ),
     postgres_bin: Optional[Path] = typer.Option(
         None, "--postgres-bin", help="Also measure an `mlflow server` on a throwaway PostgreSQL started from this folder's initdb and pg_ctl (Debian: /usr/lib/postgresql/<major>/bin)."
     ),
-    server_workers: int = typer.Option(2, "--server-workers", min=1, help="uvicorn workers of that mlflow server."),
-    plan_trials: int = typer.Option(100_000, "--plan-trials", min=0, help="Trials of the spec `nerplat plan` is timed on (0 skips it)."),
+    server_workers: int = typer.Option(2, "--server-workers", min=1, metavar="N", help="uvicorn workers of that mlflow server."),
+    plan_trials: int = typer.Option(100_000, "--plan-trials", min=0, metavar="N", help="Trials of the spec `nerplat plan` is timed on (0 skips it)."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON object instead of tables."),
 ) -> None:
     """Events/s of the tracking path (the run ledger) with N concurrent reporting trials, on SQLite and

@@ -17,11 +17,12 @@ from pydantic_core import to_jsonable_python
 from rich.console import Console
 from rich.table import Table
 
-from nerplat.cli.options import PROFILE_OPTION, SET_OPTION, add_rows, compile_spec, message_console, problem_json
+from nerplat.cli.options import PROFILE_OPTION, SET_OPTION, compile_spec, message_console, print_rows, problem_json
 from nerplat.config.trial import Component
 from nerplat.errors import UserInputError
 from nerplat.plan.model import Plan
 from nerplat.run.looks import replicates_by_look
+from nerplat.unfolded import print_unfolded
 
 SPEC_HELP = "A spec file (YAML)."
 PILOT_HELP = (
@@ -68,10 +69,11 @@ def validate(
             continue
         profiles = [v.profile for v in variants if v.profile is not None]
         checked.append({"spec": str(spec), "profiles": profiles})
-        console.print(f"OK {spec}" + (f" (profiles: {', '.join(profiles)})" if profiles else ""))
+        print_unfolded(console, f"OK {spec}" + (f" (profiles: {', '.join(profiles)})" if profiles else ""), hanging=2, markup=False)
         for variant in variants:
             for line in _warnings(variant):
-                console.print(f"warning: {spec}" + (f" (profile {variant.profile})" if variant.profile else "") + f": {line}")
+                warning = f"warning: {spec}" + (f" (profile {variant.profile})" if variant.profile else "") + f": {line}"
+                print_unfolded(console, warning, hanging=2, markup=False)
     if as_json:
         sys.stdout.write(_json({"ok": not problems, "specs": checked, "problems": [problem_json(p) for p in problems]}) + "\n")
         if problems:
@@ -100,9 +102,7 @@ def plan(
     is undecidable at this budget, and `nerplat run` stops its arms after the first look.
 
     Arms are named by their short labels (MLflow's run names); --json gives every id in full."""
-    # lazy: numpy and torch, which --help does not need
-    from nerplat.analysis.claim_design import claim_costs, pilot_sds, undecidable_claims, unequal_effort
-    from nerplat.trial.device import emulated_bf16_warnings
+    from nerplat.analysis.claim_design import pilot_sds, undecidable_claims  # lazy: numpy, which --help does not need
 
     compiled = compile_spec(spec, profile, overrides)
     measured = pilot_sds(compiled, pilot) if pilot is not None else None
@@ -115,35 +115,40 @@ def plan(
             sys.stdout.write(_json(compiled.model_dump(mode="json") | {"cost": predicted.as_dict()}) + "\n")
         return
     console = Console(highlight=False, markup=False)
-    console.print(_arm_table(compiled))
-    for line in _setting_lines(compiled):
-        console.print(line)
+    print_rows(console, *_arm_table(compiled))
+    for line in _plan_lines(compiled, predicted, measured, undecidable):
+        print_unfolded(console, line, hanging=len(line) - len(line.lstrip()) + 2, markup=False)
+
+
+def _plan_lines(compiled: Plan, predicted: Any, measured: Any, undecidable: list[Any]) -> list[str]:
+    """What `plan` prints under the arm table: settings, trial counts, tuning, the cost, the claims, warnings."""
+    # lazy: numpy and torch, which --help does not need
+    from nerplat.analysis.claim_design import claim_costs, unequal_effort
+    from nerplat.trial.device import emulated_bf16_warnings
+
+    lines = _setting_lines(compiled)
     tune_trials = sum(arm.tune_trials for arm in compiled.arms)
     replicates = sum(len(arm.replicates) for arm in compiled.arms)
-    console.print(
+    lines.append(
         f"{len(compiled.arms)} arms, {tune_trials} tune trials, {replicates} replicate runs: "
         f"{compiled.total_trials()} trials in all"
     )
     if compiled.tune is not None:
         tune = compiled.tune
-        console.print(
+        lines.append(
             f"tune: {_component_text(tune.searcher)}, scheduler {_component_text(tune.scheduler)}, "
             f"{'maximise' if tune.mode == 'max' else 'minimise'} {tune.metric}, "
             f"{tune.max_concurrent or 'as many as resources allow'} trials at once, seed {tune.seed} (each arm's searcher its own)"
         )
         for method, points in tune.enqueue.items():  # run first, once each
-            console.print(f"  {method} starts from: " + "; ".join(", ".join(f"{k}={v}" for k, v in p.items()) for p in points))
-    console.print(f"replicates evaluated on {compiled.replicate_split}; plan sha256 {compiled.sha256()}")
-    for line in predicted.lines() if predicted is not None else ():
-        console.print(line)
+            lines.append(f"  {method} starts from: " + "; ".join(", ".join(f"{k}={v}" for k, v in p.items()) for p in points))
+    lines.append(f"replicates evaluated on {compiled.replicate_split}; plan sha256 {compiled.sha256()}")
+    lines += predicted.lines() if predicted is not None else []
     seconds = {a.arm: a.trial_s for a in predicted.arms if a.trial_s is not None} if predicted is not None else None
     for claim_cost in claim_costs(compiled, seconds, measured):
-        for line in claim_cost.lines():
-            console.print(line)
-    for line in undecidable_lines(compiled, undecidable):
-        console.print(line)
-    for line in unequal_effort(compiled) + emulated_bf16_warnings(compiled.arms):
-        console.print(f"warning: {line}")
+        lines += claim_cost.lines()
+    lines += undecidable_lines(compiled, undecidable)
+    return lines + [f"warning: {line}" for line in unequal_effort(compiled) + emulated_bf16_warnings(compiled.arms)]
 
 
 def _estimate(compiled: Plan, source: tuple, tracking_uri: str | None, undecidable: set[str], budget: str | None, calibrate: bool) -> Any:
@@ -172,8 +177,8 @@ def undecidable_lines(compiled: Plan, undecidable: list[Any], replicate_undecida
     ]
 
 
-def _arm_table(compiled: Any) -> Table:
-    """One row per arm: its label, objective, head, search space, tune trials and replicates."""
+def _arm_table(compiled: Any) -> tuple[Table, list[tuple[str, ...]]]:
+    """The arm table and its rows, one per arm: its label, objective, head, search space, tune trials and replicates."""
     title = f"{compiled.experiment}" + (f" (profile {compiled.profile})" if compiled.profile else "")
     table = Table(title=title, title_justify="left", caption=compiled.description or None, caption_justify="left")
     for column in ("arm", "objective", "head", "searched"):
@@ -188,7 +193,7 @@ def _arm_table(compiled: Any) -> Table:
         )
         for arm in compiled.arms
     ]  # fmt: skip
-    return add_rows(table, rows)
+    return table, rows
 
 
 def _warnings(variant: Any) -> list[str]:
@@ -243,7 +248,7 @@ def registry(
         for column in ("name", "summary", "parameters", "from"):
             table.add_column(column)
         rows = [(e["name"], e["summary"], "\n".join(_param_line(p) for p in e["params"]) or "-", e["origin"]) for e in entries]
-        console.print(add_rows(table, rows))
+        print_rows(console, table, rows)
 
 
 def config_fields(config: type[BaseModel]) -> list[dict[str, Any]]:

@@ -13,6 +13,7 @@ from rich.table import Table
 
 from nerplat.cli.options import PROFILE_OPTION, Verbosity, compile_spec, format_values, print_figures
 from nerplat.errors import Problem, UserInputError
+from nerplat.unfolded import print_unfolded
 
 bench_app = typer.Typer(help="Benchmarks that print figures (ratios against a plain PyTorch loop run alongside).", no_args_is_help=True)
 SUMMARY_METRICS = ("micro_precision", "micro_recall", "micro_f1", "macro_f1", "token_macro_f1", "sentence_accuracy")
@@ -96,8 +97,8 @@ def train(
         save_bundle(save, trained.tagger, trained.tokenizer, trained.labels, trained.config.head, trained.config.encoder)
 
     for line in emulated_bf16_warnings([arm]):
-        console.print(f"warning: {line}", soft_wrap=True)
-    console.print(f"arm {arm.id}  seed {seed}  partition {partition}  {format_values(values)}")
+        print_unfolded(console, f"warning: {line}", hanging=2, markup=False)
+    print_unfolded(console, f"arm {arm.id}  seed {seed}  partition {partition}  {format_values(values)}", hanging=2, markup=False)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("loss {task.fields[loss]:.4f}"), TimeRemainingColumn())
     try:
         with Progress(*columns, console=console, transient=True) as bar:
@@ -105,7 +106,7 @@ def train(
                 config, report=report, progress=_BarProgress(bar), select_metric=select, keep_model=keep_model if save else None
             )
     except NonFiniteLoss as failed:  # the trial failed, not the program: its message, exit 1
-        console.print(f"trial failed: {failed}", soft_wrap=True)
+        print_unfolded(console, f"trial failed: {failed}", hanging=2, markup=False)
         raise typer.Exit(1) from None
     if as_json:
         typer.echo(json.dumps({"arm": arm.id, "seed": seed, "partition": partition, "values": values, **result.metrics}, indent=2))

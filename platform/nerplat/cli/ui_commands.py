@@ -38,10 +38,13 @@ def ui(
     experiment: Optional[str] = typer.Option(
         None, "--experiment", "-e", help="Spec experiment whose runs table and studies to print. Default: every nerplat experiment."
     ),
-    port: int = typer.Option(0, "--port", min=0, max=65535, help="Port of the MLflow UI on 127.0.0.1; 0 picks a free one."),
+    port: int = typer.Option(
+        0, "--port", min=0, max=65535, metavar="PORT", help="Port of the MLflow UI on 127.0.0.1; 0 picks a free one."
+    ),
     optuna_storage: Optional[str] = typer.Option(
         None,
         "--optuna-storage",
+        metavar="URL",
         help="Optuna storage of the arms' studies (sqlite:///..., postgresql://user@host/db; the password from $PGPASSWORD). "
         "Default: $NERPLAT_OPTUNA_STORAGE, else optuna.db beside a SQLite MLflow store, else <workdir>/optuna.db.",
     ),

@@ -4,10 +4,12 @@ a line wider than 80 holds one such item alone (the terminal may wrap it; nerpla
 from __future__ import annotations
 
 import io
-import re
 from pathlib import Path
 
+import pytest
+from rich.cells import cell_len
 from rich.console import Console
+from rich.text import Text
 
 from nerplat.cli.run_commands import print_summary
 from nerplat.run.outcomes import ArmOutcome, RunSummary
@@ -76,15 +78,80 @@ def test_registry_tables_fit_80_columns_or_stack_their_rows(monkeypatch, capsys)
     assert "  parameters:" in text.splitlines() and "balanced_undersampling" in text.splitlines()  # samplers stacked
 
 
-def test_data_fetch_help_breaks_no_sentence(monkeypatch, capsys):
+def command_paths() -> list[list[str]]:
+    """Every command and command group, as its words after `nerplat` (the program itself: [])."""
+    import typer.main
+
+    from nerplat.cli import _register_commands, app
+
+    _register_commands()
+
+    def walk(command, path):
+        yield path, command
+        for name, sub in getattr(command, "commands", {}).items():
+            yield from walk(sub, [*path, name])
+
+    return list(walk(typer.main.get_command(app), []))
+
+
+def help_words(command) -> set[str]:
+    """The words of what `command --help` prints from nerplat's text: its help, its parameters' and
+    the first paragraph of each subcommand's (what a group lists), as rich renders the markup."""
+    texts = [command.help or "", *(getattr(param, "help", None) or "" for param in command.params)]
+    texts += [(sub.help or "").split("\n\n")[0] for sub in getattr(command, "commands", {}).values()]
+    return {word for text in texts for word in Text.from_markup(text).plain.split()}
+
+
+@pytest.mark.parametrize("path", [path for path, _ in command_paths()], ids=lambda path: " ".join(path) or "nerplat")
+def test_every_help_fits_80_columns_folds_no_word_and_breaks_no_sentence(path, monkeypatch, capsys):
     from nerplat.cli import main
 
     monkeypatch.setenv("COLUMNS", str(WIDTH))
-    assert main(["data", "fetch", "--help"]) == 0
-    lines = [line.strip() for line in capsys.readouterr().out.splitlines()]
-    prose = lines[lines.index(next(line for line in lines if line.startswith("Download"))):]
-    prose = prose[: prose.index(next(line for line in prose if line.startswith("╭")))]
+    command = dict((" ".join(p), c) for p, c in command_paths())[" ".join(path)]
+    assert main([*path, "--help"]) == 0
+    lines = [line.rstrip() for line in capsys.readouterr().out.splitlines()]
+    assert max(cell_len(line) for line in lines) <= WIDTH
+    folded = sorted(word for word in help_words(command) if not any(word in line for line in lines))
+    assert not folded, f"cut or folded across lines: {folded}"
+    prose = lines[: next(k for k, line in enumerate(lines) if line.startswith("╭"))]
     for line, following in zip(prose, prose[1:]):  # a line ends early only where its paragraph does
-        if line and following:
-            assert len(line) + 1 + len(following.split()[0]) > WIDTH - 4, f"broken after {line!r}"
-    assert any(re.search(r"or a copy that differs from the reference\.$", line) for line in prose)
+        indent = len(line) - len(line.lstrip())
+        if line.strip() and following.strip() and len(following) - len(following.lstrip()) == indent:
+            assert len(line) + 1 + len(following.split()[0]) > WIDTH - 1, f"broken after {line!r}"
+
+
+def test_bench_figures_fit_80_columns_or_stack_their_rows(monkeypatch, capsys):
+    from nerplat.bench.repeats import Spread
+    from nerplat.bench.startup import CommandFigures, StartupBench
+    from nerplat.cli import main, model_commands
+
+    model = f"{LONG}bundle"
+    commands = [("--help", "nerplat --help"), ("predict", f'nerplat predict {model} --text "EU rejects German call ."')]
+    figures = StartupBench(
+        [CommandFigures(name, shown, Spread.of([3.84, 3.9, 4.2]), Spread.of([3.43, 3.5, 3.71])) for name, shown in commands],
+        {"torch": 1.62, "transformers": 0.71, "other": 0.4}, repeats=3, load_before=3.2, load_after=3.4, cpu_capability="AVX2",
+    )
+    monkeypatch.setattr(model_commands, "bench_startup", lambda *args, **kwargs: figures)
+    monkeypatch.setenv("COLUMNS", str(WIDTH))
+    assert main(["bench", "startup", model]) == 0
+    text = capsys.readouterr().out
+    assert_unfolded(text, [model, "wall 3.90 (3.84-4.20) s; CPU 3.50 (3.43-3.71) s"])
+    assert "nerplat --help" in text.splitlines()  # the stacked rows: each command on a line of its own
+
+
+def test_plan_lines_fold_no_path_and_indent_what_they_continue(tmp_path, monkeypatch, capsys):
+    import shutil
+
+    from nerplat.cli import main
+
+    root = Path(__file__).parents[3]
+    pilot = tmp_path / LONG.strip("/") / "auc2t_lowres_conll"
+    pilot.mkdir(parents=True)
+    shutil.copy(root / "docs" / "results" / "auc2t_lowres_conll" / "runs.parquet", pilot)
+    monkeypatch.setenv("COLUMNS", str(WIDTH))
+    assert main(["plan", str(root / "specs" / "auc2t_lowres_conll.yaml"), "-p", "cpu", "--pilot", str(pilot)]) == 0
+    lines = [line.rstrip() for line in capsys.readouterr().out.splitlines()]
+    text = "\n".join(lines)
+    assert_unfolded(text, [str(pilot / "runs.parquet")])
+    claim = next(k for k, line in enumerate(lines) if line.startswith("  claim auc2t_vs_ce_100: pilot sd"))
+    assert lines[claim + 1].startswith(f"    ({pilot}")  # continued, indented
