@@ -99,7 +99,8 @@ def test_report_gives_convergence_power_and_the_best_other_partner(store, tmp_pa
         for seed in range(3):
             rising = method == "ce"  # ce still climbs and runs to its cap; the others stop at their plateau
             metrics = report_metrics(method, 20, seed) | {
-                "dev_best_micro_f1": dev_score[method] + 0.01 * seed, "selected_epoch": 4.0 if rising else 2.0, "stopped_epoch": 4.0,
+                "dev_best_micro_f1": dev_score[method] + 0.01 * seed, "selected_epoch": 4.0 if rising else 2.0,
+                "stopped_epoch": 4.0,
             }  # fmt: skip
             metrics["test_micro_f1"] += 0.004 * seed * len(method)  # paired differences with spread: power is defined
             run_id = store.replicate(method, seed, metrics, stopped_by="cap" if rising else "patience")
@@ -125,7 +126,9 @@ def test_report_gives_convergence_power_and_the_best_other_partner(store, tmp_pa
 
     # the report page shows the convergence and power columns, and the chosen hyper-parameters
     page = (out / "report.html").read_text()
-    for header in ("<th>Converged</th>", "<th>Last epoch selected</th>", "<th>MDE</th>", "<th>Pairs needed</th>", "<th>objective.lambda</th>"):
+    for header in (
+        "<th>Converged</th>", "<th>Last epoch selected</th>", "<th>MDE</th>", "<th>Pairs needed</th>", "<th>objective.lambda</th>"
+    ):
         assert header in page, header
     assert '<figure class="nerplat-table" id="chosen-hyperparameters">' in page and "<td>0.35</td>" in page
     assert page.count('<div class="table-scroll">') == page.count("<table>") > 1  # every table scrolls in its own box
