@@ -55,7 +55,9 @@ spec:
     assert refused.returncode == 2, refused.stderr
     assert "refused the request" in refused.stderr and "RAY_AUTH_TOKEN" in refused.stderr
 
-    done = run_nerplat(["cluster", "submit", str(job), "--address", address, "--wait"], {**env, "RAY_AUTH_TOKEN": token}, tmp_path)
+    done = run_nerplat(
+        ["cluster", "submit", str(job), "--address", address, "--wait"], {**env, "RAY_AUTH_TOKEN": token}, tmp_path
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "SUCCEEDED" in done.stderr
     job_id = done.stdout.split()[1]
