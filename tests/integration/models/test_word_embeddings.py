@@ -10,7 +10,9 @@ from nerplat.models.word_embeddings import StaticMiniLMConfig, WordEmbeddingReci
 
 pytestmark = pytest.mark.slow
 
-TRAIN = [Sentence(("The", "cat", "sat", "in", "Paris"), ("O", "O", "O", "O", "B-LOC")), Sentence(("A", "dog", "ran"), ("O", "O", "O"))]
+TRAIN = [
+    Sentence(("The", "cat", "sat", "in", "Paris"), ("O", "O", "O", "O", "B-LOC")), Sentence(("A", "dog", "ran"), ("O", "O", "O"))
+]
 
 
 @pytest.fixture(scope="module")
