@@ -58,7 +58,9 @@ def tuning_trial_started(all_runs: list) -> bool:
 
 def test_a_lost_tuning_trial_leaves_its_arm_incomplete_and_resume_replaces_it(tmp_path: Path):
     """Item 2 and 5: a killed worker (no retries) fails the run; --resume runs the missing trial."""
-    spec = spec_file(tmp_path, "lost_trial", ("max_concurrent: 2", "max_concurrent: 1"), ("epochs: 2", "epochs: 8"), FEW_REPLICATES)
+    spec = spec_file(
+        tmp_path, "lost_trial", ("max_concurrent: 2", "max_concurrent: 1"), ("epochs: 2", "epochs: 8"), FEW_REPLICATES
+    )
     driver = nerplat("run", str(spec), "--workdir", str(tmp_path), "--no-analyze", workdir=tmp_path)
     kill_a_trial_midway(driver, tmp_path, "lost_trial")
     code, output = finish(driver)
@@ -106,7 +108,9 @@ def test_sigterm_stops_the_run_like_ctrl_c_and_marks_its_runs_interrupted(tmp_pa
 
 def test_a_trial_no_node_can_place_is_refused_before_anything_is_written(tmp_path: Path):
     """Item 3: `cpus_per_worker: 4` on this 2-core machine exits 2 at once instead of hanging."""
-    spec = spec_file(tmp_path, "unplaceable", ("analysis: {baseline: ce}", "analysis: {baseline: ce}\nresources: {cpus_per_worker: 4}"))
+    spec = spec_file(
+        tmp_path, "unplaceable", ("analysis: {baseline: ce}", "analysis: {baseline: ce}\nresources: {cpus_per_worker: 4}")
+    )
     code, output = finish(nerplat("run", str(spec), "--workdir", str(tmp_path), workdir=tmp_path), timeout=300)
     assert code == 2, output
     assert "a worker needs CPU 4" in output and "resources.cpus_per_worker" in output
@@ -207,7 +211,9 @@ def test_an_mlflow_server_lost_mid_run_is_retried_visibly_then_the_run_stops_wit
     assert "Traceback" not in output
 
     with LocalMlflowServer(backend, artifacts, port=server.port):
-        code, output = finish(nerplat("run", str(spec), "--workdir", str(tmp_path), "--no-analyze", "--resume", workdir=tmp_path, env=env))
+        code, output = finish(
+            nerplat("run", str(spec), "--workdir", str(tmp_path), "--no-analyze", "--resume", workdir=tmp_path, env=env)
+        )
         assert code == 0, output
         all_runs = server_runs(server.url, "server_lost")
     no_duplicates(all_runs)
@@ -222,7 +228,8 @@ def test_an_mlflow_server_lost_mid_run_is_retried_visibly_then_the_run_stops_wit
 # clean run and must choose the same one; one epoch, one trial at a time, one replicate per arm.
 KILL_SPEC_EDITS = (
     ("tune: {search: tpe, scheduler: asha, num_samples: 3, max_concurrent: 2}",
-     "tune: {search: tpe, scheduler: fifo, num_samples: 3, max_concurrent: 1, enqueue: {mom: [{lambda: 0.1}, {lambda: 0.5}, {lambda: 0.9}]}}"),
+     "tune: {search: tpe, scheduler: fifo, num_samples: 3, max_concurrent: 1,"
+     " enqueue: {mom: [{lambda: 0.1}, {lambda: 0.5}, {lambda: 0.9}]}}"),
     ("epochs: 2", "epochs: 1"),
     FEW_REPLICATES,
 )
@@ -294,7 +301,9 @@ def clean_choice(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 
 @pytest.mark.parametrize("kill_at", list(KILL_AT))
-def test_a_driver_killed_at_a_boundary_resumes_to_one_record_and_the_clean_runs_choice(kill_at: str, clean_choice: dict, tmp_path: Path):
+def test_a_driver_killed_at_a_boundary_resumes_to_one_record_and_the_clean_runs_choice(
+    kill_at: str, clean_choice: dict, tmp_path: Path
+):
     """H1, L1, M11: wherever the driver dies, after --resume MLflow and the study agree (three
     finished trials, each COMPLETE once, the same best trial, nothing left running) and the arm
     chooses what a clean run chose."""
@@ -320,7 +329,9 @@ def resume_of_a_finished_experiment(spec: Path, workdir: Path, report: Path) -> 
     it starts no Ray (no session folder under its RAY_TMPDIR) and keeps the report."""
     manifest = (report / ".nerplat-report.json").read_text()
     ray_tmp = workdir / "ray-tmp"
-    code, output = finish(nerplat("run", str(spec), "--workdir", str(workdir), "--resume", workdir=workdir, env={"RAY_TMPDIR": str(ray_tmp)}))
+    code, output = finish(
+        nerplat("run", str(spec), "--workdir", str(workdir), "--resume", workdir=workdir, env={"RAY_TMPDIR": str(ray_tmp)})
+    )
     assert code == 0, output
     assert "starting Ray" not in output and not ray_tmp.exists()
     assert f"analysis unchanged, report at {report}" in " ".join(output.split()) and f"Report: {report}" in output
@@ -371,7 +382,9 @@ def test_a_trial_a_killed_driver_interrupted_runs_its_point_again_and_the_resume
 
     experiment = "drawn_" + kill_at.split(":")[0]
     spec = spec_file(tmp_path, experiment, *DRAWN_SPEC_EDITS)
-    driver = nerplat("run", str(spec), "--workdir", str(tmp_path), "--no-analyze", workdir=tmp_path, env={"NERPLAT_KILL_AT": kill_at})
+    driver = nerplat(
+        "run", str(spec), "--workdir", str(tmp_path), "--no-analyze", workdir=tmp_path, env={"NERPLAT_KILL_AT": kill_at}
+    )
     try:
         code, output = finish(driver)
     finally:
@@ -447,10 +460,20 @@ def test_a_busy_metrics_port_an_address_without_a_cluster_and_a_small_file_size_
         taken.bind(("127.0.0.1", 0))
         taken.listen(1)
         port = taken.getsockname()[1]
-        code, output = finish(nerplat("run", str(spec), "--workdir", str(tmp_path), "--metrics-port", str(port), workdir=tmp_path), timeout=300)
+        code, output = finish(
+            nerplat("run", str(spec), "--workdir", str(tmp_path), "--metrics-port", str(port), workdir=tmp_path), timeout=300
+        )
         assert code == 2, output
-        assert f"port {port} on 127.0.0.1 cannot serve the metrics (another process listens on it)" in output and "--metrics-port" in output
-        code, output = finish(nerplat("run", str(spec), "--workdir", str(tmp_path), "--resume", workdir=tmp_path, env={"RAY_ADDRESS": "127.0.0.1:1"}), timeout=300)
+        assert (
+            f"port {port} on 127.0.0.1 cannot serve the metrics (another process listens on it)" in output
+            and "--metrics-port" in output
+        )
+        code, output = finish(
+            nerplat(
+                "run", str(spec), "--workdir", str(tmp_path), "--resume", workdir=tmp_path, env={"RAY_ADDRESS": "127.0.0.1:1"}
+            ),
+            timeout=300,
+        )
         assert code == 2, output
         assert "no Ray cluster answers at 127.0.0.1:1" in output and "at RAY_ADDRESS" in output
 
@@ -474,7 +497,10 @@ def test_a_token_protected_cluster_is_refused_naming_the_token(tmp_path: Path):
     try:
         cluster.start_head()
         env = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": "0" * 64}  # not the cluster's token
-        code, output = finish(nerplat("run", str(spec), "--workdir", str(tmp_path), "--address", cluster.address, workdir=tmp_path, env=env), timeout=300)
+        code, output = finish(
+            nerplat("run", str(spec), "--workdir", str(tmp_path), "--address", cluster.address, workdir=tmp_path, env=env),
+            timeout=300,
+        )
     finally:
         cluster.stop()
     assert code == 2, output

@@ -32,7 +32,9 @@ def test_two_trials_asking_half_a_device_share_it_at_once(tmp_path: Path):
     from ray import tune
 
     arm = compile_plan(TINY_RUN, default_catalog()).arms[0]
-    arm = arm.model_copy(update={"resources": arm.resources.model_copy(update={"cpus_per_worker": 0.5, "custom": {"fake_gpu": 0.5}})})
+    arm = arm.model_copy(
+        update={"resources": arm.resources.model_copy(update={"cpus_per_worker": 0.5, "custom": {"fake_gpu": 0.5}})}
+    )
     job = TrialJob(arm=arm, phase="tune", seed=0, partition=0, eval_split=None, select_metric="micro_f1")
     arrivals = tmp_path / "arrivals"
     arrivals.mkdir()

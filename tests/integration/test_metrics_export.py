@@ -34,7 +34,10 @@ ALL = {"experiment": ".*", "arm": ".*", "phase": ".*", "node": ".*", "__range": 
 def prometheus(tmp_path: Path) -> Iterator[tuple[str, int]]:
     """A Prometheus of our own scraping 127.0.0.1:<port> every second: (its URL, the port it scrapes)."""
     scraped = free_port()
-    config = {"global": {"scrape_interval": "1s"}, "scrape_configs": [{"job_name": "ray", "static_configs": [{"targets": [f"127.0.0.1:{scraped}"]}]}]}
+    config = {
+        "global": {"scrape_interval": "1s"},
+        "scrape_configs": [{"job_name": "ray", "static_configs": [{"targets": [f"127.0.0.1:{scraped}"]}]}],
+    }
     with running_prometheus(config, tmp_path / "prometheus") as url:
         yield url, scraped
 

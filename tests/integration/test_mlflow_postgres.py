@@ -135,7 +135,8 @@ def test_concurrent_writers_lose_and_duplicate_nothing(mlflow_server: str, tmp_p
     setup = json.dumps({"arm": ARM, "shared": SHARED_TRIALS, "own": OWN_TRIALS, "epochs": EPOCHS})
     writers = [
         subprocess.Popen(
-            [sys.executable, str(tmp_path / "writer.py"), str(tmp_path / "tracker.pkl"), arm.run_id, str(i), str(tmp_path), setup],
+            [sys.executable, str(tmp_path / "writer.py"), str(tmp_path / "tracker.pkl"), arm.run_id, str(i), str(tmp_path),
+             setup],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
         for i in range(WRITERS)
@@ -199,16 +200,21 @@ def test_the_basic_auth_app_of_cluster_base_admits_only_the_secrets_account(post
     ini = objects["ConfigMap", "nerplat-mlflow-auth"]["data"]["basic_auth.ini"]
     user_password, address = postgres_uri.removeprefix("postgresql://mlflow:").split("@")
     (tmp_path / "basic_auth.ini").write_text(ini.replace("@nerplat-postgres:5432/", f"@{address.split('/')[0]}/"))
-    secret_values = {("nerplat-postgres", "password"): user_password, ("nerplat-mlflow-csrf", "secret_key"): secrets.token_hex(16),
-                ("nerplat-mlflow-auth", "MLFLOW_TRACKING_USERNAME"): "nerplat",
-                ("nerplat-mlflow-auth", "MLFLOW_TRACKING_PASSWORD"): "s3cret-from-the-secret"}
+    secret_values = {("nerplat-postgres", "password"): user_password,
+                     ("nerplat-mlflow-csrf", "secret_key"): secrets.token_hex(16),
+                     ("nerplat-mlflow-auth", "MLFLOW_TRACKING_USERNAME"): "nerplat",
+                     ("nerplat-mlflow-auth", "MLFLOW_TRACKING_PASSWORD"): "s3cret-from-the-secret"}
     env = dict(os.environ, MLFLOW_AUTH_CONFIG_PATH=str(tmp_path / "basic_auth.ini"))
     for entry in container["env"]:  # every Secret the Deployment hands over, under the names it uses
         if "secretKeyRef" in entry.get("valueFrom", {}):
-            env[entry["name"]] = secret_values[entry["valueFrom"]["secretKeyRef"]["name"], entry["valueFrom"]["secretKeyRef"]["key"]]
+            env[entry["name"]] = secret_values[
+                entry["valueFrom"]["secretKeyRef"]["name"], entry["valueFrom"]["secretKeyRef"]["key"]
+            ]
     app = [a for a in container["args"] if a.startswith("--app-name")]
     assert app == ["--app-name=basic-auth"]
-    arguments = [*app, "--backend-store-uri", postgres_uri, "--artifacts-destination", str(tmp_path / "artifacts"), "--workers", "1"]
+    arguments = [
+        *app, "--backend-store-uri", postgres_uri, "--artifacts-destination", str(tmp_path / "artifacts"), "--workers", "1"
+    ]
     with running_mlflow(arguments, tmp_path / "mlflow-auth.log", env) as url:
         search = f"{url}/api/2.0/mlflow/experiments/search?max_results=1"
         assert requests.get(search, timeout=30).status_code == 401
@@ -241,8 +247,8 @@ def test_the_optuna_studies_live_in_the_database_the_cluster_creates_for_them(po
     admin_password, address = postgres_uri.removeprefix("postgresql://mlflow:").split("@")
     host, port = address.split("/")[0].split(":")
     optuna_password = secrets.token_hex(24)  # as `openssl rand -hex 24` makes the Secret's
-    as_entrypoint = dict(os.environ, PGHOST=host, PGPORT=port, PGPASSWORD=admin_password, POSTGRES_USER="mlflow", POSTGRES_DB="mlflow",
-                         OPTUNA_PASSWORD=optuna_password)
+    as_entrypoint = dict(os.environ, PGHOST=host, PGPORT=port, PGPASSWORD=admin_password, POSTGRES_USER="mlflow",
+                         POSTGRES_DB="mlflow", OPTUNA_PASSWORD=optuna_password)
     result = subprocess.run(["sh", str(script)], env=as_entrypoint, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stdout + result.stderr
 

@@ -140,7 +140,11 @@ def test_nerplat_ui_serves_the_runs_table_and_the_optuna_studies_then_stops_both
     summary = tracker.start_summary_run(plan={"arms": [ARM]}, resolved_spec="experiment: ui-experiment\n")
     studies = f"sqlite:///{tmp_path / 'optuna.db'}"  # where `nerplat run` keeps them: beside mlflow.db
     study = optuna.create_study(storage=studies, study_name=f"ui-experiment/{ARM}", direction="maximize")
-    study.add_trial(optuna.trial.create_trial(params={"lr": 0.1}, distributions={"lr": optuna.distributions.FloatDistribution(0, 1)}, value=0.5))
+    study.add_trial(
+        optuna.trial.create_trial(
+            params={"lr": 0.1}, distributions={"lr": optuna.distributions.FloatDistribution(0, 1)}, value=0.5
+        )
+    )
     optuna.create_study(storage=studies, study_name="another-experiment/a/full/ce")
 
     nerplat = Path(sys.executable).parent / "nerplat"
@@ -158,7 +162,9 @@ def test_nerplat_ui_serves_the_runs_table_and_the_optuna_studies_then_stops_both
         assert match, line
         assert lines.get(timeout=60) == "  (ui-experiment)\n"  # the URL alone on its line, its label below
         assert "viewStateShareKey" not in line  # no shared-view banner on the table nerplat opens first
-        assert lines.get(timeout=60) == f"{match.group(1)}/#/experiments/{match.group(3)}/runs?workflowType=machine_learning&viewStateShareKey=nerplat\n"
+        assert lines.get(timeout=60) == (
+            f"{match.group(1)}/#/experiments/{match.group(3)}/runs?workflowType=machine_learning&viewStateShareKey=nerplat\n"
+        )
         assert lines.get(timeout=60) == "  (ui-experiment: nerplat's columns, a shared view)\n"
         base, port, experiment_id = match.group(1), int(match.group(2)), match.group(3)
         assert experiment_id == tracker.experiment_id
@@ -178,7 +184,10 @@ def test_nerplat_ui_serves_the_runs_table_and_the_optuna_studies_then_stops_both
         dashboard, dashboard_port, study_id = match.group(1), int(match.group(2)), int(match.group(3))
         with urllib.request.urlopen(f"{dashboard}/api/studies/{study_id}", timeout=10) as answer:
             shown = json.load(answer)
-        assert shown["name"] == f"ui-experiment/{ARM}" and [t["params"][0]["param_external_value"] for t in shown["trials"]] == ["0.1"]
+        assert (
+            shown["name"] == f"ui-experiment/{ARM}"
+            and [t["params"][0]["param_external_value"] for t in shown["trials"]] == ["0.1"]
+        )
         with urllib.request.urlopen(match.group(0).split()[0], timeout=10) as page:
             assert page.status == 200 and "<html" in page.read().decode().lower()
 

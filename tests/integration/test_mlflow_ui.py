@@ -69,7 +69,10 @@ def test_the_runs_table_shows_short_names_and_the_chosen_values(finished_tiny_ru
 
     # The table nerplat opens first: no shared-view banner, the runs oldest first, the browser's columns (none yet).
     assert BANNER not in table
-    top_level = sorted((keyed[key] for key in ("summary", f"{arm}/mom/tune", f"{arm}/mom/replicate", f"{arm}/ce/replicate")), key=lambda run: run.info.start_time)
+    top_level = sorted(
+        (keyed[key] for key in ("summary", f"{arm}/mom/tune", f"{arm}/mom/replicate", f"{arm}/ce/replicate")),
+        key=lambda run: run.info.start_time,
+    )
     names = [run.info.run_name for run in top_level]
     assert [name for name in re.findall(r">([^<>]+)<", table) if name in names] == names
     assert ">objective.lambda<" not in table

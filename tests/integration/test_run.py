@@ -75,7 +75,10 @@ def check_optuna_studies(workdir: Path, experiment: str, all_runs: list) -> dict
         assert len(run_ids) == len(set(run_ids)) == NUM_SAMPLES, "a trial is missing from the study, or there twice"
         for trial in complete:
             run = trial_runs[trial.user_attrs["mlflow_run_id"]]
-            assert run.data.tags[schema.PARENT_RUN] == parent.info.run_id and trial.user_attrs["mlflow_run_name"] == run.info.run_name
+            assert (
+                run.data.tags[schema.PARENT_RUN] == parent.info.run_id
+                and trial.user_attrs["mlflow_run_name"] == run.info.run_name
+            )
             assert run.data.tags[schema.STATUS] in ("completed", "early_stopped")
             assert trial.params == json.loads(run.data.tags[schema.SAMPLED])
             assert trial.value == run.data.metrics["dev_best_micro_f1"]
@@ -87,10 +90,15 @@ def check_optuna_studies(workdir: Path, experiment: str, all_runs: list) -> dict
 
 def check_progress_lines(output: str) -> None:
     """Piped (as in CI), the run says what starts as it starts, then prints timestamped status lines."""
-    stages = ["opening the MLflow store", "starting Ray", "Ray started, dashboard at http://127.0.0.1:", "tuning ", "replicates: ", "analysis: "]
+    stages = [
+        "opening the MLflow store", "starting Ray", "Ray started, dashboard at http://127.0.0.1:", "tuning ", "replicates: ",
+        "analysis: ",
+    ]
     at = [output.find(stage) for stage in stages]
     assert -1 not in at and at == sorted(at), output
-    assert re.search(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} elapsed \S+; ETA \S+; trials \d+/\d+ done", output, re.MULTILINE), output
+    assert re.search(
+        r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} elapsed \S+; ETA \S+; trials \d+/\d+ done", output, re.MULTILINE
+    ), output
 
 
 def check_one_registered_model_per_arm(workdir: Path, experiment: str, replicates: list) -> None:
@@ -125,7 +133,10 @@ def test_full_tiny_run_tracks_every_trial_and_replicate_once(finished_tiny_run):
     assert schema.PLAN_ARTIFACT in {item.path for item in client.list_artifacts(summary.info.run_id)}
     assert "Report:" in output and (tmp_path / "reports" / "tiny_run").is_dir()
     # tuning trials and replicates draw from different seed streams (issue 12 item 7)
-    seeds = {kind: {run.data.tags[schema.SEED] for run in all_runs if run.data.tags[schema.KIND] == kind} for kind in ("trial", "replicate")}
+    seeds = {
+        kind: {run.data.tags[schema.SEED] for run in all_runs if run.data.tags[schema.KIND] == kind}
+        for kind in ("trial", "replicate")
+    }
     assert seeds["trial"] == {str(TUNE_SEED)} and str(TUNE_SEED) not in seeds["replicate"]
     assert f"--optuna-storage sqlite:///{tmp_path.resolve() / 'optuna.db'}" in output  # in the `nerplat ui` command
     check_optuna_studies(tmp_path, "tiny_run", all_runs)
@@ -145,7 +156,9 @@ def test_resume_after_killing_the_driver(tmp_path: Path):
     deadline = time.monotonic() + scaled(300)
     while time.monotonic() < deadline:
         time.sleep(2)
-        done = [r for r in runs_so_far(tmp_path, "killed_driver") if r.data.tags.get(schema.STATUS) in ("completed", "early_stopped")]
+        done = [
+            r for r in runs_so_far(tmp_path, "killed_driver") if r.data.tags.get(schema.STATUS) in ("completed", "early_stopped")
+        ]
         if done:
             break
         assert driver.poll() is None, driver.communicate()[0]
@@ -160,7 +173,9 @@ def test_resume_after_killing_the_driver(tmp_path: Path):
     studies_before = {name: storage.get_study_id_from_name(name) for name in optuna.get_all_study_names(storage)}
     assert len(studies_before) == 1, "the tuned arm's study is written while the run goes"
 
-    code, output = finish(nerplat("run", str(SPEC), "--workdir", str(tmp_path), "--no-analyze", "--resume", workdir=tmp_path, env=env))
+    code, output = finish(
+        nerplat("run", str(SPEC), "--workdir", str(tmp_path), "--no-analyze", "--resume", workdir=tmp_path, env=env)
+    )
     assert code == 0, output
     after = {key_of(r): r for r in runs(tmp_path, "killed_driver")}
     for key, status in before.items():
@@ -186,7 +201,9 @@ def test_a_resume_after_a_spec_change_reruns_only_the_arm_it_changes(tmp_path: P
     kept = {run.info.run_id for run in all_runs}
     assert {run_id for run_id, arm in before.items() if arm.endswith("/mom")} <= kept  # the mom arm ran nothing again
     assert not {run_id for run_id, arm in before.items() if arm.endswith("/ce")} & kept
-    ce_replicates = [run for run in all_runs if run.data.tags[schema.KIND] == "replicate" and run.data.tags[schema.ARM].endswith("/ce")]
+    ce_replicates = [
+        run for run in all_runs if run.data.tags[schema.KIND] == "replicate" and run.data.tags[schema.ARM].endswith("/ce")
+    ]
     assert [run.data.params["train.epochs"] for run in ce_replicates] == ["3", "3"]
 
 
@@ -247,7 +264,8 @@ def test_a_spent_tune_time_budget_chooses_from_the_trials_that_finished(tmp_path
         workdir.mkdir()
         code, output = finish(
             nerplat(
-                "run", str(SPEC), "--workdir", str(workdir), "--tune-only", "--no-analyze", "--set", "train.epochs=1", "--set", "tune.scheduler=fifo",
+                "run", str(SPEC), "--workdir", str(workdir), "--tune-only", "--no-analyze", "--set", "train.epochs=1",
+                "--set", "tune.scheduler=fifo",
                 "--set", f"tune.num_samples={samples}", "--set", f"tune.time_budget_s={budget}", workdir=workdir,
             )
         )
@@ -260,5 +278,8 @@ def test_a_spent_tune_time_budget_chooses_from_the_trials_that_finished(tmp_path
     all_runs = runs(workdir, "tiny_run")
     mom_tune = next(r for r in all_runs if key_of(r).endswith("mom/tune"))
     assert mom_tune.data.tags[schema.STATUS] == "completed" and schema.SAMPLED in mom_tune.data.tags
-    finished = [r for r in all_runs if r.data.tags.get(schema.KIND) == "trial" and r.data.tags.get(schema.STATUS) in ("completed", "early_stopped")]
+    finished = [
+        r for r in all_runs
+        if r.data.tags.get(schema.KIND) == "trial" and r.data.tags.get(schema.STATUS) in ("completed", "early_stopped")
+    ]
     assert 1 <= len(finished) < samples

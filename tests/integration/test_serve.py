@@ -34,7 +34,9 @@ class Server:
     def __init__(self, model: str, *flags: str):
         self.port = free_port()
         command = [sys.executable, "-m", "nerplat.cli", "serve", model, "--port", str(self.port), *flags]
-        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        self.process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+        )
         self.output: list[str] = []
         threading.Thread(target=lambda: self.output.extend(self.process.stdout), daemon=True).start()
         deadline = time.monotonic() + scaled(120)
@@ -49,7 +51,9 @@ class Server:
         except OSError:
             return False
 
-    def request(self, method: str, path: str, body: bytes | None = None, content_type: str = "application/json", timeout: float = 60):
+    def request(
+        self, method: str, path: str, body: bytes | None = None, content_type: str = "application/json", timeout: float = 60
+    ):
         connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
         try:
             connection.request(method, path, body=body, headers={"Content-Type": content_type} if body is not None else {})
@@ -90,7 +94,9 @@ def many_sentences(size: int) -> dict:
 
 
 def test_a_good_request_is_tagged(server):
-    status, body = server.invoke({"dataframe_records": [{"text": "Peter Blackburn visited Brussels ."}, {"tokens": ["EU", "rejects"]}]})
+    status, body = server.invoke(
+        {"dataframe_records": [{"text": "Peter Blackburn visited Brussels ."}, {"tokens": ["EU", "rejects"]}]}
+    )
     assert status == 200
     first, second = json.loads(body)["predictions"]
     assert first["words"] == ["Peter", "Blackburn", "visited", "Brussels", "."] and second["words"] == ["EU", "rejects"]
