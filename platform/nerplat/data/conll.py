@@ -21,7 +21,9 @@ from pathlib import Path
 from typing import Literal
 
 from nerplat.data.corpus import Sentence
-from nerplat.data.tags import OUTSIDE, bioes_to_iob2, iob1_to_iob2, iob2_violations, is_legal_bioes_tag, is_legal_tag, long_type_problem
+from nerplat.data.tags import (
+    OUTSIDE, bioes_to_iob2, iob1_to_iob2, iob2_violations, is_legal_bioes_tag, is_legal_tag, long_type_problem,
+)
 from nerplat.errors import Problem, UserInputError, shown
 
 DOCSTART = "-DOCSTART-"
@@ -71,7 +73,9 @@ def parse_conll(
     if not sentences and not problems:
         problems.append(Problem("empty CoNLL file: no sentences", source))
     if len(problems) > PROBLEMS_SHOWN:
-        problems = problems[:PROBLEMS_SHOWN] + [Problem(f"... and {len(problems) - PROBLEMS_SHOWN:,} more problems in this file", source)]
+        problems = problems[:PROBLEMS_SHOWN] + [
+            Problem(f"... and {len(problems) - PROBLEMS_SHOWN:,} more problems in this file", source)
+        ]
     if problems:
         raise UserInputError(problems)
 

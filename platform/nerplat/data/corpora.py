@@ -5,8 +5,9 @@ has); its registration also says where ``nerplat data fetch`` gets a copy (a ``C
 why it cannot. A ``DatasetRef(path=...)`` reads the split files of any folder in the ref's format
 (``nerplat.data.formats``: ``train.txt`` for CoNLL, ``train.jsonl`` for JSONL, ...); ``hf:<id>``
 loads a hub dataset, ``hf:<folder>`` one saved with ``save_to_disk`` (``nerplat.data.hub``).
-Without ``$NERPLAT_DATA``, the corpora are looked up in the repository's ``../shared/data``. ``load_corpus`` is the one entry point runs use: it validates,
-carves a dev split when asked, and records in ``Corpus.notes`` everything it did.
+Without ``$NERPLAT_DATA``, the corpora are looked up in the repository's ``../shared/data``.
+``load_corpus`` is the one entry point runs use: it validates, carves a dev split when asked, and
+records in ``Corpus.notes`` everything it did.
 
 GMB has no official split (its folder holds only ``all.txt``). Decision: ``gmb`` splits all of it
 3:1 into train/test, and ``gmb_subset`` (Wang & Wang 2022's corpus: its 2,999 sentences and 66,161 tokens match
@@ -127,7 +128,9 @@ _register_folder(
     ),
 )
 _register_folder(
-    "ncbi_disease", "NCBI disease: one Disease type, PubMed abstracts.", CorpusSource(f"{MTL_2016}/NCBI-disease-IOB", MTL_2016_FILES)
+    "ncbi_disease",
+    "NCBI disease: one Disease type, PubMed abstracts.",
+    CorpusSource(f"{MTL_2016}/NCBI-disease-IOB", MTL_2016_FILES),
 )
 _register_folder(
     "wnut17",
@@ -145,7 +148,9 @@ _register_folder(
     "them exists); give a copy with --source (a URL folder with train.txt, dev.txt and test.txt, or hf:<id>): "
     "it is checked against the reference statistics",
 )
-_register_folder("linnaeus", "LINNAEUS: one Species type, full-text articles.", CorpusSource(f"{MTL_2016}/linnaeus-IOB", MTL_2016_FILES))
+_register_folder(
+    "linnaeus", "LINNAEUS: one Species type, full-text articles.", CorpusSource(f"{MTL_2016}/linnaeus-IOB", MTL_2016_FILES)
+)
 _register_folder("bc5cdr", "BioCreative V CDR: Chemical and Disease.", CorpusSource(f"{MTL_2016}/BC5CDR-IOB", MTL_2016_FILES))
 _register_folder(
     "anem",
@@ -188,7 +193,9 @@ def _register_gmb(name: str, summary: str, limit: int | None) -> None:
     CORPORA.register(name, summary=summary)(CorpusFiles(name, "gmb", ("all.txt",), read, GMB_SOURCE))
 
 
-_register_gmb("gmb", "GMB (Kaggle ner_dataset.csv), 8 lower-case types; no official split: a fixed-seed 3:1 train/test split.", None)
+_register_gmb(
+    "gmb", "GMB (Kaggle ner_dataset.csv), 8 lower-case types; no official split: a fixed-seed 3:1 train/test split.", None
+)
 _register_gmb(
     "gmb_subset",
     "Wang & Wang 2022's GMB subset: the first 2,999 sentences of gmb/all.txt, fixed-seed 3:1 train/test split.",
@@ -224,7 +231,10 @@ def dataset_problems(ref: DatasetRef) -> list[str]:
             return problems + [CORPORA.unknown_message(ref.name), *hint]
         root = data_root()
         if root is None:
-            return problems + [f"{DATA_ENV} is not set and there is no ../shared/data beside the repository: point {DATA_ENV} at the folder holding the corpora"]
+            return problems + [
+                f"{DATA_ENV} is not set and there is no ../shared/data beside the repository: "
+                f"point {DATA_ENV} at the folder holding the corpora"
+            ]
         source = CORPORA.get(ref.name).factory
         folder, files = root / source.folder, source.files
     else:

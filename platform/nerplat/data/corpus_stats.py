@@ -1,9 +1,10 @@
 """Corpus statistics as the papers tabulate them (Wang & Wang 2022, Table 1) and as ``manifest.json`` defines them.
 
-Definitions (those of the corpora folder's ``manifest.json``, ``$NERPLAT_DATA/manifest.json``): sentences are non-empty blocks, tokens are
-token lines, mentions are maximal ``B-X (I-X)*`` spans, and ``pct_B/I/O`` are percentages of
-tokens rounded to two decimals. A type's share is the percentage of all tokens (O included) that
-carry it, which is how Wang & Wang 2022, Table 1 reports the least and most frequent types.
+Definitions (those of the corpora folder's ``manifest.json``, ``$NERPLAT_DATA/manifest.json``):
+sentences are non-empty blocks, tokens are token lines, mentions are maximal ``B-X (I-X)*`` spans,
+and ``pct_B/I/O`` are percentages of tokens rounded to two decimals. A type's share is the
+percentage of all tokens (O included) that carry it, which is how Wang & Wang 2022, Table 1
+reports the least and most frequent types.
 """
 
 from __future__ import annotations

@@ -1,14 +1,16 @@
 """`nerplat data fetch NAME`: a registered corpus from its public source into ``$NERPLAT_DATA/NAME``.
 
 Each public corpus's registration (``data/corpora.py``) names its source: the repository files
-(pinned to a commit) its reference copy was built from, read as the corpus layer reads CoNLL (first column the token, last the tag,
-``-DOCSTART-`` skipped, IOB1 converted to IOB2), or, for GMB, the Kaggle CSV in its zip. What is
-fetched is checked against the reference statistics shipped in ``reference_corpora.json`` (the
-sha256 of each split's canonical CoNLL text, and its sentences, tokens and mentions per type)
-before anything is written; the folder then appears whole (written beside it, then renamed).
+(pinned to a commit) its reference copy was built from, read as the corpus layer reads CoNLL
+(first column the token, last the tag, ``-DOCSTART-`` skipped, IOB1 converted to IOB2), or, for
+GMB, the Kaggle CSV in its zip. What is fetched is checked against the reference statistics
+shipped in ``reference_corpora.json`` (the sha256 of each split's canonical CoNLL text, and its
+sentences, tokens and mentions per type) before anything is written; the folder then appears
+whole (written beside it, then renamed).
 
 ``--source`` replaces the registered location: another base URL (``file:///folder/`` included)
-holding the same file names (a local folder may hold nerplat's own ``train.txt``, ... instead), or ``hf:<hub id or save_to_disk folder>`` read by `data.hub`.
+holding the same file names (a local folder may hold nerplat's own ``train.txt``, ... instead),
+or ``hf:<hub id or save_to_disk folder>`` read by `data.hub`.
 """
 
 from __future__ import annotations
@@ -120,12 +122,16 @@ def fetch_corpus(name: str, root: Path, source: str | None = None, log: Callable
     reference = reference_statistics().get(folder_name)
     target = root / folder_name
     if root.exists() and not root.is_dir():
-        raise UserInputError(Problem(f"{root} is not a folder: give the folder corpora go in (runs read them from $NERPLAT_DATA)", path="--root"))
+        raise UserInputError(Problem(
+            f"{root} is not a folder: give the folder corpora go in (runs read them from $NERPLAT_DATA)", path="--root"
+        ))
     if target.exists():
         raise UserInputError(Problem(f"{target} already exists: remove it first to fetch {name} anew"))
     registered = entry.source
     if registered is None and source is None:
-        raise UserInputError(Problem(f"corpus '{name}' has no public source nerplat can fetch: {entry.no_source or 'none is registered'}"))
+        raise UserInputError(Problem(
+            f"corpus '{name}' has no public source nerplat can fetch: {entry.no_source or 'none is registered'}"
+        ))
     if reference is None:
         raise UserInputError(Problem(f"corpus '{name}' has no reference statistics to check a fetched copy against"))
     splits = tuple(split for split in (*SPLITS, "all") if split in reference["splits"])

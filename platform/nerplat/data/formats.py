@@ -41,7 +41,9 @@ class ConllFormat(BaseModel):
     """Options of the CoNLL format."""
 
     model_config = ConfigDict(extra="forbid")
-    scheme: Literal["iob", "bioes"] = Field("iob", description="Tags: IOB2 (or IOB1, see iob1), or BIOES/IOBES converted to IOB2.")
+    scheme: Literal["iob", "bioes"] = Field(
+        "iob", description="Tags: IOB2 (or IOB1, see iob1), or BIOES/IOBES converted to IOB2."
+    )
 
 
 def _read_conll(path: Path, config: ConllFormat, iob1: str) -> ConllFile:
@@ -52,12 +54,12 @@ FORMATS.register("conll", ConllFormat, summary="TOKEN<TAB>TAG lines, a blank lin
     CorpusFormat(".txt", _read_conll)
 )
 
-FORMATS.register("jsonl_tokens", TokenSpansFormat, summary="JSON Lines: tokens with token-offset spans, or tags (<split>.jsonl).")(
-    CorpusFormat(".jsonl", read_token_spans)
-)
-FORMATS.register("jsonl_text", TextSpansFormat, summary="JSON Lines: text with character-offset spans, tokenised by a named tokenizer.")(
-    CorpusFormat(".jsonl", read_text_spans)
-)
+FORMATS.register(
+    "jsonl_tokens", TokenSpansFormat, summary="JSON Lines: tokens with token-offset spans, or tags (<split>.jsonl)."
+)(CorpusFormat(".jsonl", read_token_spans))
+FORMATS.register(
+    "jsonl_text", TextSpansFormat, summary="JSON Lines: text with character-offset spans, tokenised by a named tokenizer."
+)(CorpusFormat(".jsonl", read_text_spans))
 
 
 def split_file(folder: Path, split: str, format_name: str) -> Path:

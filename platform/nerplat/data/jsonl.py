@@ -10,8 +10,9 @@ tags then pass the CoNLL reader's checks (illegal tags, IOB1 conversion or refus
 Hostile files cost little: a line longer than `MAX_RECORD_BYTES` is refused unparsed, values quoted
 in messages are cut short, and a file reports its first `PROBLEMS_SHOWN` bad records and how many
 more there are. A span's label is an entity type (`PER`), never a tag (`B-PER`) or `O`, and its
-offsets are integers, never `true`/`false`; a label is at most `MAX_TYPE_CHARS` long. The `words` tokenizer keeps a character's combining
-marks with it (`Café` written with U+0301 is one token), and a span may not end inside a character.
+offsets are integers, never `true`/`false`; a label is at most `MAX_TYPE_CHARS` long. The `words`
+tokenizer keeps a character's combining marks with it (`Café` written with U+0301 is one token),
+and a span may not end inside a character.
 """
 
 from __future__ import annotations
@@ -164,7 +165,8 @@ def _text_record(record: Any, pattern: regex.Pattern) -> Sentence:
         if split is not None:
             raise _BadRecord(
                 f"span [{start}, {end}) {shown(text[start:end])} splits the character {shown(text[split - 1 : split + 1])} "
-                f"at offset {split} (a letter and its combining marks, or a joined emoji, are one character): move the offset past it"
+                f"at offset {split} (a letter and its combining marks, or a joined emoji, are one character): "
+                "move the offset past it"
             )
         if start not in starts or end not in ends:
             raise _BadRecord(
@@ -198,7 +200,10 @@ def _spans(items: list[Any], limit: int, unit: str) -> list[tuple[int, int, str]
         if label == OUTSIDE:
             raise _BadRecord(f"span {shown(item)} is labelled O, which marks words outside entities: leave the span out")
         if len(label) > 2 and label[0] in BIOES_TO_IOB2 and label[1] == "-":
-            raise _BadRecord(f"span {shown(item)} is labelled with the tag {shown(label)}: a span's label is the entity type alone, {shown(label[2:])}")
+            raise _BadRecord(
+                f"span {shown(item)} is labelled with the tag {shown(label)}: "
+                f"a span's label is the entity type alone, {shown(label[2:])}"
+            )
         spans.append((start, end, label))
     spans.sort()
     for (_, end, _), (start, _, _) in zip(spans, spans[1:]):

@@ -39,7 +39,9 @@ Method = Literal["lwtr", "sr", "mr", "sis"]
 
 class AugmentationConfig(SamplerConfig):
     methods: tuple[Method, ...] = Field(
-        ("lwtr", "sr", "mr", "sis"), min_length=1, description="Methods each copy is drawn from: lwtr, sr, mr, sis (Dai & Adel's four)."
+        ("lwtr", "sr", "mr", "sis"),
+        min_length=1,
+        description="Methods each copy is drawn from: lwtr, sr, mr, sis (Dai & Adel's four).",
     )
     p: float = Field(0.3, ge=0, le=1, description="Probability of replacing a token or mention, or of shuffling a segment.")
     copies: int = Field(1, ge=1, le=20, description="Augmented copies made of every train sentence (Wang & Wang 2022: 1).")

@@ -41,7 +41,8 @@ RepeatRule = Callable[[Counter, dict[str, float], int], int]
 
 class ResamplingConfig(SamplerConfig):
     formula: Formula = Field(
-        "paper", description="'paper': Wang & Wang 2022's equations 1-4; 'reference_code': the authors' public code (see module doc)."
+        "paper",
+        description="'paper': Wang & Wang 2022's equations 1-4; 'reference_code': the authors' public code (see module doc).",
     )
 
 
