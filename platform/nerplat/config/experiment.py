@@ -17,7 +17,9 @@ class Resources(Frozen):
 
     workers: int = Field(1, ge=1, description="Ray Train workers per trial (data-parallel).")
     cpus_per_worker: float = Field(1.0, gt=0, allow_inf_nan=False, description="CPUs reserved by each worker.")
-    gpus_per_worker: float = Field(0.0, ge=0, allow_inf_nan=False, description="GPUs reserved by each worker (fractions share a GPU).")
+    gpus_per_worker: float = Field(
+        0.0, ge=0, allow_inf_nan=False, description="GPUs reserved by each worker (fractions share a GPU)."
+    )
     custom: dict[str, Annotated[float, Field(ge=0, allow_inf_nan=False)]] = Field(
         default_factory=dict, description="Custom Ray resources per worker, e.g. {accelerator_type:A100: 0.01}."
     )
@@ -42,14 +44,15 @@ class Tune(Frozen):
     )
     enqueue: dict[str, tuple[dict[str, Any], ...]] = Field(
         default_factory=dict,
-        description="Starting points per method, keyed by dotted search-space paths (objective.lambda): each runs once before the searcher draws.",
+        description="Starting points per method, keyed by dotted search-space paths (objective.lambda): "
+        "each runs once before the searcher draws.",
     )
 
 
 BEST_OTHER = "best_other"  # a claim's partner chosen on dev from the results, per setting
 ClaimMetric = Literal[
-    "micro_f1", "macro_f1", "micro_precision", "macro_precision", "micro_recall", "macro_recall", "token_micro_f1", "token_macro_f1",
-    "conlleval_micro_f1",
+    "micro_f1", "macro_f1", "micro_precision", "macro_precision", "micro_recall", "macro_recall", "token_micro_f1",
+    "token_macro_f1", "conlleval_micro_f1",
 ]
 
 
@@ -72,7 +75,9 @@ class Claim(Frozen):
     """
 
     id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$", max_length=64, description="Name of the claim in tables.")
-    paper: str = Field(min_length=1, description="Where the claim comes from: authors, year and place, e.g. 'Nemoto et al. 2024, Table 3'.")
+    paper: str = Field(
+        min_length=1, description="Where the claim comes from: authors, year and place, e.g. 'Nemoto et al. 2024, Table 3'."
+    )
     source: str = Field(
         description="Where the paper states it, to check it against: 'Table 3', 'Fig. 2', \"sec. V.B, 'on par'\"."
     )
@@ -81,26 +86,30 @@ class Claim(Frozen):
         "equivalent: the paper says the two are on par or not significantly different (a TOST at `margin`)."
     )
     method: str = Field(description="The method the claim is about.")
-    partner: str = Field(description=f"The method it is compared with, or {BEST_OTHER}: the other method with the best mean dev score.")
+    partner: str = Field(
+        description=f"The method it is compared with, or {BEST_OTHER}: the other method with the best mean dev score."
+    )
     metric: ClaimMetric = Field(
-        description="micro_f1, macro_f1, micro_precision, ... (strict span level), conlleval_micro_f1 (lenient span level, seqeval's "
-        "default mode) or token_micro_f1, token_macro_f1 on the replicates' split: "
+        description="micro_f1, macro_f1, micro_precision, ... (strict span level), conlleval_micro_f1 (lenient span level, "
+        "seqeval's default mode) or token_micro_f1, token_macro_f1 on the replicates' split: "
         "the one the paper reports."
     )
     effect: float | None = Field(
-        None, allow_inf_nan=False, description="The paper's difference method - partner, in the report's units (F1 as a fraction, so |effect| <= 1); "
+        None, allow_inf_nan=False,
+        description="The paper's difference method - partner, in the report's units (F1 as a fraction, so |effect| <= 1); "
         "for kind equivalent the paper's observed difference, shown only."
     )
     direction: Literal["better", "worse"] | None = Field(
-        None, description="For a paper that gives no number (a figure, a sentence): the method is better or worse than its partner."
+        None,
+        description="For a paper that gives no number (a figure, a sentence): the method is better or worse than its partner.",
     )
     margin: float | None = Field(
         None, gt=0, allow_inf_nan=False, description="kind equivalent: the equivalence margin, in the metric's units; "
         "|method - partner| below it counts as on par."
     )
     comparable: str = Field(
-        "", description="Why our setting is comparable to the paper's (data, size, encoder): then the size of the effect is judged "
-        "(magnitude verdict); empty: the magnitude is 'not comparable'."
+        "", description="Why our setting is comparable to the paper's (data, size, encoder): then the size of the effect "
+        "is judged (magnitude verdict); empty: the magnitude is 'not comparable'."
     )
     paper_se: float | None = Field(
         None, gt=0, allow_inf_nan=False, description="The paper's standard error of its effect, where it prints one: "
@@ -114,24 +123,31 @@ class Claim(Frozen):
         None, description="For a claim across sampler settings (sC vs the original data): the partner's sampler setting label; "
         "the method's is where.sampler."
     )
-    where: ClaimWhere = Field(ClaimWhere(), description="The dataset, sampler setting and size the claim is tested at; default: every setting.")
+    where: ClaimWhere = Field(
+        ClaimWhere(), description="The dataset, sampler setting and size the claim is tested at; default: every setting."
+    )
     note: str = Field("", description="Where the paper's number comes from when it is not printed (e.g. read off a figure).")
     unequal_effort: str = Field(
-        "", description="Why the compared arms get unequal tuning effort (e.g. the paper's own protocol); without it `validate` warns."
+        "", description="Why the compared arms get unequal tuning effort (e.g. the paper's own protocol); "
+        "without it `validate` warns."
     )
 
     @field_validator("source")
     @classmethod
     def _source_named(cls, value: str) -> str:
         if not value.strip():
-            raise ValueError("name where the paper states the claim: a table ('Table 3'), a figure ('Fig. 2') or a section and quote")
+            raise ValueError(
+                "name where the paper states the claim: a table ('Table 3'), a figure ('Fig. 2') or a section and quote"
+            )
         return value
 
     @model_validator(mode="after")
     def _stated_as_its_kind(self) -> "Claim":
         if self.kind == "equivalent":
             if self.margin is None:
-                raise ValueError("a claim of kind equivalent needs a margin: the largest |method - partner| that counts as on par")
+                raise ValueError(
+                    "a claim of kind equivalent needs a margin: the largest |method - partner| that counts as on par"
+                )
             if self.direction is not None:
                 raise ValueError("a claim of kind equivalent has no direction; give kind superior for a better/worse claim")
             return self
@@ -148,7 +164,9 @@ class Claim(Frozen):
     @model_validator(mode="after")
     def _samplers_named(self) -> "Claim":
         if self.partner_sampler is not None and (self.where.sampler is None or self.partner == BEST_OTHER):
-            raise ValueError("a claim across sampler settings names the method's (where.sampler) and a partner method, not best_other")
+            raise ValueError(
+                "a claim across sampler settings names the method's (where.sampler) and a partner method, not best_other"
+            )
         return self
 
     @property
@@ -184,7 +202,10 @@ class Sequential(Frozen):
     (nerplat.analysis.verdicts, `claim_looks`).
     """
 
-    max_seeds: int = Field(ge=2, le=1000, description="Units at most: partitions of a partitioned arm, else seeds (the plan holds them all; looks run a prefix).")
+    max_seeds: int = Field(
+        ge=2, le=1000,
+        description="Units at most: partitions of a partitioned arm, else seeds (the plan holds them all; looks run a prefix).",
+    )
     look_every: int = Field(ge=1, description="Units (partitions, else seeds) added between two looks.")
     spending: Literal["obrien_fleming", "pocock"] = Field(
         "obrien_fleming", description="Lan-DeMets alpha-spending function over the looks."
@@ -206,7 +227,9 @@ class Analysis(Frozen):
     bootstrap_resamples: int = Field(1000, ge=100, description="Resamples of the bootstrapped standard error.")
     confidence: float = Field(0.95, gt=0, lt=1, description="Coverage of the bootstrap percentile intervals.")
     seed: int = Field(0, ge=0, description="Seed of the bootstrap: same seed, same numbers.")
-    average: Literal["micro", "macro"] = Field("micro", description="Averaging over types of the headline precision, recall and F1.")
+    average: Literal["micro", "macro"] = Field(
+        "micro", description="Averaging over types of the headline precision, recall and F1."
+    )
     reference_sampler: str | None = Field(
         None, description="Sampler setting (label) whose runs start the precision-recall arrows; none: each setting's baseline."
     )

@@ -33,10 +33,7 @@ class NamedDataset:
 
 
 def resolve_datasets(
-    document: Document,
-    entries: list[tuple[DatasetSection, YamlPath]],
-    catalog: Catalog,
-    spec_folder: Path,
+    document: Document, entries: list[tuple[DatasetSection, YamlPath]], catalog: Catalog, spec_folder: Path,
     check: DatasetCheck | None = None,
 ) -> tuple[list[NamedDataset], list[Problem]]:
     problems: list[Problem] = []
@@ -58,7 +55,10 @@ def resolve_datasets(
             if saved is not section:
                 folder = Path(saved.name[len(HUB_PREFIX) :])
                 if not (folder / SAVED_DATASET_MARKER).is_file():  # never hand load_from_disk an arbitrary folder
-                    message = f"{folder} is not a dataset saved with save_to_disk (no {SAVED_DATASET_MARKER}): save a DatasetDict there"
+                    message = (
+                        f"{folder} is not a dataset saved with save_to_disk (no {SAVED_DATASET_MARKER}): "
+                        "save a DatasetDict there"
+                    )
                     problems.append(document.problem(message, name_at))
                     continue
                 section, label = saved, HUB_PREFIX + key_text(folder.name)
@@ -76,7 +76,9 @@ def resolve_datasets(
         if found:
             problems += found
             continue
-        ref = DatasetRef(name=section.name, path=path, format=data_format, iob1=section.iob1, dev_from_train=section.dev_from_train)
+        ref = DatasetRef(
+            name=section.name, path=path, format=data_format, iob1=section.iob1, dev_from_train=section.dev_from_train
+        )
         if check is not None:
             deeper = check(ref)
             problems += [document.problem(message, at) for message in deeper]
@@ -105,7 +107,9 @@ def _single_file_message(path: Path, data_format: str) -> str:
     return single_file_message(path, data_format)
 
 
-def _resolve_format(document: Document, section: DatasetSection, at: YamlPath, catalog: Catalog) -> tuple[Component, list[Problem]]:
+def _resolve_format(
+    document: Document, section: DatasetSection, at: YamlPath, catalog: Catalog
+) -> tuple[Component, list[Problem]]:
     """The dataset's format with its options validated by the format's config model."""
     name, raw = section.format.name, section.format.params
     where = at + ("format",)

@@ -62,7 +62,9 @@ def parse_distribution(value: dict[str, Any]) -> tuple[Distribution | None, list
     for index, bound in enumerate(body):
         wanted_int = kind == "int"
         if isinstance(bound, bool) or not isinstance(bound, int if wanted_int else (int, float)):
-            complaints.append((f"{kind} bounds must be {'integers' if wanted_int else 'numbers'} (got {bound!r})", where + (index,)))
+            complaints.append(
+                (f"{kind} bounds must be {'integers' if wanted_int else 'numbers'} (got {bound!r})", where + (index,))
+            )
     if complaints:
         return None, complaints
     low, high = body

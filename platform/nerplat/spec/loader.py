@@ -33,7 +33,9 @@ YamlPath = tuple[str | int, ...]
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 # Tags a spec may carry (most are implicit); `!!python/...`, `!!binary` and custom tags are refused.
-_PLAIN_TAGS = frozenset(f"tag:yaml.org,2002:{kind}" for kind in ("str", "int", "float", "bool", "null", "timestamp", "seq", "map", "merge"))
+_PLAIN_TAGS = frozenset(
+    f"tag:yaml.org,2002:{kind}" for kind in ("str", "int", "float", "bool", "null", "timestamp", "seq", "map", "merge")
+)
 MAX_SPEC_BYTES = 1_000_000  # the largest spec in specs/ is under 5 kB
 MAX_DEPTH = 50  # mappings and lists inside each other; specs nest about 6 deep
 MAX_VALUES = 100_000  # values built, aliases expanded
@@ -224,7 +226,10 @@ class _Walker:
         self._built += 1
         line = node.start_mark.line + 1
         if self._built > MAX_VALUES:
-            message = f"{self.what} expands to more than {MAX_VALUES:,} values (YAML aliases repeating aliases?): write it out plainly"
+            message = (
+                f"{self.what} expands to more than {MAX_VALUES:,} values (YAML aliases repeating aliases?): "
+                "write it out plainly"
+            )
             raise _TooLarge(message, line)
         if len(path) > MAX_DEPTH:
             raise _TooLarge(f"{self.what} nests mappings or lists more than {MAX_DEPTH} levels deep", line)

@@ -1,10 +1,11 @@
 """Methods resolved against the registries: objective, head and train settings, fixed and searched.
 
-A method's encoder is its own `encoder`, else `model.encoder`. A method's head is, in order: its own `head`, else `model.head`, else its objective's
-`default_head`. The objective's config class lists the heads it can train (`heads`); any other head
-is an error at the place the head came from. Search-space keys are dotted TrialConfig paths:
-`objective.<param>`, `head.<param>`, `train.<field>`. A method runs with every sampler setting
-unless it lists the labels of those it runs with (`samplers: [full]`).
+A method's encoder is its own `encoder`, else `model.encoder`. A method's head is, in order: its
+own `head`, else `model.head`, else its objective's `default_head`. The objective's config class
+lists the heads it can train (`heads`); any other head is an error at the place the head came
+from. Search-space keys are dotted TrialConfig paths: `objective.<param>`, `head.<param>`,
+`train.<field>`. A method runs with every sampler setting unless it lists the labels of those it
+runs with (`samplers: [full]`).
 """
 
 from __future__ import annotations
@@ -54,12 +55,7 @@ def resolve_methods(
 
 
 def _resolve(
-    document: Document,
-    name: str,
-    section: MethodSection,
-    shared: dict[str, Any],
-    model: ModelSection,
-    catalog: Catalog,
+    document: Document, name: str, section: MethodSection, shared: dict[str, Any], model: ModelSection, catalog: Catalog,
     shared_train: CheckedParams,
 ) -> tuple[ResolvedMethod | None, list[Problem]]:
     at: YamlPath = ("methods", name)
@@ -85,7 +81,10 @@ def _resolve(
             message += f"; give methods.{name} its own head"
         problems.append(document.problem(message, head_at))
     else:
-        head = check_params(document, catalog.heads.get(head_name).config, section.head_params, at + ("head_params",), f"head '{head_name}'", searchable=True)
+        head = check_params(
+            document, catalog.heads.get(head_name).config, section.head_params, at + ("head_params",), f"head '{head_name}'",
+            searchable=True,
+        )
         problems += head.problems
 
     train, train_at = shared_train, ("train",)

@@ -131,17 +131,24 @@ def _asha_problems(document: Document, method: ResolvedMethod, scheduler: Compon
     at = method.train_at
     searched = [key for key in ("train.epochs", "train.eval_every") if key in method.space]
     if searched:
-        return [document.problem(f"ASHA's budget is the epoch count: {key} cannot be searched under ASHA", at + (key.split(".")[1],)) for key in searched]
+        return [
+            document.problem(f"ASHA's budget is the epoch count: {key} cannot be searched under ASHA", at + (key.split(".")[1],))
+            for key in searched
+        ]
     problems = []
     if method.train["eval_every"] != 1:
         message = "ASHA stops trials between evaluations, so it needs one per epoch: set eval_every: 1 (or use scheduler: fifo)"
         problems.append(document.problem(message, at + ("eval_every",)))
     epochs = method.train["epochs"]
     if epochs < 2:
-        problems.append(document.problem("ASHA needs more than one epoch to stop anything: raise epochs or use scheduler: fifo", at + ("epochs",)))
+        problems.append(document.problem(
+            "ASHA needs more than one epoch to stop anything: raise epochs or use scheduler: fifo", at + ("epochs",)
+        ))
     grace = scheduler.params.get("grace_period")
     if isinstance(grace, int) and epochs >= 2 and grace >= epochs:
-        message = f"grace_period ({grace}) must be below epochs ({epochs} for method {method.name}): ASHA could never stop a trial"
+        message = (
+            f"grace_period ({grace}) must be below epochs ({epochs} for method {method.name}): ASHA could never stop a trial"
+        )
         problems.append(document.problem(message, ("tune", "scheduler", ASHA, "grace_period")))
     return problems
 
@@ -191,7 +198,9 @@ def check_analysis(
     for i, pair in enumerate(analysis.comparisons):
         for j, name in enumerate(pair):
             if name not in method_names:
-                problems.append(document.problem(unknown_name("method", name, method_names, "methods"), at + ("comparisons", i, j)))
+                problems.append(
+                    document.problem(unknown_name("method", name, method_names, "methods"), at + ("comparisons", i, j))
+                )
         if pair[0] == pair[1]:
             problems.append(document.problem(f"comparing {pair[0]} with itself tests nothing", at + ("comparisons", i)))
     for i, name in enumerate(analysis.against_best):
@@ -228,11 +237,17 @@ def check_claims(
             problems.append(document.problem(f"a claim comparing {claim.method} with itself tests nothing", at + ("partner",)))
         where = claim.where
         if where.dataset is not None and dataset_labels is not None and where.dataset not in dataset_labels:
-            problems.append(document.problem(unknown_name("dataset", where.dataset, dataset_labels, "datasets"), at + ("where", "dataset")))
+            problems.append(document.problem(
+                unknown_name("dataset", where.dataset, dataset_labels, "datasets"), at + ("where", "dataset")
+            ))
         if where.sampler is not None and labels is not None and where.sampler not in labels:
-            problems.append(document.problem(unknown_name("sampler setting", where.sampler, labels, "settings"), at + ("where", "sampler")))
+            problems.append(document.problem(
+                unknown_name("sampler setting", where.sampler, labels, "settings"), at + ("where", "sampler")
+            ))
         if claim.partner_sampler is not None and labels is not None and claim.partner_sampler not in labels:
-            problems.append(document.problem(unknown_name("sampler setting", claim.partner_sampler, labels, "settings"), at + ("partner_sampler",)))
+            problems.append(document.problem(
+                unknown_name("sampler setting", claim.partner_sampler, labels, "settings"), at + ("partner_sampler",)
+            ))
         if unknown or labels is None or claim.partner_sampler is not None or where.sampler not in (None, *labels):
             continue
         wanted = [claim.method] + ([claim.partner] if claim.partner != BEST_OTHER else [])
@@ -284,7 +299,8 @@ def check_sequential_seeds(document: Document, replicate: ReplicateSection, sett
         return []
     message = (
         f"replicate.seeds ({replicate.seeds}) is the seeds per partition under replicate.sequential, and no sampler "
-        f"setting is partitioned: every arm runs seeds 0..max_seeds-1, so drop seeds or set it to max_seeds ({sequential.max_seeds})"
+        f"setting is partitioned: every arm runs seeds 0..max_seeds-1, so drop seeds or set it to max_seeds "
+        f"({sequential.max_seeds})"
     )
     return [document.problem(message, ("replicate", "seeds"))]
 
@@ -304,7 +320,9 @@ def replicate_partitions(
     if any(s.partitions > MAX_RUNS for s in partitioned) or (isinstance(chosen, int) and chosen > MAX_RUNS):
         return {}, [document.problem(f"more than {MAX_RUNS:,} partitions: a partition is a training run of every arm", at)]
     if chosen is not None and not partitioned and chosen not in (1, [0]):
-        problems.append(document.problem("no sampler defines partitions (e.g. low_resource's partitions): remove replicate.partitions", at))
+        problems.append(
+            document.problem("no sampler defines partitions (e.g. low_resource's partitions): remove replicate.partitions", at)
+        )
     result = {}
     for setting in settings:
         if setting.partitions is None:

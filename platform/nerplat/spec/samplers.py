@@ -85,12 +85,16 @@ def expand_samplers(document: Document, raw: list[Any], catalog: Catalog) -> tup
     for chain_at, steps in expanded:
         label = "+".join(_step_label(step) for step in steps) or NO_SAMPLER_LABEL
         if label in seen:
-            problems.append(document.problem(f"sampler setting '{label}' is given twice (also at {format_path(seen[label])})", chain_at))
+            problems.append(
+                document.problem(f"sampler setting '{label}' is given twice (also at {format_path(seen[label])})", chain_at)
+            )
             continue
         seen[label] = chain_at
         counts = {step.partitions for step in steps if step.partitions is not None}
         if len(counts) > 1:
-            problems.append(document.problem(f"the partitioned samplers of one chain must agree on partitions (got {sorted(counts)})", chain_at))
+            problems.append(document.problem(
+                f"the partitioned samplers of one chain must agree on partitions (got {sorted(counts)})", chain_at
+            ))
             continue
         settings.append(
             SamplerSetting(

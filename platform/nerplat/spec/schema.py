@@ -11,7 +11,9 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, ValidationInfo, field_validator, model_validator,
+)
 
 from nerplat.config.experiment import Analysis, Claim, Resources, Sequential
 from nerplat.config.trial import DatasetRef, EncoderSettings
@@ -148,7 +150,9 @@ class MethodSection(Section):
     encoder: str | None = Field(
         None, description="Encoder of this method (registry `encoders`, HF id or folder); default: model.encoder."
     )
-    head: str | None = Field(None, description="Head name (registry `heads`); default: model.head, else the objective's default head.")
+    head: str | None = Field(
+        None, description="Head name (registry `heads`); default: model.head, else the objective's default head."
+    )
     head_params: dict[str, Any] = Field(default_factory=dict, description="Head hyper-parameters (values or distributions).")
     train: dict[str, Any] = Field(default_factory=dict, description="Train settings of this method, over the spec's `train`.")
     samplers: list[str] | None = Field(
@@ -219,19 +223,26 @@ class TuneSection(Section):
     """The tune phase: how each arm's search space is searched on dev."""
 
     search: ComponentRef = Field(
-        default_factory=lambda: ComponentRef.model_validate("tpe"), description="Searcher: tpe, random or grid, or {name: {options}}."
+        default_factory=lambda: ComponentRef.model_validate("tpe"),
+        description="Searcher: tpe, random or grid, or {name: {options}}.",
     )
     scheduler: ComponentRef = Field(
         default_factory=lambda: ComponentRef.model_validate("fifo"), description="Scheduler: asha or fifo, or {name: {options}}."
     )
     metric: str = Field("dev_micro_f1", description="Dev metric to optimise: dev_<name> with a name from nerplat.track.schema.")
     mode: Literal["max", "min"] = Field("max", description="Maximise or minimise the metric.")
-    num_samples: int | None = Field(None, ge=1, le=MAX_NUM_SAMPLES, description="Trials per arm (default 20); not for grid, which runs every point.")
+    num_samples: int | None = Field(
+        None, ge=1, le=MAX_NUM_SAMPLES, description="Trials per arm (default 20); not for grid, which runs every point."
+    )
     max_concurrent: int | None = Field(None, ge=1, description="Trials of one arm at once; default: as many as resources allow.")
     time_budget_s: float | None = Field(
-        None, gt=0, description="Seconds each arm's tune phase may take, as Ray's TuneConfig.time_budget_s: then its trials stop and the best so far is chosen."
+        None, gt=0, description="Seconds each arm's tune phase may take, as Ray's TuneConfig.time_budget_s: "
+        "then its trials stop and the best so far is chosen."
     )
-    seed: int = Field(0, ge=0, le=MAX_SEED, description="Seed the searchers' seeds derive from: each arm's searcher gets its own (sha256 of this seed and the arm id).")
+    seed: int = Field(
+        0, ge=0, le=MAX_SEED, description="Seed the searchers' seeds derive from: each arm's searcher gets its own "
+        "(sha256 of this seed and the arm id)."
+    )
     enqueue: dict[str, list[dict[str, Any]]] = Field(
         default_factory=dict,
         description="Points a method's search starts from: {method: [{key: value, ...}, ...]}, keys as its search space names "
@@ -264,16 +275,23 @@ class Spec(Section):
     dataset: DatasetSection | None = Field(None, description="The corpus (or use `datasets` for several).")
     datasets: list[DatasetSection] | None = Field(None, min_length=1, description="Several corpora: one set of arms each.")
     model: ModelSection = Field(ModelSection(), description="Encoder, windowing and default head.")
-    train: dict[str, Any] = Field(default_factory=dict, description="Train settings (TrainSettings fields): values or distributions.")
+    train: dict[str, Any] = Field(
+        default_factory=dict, description="Train settings (TrainSettings fields): values or distributions."
+    )
     samplers: list[Any] = Field(default_factory=list, description="A sampler chain, or a list of alternative chains.")
     methods: dict[Name, MethodSection] = Field(min_length=1, description="Methods by name.")
     tune: TuneSection | None = Field(None, description="Tune phase; needed when any method has a search space.")
     replicate: ReplicateSection = Field(ReplicateSection(), description="Final runs over seeds and partitions.")
     analysis: Analysis = Field(Analysis(), description="Significance tests of the analysis stage.")
-    claims: list[Claim] = Field(default_factory=list, description="The papers' headline claims, each judged by one rule in verdicts.parquet.")
+    claims: list[Claim] = Field(
+        default_factory=list, description="The papers' headline claims, each judged by one rule in verdicts.parquet."
+    )
     resources: Resources = Field(Resources(), description="Ray resources of one trial.")
     tracking: TrackingSection = Field(TrackingSection(), description="MLflow tracking.")
-    profiles: dict[Name, dict[str, Any]] = Field(default_factory=dict, description="Partial specs merged over this one by --profile NAME.")
+    profiles: dict[Name, dict[str, Any]] = Field(
+        default_factory=dict, description="Partial specs merged over this one by --profile NAME."
+    )
     plugins: list[str] = Field(
-        default_factory=list, description="The user's code to import first: module names, or .py files and package folders relative to the spec."
+        default_factory=list,
+        description="The user's code to import first: module names, or .py files and package folders relative to the spec.",
     )

@@ -33,7 +33,9 @@ def starting_points(
     """Each method's points with dotted keys, or the problems with them (all of them)."""
     at: YamlPath = ("tune", "enqueue")
     if enqueue and searcher == "grid":
-        return {}, [document.problem("grid search runs every grid point: starting points are for tpe and random; remove tune.enqueue", at)]
+        return {}, [
+            document.problem("grid search runs every grid point: starting points are for tpe and random; remove tune.enqueue", at)
+        ]
     by_name = {method.name: method for method in methods}
     resolved: dict[str, tuple[dict[str, Any], ...]] = {}
     problems: list[Problem] = []
@@ -42,12 +44,16 @@ def starting_points(
         if method is None or not method.space:
             searching = [m.name for m in methods if m.space]
             message = unknown_name("method", name, searching, listed_as="methods that search") if method is None else (
-                f"method {name} searches nothing, so it has no search to start: give a hyper-parameter a distribution or remove it here"
+                f"method {name} searches nothing, so it has no search to start: "
+                "give a hyper-parameter a distribution or remove it here"
             )
             problems.append(document.problem(message, at + (name,)))
             continue
         if len(points) > num_samples:
-            message = f"{len(points)} starting points for method {name}, but it runs {num_samples} trials (tune.num_samples): list fewer"
+            message = (
+                f"{len(points)} starting points for method {name}, but it runs {num_samples} trials (tune.num_samples): "
+                "list fewer"
+            )
             problems.append(document.problem(message, at + (name,)))
         found: list[dict[str, Any]] = []
         for index, point in enumerate(points):
@@ -56,13 +62,17 @@ def starting_points(
             if checked is None:
                 continue
             if checked in found:
-                problems.append(document.problem(f"this point is listed twice for method {name}: a search runs it once", at + (name, index)))
+                problems.append(
+                    document.problem(f"this point is listed twice for method {name}: a search runs it once", at + (name, index))
+                )
             found.append(checked)
         resolved[name] = tuple(found)
     return ({} if problems else resolved), problems
 
 
-def _point(document: Document, method: ResolvedMethod, point: dict[str, Any], at: YamlPath) -> tuple[dict[str, Any] | None, list[Problem]]:
+def _point(
+    document: Document, method: ResolvedMethod, point: dict[str, Any], at: YamlPath
+) -> tuple[dict[str, Any] | None, list[Problem]]:
     if not point:
         return None, [document.problem("a starting point names at least one searched key", at)]
     checked: dict[str, Any] = {}

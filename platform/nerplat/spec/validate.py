@@ -160,16 +160,14 @@ def _under(path: str | None, parent: str) -> bool:
 
 
 def validate_document(
-    document: Document,
-    catalog: Catalog,
-    profile: str | None,
-    spec_folder: Path,
-    dataset_check: DatasetCheck | None = None,
+    document: Document, catalog: Catalog, profile: str | None, spec_folder: Path, dataset_check: DatasetCheck | None = None
 ) -> tuple[ValidatedSpec | None, list[Problem]]:
     """Validates a (profile-merged) document; returns the resolved spec or the problems found."""
     data = document.data
     if not isinstance(data, dict):
-        return None, [document.problem("a spec is a mapping of sections: experiment, dataset, model, train, samplers, methods, ...", ())]
+        return None, [
+            document.problem("a spec is a mapping of sections: experiment, dataset, model, train, samplers, methods, ...", ())
+        ]
     sections, problems = _validate_sections(document, data)
 
     datasets, found = _section_datasets(document, sections, catalog, spec_folder, dataset_check)
