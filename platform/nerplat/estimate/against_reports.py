@@ -58,7 +58,8 @@ class ReportCheck:
 
 HEADER = (
     "| report | arms | runs | epochs | epoch tokens counted / logged | tokens/s calibrated / logged "
-    "| measured s a run | predicted s a run | predicted / measured (arms) | at logged speed: s a run | predicted / measured (arms) |\n"
+    "| measured s a run | predicted s a run | predicted / measured (arms) "
+    "| at logged speed: s a run | predicted / measured (arms) |\n"
     "|---|---|---|---|---|---|---|---|---|---|---|"
 )
 
@@ -82,12 +83,15 @@ def check_report(report: Path, plan: Plan, estimator: HostEstimator) -> ReportCh
     logged: dict[tuple, list[float]] = {}  # one-pass tokens/s of the runs, by the calibration that stands for them
     for arm in at_epochs:
         frame, passes = measured[arm.id], estimator.work_of(arm).passes
-        logged.setdefault(calibration_key(arm, estimator.machine), []).extend((frame["train_tokens"] * passes / frame["time_train_s"]).to_list())
+        logged.setdefault(calibration_key(arm, estimator.machine), []).extend(
+            (frame["train_tokens"] * passes / frame["time_train_s"]).to_list()
+        )
     at_speed = {key: _at_speed(c, statistics.median(logged[key])) for key, c in estimator.calibrations.items() if key in logged}
     at_speed_cost = predict_cost(replicates, [], estimator.machine, estimator.work_of, calibrations=at_speed.values())
     counts = [len(measured[arm.id]) for arm in at_epochs]
     tokens = [
-        estimator.work_of(arm).tokens / statistics.median((measured[arm.id]["train_tokens"] / measured[arm.id]["epochs"]).to_list())
+        estimator.work_of(arm).tokens
+        / statistics.median((measured[arm.id]["train_tokens"] / measured[arm.id]["epochs"]).to_list())
         for arm in at_epochs
     ]
     per_arm = [measured[arm.id]["trial_seconds"].mean() for arm in at_epochs]
@@ -103,7 +107,8 @@ def check_report(report: Path, plan: Plan, estimator: HostEstimator) -> ReportCh
     used = runs.filter(pl.col("arm").is_in([arm.id for arm in arms]))
     return ReportCheck(
         report=report.name, arms=len(arms), of=len(measured), runs=sum(counts), epochs=_span(epochs[0], epochs[-1], "{:d}"),
-        token_ratio=(min(tokens), max(tokens)), speed_ratio=(min(speeds), max(speeds)), measured_s=float(used["trial_seconds"].mean()),
+        token_ratio=(min(tokens), max(tokens)), speed_ratio=(min(speeds), max(speeds)),
+        measured_s=float(used["trial_seconds"].mean()),
         predicted_s=predicted_s, ratio=ratio, at_speed_s=at_speed_s, at_speed_ratio=at_speed_ratio,
     )  # fmt: skip
 
@@ -133,7 +138,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--set", action="append", default=[], metavar="NAME:KEY=VALUE", help="an override of one report's spec")
     args = parser.parse_args(argv)
     checks = []
-    estimator = HostEstimator([], this_machine(), epoch_work_on_data, calibrate)  # no store: calibrated, one per encoder and batch
+    # no store: calibrated, one per encoder and batch
+    estimator = HostEstimator([], this_machine(), epoch_work_on_data, calibrate)
     for report in args.report:
         spec, profile = report_command(report)
         overrides = [o.split(":", 1)[1] for o in args.set if o.split(":", 1)[0] == report.name]

@@ -112,7 +112,9 @@ def _cut_kinds(plan: Plan) -> list[Iterator[Try]]:
     replicate = plan.resolved_spec.get("replicate") or {}
     if plan.sequential is not None:
         units = plan.sequential.max_seeds  # the first look needs MINIMUM_PAIRS units
-        kinds.append((f"at most {n} units (max_seeds, now {units})", _unit_overrides(n)) for n in range(units - 1, MINIMUM_PAIRS - 1, -1))
+        kinds.append(
+            (f"at most {n} units (max_seeds, now {units})", _unit_overrides(n)) for n in range(units - 1, MINIMUM_PAIRS - 1, -1)
+        )
     elif isinstance(replicate.get("seeds"), int):
         seeds = replicate["seeds"]
         kinds.append((f"{n} replicate seeds (now {seeds})", [(f"replicate.seeds={n}",)]) for n in range(seeds - 1, 0, -1))

@@ -115,7 +115,8 @@ def use_packed_dropout(model: nn.Module) -> nn.Module:
                 setattr(parent, name, PackedDropout(child.p))
     attending = [
         module for module in model.modules()
-        if hasattr(module, "set_attn_implementation") and getattr(getattr(module, "config", None), "_attn_implementation", None) in ("sdpa", "eager")
+        if hasattr(module, "set_attn_implementation")
+        and getattr(getattr(module, "config", None), "_attn_implementation", None) in ("sdpa", "eager")
     ]  # fmt: skip
     if attending:
         _register_attention()

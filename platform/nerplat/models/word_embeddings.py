@@ -129,7 +129,8 @@ class WordEmbeddingRecipe:
         vocabulary = sorted((w for w, n in counts.items() if n >= self.config.min_count), key=lambda w: (-counts[w], w))
         if not vocabulary:
             raise UserInputError(
-                f"encoder '{name}' found no training word seen {self.config.min_count} times or more: the training split is too small"
+                f"encoder '{name}' found no training word seen {self.config.min_count} times or more: "
+                "the training split is too small"
             )
         if self.config.method == "pretrained":
             vocabulary, vectors = _static_minilm(vocabulary, self.config.dimensions)
@@ -242,7 +243,8 @@ def _static_minilm(vocabulary: list[str], dimensions: int) -> tuple[list[str], n
 
 @ENCODERS.register("minilm-static-50", StaticMiniLMConfig)
 def minilm_static_50(config: StaticMiniLMConfig) -> WordEmbeddingRecipe:
-    """50-d pretrained static vectors from MiniLM-L6's input embeddings (PCA), frozen; MiniLM's whole words plus the training words."""
+    """50-d pretrained static vectors from MiniLM-L6's input embeddings (PCA), frozen; MiniLM's whole
+    words plus the training words."""
     return WordEmbeddingRecipe(config)
 
 

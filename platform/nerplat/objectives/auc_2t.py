@@ -29,7 +29,9 @@ class AUC2TConfig(PrimalDualSettings):
     heads: ClassVar[tuple[str, ...]] = ("two_task",)
     default_head: ClassVar[str] = "two_task"
 
-    lambda_: float = Field(100.0, alias="lambda", ge=0.0, description="Weight of the begin task's AUCM (Nguyen et al. 2023a: 100).")
+    lambda_: float = Field(
+        100.0, alias="lambda", ge=0.0, description="Weight of the begin task's AUCM (Nguyen et al. 2023a: 100)."
+    )
     margin: float = Field(1.0, gt=0.0, le=10.0, description="AUC margin m of both tasks.")
 
 

@@ -36,7 +36,9 @@ class ComAUC2TConfig(PrimalDualSettings):
     default_head: ClassVar[str] = "two_task"
     optimizer: ClassVar[OptimizerName] = "pdsca"
 
-    lambda_: float = Field(100.0, alias="lambda", ge=0.0, description="Weight of the begin task's AUCM (Nguyen et al. 2023a: 100).")
+    lambda_: float = Field(
+        100.0, alias="lambda", ge=0.0, description="Weight of the begin task's AUCM (Nguyen et al. 2023a: 100)."
+    )
     margin: float = Field(1.0, gt=0.0, le=10.0, description="AUC margin m of both tasks.")
     k: int = Field(1, ge=1, le=10, description="Cross-entropy (inner) substeps before each AUC substep (LibAUC's k).")
     inner_lr_scale: float = Field(

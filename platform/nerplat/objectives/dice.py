@@ -1,4 +1,4 @@
-"""Dice loss per word, in two forms: Li et al.'s self-adjusting dice (Nemoto et al. 2024, eq. 6) and Wang & Wang 2022's plain dice.
+"""Dice loss per word in two forms: Li et al.'s self-adjusting dice (Nemoto et al. 2024, eq. 6) and Wang & Wang 2022's plain dice.
 
 Per word and label k, with p_k the softmax probability, y_k = 1 for the gold label and
 p~_k = (1 - p_k)^eps p_k:
@@ -49,7 +49,9 @@ class DiceConfig(ObjectiveConfig):
     eps: float | None = Field(
         None, ge=0.0, le=10.0, description="Exponent on (1 - p) (Li et al.'s alpha); default 1 for self_adjusting, 0 for squared."
     )
-    delta: float = Field(0.01, gt=0.0, le=10.0, description="Smoothing added to numerator and denominator (Wang & Wang 2022's gamma).")
+    delta: float = Field(
+        0.01, gt=0.0, le=10.0, description="Smoothing added to numerator and denominator (Wang & Wang 2022's gamma)."
+    )
 
     @property
     def exponent(self) -> float:
@@ -74,5 +76,6 @@ class DiceLoss(TokenLoss):
 
 @OBJECTIVES.register("dice", config=DiceConfig, examples=({}, {"form": "squared", "delta": 1e-5}))
 def build(config: DiceConfig, context: ObjectiveContext) -> DiceLoss:
-    """Dice per word: self-adjusting (Li et al. 2020; Nemoto et al. 2024, eq. 6) or squared (Wang & Wang 2022, App. B eqs. 19-21)."""
+    """Dice per word: self-adjusting (Li et al. 2020; Nemoto et al. 2024, eq. 6) or squared
+    (Wang & Wang 2022, App. B eqs. 19-21)."""
     return DiceLoss(config)

@@ -30,7 +30,9 @@ from nerplat.objectives.token_loss import floored_power
 class MRCDiceConfig(MRCObjectiveConfig):
     eps: float = Field(1.0, ge=0.0, le=10.0, description="Self-adjusting exponent on (1 - p) (ShannonAI alpha).")
     delta: float = Field(0.01, gt=0.0, le=10.0, description="Smoothing of numerator and denominator (ShannonAI smooth).")
-    square: bool = Field(False, description="Squared terms in the denominator (ShannonAI --dice_square, their CoNLL-03 MRC recipe).")
+    square: bool = Field(
+        False, description="Squared terms in the denominator (ShannonAI --dice_square, their CoNLL-03 MRC recipe)."
+    )
 
 
 class MRCDiceLoss(MRCObjective):

@@ -19,7 +19,9 @@ from nerplat.objectives.token_loss import floored_power
 
 
 class MRCFocalConfig(MRCObjectiveConfig):
-    gamma: float = Field(3.0, ge=0.0, le=10.0, description="Focusing exponent; Nemoto et al. 2024's MRC runs fix 3.0; 0 gives BCE.")
+    gamma: float = Field(
+        3.0, ge=0.0, le=10.0, description="Focusing exponent; Nemoto et al. 2024's MRC runs fix 3.0; 0 gives BCE."
+    )
 
 
 class MRCFocalLoss(PositionwiseMRCObjective):

@@ -53,7 +53,8 @@ class MRCMoMConfig(MoMConfig):
         "by TPE in [0, 1] (0.446 for BERT-MRC on CoNLL-2003).",
     )
     base: MRCBaseLoss = Field(
-        MRCBaseLoss.model_construct(name="mrc_bce", params={}), description="Base loss: mrc_bce or mrc_focal, as a name or {name, params}."
+        MRCBaseLoss.model_construct(name="mrc_bce", params={}),
+        description="Base loss: mrc_bce or mrc_focal, as a name or {name, params}.",
     )
 
 

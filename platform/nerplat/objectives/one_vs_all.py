@@ -2,7 +2,8 @@
 
 The `ova` head gives one logit per label (O, B-x, I-x); label k's binary task has y_k = +1 iff the
 gold label is k. Each task has its own AUC margin loss (a_k, b_k, alpha_k; imratio = share of label k
-among training words), Nguyen et al. 2023b, eq. 1. Decoding is the argmax over the K scores (Nguyen et al. 2023b, eq. 2), in the head.
+among training words), Nguyen et al. 2023b, eq. 1. Decoding is the argmax over the K scores
+(Nguyen et al. 2023b, eq. 2), in the head.
 """
 
 from __future__ import annotations

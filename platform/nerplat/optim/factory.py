@@ -81,7 +81,8 @@ def _adamw(split: ParameterSplit, settings: TrainSettings, head_lr: float) -> to
         raise ValueError("the objective has AUC dual variables (alpha); AdamW cannot ascend them: use pesg or pdsca")
     groups = _groups(split, settings, head_lr, {}, {})
     # The fused kernel updates all tensors in one pass: on CPU torch's default is a per-tensor loop,
-    # which spent a large share of a MiniLM step on the dense embedding (docs/performance.md, "Figures behind the code's choices").
+    # which spent a large share of a MiniLM step on the dense embedding (docs/performance.md,
+    # "Figures behind the code's choices").
     params = [p for group in groups for p in group["params"]]
     fused = all(p.is_floating_point() and p.device.type in ("cpu", "cuda") for p in params)
     return torch.optim.AdamW(groups, fused=fused)

@@ -53,7 +53,8 @@ def build_plan(validated: ValidatedSpec) -> Plan:
         message = f"seed {TUNE_SEED} is the tuning trials' seed; a replicate with it would repeat a tuning trial: choose another"
         raise UserInputError(validated.document.problem(message, ("replicate", "seeds")))
     fields = []
-    shared: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[Replicate, ...]] = {}  # same partitions and seeds: same replicates
+    # same partitions and seeds: same replicates
+    shared: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[Replicate, ...]] = {}
     for dataset in validated.datasets:
         for setting in validated.samplers:
             key = (validated.partitions[setting.label], validated.seeds[setting.label])

@@ -54,8 +54,12 @@ class Arm(Frozen):
     method: str = Field(description="Method name in the spec.")
     objective: str = Field(description="Objective (loss) name.")
     head: str = Field(description="Head name.")
-    fixed: dict[str, Any] = Field(description="TrialConfig fields as JSON, without seed, partition, eval_split and searched values.")
-    search_space: dict[str, Distribution] = Field(description="Searched hyper-parameters by dotted TrialConfig path, e.g. objective.lambda.")
+    fixed: dict[str, Any] = Field(
+        description="TrialConfig fields as JSON, without seed, partition, eval_split and searched values."
+    )
+    search_space: dict[str, Distribution] = Field(
+        description="Searched hyper-parameters by dotted TrialConfig path, e.g. objective.lambda."
+    )
     tune_trials: int = Field(ge=0, description="Trials of the tune phase; 0 when the search space is empty.")
     partitions: tuple[int, ...] = Field(description="Partitions the sampler chain defines (replicates draw from these).")
     replicates: tuple[Replicate, ...] = Field(description="Final runs of the chosen configuration.")
@@ -113,7 +117,8 @@ class Plan(Frozen):
     resolved_spec: dict[str, Any] = Field(description="The resolved spec this plan was compiled from.")
     tracking_uri: str | None = Field(description="MLflow tracking URI; none: MLFLOW_TRACKING_URI or a local SQLite store.")
     optuna_storage: str | None = Field(
-        None, description="Optuna storage URL of the arms' studies; none: NERPLAT_OPTUNA_STORAGE or optuna.db beside the MLflow store."
+        None,
+        description="Optuna storage URL of the arms' studies; none: NERPLAT_OPTUNA_STORAGE or optuna.db beside the MLflow store.",
     )
     tune: Tune | None = Field(description="Tune-phase settings; none when no method has a search space.")
     replicate_split: Literal["test", "dev"] = Field(description="Split the replicate runs are evaluated on.")
