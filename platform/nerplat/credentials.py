@@ -9,7 +9,9 @@ from __future__ import annotations
 import re
 
 _URL_CREDENTIALS = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*://)[^/@\s]+@")
-_SECRET_QUERY = re.compile(r"(?P<key>[?&](?:[A-Za-z_]*token|[A-Za-z_]*secret|password|key|sig|signature)=)[^&#\s]*", re.IGNORECASE)
+_SECRET_QUERY = re.compile(
+    r"(?P<key>[?&](?:[A-Za-z_]*token|[A-Za-z_]*secret|password|key|sig|signature)=)[^&#\s]*", re.IGNORECASE
+)
 
 
 def without_credentials(text: str) -> str:

@@ -52,7 +52,9 @@ def _lenient_micro_scores(gold: Sequence[Sequence[str]], pred: Sequence[Sequence
     precision, recall, f1, _ = precision_recall_fscore_support(
         [list(s) for s in gold], [list(s) for s in pred], average="micro", zero_division=0
     )
-    return {"conlleval_micro_precision": float(precision), "conlleval_micro_recall": float(recall), "conlleval_micro_f1": float(f1)}
+    return {
+        "conlleval_micro_precision": float(precision), "conlleval_micro_recall": float(recall), "conlleval_micro_f1": float(f1)
+    }
 
 
 def _strict_span_scores(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> dict[str, float]:

@@ -86,7 +86,9 @@ def load_spec_plugins(names: list[Any], spec_folder: Path, locate: Any) -> list[
     plugins, problems = [], []
     for index, name in enumerate(names):
         if not isinstance(name, str) or not name.strip():
-            problems.append(locate("a plugin is a module name (my_pkg.losses) or a .py file or folder relative to the spec", index))
+            problems.append(
+                locate("a plugin is a module name (my_pkg.losses) or a .py file or folder relative to the spec", index)
+            )
             continue
         try:
             plugins.append(_load_named(name.strip(), spec_folder))
@@ -138,7 +140,9 @@ def _load_module(name: str) -> Plugin:
             module = importlib.import_module(name)
         except ModuleNotFoundError as error:
             if error.name and name.startswith(error.name):
-                raise _PluginError(f"plugin '{name}': no such module (install it, or give a .py file relative to the spec)") from None
+                raise _PluginError(
+                    f"plugin '{name}': no such module (install it, or give a .py file relative to the spec)"
+                ) from None
             raise _PluginError(f"plugin '{name}' failed to import: {error}") from None
         except BaseException as error:
             raise _PluginError(f"plugin '{name}' failed to import: {_failure(error)}") from None
