@@ -46,7 +46,9 @@ class TaggerBundle:
     encoder: EncoderSettings
 
 
-def save_bundle(directory: Path, tagger: Tagger, tokenizer: Any, labels: list[str], head: Component, encoder: EncoderSettings) -> Path:
+def save_bundle(
+    directory: Path, tagger: Tagger, tokenizer: Any, labels: list[str], head: Component, encoder: EncoderSettings
+) -> Path:
     """Writes the folder atomically (a temporary sibling, then a rename); returns `directory`."""
     from safetensors.torch import save_model
 
@@ -94,12 +96,16 @@ def load_bundle(directory: Path) -> TaggerBundle:
         load_model(tagger, str(directory / WEIGHTS_FILE))
     except (SafetensorError, RuntimeError, OSError) as error:  # truncated, another model's, unreadable
         reason = str(error).strip().splitlines()[0][:200] if str(error).strip() else type(error).__name__
-        raise UserInputError(Problem(f"cannot load the tagger's weights ({reason}): {_WRITE_AGAIN}", str(directory / WEIGHTS_FILE))) from None
+        raise UserInputError(Problem(
+            f"cannot load the tagger's weights ({reason}): {_WRITE_AGAIN}", str(directory / WEIGHTS_FILE)
+        )) from None
     tagger.eval()
     return TaggerBundle(tagger, tokenizer, labels, head, encoder_settings)
 
 
-_WRITE_AGAIN = "the model folder is damaged; write it again (`nerplat train --save`, `nerplat export`) or fetch it from MLflow again"
+_WRITE_AGAIN = (
+    "the model folder is damaged; write it again (`nerplat train --save`, `nerplat export`) or fetch it from MLflow again"
+)
 
 
 def _read_settings(settings_file: Path) -> tuple[list[str], Component, EncoderSettings]:
@@ -111,7 +117,9 @@ def _read_settings(settings_file: Path) -> tuple[list[str], Component, EncoderSe
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise UserInputError(Problem(f"not readable as JSON ({error}): {_WRITE_AGAIN}", str(settings_file))) from None
     if not isinstance(settings, dict):
-        raise UserInputError(Problem(f"expected a JSON object with format, labels, head and encoder: {_WRITE_AGAIN}", str(settings_file)))
+        raise UserInputError(Problem(
+            f"expected a JSON object with format, labels, head and encoder: {_WRITE_AGAIN}", str(settings_file)
+        ))
     if settings.get("format") != FORMAT_VERSION:
         raise UserInputError(f"{settings_file}: format {settings.get('format')!r}, this nerplat reads format {FORMAT_VERSION}")
     labels = settings.get("labels")
@@ -122,7 +130,9 @@ def _read_settings(settings_file: Path) -> tuple[list[str], Component, EncoderSe
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
-        raise UserInputError(Problem(f"'head' or 'encoder' is invalid ({where}: {first['msg']}): {_WRITE_AGAIN}", str(settings_file))) from None
+        raise UserInputError(Problem(
+            f"'head' or 'encoder' is invalid ({where}: {first['msg']}): {_WRITE_AGAIN}", str(settings_file)
+        )) from None
 
 
 def _save_encoder_shape(model: Any, directory: Path) -> None:

@@ -23,7 +23,9 @@ from nerplat.serving.rows import row_problem
 
 INPUT_FORMATS = ("text", "conll", "jsonl")
 OUTPUT_FORMATS = ("jsonl", "conll")
-_SUFFIXES = {".txt": "text", ".jsonl": "jsonl", ".json": "jsonl", ".conll": "conll", ".bio": "conll", ".tsv": "conll", ".iob": "conll"}
+_SUFFIXES = {
+    ".txt": "text", ".jsonl": "jsonl", ".json": "jsonl", ".conll": "conll", ".bio": "conll", ".tsv": "conll", ".iob": "conll",
+}
 
 
 def input_format(path: Path, chosen: str | None) -> str:
@@ -34,7 +36,9 @@ def input_format(path: Path, chosen: str | None) -> str:
         return chosen
     if path.suffix.lower() in _SUFFIXES:
         return _SUFFIXES[path.suffix.lower()]
-    raise UserInputError(Problem(f"cannot tell the format of {path} from its suffix: pass --format {'|'.join(INPUT_FORMATS)}", str(path)))
+    raise UserInputError(Problem(
+        f"cannot tell the format of {path} from its suffix: pass --format {'|'.join(INPUT_FORMATS)}", str(path)
+    ))
 
 
 def read_rows(path: Path, fmt: str) -> list[dict[str, Any]]:

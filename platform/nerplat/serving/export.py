@@ -103,7 +103,9 @@ def _write_mlflow(bundle: TaggerBundle, model_folder: Path | None, out: Path) ->
     from nerplat.serving import pyfunc  # lazy: MLflow, which only the mlflow format needs
 
     with tempfile.TemporaryDirectory(prefix="nerplat-export-") as directory:
-        saved = save_bundle(Path(directory) / "tagger", bundle.tagger, bundle.tokenizer, bundle.labels, bundle.head, bundle.encoder)
+        saved = save_bundle(
+            Path(directory) / "tagger", bundle.tagger, bundle.tokenizer, bundle.labels, bundle.head, bundle.encoder
+        )
         out.rmdir()  # save_model creates the folder itself
         mlflow.pyfunc.save_model(
             str(out), python_model=pyfunc.TaggerModel(), artifacts={MLFLOW_ARTIFACT: str(saved)},

@@ -33,7 +33,9 @@ def check_output_file(path: Path, flag: str = "-o") -> bool:
         mode = os.stat(path).st_mode  # follows symlinks
     except FileNotFoundError:
         if path.is_symlink():
-            raise _refused(flag, path, f"is a symlink to {os.readlink(path)}, which does not exist: name a file to write") from None
+            raise _refused(
+                flag, path, f"is a symlink to {os.readlink(path)}, which does not exist: name a file to write"
+            ) from None
         return False
     except OSError as error:
         raise _refused(flag, path, f"cannot be written: {error.strerror}") from None

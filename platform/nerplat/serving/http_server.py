@@ -96,7 +96,11 @@ def _rows(name: str, value: Any) -> list[Any]:
             raise Refused(400, f"'dataframe_split' must be {{\"columns\": [...], \"data\": [[...], ...]}}: expected {EXPECTED}")
         columns = value["columns"]
         if any(not isinstance(row, list) or len(row) != len(columns) for row in value["data"]):
-            raise Refused(400, f"'dataframe_split': every row of 'data' must be a list of {len(columns)} values, one per column: expected {EXPECTED}")
+            raise Refused(
+                400,
+                f"'dataframe_split': every row of 'data' must be a list of {len(columns)} values, one per column: "
+                f"expected {EXPECTED}",
+            )
         return [dict(zip(columns, row)) for row in value["data"]]
     if isinstance(value, dict) and name != "dataframe_records":  # columns: {"text": [...]}
         lengths = {len(column) if isinstance(column, list) else -1 for column in value.values()}
@@ -161,7 +165,9 @@ class TaggingQueue:
         self._executor.shutdown(wait=False, cancel_futures=True)
 
 
-def tagging_app(tag: Callable[[list[dict[str, Any]], Callable[[], bool]], list[dict[str, Any]]], limits: ServingLimits, version: str) -> Any:
+def tagging_app(
+    tag: Callable[[list[dict[str, Any]], Callable[[], bool]], list[dict[str, Any]]], limits: ServingLimits, version: str
+) -> Any:
     """The ASGI application: `tag(rows, stop)` turns validated rows into records."""
     from starlette.applications import Starlette
     from starlette.exceptions import HTTPException
@@ -179,7 +185,9 @@ def tagging_app(tag: Callable[[list[dict[str, Any]], Callable[[], bool]], list[d
 
     async def invocations(request: Request) -> Response:
         try:
-            rows = rows_of_payload(_decode(await _read_body(request, limits.max_request_bytes), request.headers.get("content-type")))
+            rows = rows_of_payload(
+                _decode(await _read_body(request, limits.max_request_bytes), request.headers.get("content-type"))
+            )
             return JSONResponse({"predictions": await queue.run(rows, request.is_disconnected)})
         except Refused as refused:
             return JSONResponse({"error_code": refused.error_code, "message": refused.message}, status_code=refused.status)
@@ -198,7 +206,9 @@ def tagging_app(tag: Callable[[list[dict[str, Any]], Callable[[], bool]], list[d
             message, code = f"no endpoint {where}: this server answers {ENDPOINTS}", "ENDPOINT_NOT_FOUND"
         elif error.status_code == 405:
             allowed = [m.strip() for m in (error.headers or {}).get("Allow", "").split(",") if m.strip() not in ("", "HEAD")]
-            message, code = f"{where} is not allowed: use {' or '.join(allowed)} (this server answers {ENDPOINTS})", "METHOD_NOT_ALLOWED"
+            message, code = (
+                f"{where} is not allowed: use {' or '.join(allowed)} (this server answers {ENDPOINTS})", "METHOD_NOT_ALLOWED"
+            )
         else:
             message, code = f"{where}: {error.detail}", "BAD_REQUEST"
         return JSONResponse({"error_code": code, "message": message}, status_code=error.status_code, headers=error.headers)
@@ -221,7 +231,10 @@ async def _read_body(request: Any, limit: int) -> bytes:
     """The body, at most `limit` bytes (`Refused` 413 beyond); `ClientGone` when the client leaves mid-body."""
     from starlette.requests import ClientDisconnect
 
-    too_large = Refused(413, f"the request is larger than {limit:,} bytes: split it, or raise the server's --max-request-bytes", "REQUEST_TOO_LARGE")
+    too_large = Refused(
+        413, f"the request is larger than {limit:,} bytes: split it, or raise the server's --max-request-bytes",
+        "REQUEST_TOO_LARGE",
+    )
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
         raise too_large
@@ -239,7 +252,11 @@ async def _read_body(request: Any, limit: int) -> bytes:
 
 def _decode(body: bytes, content_type: str | None) -> Any:
     if (content_type or "").split(";")[0].strip().lower() != "application/json":
-        raise Refused(415, f"send JSON with the header Content-Type: application/json (got {content_type or 'none'}): expected {EXPECTED}", "UNSUPPORTED_MEDIA_TYPE")
+        raise Refused(
+            415,
+            f"send JSON with the header Content-Type: application/json (got {content_type or 'none'}): expected {EXPECTED}",
+            "UNSUPPORTED_MEDIA_TYPE",
+        )
     try:
         return json.loads(body)
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
@@ -264,5 +281,10 @@ def check_address(host: str, port: int) -> None:
         with socket.create_server((host, port)):
             pass
     except OSError as error:
-        reason = "in use: pick another with --port" if error.errno == errno.EADDRINUSE else f"not available ({error.strerror or error})"
-        raise UserInputError(Problem(f"cannot listen on {host}:{port}: {reason}", path="--port" if error.errno == errno.EADDRINUSE else "--host")) from None
+        reason = (
+            "in use: pick another with --port" if error.errno == errno.EADDRINUSE
+            else f"not available ({error.strerror or error})"
+        )
+        raise UserInputError(Problem(
+            f"cannot listen on {host}:{port}: {reason}", path="--port" if error.errno == errno.EADDRINUSE else "--host"
+        )) from None

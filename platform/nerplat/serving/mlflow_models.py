@@ -200,7 +200,9 @@ def model_signature() -> Any:
         ]
     )
     return ModelSignature(
-        inputs=Schema([ColSpec(DataType.string, "text", required=False), ColSpec(Array(DataType.string), "tokens", required=False)]),
+        inputs=Schema(
+            [ColSpec(DataType.string, "text", required=False), ColSpec(Array(DataType.string), "tokens", required=False)]
+        ),
         outputs=Schema(
             [
                 ColSpec(Array(DataType.string), "words"),
@@ -268,7 +270,11 @@ def register_arm_models(
     logged models are deleted (their weights are not kept twice).
     """
     chosen = select_replicates({run.info.run_id: replicate_score(run, metric, split) for run in runs}, rule, mode)
-    logged = [(run, model) for run in runs if run.info.run_id in chosen and (model := logged_model_of_run(tracking_uri, run.info.run_id))]
+    logged = [
+        (run, model)
+        for run in runs
+        if run.info.run_id in chosen and (model := logged_model_of_run(tracking_uri, run.info.run_id))
+    ]
     name = arm_model_name(tracking_uri, arm, split) if logged else ""
     versions = [register_run_model(tracking_uri, name, run, model, split) for run, model in logged]
     if rule == "best":

@@ -40,7 +40,9 @@ def predict_records(
     return records
 
 
-def _tagged_records(bundle: Any, rows: list[dict[str, Any]], splitter: str, batch_size: int, stop: Callable[[], bool] | None) -> list[dict[str, Any]]:
+def _tagged_records(
+    bundle: Any, rows: list[dict[str, Any]], splitter: str, batch_size: int, stop: Callable[[], bool] | None
+) -> list[dict[str, Any]]:
     words, sources = [], []
     for row in rows:
         if row.get("text") is not None:

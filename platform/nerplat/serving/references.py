@@ -112,19 +112,30 @@ def _registered_query(reference: str) -> tuple[str, tuple] | None:
     name, separator, version = _NAME_VERSION.match(reference).groups("")
     live = "v.current_stage != 'Deleted_Internal' AND v.status = 'READY'"
     if separator == "@":
-        query = f"SELECT v.storage_location FROM model_versions v JOIN registered_model_aliases a ON a.name = v.name AND a.version = v.version WHERE v.name = ? AND a.alias = ? AND {live}"
+        query = (
+            "SELECT v.storage_location FROM model_versions v JOIN registered_model_aliases a "
+            f"ON a.name = v.name AND a.version = v.version WHERE v.name = ? AND a.alias = ? AND {live}"
+        )
         return query, (name, version)
     if separator == "/" and version.isdigit():
-        return f"SELECT v.storage_location FROM model_versions v WHERE v.name = ? AND v.version = ? AND {live}", (name, int(version))
+        return (
+            f"SELECT v.storage_location FROM model_versions v WHERE v.name = ? AND v.version = ? AND {live}", (name, int(version))
+        )
     if not separator:
-        query = f"SELECT v.storage_location FROM model_versions v WHERE v.name = ? AND {live} AND v.version = (SELECT MAX(version) FROM model_versions WHERE name = ?)"
+        query = (
+            f"SELECT v.storage_location FROM model_versions v WHERE v.name = ? AND {live} "
+            "AND v.version = (SELECT MAX(version) FROM model_versions WHERE name = ?)"
+        )
         return query, (name, name)
     return None
 
 
 def _run_model_query(run_id: str) -> tuple[str, tuple]:
     """The query for the folder of the tagger logged on a run, as `logged_model_of_run` finds it: complete, not deleted."""
-    query = "SELECT artifact_location FROM logged_models WHERE source_run_id = ? AND name = ? AND status = ? AND lifecycle_stage = 'active'"
+    query = (
+        "SELECT artifact_location FROM logged_models WHERE source_run_id = ? AND name = ? AND status = ? "
+        "AND lifecycle_stage = 'active'"
+    )
     return query, (run_id, MODEL_NAME, _LOGGED_MODEL_READY)
 
 

@@ -35,7 +35,7 @@ def row_problem(row: Any) -> str | None:
         for string in strings:
             if (found := _LONE_SURROGATE.search(string)) is not None:
                 return (
-                    f"'{field}' holds a lone surrogate (U+{ord(found.group()):04X} at character {found.start()}), which is not text: "
-                    "escape a character beyond U+FFFF as a surrogate pair, or send it as UTF-8"
+                    f"'{field}' holds a lone surrogate (U+{ord(found.group()):04X} at character {found.start()}), "
+                    "which is not text: escape a character beyond U+FFFF as a surrogate pair, or send it as UTF-8"
                 )
     return None
