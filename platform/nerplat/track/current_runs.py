@@ -66,7 +66,10 @@ def current_runs(runs: Iterable[Any]) -> CurrentRuns:
         return (parent not in arm_ids, run.data.tags.get(schema.STATUS) not in FINISHED, *newest_first(run))
 
     children: dict[str, Any] = {}
-    for run in sorted((r for r in runs if kind(r) in ("trial", "replicate") and r.data.tags.get(schema.PARENT_RUN) not in retired), key=preference):
+    for run in sorted(
+        (r for r in runs if kind(r) in ("trial", "replicate") and r.data.tags.get(schema.PARENT_RUN) not in retired),
+        key=preference,
+    ):
         children.setdefault(key(run), run)
     kept_ids = arm_ids | {run.info.run_id for run in children.values()}
     keeps = [run.info.run_id in kept_ids or kind(run) not in ("arm", "trial", "replicate") for run in runs]

@@ -188,7 +188,9 @@ class ExperimentTracker:
         """The experiment's summary run (an MLflow `Run`), or None before the first `nerplat run`."""
         return self._find_top_level_run(SUMMARY_RUN_KEY, "summary")
 
-    def log_summary_artifacts(self, run_id: str, plan: Any, resolved_spec: Any, plugin_files: Sequence[Mapping[str, str]] = ()) -> None:
+    def log_summary_artifacts(
+        self, run_id: str, plan: Any, resolved_spec: Any, plugin_files: Sequence[Mapping[str, str]] = ()
+    ) -> None:
         """The plan, the resolved spec, the environment and, when there are any, the plugin files
         the run imports (with their sha256) on the summary run."""
         self.client.log_dict(run_id, to_plain(plan), schema.PLAN_ARTIFACT)
@@ -430,7 +432,9 @@ class ExperimentTracker:
                 run_view_type=ViewType.ACTIVE_ONLY,
                 order_by=["attributes.start_time ASC"],
             )
-            runs = sorted((run for run in runs if schema.PARENT_RUN not in run.data.tags), key=lambda r: (r.info.start_time, r.info.run_id))
+            runs = sorted(
+                (run for run in runs if schema.PARENT_RUN not in run.data.tags), key=lambda r: (r.info.start_time, r.info.run_id)
+            )
             if runs and kind == "summary":
                 return runs[0]
             if runs:
@@ -454,7 +458,9 @@ class ExperimentTracker:
             )
         run_id = run.info.run_id
         if run.info.status == "FINISHED":
-            return TrackedRun(run_id, key, run.info.run_name, resumed=True, finished=True, status=run.data.tags.get(schema.STATUS))
+            return TrackedRun(
+                run_id, key, run.info.run_name, resumed=True, finished=True, status=run.data.tags.get(schema.STATUS)
+            )
         missing = [Param(key, value) for key, value in params.items() if key not in existing]
         rewrite_on_race(self.client.log_batch, run_id, [], missing, [RunTag(key, value) for key, value in tags.items()])
         if run.info.status != "RUNNING":

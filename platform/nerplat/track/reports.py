@@ -25,7 +25,9 @@ def create_summary_run(client: MlflowClient, experiment_id: str, experiment_name
     run = client.create_run(
         experiment_id,
         run_name=SUMMARY_RUN_NAME,
-        tags={schema.KIND: "summary", schema.PHASE: "summary", schema.EXPERIMENT: experiment_name, schema.RUN_KEY: SUMMARY_RUN_KEY},
+        tags={
+            schema.KIND: "summary", schema.PHASE: "summary", schema.EXPERIMENT: experiment_name, schema.RUN_KEY: SUMMARY_RUN_KEY
+        },
     )
     client.set_terminated(run.info.run_id)
     return run.info.run_id

@@ -34,10 +34,12 @@ SAMPLED = "nerplat.sampled"  # JSON of a tuning trial's searched values (exact t
 BEST_TRIAL = "nerplat.best_trial"  # "true" on the tuning trial whose configuration its arm chose
 RAY_NODE = "nerplat.ray_node"  # the Ray node a trial ran on (its last one, after retries)
 MALLOC = "nerplat.malloc"  # the allocator of the trial's worker: tcmalloc | jemalloc | system (run.allocator)
-PRECISION = "nerplat.precision"  # the arithmetic the trial ran: fp32 | bf16 | fp16 (`train.precision: auto` resolved on its device)
+# the arithmetic the trial ran: fp32 | bf16 | fp16 (`train.precision: auto` resolved on its device)
+PRECISION = "nerplat.precision"
 EVAL_PRECISION = "nerplat.eval_precision"  # the arithmetic of its dev and test forward passes (`train.eval_precision` resolved)
 DEVICE = "nerplat.device"  # what the trial computed on: `cpu: <model> x<threads> threads` | `cuda: <GPU name>`
-CPU_CAPABILITY = "nerplat.cpu_capability"  # the vector instructions torch's CPU kernels use there: AVX2 | AVX512 | ... (`trial.device.cpu_capability`)
+# the vector instructions torch's CPU kernels use there: AVX2 | AVX512 | ... (`trial.device.cpu_capability`)
+CPU_CAPABILITY = "nerplat.cpu_capability"
 STOPPED_BY = "nerplat.stopped_by"  # why training ended: "patience" (train.early_stopping) | "cap" (train.epochs)
 STATUS = "nerplat.status"  # "completed" | "early_stopped" | "failed" | "interrupted"
 GIT_DIRTY = "nerplat.git_dirty"  # "true" when the nerplat source tree had uncommitted changes

@@ -206,7 +206,8 @@ class LocalMlflowServer(LocalServer):
 
     def environment(self) -> dict[str, str]:
         # MLflow 3 also starts a job runner and 7 consumers for GenAI scorers by default; nerplat
-        # uses none, and on a busy machine they made the start several times longer (docs/performance.md, "Figures behind the code's choices").
+        # uses none, and on a busy machine they made the start several times longer (docs/performance.md,
+        # "Figures behind the code's choices").
         return {**os.environ, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
 
     def launch(self) -> None:

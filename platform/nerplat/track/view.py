@@ -43,7 +43,10 @@ def runs_table_url(server_url: str, experiment_id: str) -> str:
 
 def shared_view_url(server_url: str, experiment_id: str) -> str:
     """The runs table with nerplat's columns (`runs_view_tag`), under MLflow's shared-view banner."""
-    return f"{server_url.rstrip('/')}/#/experiments/{experiment_id}/runs?workflowType=machine_learning&viewStateShareKey={VIEW_KEY}"
+    return (
+        f"{server_url.rstrip('/')}/#/experiments/{experiment_id}/runs"
+        f"?workflowType=machine_learning&viewStateShareKey={VIEW_KEY}"
+    )
 
 
 def runs_view_tag(params: Sequence[str], metrics: Sequence[str], tags: Sequence[str]) -> tuple[str, str]:
