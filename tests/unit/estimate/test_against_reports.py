@@ -39,7 +39,9 @@ def test_each_arm_is_predicted_as_a_replicate_at_its_runs_epochs_beside_their_se
         train_tokens_per_s=500.0, eval_tokens_per_s=2000.0, setup_s=3.0, seconds=20.0,
     )  # fmt: skip
     machine = Machine(cpus=2, gpus=0, label_of=lambda arm: DEVICE, precision_of=lambda arm: "fp32")
-    estimator = HostEstimator([], machine, lambda arm: EpochWork(3000.0, 1, dev_tokens=4000.0, test_tokens=8000.0), lambda arms, m: [calibration])
+    estimator = HostEstimator(
+        [], machine, lambda arm: EpochWork(3000.0, 1, dev_tokens=4000.0, test_tokens=8000.0), lambda arms, m: [calibration]
+    )
     check = check_report(report, plan, estimator)
     # 6 epochs of 3000 sub-tokens at 500/s; start-up 3 s; 3 dev evaluations and the test split at 2000/s
     predicted = 6 * 3000 / 500 + 3.0 + (3 * 4000 + 8000) / 2000
@@ -57,4 +59,5 @@ def test_each_arm_is_predicted_as_a_replicate_at_its_runs_epochs_beside_their_se
 
 def test_the_spec_and_profile_come_from_the_reports_run_command(report):
     assert report_command(report) == (Path("specs/sweep.yaml"), "cpu")
-    assert report_command(REPO / "docs" / "results" / "entity_ratio") == (Path("specs/entity_ratio.yaml"), "cpu")  # the command ends the quote
+    # the command ends the quote
+    assert report_command(REPO / "docs" / "results" / "entity_ratio") == (Path("specs/entity_ratio.yaml"), "cpu")

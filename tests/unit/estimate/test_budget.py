@@ -30,7 +30,9 @@ def test_a_budget_without_a_unit_is_refused_with_the_forms_it_takes(text):
 
 def replan(profile: str | None = "cpu"):
     """entity_ratio compiled again with `overrides`, its cap held at 20 epochs (the figures below), whatever the spec's."""
-    return lambda overrides: compile_plan(ENTITY_RATIO, default_catalog(), profile=profile, overrides=["train.epochs=20", *overrides])
+    return lambda overrides: compile_plan(
+        ENTITY_RATIO, default_catalog(), profile=profile, overrides=["train.epochs=20", *overrides]
+    )
 
 
 def predict(plan) -> float | None:
@@ -53,7 +55,8 @@ def test_the_cuts_are_the_largest_units_and_epoch_cap_that_fit():
     # 8 units add a look of 2 seeds an arm (180 s), 7 of 1 (120 s): only 6 units (2 looks) fit
     assert units.what == "at most 6 units (max_seeds, now 9)" and units.wall_s == pytest.approx(600.0)
     assert "replicate.sequential.max_seeds=6" in units.overrides
-    assert epochs.what == "an epoch cap of 13 (now 20)" and epochs.overrides == ("train.epochs=13",) and epochs.wall_s == pytest.approx(13 * 45)
+    assert epochs.what == "an epoch cap of 13 (now 20)" and epochs.overrides == ("train.epochs=13",)
+    assert epochs.wall_s == pytest.approx(13 * 45)
     assert "--set train.epochs=13" in epochs.line() and "9.8 min" in epochs.line()
 
 
@@ -67,7 +70,9 @@ def test_advice_says_the_prediction_fits_or_which_cuts_would_and_asks_for_none_w
     assert over.as_dict()["cuts"][1]["overrides"] == ("train.epochs=13",) and over.as_dict()["fits"] is False
     nothing = advise(plan, 900.0, 1.0, replan(), predict)
     assert nothing.cuts == [] and "no single cut tried" in nothing.lines()[0]
-    assert advise(plan, None, 600.0, replan(), predict).lines() == ["budget 10.0 min: no prediction to hold against it (an arm has none)"]
+    assert advise(plan, None, 600.0, replan(), predict).lines() == [
+        "budget 10.0 min: no prediction to hold against it (an arm has none)"
+    ]
 
 
 def with_crf(overrides=()):

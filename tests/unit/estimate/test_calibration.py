@@ -44,7 +44,8 @@ def test_a_calibration_times_training_steps_and_a_dev_evaluation_of_the_arms_enc
     calibration = calibrate_arm(plan.arms[0], machine)
     assert calibration.key == calibration_key(plan.arms[0], machine) == ("tiny", machine.label_of(plan.arms[0]), "fp32", 4, 64)
     assert calibration.steps == STEPS  # batches of 4 of the 40 sentences cut to STEPS batches
-    assert calibration.train_tokens_per_s > 0 and calibration.eval_tokens_per_s > 0 and 0 < calibration.setup_s < calibration.seconds
+    assert calibration.train_tokens_per_s > 0 and calibration.eval_tokens_per_s > 0
+    assert 0 < calibration.setup_s < calibration.seconds
     assert torch.get_num_threads() == threads  # the arm's one thread was for the calibration only
 
 

@@ -26,9 +26,19 @@ def machine(cpus: int = 2, device: str = DEVICE) -> Machine:
 
 
 def run(
-    arm: str, device: str | None = DEVICE, *, tokens: float = 8000.0, train_s: float = 4.0, wall_s: float = 6.0, encoder: str = "minilm-l6", objective: str = "ce"
+    arm: str,
+    device: str | None = DEVICE,
+    *,
+    tokens: float = 8000.0,
+    train_s: float = 4.0,
+    wall_s: float = 6.0,
+    encoder: str = "minilm-l6",
+    objective: str = "ce",
 ) -> MeasuredRun:
-    return MeasuredRun(arm=arm, objective=objective, encoder=encoder, device=device, precision="fp32", epochs=4, train_tokens=tokens, train_s=train_s, wall_s=wall_s)
+    return MeasuredRun(
+        arm=arm, objective=objective, encoder=encoder, device=device, precision="fp32", epochs=4, train_tokens=tokens,
+        train_s=train_s, wall_s=wall_s,
+    )
 
 
 def work(tokens: float, passes: int = 1, dev: float = 0.0, test: float = 0.0):
@@ -59,7 +69,8 @@ def test_an_arm_without_runs_of_its_own_counts_its_epoch_tokens_on_its_data(swee
 
 
 def test_runs_of_the_arms_objective_give_the_throughput_else_other_objectives_times_its_passes(sweep):
-    """Another objective's runs go by the tokens/s of one pass a batch: an objective of 3 passes (OVA-AUC's B, I, O) takes 3 times as long."""
+    """Another objective's runs go by the tokens/s of one pass a batch: an objective of 3 passes (OVA-AUC's B, I, O)
+    takes 3 times as long."""
     ova_auc = sweep.model_copy(update={"arms": [sweep.arms[0].model_copy(update={"objective": "ova_auc"})]})
     runs = [run("another/arm", tokens=4000.0, train_s=2.0, wall_s=3.0)]  # ce: 2000 tokens/s, 1 s outside training
     (arm_cost,) = predict_cost(ova_auc, runs, machine(), work_of=work(1000.0, passes=3)).arms
@@ -67,7 +78,8 @@ def test_runs_of_the_arms_objective_give_the_throughput_else_other_objectives_ti
     assert "(none with ova_auc), on this device; epoch tokens counted on its data, 3 passes a batch" in arm_cost.basis
     runs.append(run("third/arm", tokens=4000.0, train_s=6.0, wall_s=7.0, objective="ova_auc"))  # ova_auc: 667 tokens/s
     (arm_cost,) = predict_cost(ova_auc, runs, machine(), work_of=work(1000.0, passes=3)).arms
-    assert arm_cost.runs == 1 and arm_cost.trial_s == pytest.approx(4 * 1000 / (4000 / 6) + 1.0)  # the short end of all runs' rest
+    # the short end of all runs' rest
+    assert arm_cost.runs == 1 and arm_cost.trial_s == pytest.approx(4 * 1000 / (4000 / 6) + 1.0)
     assert "1 runs of minilm-l6 with ova_auc, on this device; epoch tokens counted on its data" == arm_cost.basis
 
 
@@ -98,7 +110,9 @@ def test_the_spec_wall_time_tunes_arm_by_arm_then_runs_each_look_of_replicates_i
     assert one_look.looks == 1 and one_look.wall_s < cost.wall_s
     tuned = plan.model_copy(update={"arms": [arm.model_copy(update={"tune_trials": 3}) for arm in plan.arms]})
     # 3 tuning trials 2 at a time take two rounds of each arm's trial
-    assert predict_cost(tuned, runs, machine(), work_of=work(0.0), looks=[look] * 3).wall_s == pytest.approx(2 * (40 + 60 + 80) + 3 * 300.0)
+    assert predict_cost(tuned, runs, machine(), work_of=work(0.0), looks=[look] * 3).wall_s == pytest.approx(
+        2 * (40 + 60 + 80) + 3 * 300.0
+    )
 
 
 def test_runs_of_another_device_or_encoder_give_no_prediction_and_say_why(sweep):
@@ -115,7 +129,9 @@ def test_runs_made_before_devices_were_recorded_count_and_say_so(sweep):
     (arm_cost,) = predict_cost(sweep, [run(arm.id, device=None)], machine(), work_of=work(0.0)).arms
     assert arm_cost.trial_s == pytest.approx(6.0) and "device not recorded" in arm_cost.basis
     # a run that recorded this device wins over unrecorded ones
-    (arm_cost,) = predict_cost(sweep, [run(arm.id, device=None), run(arm.id, train_s=8.0, wall_s=10.0)], machine(), work_of=work(0.0)).arms
+    (arm_cost,) = predict_cost(
+        sweep, [run(arm.id, device=None), run(arm.id, train_s=8.0, wall_s=10.0)], machine(), work_of=work(0.0)
+    ).arms
     assert arm_cost.trial_s == pytest.approx(4 * 2000 / 1000 + 2.0) and "on this device" in arm_cost.basis
 
 
@@ -135,14 +151,20 @@ def test_an_arm_without_earlier_runs_goes_by_a_calibration_of_its_encoder_and_sa
     # training 4 x 1000 tokens x 3 passes at 500/s; rest: start-up 3 s, 2 dev evaluations of 4000 and
     # a 21st of a test split of 84000 sub-tokens a trial, at 2000 sub-tokens/s
     assert arm_cost.trial_s == pytest.approx(4 * 1000 * 3 / 500 + 3.0 + (2 * 4000 + 84000 / 21) / 2000)
-    assert arm_cost.runs == 0 and arm_cost.basis == "calibrated here (6 steps of minilm-l6); epoch tokens counted on its data, 3 passes a batch"
+    assert arm_cost.runs == 0
+    assert arm_cost.basis == "calibrated here (6 steps of minilm-l6); epoch tokens counted on its data, 3 passes a batch"
     lines = cost.lines()
-    assert lines[0].startswith("calibration run here: 6 training steps of minilm-l6 at batch 16, max_length 64 in fp32 on cpu: Test CPU x2")
+    assert lines[0].startswith(
+        "calibration run here: 6 training steps of minilm-l6 at batch 16, max_length 64 in fp32 on cpu: Test CPU x2"
+    )
     assert "500 tokens/s, dev 2000 tokens/s" in lines[0] and cost.calibrations == [calibration()]
     assert "every run at its epoch cap: early stopping can only shorten it" in lines[-1]
 
 
-@pytest.mark.parametrize("changes", [{"batch_size": 32}, {"max_length": 128}, {"precision": "bf16"}, {"encoder": "bert-base"}, {"device": "cpu: other"}])
+@pytest.mark.parametrize(
+    "changes",
+    [{"batch_size": 32}, {"max_length": 128}, {"precision": "bf16"}, {"encoder": "bert-base"}, {"device": "cpu: other"}],
+)
 def test_a_calibration_stands_only_for_arms_of_its_encoder_device_arithmetic_batch_size_and_length(sweep, changes):
     cost = predict_cost(sweep, [], machine(), work(1000.0), calibrations=[calibration(**changes)])
     assert cost.arms[0].trial_s is None and cost.wall_s is None and cost.calibrations == []

@@ -15,7 +15,10 @@ from nerplat.trial.variant_registry import featurize_for_head
 REPO = Path(__file__).parents[3]
 
 
-@pytest.mark.parametrize(("spec", "objective", "passes"), [("ova_auc_lowres", "ova_auc", 3), ("auc2t_lowres_conll", "comauc_2t", 2), ("ova_auc_lowres", "ce", 1)])
+@pytest.mark.parametrize(
+    ("spec", "objective", "passes"),
+    [("ova_auc_lowres", "ova_auc", 3), ("auc2t_lowres_conll", "comauc_2t", 2), ("ova_auc_lowres", "ce", 1)],
+)
 def test_the_passes_a_batch_takes_come_from_the_objectives_config_on_the_arms_labels(spec, objective, passes):
     plan = compile_plan(REPO / "specs" / f"{spec}.yaml", default_catalog(), profile="cpu")
     arm = next(arm for arm in plan.arms if arm.objective == objective)
@@ -47,13 +50,24 @@ def test_the_epoch_tokens_of_an_mrc_arm_count_every_querys_example(tmp_path):
     (tmp_path / "spec.yaml").write_text(MRC_SPEC)
     (arm,) = compile_plan(tmp_path / "spec.yaml", default_catalog()).arms
     work = epoch_work_on_data(arm)
-    corpus = prepare_corpus(DatasetRef.model_validate(arm.fixed["dataset"]), (Component.model_validate(arm.fixed["samplers"][0]),), seed=arm.replicates[0].seed, partition=0).corpus
+    corpus = prepare_corpus(
+        DatasetRef.model_validate(arm.fixed["dataset"]),
+        (Component.model_validate(arm.fixed["samplers"][0]),),
+        seed=arm.replicates[0].seed,
+        partition=0,
+    ).corpus
     settings = EncoderSettings.model_validate(arm.fixed["encoder"])
     features = featurize_for_head(
-        Component.model_validate(arm.fixed["head"]), corpus.name, corpus.train, load_encoder(settings).tokenizer, settings, corpus.labels()
+        Component.model_validate(arm.fixed["head"]),
+        corpus.name,
+        corpus.train,
+        load_encoder(settings).tokenizer,
+        settings,
+        corpus.labels(),
     )
     types = len(features.types)
-    pair = sum(len(query) for query in features.queries) + types * features.layout.specials  # the queries of a window's K examples
+    # the queries of a window's K examples
+    pair = sum(len(query) for query in features.queries) + types * features.layout.specials
     assert types == 4  # CoNLL-2003: PER, LOC, ORG, MISC
     assert work.tokens == types * features.token_counts().sum() + features.num_windows * pair
     assert work.dev_tokens > types * 10  # the dev subset's 10 sentences, each read once per query

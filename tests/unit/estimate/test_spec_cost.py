@@ -29,13 +29,20 @@ def store_with_runs(sweep, tmp_path) -> str:
     experiment = client.create_experiment("earlier")
     label = this_machine().label_of(arm)
     for index in range(3):
-        tags = {schema.KIND: "trial", schema.ARM: arm.id, schema.ENCODER: "minilm-l6", schema.STATUS: "completed", schema.DEVICE: label, schema.PRECISION: "fp32"}
+        tags = {schema.KIND: "trial", schema.ARM: arm.id, schema.ENCODER: "minilm-l6", schema.STATUS: "completed",
+                schema.DEVICE: label, schema.PRECISION: "fp32"}
         started = 1_000_000 + 100_000 * index
         created = client.create_run(experiment, start_time=started, tags=tags)
         metrics = {"time_train_s": 12.0, "train_tokens": 24_000.0, "time_eval_s": 5.0}
-        client.log_batch(created.info.run_id, metrics=[Metric(k, v, 0, 0) for k, v in metrics.items()], params=[Param("train.epochs", "4")], tags=[RunTag("other", "x")])
+        client.log_batch(
+            created.info.run_id,
+            metrics=[Metric(k, v, 0, 0) for k, v in metrics.items()],
+            params=[Param("train.epochs", "4")],
+            tags=[RunTag("other", "x")],
+        )
         client.set_terminated(created.info.run_id, end_time=started + 20_000)
-    client.create_run(experiment, tags={schema.KIND: "trial", schema.ENCODER: "minilm-l6", schema.STATUS: "failed"})  # not counted
+    # not counted
+    client.create_run(experiment, tags={schema.KIND: "trial", schema.ENCODER: "minilm-l6", schema.STATUS: "failed"})
     return uri
 
 
@@ -50,7 +57,10 @@ def test_plan_cost_reads_an_mlflow_store_with_runs_of_known_durations(sweep, tmp
     assert printed["cost"]["wall_s"] == pytest.approx(21 * 20.0)
     assert main(["plan", str(SWEEP_SPEC), "--cost", "--tracking-uri", uri]) == 0
     out = capsys.readouterr().out
-    assert "21 trials x 20 s, 1 at a time: wall 7.0 min, 0.23 CPU-hours (3 runs of minilm-l6 of this arm, on this device)" in " ".join(out.split())
+    assert (
+        "21 trials x 20 s, 1 at a time: wall 7.0 min, 0.23 CPU-hours (3 runs of minilm-l6 of this arm, on this device)"
+        in " ".join(out.split())
+    )
 
 
 def test_plan_cost_without_a_store_or_a_calibration_says_there_is_nothing_to_go_by(sweep, tmp_path, capsys, monkeypatch):
