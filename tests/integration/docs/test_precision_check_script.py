@@ -1,7 +1,7 @@
 """docs/precision-check.sh on a tiny spec: both runs, then one paired cell judged against its noise.
 
-The spec is as small as the check allows: 2 seeds (an sd needs two replicates), one trial at a time
-(one trial worker per run imports torch, not two), 20 training and 20 dev sentences."""
+The spec is as small as the check allows: 2 seeds (an sd needs two replicates), 20 training and 20 dev
+sentences."""
 
 import re
 
@@ -19,7 +19,6 @@ samplers: [{low_resource: {size: 20, partitions: 1}}]
 methods:
   ce: {loss: ce}
 replicate: {seeds: 2}
-resources: {cpus_per_worker: 2}
 """
 SUMMARY = re.compile(
     r"^(?P<passed>\d+) of (?P<cells>\d+) cells within the replicate noise "
