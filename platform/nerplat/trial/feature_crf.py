@@ -95,7 +95,9 @@ class FeatureCRFSession:
         metrics = _evaluate(self.crf, dev_subset(self.corpus.dev, self.config.train.dev_subset), self.vectors)[0]
         self.timings.evaluate += time.perf_counter() - started
         loss = self.crf.final_loss if self.crf.final_loss is not None else float("nan")
-        evaluation = Evaluation(epoch=1, epochs=1, dev=metrics, dev_best=metrics, train_loss=loss, timings=self.timings, stopped_by="cap")
+        evaluation = Evaluation(
+            epoch=1, epochs=1, dev=metrics, dev_best=metrics, train_loss=loss, timings=self.timings, stopped_by="cap"
+        )
         self.evaluations.append(evaluation)
         return evaluation
 

@@ -76,7 +76,11 @@ class Evaluation:
     def from_dict(cls, data: dict[str, Any]) -> Evaluation:
         thresholds = data.get("thresholds")
         return cls(
-            **{**data, "timings": Timings(**data["timings"]), "thresholds": None if thresholds is None else Thresholds(**thresholds)}
+            **{
+                **data,
+                "timings": Timings(**data["timings"]),
+                "thresholds": None if thresholds is None else Thresholds(**thresholds),
+            }
         )
 
 

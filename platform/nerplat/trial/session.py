@@ -45,7 +45,9 @@ from nerplat.optim import build_optimizer, clip_gradients, end_epoch
 from nerplat.config.trial import TrialConfig
 from nerplat.trial.batching import Batch
 from nerplat.trial.data import TrialData, prepare_corpus, prepare_trial_data
-from nerplat.trial.device import autocast, grad_scaler, refuse_fp16_off_cuda, resolve_eval_precision, resolve_precision, trial_device
+from nerplat.trial.device import (
+    autocast, grad_scaler, refuse_fp16_off_cuda, resolve_eval_precision, resolve_precision, trial_device,
+)
 from nerplat.trial.features import featurize_windows
 from nerplat.metrics import evaluate_tags
 from nerplat.trial.predict import Inference, evaluate_sentences
@@ -229,7 +231,9 @@ class TrialSession:
             )
         self.timings.evaluate += time.perf_counter() - started
         if self.best is None or metrics[self.select_metric] > self.best.value:
-            weights = {k: v.detach().to("cpu", copy=True) for k, v in self.tagger.state_dict().items()} if self.keep_weights else {}
+            weights = (
+                {k: v.detach().to("cpu", copy=True) for k, v in self.tagger.state_dict().items()} if self.keep_weights else {}
+            )
             self.best = BestEvaluation(self.epoch, metrics[self.select_metric], metrics, weights)
         values = [e.dev[self.select_metric] for e in self.evaluations] + [metrics[self.select_metric]]
         train = self.config.train

@@ -1,12 +1,12 @@
 """Decision thresholds of two-task heads: chosen on dev, and the paper's fixed cut beside them.
 
 AUC-trained heads rank words well but their scores are not calibrated around 0.5: AUC-2T ranked
-tokens well and found almost no entity at Nguyen et al. 2023a's fixed 0.5 cut (docs/performance.md, "Figures behind the code's choices"). Choosing
-the entity and beginning thresholds on dev (coordinate search: entity with beginning at 0.5,
-then beginning) is the recipe `train.tune_threshold` switches on; a fair comparison switches it on
-for every two-task arm (CE-2T too), not only for the AUC ones. An evaluation makes one forward
-pass over its split; the search, the scores at the chosen thresholds and the fixed-cut variant
-only decode it again.
+tokens well and found almost no entity at Nguyen et al. 2023a's fixed 0.5 cut (docs/performance.md,
+"Figures behind the code's choices"). Choosing the entity and beginning thresholds on dev
+(coordinate search: entity with beginning at 0.5, then beginning) is the recipe
+`train.tune_threshold` switches on; a fair comparison switches it on for every two-task arm (CE-2T
+too), not only for the AUC ones. An evaluation makes one forward pass over its split; the search,
+the scores at the chosen thresholds and the fixed-cut variant only decode it again.
 
 Nguyen et al. 2023a decode at a fixed 0.5. So that both protocols can be reported, a trial that tunes its
 thresholds also scores its final evaluation at the head's configured threshold (`threshold`, 0.5
@@ -59,7 +59,9 @@ def configured_threshold(head: Component) -> float:
     return HEADS.get(head.name).config.model_validate(head.params).threshold
 
 
-def fixed_threshold_metrics(scored: ScoredSentences, head: Component, gold: list[list[str]], labels: list[str], split: str) -> dict[str, float]:
+def fixed_threshold_metrics(
+    scored: ScoredSentences, head: Component, gold: list[list[str]], labels: list[str], split: str
+) -> dict[str, float]:
     """`<split>_fixed_threshold_<name>` metrics at the head's configured threshold.
 
     The head's current (tuned) thresholds are restored afterwards, so the model's state is unchanged.

@@ -23,7 +23,9 @@ def session_for(head: Component) -> type[Session]:
     """The session class of the variant `head`'s registration names."""
     variant = head_variant(head)
     if variant not in VARIANTS:
-        raise ValueError(f"head '{head.name}' names the trial variant '{variant}', which is none of {', '.join(sorted(VARIANTS))}")
+        raise ValueError(
+            f"head '{head.name}' names the trial variant '{variant}', which is none of {', '.join(sorted(VARIANTS))}"
+        )
     return VARIANTS[variant]
 
 
