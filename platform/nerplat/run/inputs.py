@@ -81,7 +81,9 @@ def arm_inputs(plan: Plan, plugins: Iterable[Mapping[str, str]]) -> dict[str, tu
     shared = tuple(plugin_files(plugins))
     found = {}
     for arm in plan.arms:
-        corpus = tuple(InputFile(name, "corpus", str(path), file_sha256(path)) for name, path in corpus_files(arm.fixed["dataset"]))
+        corpus = tuple(
+            InputFile(name, "corpus", str(path), file_sha256(path)) for name, path in corpus_files(arm.fixed["dataset"])
+        )
         found[arm.id] = corpus + shared
     return found
 

@@ -17,10 +17,12 @@ from nerplat.track import schema
 PHASE_KEY = "nerplat_job"  # the one constant entry of a trial's Tune config; searched keys sit beside it
 NODE_KEY = "nerplat_node"  # reported with every result: the Ray node the trial ran on
 MALLOC_KEY = "nerplat_malloc"  # reported with every result: its worker's allocator (`run.allocator.process_malloc`)
-PRECISION_KEY = "nerplat_precision"  # reported with every result: the arithmetic the trial runs (`train.precision: auto` resolved)
+# reported with every result: the arithmetic the trial runs (`train.precision: auto` resolved)
+PRECISION_KEY = "nerplat_precision"
 EVAL_PRECISION_KEY = "nerplat_eval_precision"  # reported with every result: the arithmetic of its evaluations
 DEVICE_KEY = "nerplat_device"  # reported with every result: what the trial computes on (`trial.device.device_label`)
-CPU_CAPABILITY_KEY = "nerplat_cpu_capability"  # reported with every result: its host's CPU capability (`trial.device.cpu_capability`)
+# reported with every result: its host's CPU capability (`trial.device.cpu_capability`)
+CPU_CAPABILITY_KEY = "nerplat_cpu_capability"
 # What a worker reports of how it runs a trial, and the run tag each becomes.
 WORKER_TAGS = {
     MALLOC_KEY: schema.MALLOC,
@@ -55,4 +57,6 @@ class TrialJob(BaseModel):
         return {key: config[key] for key in self.arm.search_space} if self.phase == "tune" else self.fixed_values
 
     def trial_config(self, config: dict[str, Any]) -> Any:
-        return self.arm.trial_config(self.searched_values(config), seed=self.seed, partition=self.partition, eval_split=self.eval_split)
+        return self.arm.trial_config(
+            self.searched_values(config), seed=self.seed, partition=self.partition, eval_split=self.eval_split
+        )

@@ -130,7 +130,9 @@ class RunLedger:
 
     # -- experiment and arm runs --------------------------------------------------------------
 
-    def start_summary(self, plan: Plan, plugin_files: Sequence[Mapping[str, str]] = (), change: SpecChange | None = None) -> TrackedRun:
+    def start_summary(
+        self, plan: Plan, plugin_files: Sequence[Mapping[str, str]] = (), change: SpecChange | None = None
+    ) -> TrackedRun:
         """The summary run, leased to this driver (UserInputError while another holds it), then its
         artifacts: written when the run is new or unfinished, or when a resume changed the spec (the
         earlier plan then stays as `superseded/<sha>/plan.json`)."""
@@ -213,7 +215,8 @@ class RunLedger:
         """A replicate's run, before its Tuner starts; `finished` tells the runner to skip it."""
         tags = {**arm_tags(arm), schema.SEED: replicate.seed, schema.PARTITION: replicate.partition}
         return self.tracker.start_replicate_run(
-            replicate_run_id, arm.id, replicate.seed, replicate.partition, tags=tags, params=config.model_dump(mode="json"), label=arm.label
+            replicate_run_id, arm.id, replicate.seed, replicate.partition,
+            tags=tags, params=config.model_dump(mode="json"), label=arm.label,
         )
 
     def start_trial(self, trial_id: str, job: TrialJob, config: dict[str, Any]) -> OpenRun:
@@ -229,7 +232,9 @@ class RunLedger:
                 number = len(self.children(job.parent_run_id))
             self._trial_numbers[job.parent_run_id] = number + 1
             sampled = job.searched_values(config)
-            tags = {**arm_tags(job.arm), schema.SEED: job.seed, schema.PARTITION: job.partition, schema.SAMPLED: json.dumps(sampled)}
+            tags = {
+                **arm_tags(job.arm), schema.SEED: job.seed, schema.PARTITION: job.partition, schema.SAMPLED: json.dumps(sampled)
+            }
             params = job.trial_config(config).model_dump(mode="json")
             run = self.tracker.start_trial_run(
                 job.parent_run_id, job.arm.id, f"t{number:04d}", tags=tags, params=params, label=job.arm.label
@@ -381,7 +386,10 @@ class RunLedger:
                 self.tracker.finish(run.info.run_id, "interrupted")
                 continue
             status = run.data.tags.get(schema.STATUS)
-            if _ended(run) and status in FINISHED_TRIAL_STATUSES and metric in run.data.metrics and schema.SAMPLED in run.data.tags:
+            if (
+                _ended(run) and status in FINISHED_TRIAL_STATUSES
+                and metric in run.data.metrics and schema.SAMPLED in run.data.tags
+            ):
                 values = json.loads(run.data.tags[schema.SAMPLED])
                 found.append(FinishedTrial(values, run.data.metrics[metric], run.info.run_id, run.info.run_name))
         return found

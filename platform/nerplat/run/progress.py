@@ -253,7 +253,11 @@ class ProgressBoard:
                         lengths = [duration] * progress.queued()
                     else:
                         lengths = [
-                            max(duration - (now - trial.started), ((trial.epochs or epochs) - trial.epoch) * rate if measured else 0.0, 0.0)
+                            max(
+                                duration - (now - trial.started),
+                                ((trial.epochs or epochs) - trial.epoch) * rate if measured else 0.0,
+                                0.0,
+                            )
                             for trial in progress.active.values()
                         ]
                     key = (progress.arm, progress.phase)
@@ -298,7 +302,9 @@ class ProgressBoard:
         for progress in phases:
             if progress.running:
                 best = "" if progress.best is None else f", best dev {progress.best:.4f}"
-                parts.append(f"{progress.name()} {progress.phase} {progress.done()}/{progress.total} ({progress.running} running{best})")
+                parts.append(
+                    f"{progress.name()} {progress.phase} {progress.done()}/{progress.total} ({progress.running} running{best})"
+                )
         return f"{self._stamp()} " + "; ".join(parts)
 
     def table(self) -> Table:

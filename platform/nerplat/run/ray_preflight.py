@@ -154,14 +154,20 @@ def refuse_unreachable_cluster(address: str, flag: str) -> None:
             )
         )
     if probe.returncode != 0:
-        raise UserInputError(Problem(f"the Ray cluster at {address} did not answer as a Ray cluster: {answer or probe.stderr.strip()[-300:]}", path=flag))
+        raise UserInputError(Problem(
+            f"the Ray cluster at {address} did not answer as a Ray cluster: {answer or probe.stderr.strip()[-300:]}", path=flag
+        ))
 
 
 def joining_problem(address: str, flag: str, error: Exception) -> UserInputError:
     """What `ray.init(address=...)` raised, as a refusal naming the address."""
     first = str(error).strip().splitlines()[0] if str(error).strip() else ""
     return UserInputError(
-        Problem(f"could not join the Ray cluster at {address} ({type(error).__name__}: {first}): check the address and that the cluster runs", path=flag)
+        Problem(
+            f"could not join the Ray cluster at {address} ({type(error).__name__}: {first}): "
+            "check the address and that the cluster runs",
+            path=flag,
+        )
     )
 
 

@@ -175,7 +175,10 @@ def placement_problem(arm: Arm, nodes: list[dict[str, float]]) -> str | None:
         need["CPU"] = need.get("CPU", 0.0) + 0.01
     total = {name: sum(node.get(name, 0.0) for node in nodes) for name in need}
     if any(total[name] < amount - 1e-9 for name, amount in need.items()):
-        return f"arm {arm.id}: a trial of {resources.workers} workers needs {_amounts(need)}, but the cluster has {_amounts(total)}"
+        return (
+            f"arm {arm.id}: a trial of {resources.workers} workers needs {_amounts(need)}, "
+            f"but the cluster has {_amounts(total)}"
+        )
     return None
 
 

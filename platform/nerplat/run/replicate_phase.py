@@ -41,7 +41,9 @@ class ReplicatePhase:
             active = list(arms)
             for look in range(looks.looks()):
                 asked.update({arm.id: looks.replicates(arm, look) for arm in active})
-                board.stage(f"look {look + 1}: replicates of {len(active)} arm(s) up to {max(len(asked[a.id]) for a in active)} each")
+                board.stage(
+                    f"look {look + 1}: replicates of {len(active)} arm(s) up to {max(len(asked[a.id]) for a in active)} each"
+                )
                 self._replicate_look(active, asked, outcomes, parents)
                 if any(outcomes[a.id].errors for a in active):
                     break  # a failed replicate leaves its claims unjudged: a resume runs it again first

@@ -126,7 +126,9 @@ class ExperimentRunner:
         self._refuse_unwritable_store()
         if self.options.resume and not experiment_exists(self.tracking_uri, self.plan.experiment):
             # `make run` resumes on a fresh clone too: say so and start, rather than refuse.
-            self.console.print(escape(f"--resume: the store {self.tracking_uri} has no experiment '{self.plan.experiment}' yet; starting it"))
+            self.console.print(escape(
+                f"--resume: the store {self.tracking_uri} has no experiment '{self.plan.experiment}' yet; starting it"
+            ))
         self.tracker = ExperimentTracker.open(self.tracking_uri, self.plan.experiment, spec_sha256=self.plan.spec_sha256)
         self.tracker.notify = lambda message: self.console.print(f"[yellow]{escape(message)}[/]")
         self.ledger = RunLedger(self.tracker)
@@ -206,7 +208,8 @@ class ExperimentRunner:
             return True
         phases = ("tune", "replicate") if self.options.replicate else ("tune",)
         return not all(
-            self.ledger.phase_completed(arm, phase) for arm in self.plan.arms for phase in phases if phase == "replicate" or arm.tune_trials
+            self.ledger.phase_completed(arm, phase)
+            for arm in self.plan.arms for phase in phases if phase == "replicate" or arm.tune_trials
         )
 
     def _connect_ray(self) -> None:
@@ -298,7 +301,9 @@ class ExperimentRunner:
         path = sqlite_path(self.tracking_uri)
         if path is None or not path.is_file():
             return
-        folders = [path.parent] + [root for root in [local_artifact_root(self.tracking_uri)] if root is not None and root.is_dir()]
+        folders = [path.parent] + [
+            root for root in [local_artifact_root(self.tracking_uri)] if root is not None and root.is_dir()
+        ]
         unwritable = [str(p) for p in (path, *folders) if not os.access(p, os.W_OK)]
         if unwritable:
             raise StorageError(
@@ -334,7 +339,9 @@ class ExperimentRunner:
         started_with = summary.data.tags.get(schema.SPEC_SHA) or self.plan.spec_sha256
         spec_changed = started_with != self.plan.spec_sha256
         # Runs restored after --rerun-changed deleted them are not the experiment's: never judged (track/current_runs.py).
-        runs = current_runs(run for kind in ("arm", "trial", "replicate") for run in search_all(tracker.client, tracker.experiment_id, kind))
+        runs = current_runs(
+            run for kind in ("arm", "trial", "replicate") for run in search_all(tracker.client, tracker.experiment_id, kind)
+        )
         if runs.ignored:
             self.console.print(f"[yellow]warning:[/] {escape(runs.warning())}")
         inputs = input_changes(runs.kept, tracker.inputs)
@@ -345,10 +352,12 @@ class ExperimentRunner:
         if spec_changed and (not earlier or "arms" not in earlier):
             raise UserInputError(
                 f"--resume: experiment '{self.plan.experiment}' was started from another resolved spec ({shas}) and "
-                "it has no plan.json with its arms, so what changed cannot be told; nothing was changed: resume with the spec and "
-                "profile it was started with, or change `experiment:` to start anew"
+                "it has no plan.json with its arms, so what changed cannot be told; nothing was changed: resume with the spec "
+                "and profile it was started with, or change `experiment:` to start anew"
             )
-        change = spec_change(started_with, earlier, self.plan) if spec_changed else SpecChange(started_with, earlier or {}, (), ())
+        change = (
+            spec_change(started_with, earlier, self.plan) if spec_changed else SpecChange(started_with, earlier or {}, (), ())
+        )
         change = replace(change, inputs=inputs)
         if change.rerun and not self.options.rerun_changed:
             what, causes = [], []
@@ -360,9 +369,9 @@ class ExperimentRunner:
                 causes.append("the files")
             raise UserInputError(
                 f"--resume: experiment '{self.plan.experiment}' {' and '.join(what)}: {' and '.join(causes)} changed the "
-                f"runs of arms ({change.describe()}); nothing was changed: add --rerun-changed to run those arms anew (their runs "
-                "are deleted; the other arms keep their finished runs), resume with the spec, profile and files it was "
-                "started with, or change `experiment:` to start anew"
+                f"runs of arms ({change.describe()}); nothing was changed: add --rerun-changed to run those arms anew "
+                "(their runs are deleted; the other arms keep their finished runs), resume with the spec, profile and "
+                "files it was started with, or change `experiment:` to start anew"
             )
         self.spec_change = change
 
@@ -370,7 +379,9 @@ class ExperimentRunner:
         """Under the lease, once the summary run has the resumed spec: the runs of the arms it changes are deleted."""
         runs, versions = self.ledger.retire_arms(change.rerun)
         shas = f"sha256 {change.started_with[:12]} -> {self.plan.spec_sha256[:12]}"
-        what = f"the spec changed ({shas})" if change.started_with != self.plan.spec_sha256 else "the files some arms read changed"
+        what = (
+            f"the spec changed ({shas})" if change.started_with != self.plan.spec_sha256 else "the files some arms read changed"
+        )
         if not change.rerun:
             self.board.stage(f"{what} but no arm's runs: every finished run is kept")
             return
@@ -392,10 +403,19 @@ class ExperimentRunner:
             return
         if not self.ray_address:
             raise UserInputError(
-                [Problem(f"{problem}: lower resources.cpus_per_worker / workers, or pass --address of a larger Ray cluster", path="resources") for problem in problems]
+                [
+                    Problem(
+                        f"{problem}: lower resources.cpus_per_worker / workers, or pass --address of a larger Ray cluster",
+                        path="resources",
+                    )
+                    for problem in problems
+                ]
             )
         for problem in problems:
-            self.console.print(f"[yellow]waiting:[/] {escape(problem)}; Tune waits until a node that fits joins (an autoscaler may add one; Ctrl-C stops)")
+            self.console.print(
+                f"[yellow]waiting:[/] {escape(problem)}; Tune waits until a node that fits joins "
+                "(an autoscaler may add one; Ctrl-C stops)"
+            )
 
     # -- Ray plumbing ------------------------------------------------------------------------
 

@@ -136,7 +136,9 @@ def build_tpe(config: TpeConfig, space: dict[str, Any], seeds: TrialSeeds, study
 
     from nerplat.run.study_search import StudySearch, TrialSeededSampler  # lazy: Ray Tune, which only a search needs
 
-    sampler = functools.partial(optuna.samplers.TPESampler, n_startup_trials=config.n_startup_trials, constant_liar=config.constant_liar)
+    sampler = functools.partial(
+        optuna.samplers.TPESampler, n_startup_trials=config.n_startup_trials, constant_liar=config.constant_liar
+    )
     return StudySearch(TrialSeededSampler(sampler, seeds.of), study)
 
 

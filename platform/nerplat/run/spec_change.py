@@ -58,7 +58,8 @@ def arm_fingerprint(plan: Mapping[str, Any], arm: Mapping[str, Any]) -> str:
                 "arm": {key: value for key, value in arm.items() if key not in ("label", "replicates")},
                 "tune": _arm_tune(plan.get("tune"), arm["method"]) if arm.get("tune_trials") else None,
                 "replicate_split": plan.get("replicate_split"),
-                "replicate_models": plan.get("replicate_models", Plan.model_fields["replicate_models"].default),  # older plans lack it
+                # older plans lack it
+                "replicate_models": plan.get("replicate_models", Plan.model_fields["replicate_models"].default),
             }
         )
     )

@@ -76,7 +76,9 @@ def _worker_facts(trial_config: Any) -> dict[str, str]:
     import torch
 
     # lazy: torch, which only the trial's worker needs
-    from nerplat.trial.device import cpu_capability, device_label, resolve_eval_precision, resolve_precision, trial_device  # as `run_trial` picks them
+    from nerplat.trial.device import (  # as `run_trial` picks them
+        cpu_capability, device_label, resolve_eval_precision, resolve_precision, trial_device,
+    )
 
     device, train = trial_device(), trial_config.train
     precision = resolve_precision(train.precision, device)
@@ -138,7 +140,9 @@ def _model_keeper(job: TrialJob) -> Callable[[TrainedTagger], None] | None:
 
     def keep(trained: TrainedTagger) -> None:
         config = trained.config
-        log_tagger_model(job.tracking_uri, job.run_id, trained.tagger, trained.tokenizer, trained.labels, config.head, config.encoder)
+        log_tagger_model(
+            job.tracking_uri, job.run_id, trained.tagger, trained.tokenizer, trained.labels, config.head, config.encoder
+        )
 
     return keep
 
@@ -188,7 +192,11 @@ def _run_with_torch_trainer(job: TrialJob, trial_config: Any, checkpointing: boo
     resources = job.arm.resources
     trainer = TorchTrainer(
         _torch_worker,
-        train_loop_config={"job": job.model_dump(mode="json"), "trial_config": trial_config.model_dump(mode="json"), "checkpointing": checkpointing},
+        train_loop_config={
+            "job": job.model_dump(mode="json"),
+            "trial_config": trial_config.model_dump(mode="json"),
+            "checkpointing": checkpointing,
+        },
         scaling_config=ray.train.ScalingConfig(
             num_workers=resources.workers,
             use_gpu=resources.gpus_per_worker > 0,

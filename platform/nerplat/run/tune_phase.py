@@ -48,7 +48,9 @@ class TunePhase:
         if len(previous) < arm.tune_trials:
             budget = f"tune.time_budget_s ({self.context.plan.tune.time_budget_s:g} s)" if budget_spent else None
             if budget and previous:  # the spec's own limit: choose from what finished
-                board.stage(f"tuning {arm.id}: {budget} spent after {len(previous)} of {arm.tune_trials} trials; choosing from those")
+                board.stage(
+                    f"tuning {arm.id}: {budget} spent after {len(previous)} of {arm.tune_trials} trials; choosing from those"
+                )
             else:
                 # Chosen from fewer trials than the spec asks for, the arm would not be the experiment the
                 # spec describes: it stays unchosen, and --resume runs the missing trials.
