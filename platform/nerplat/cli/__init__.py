@@ -9,6 +9,7 @@ from rich.markup import escape
 
 from nerplat.cli.help_text import flow_help
 from nerplat.cli.options import Verbosity, err_console, package_version
+from nerplat.cli.process_exit import run_program
 from nerplat.errors import StorageError, UserInputError
 
 app = typer.Typer(
@@ -83,14 +84,25 @@ def hoist_global_flags(argv: list[str]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: user-input errors print every problem and exit 2; nothing else is swallowed."""
-    _register_commands()
+    """Entry point: user-input errors print every problem and exit 2; nothing else is swallowed.
+
+    Without `argv` it is the program (the `nerplat` script, `python -m nerplat.cli`): it reads the
+    command line and ends the process itself once the command is done (`run_program`, which skips
+    the interpreter's teardown). With `argv` (tests, tools that embed the CLI) it returns the exit
+    code and never ends the process.
+    """
+    if argv is None:
+        run_program(lambda: _run(sys.argv[1:]))
+    return _run(list(argv))
+
+
+def _run(argv: list[str]) -> int:
     from typer._click.exceptions import ClickException
     from typer.exceptions import Abort
 
-    argv = hoist_global_flags(sys.argv[1:] if argv is None else list(argv))
     try:
-        return app(args=argv, standalone_mode=False) or 0
+        _register_commands()  # in the try: Ctrl-C while the command modules load is an interruption too
+        return app(args=hoist_global_flags(argv), standalone_mode=False) or 0
     except UserInputError as error:
         report_problems(error)
         return UserInputError.exit_code
