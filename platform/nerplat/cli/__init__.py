@@ -30,8 +30,13 @@ def _print_version(value: bool) -> None:
 @app.callback()
 def _global_options(
     version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print results and errors only: no progress, notes or OK lines (before or after the command)."),
-    verbose: bool = typer.Option(False, "--verbose", "-v", help="Also print library logs (Ray's workers, MLflow, Optuna) (before or after the command)."),
+    quiet: bool = typer.Option(
+        False, "--quiet", "-q",
+        help="Print results and errors only: no progress, notes or OK lines (before or after the command).",
+    ),
+    verbose: bool = typer.Option(
+        False, "--verbose", "-v", help="Also print library logs (Ray's workers, MLflow, Optuna) (before or after the command)."
+    ),
 ) -> None:
     """Declarative, Ray-distributed tuning for imbalanced and low-resource NER."""
     if quiet and verbose:
@@ -58,8 +63,8 @@ def _register_commands() -> None:
     )
 
     groups = (
-        spec_commands, data_commands, train_commands, run_commands, model_commands, ui_commands, analyze_commands, claims_commands,
-        cluster_commands,
+        spec_commands, data_commands, train_commands, run_commands, model_commands, ui_commands, analyze_commands,
+        claims_commands, cluster_commands,
     )
     for module in groups:
         module.register(app)

@@ -29,7 +29,9 @@ def _tracking_uri(tracking_uri: str | None) -> str:
     database = sqlite_path(uri)
     if database is not None and not database.exists():
         raise UserInputError(
-            Problem(f"no MLflow store at {database}: run `nerplat run SPEC` here first, or give --tracking-uri", path="--tracking-uri")
+            Problem(
+                f"no MLflow store at {database}: run `nerplat run SPEC` here first, or give --tracking-uri", path="--tracking-uri"
+            )
         )
     check_store(uri, create=False)  # it adds a report to a store, never creates or migrates one
     return uri
@@ -40,7 +42,10 @@ def analyze(
     tracking_uri: Optional[str] = typer.Option(
         None, "--tracking-uri", help="MLflow store. Default: $MLFLOW_TRACKING_URI, else ./mlflow.db."
     ),
-    out: Optional[Path] = typer.Option(None, "--out", help="Report folder: new, empty, or an earlier report's (only its files are replaced). Default: reports/<experiment>."),
+    out: Optional[Path] = typer.Option(
+        None, "--out",
+        help="Report folder: new, empty, or an earlier report's (only its files are replaced). Default: reports/<experiment>.",
+    ),
     formats: str = typer.Option("md,latex,html,csv", "--format", help="Comma-separated table formats: md, latex, html, csv."),
     baseline: Optional[str] = typer.Option(None, "--baseline", help="Override the plan's baseline method."),
     test: Optional[str] = typer.Option(None, "--test", help="Override the paired test: paired_t or wilcoxon."),
@@ -51,7 +56,8 @@ def analyze(
         None, "--reference-sampler", help="Sampler whose baseline runs start every precision-recall arrow."
     ),
     as_json: bool = typer.Option(
-        False, "--json", help="Print {out_dir, files, summary_run_id, warnings, results} as JSON on stdout (results: the headline table's rows)."
+        False, "--json",
+        help="Print {out_dir, files, summary_run_id, warnings, results} as JSON on stdout (results: the headline table's rows).",
     ),
 ) -> None:
     """Analyse an experiment: paper-style tables, plots and paired tests in reports/<experiment>/,
@@ -82,7 +88,8 @@ def analyze(
         typer.echo(json.dumps(payload, indent=2))
         return
     results = message_console()
-    print_unfolded(results, f"wrote {len(report.files)} files to {report.out_dir}/ (start with report.md)", hanging=2, markup=False)
+    wrote = f"wrote {len(report.files)} files to {report.out_dir}/ (start with report.md)"
+    print_unfolded(results, wrote, hanging=2, markup=False)
     print_unfolded(results, f"logged them to MLflow run {report.summary_run_id} under analysis/", hanging=2, markup=False)
     print_headline(headline, Console(highlight=False))
 

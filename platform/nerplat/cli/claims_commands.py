@@ -57,7 +57,9 @@ def reanalyze(
 @claims_app.command("table")
 def table(
     root: Path = typer.Argument(Path("docs/results"), help="Folder whose report folders hold verdicts.parquet."),
-    readme: Path | None = typer.Option(None, "--readme", help="Write the table between the verdict markers of this file instead of printing it."),
+    readme: Path | None = typer.Option(
+        None, "--readme", help="Write the table between the verdict markers of this file instead of printing it."
+    ),
 ) -> None:
     """The verdict table of every ROOT/*/verdicts.parquet, as markdown."""
     from nerplat.analysis.committed import update_readme, verdict_table  # lazy: polars, which --help does not need

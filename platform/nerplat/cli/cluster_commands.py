@@ -21,7 +21,9 @@ err_console = Console(stderr=True, highlight=False, markup=False)
 
 ProfileOption = typer.Option(None, "--profile", "-p", help="Profile of the spec to run (e.g. paper).")
 ImageOption = typer.Option(
-    None, "--image", help="Container image of the Ray pods (default: the one in --cluster; for the base, nerplat:<version>, the Dockerfile's tag)."
+    None, "--image",
+    help="Container image of the Ray pods (default: the one in --cluster; for the base, nerplat:<version>, the "
+    "Dockerfile's tag).",
 )
 ClusterOption = typer.Option(
     Path("cluster/base"), "--cluster", help="Kustomization (base or your overlay) whose RayCluster the job copies."
@@ -81,7 +83,8 @@ def render(
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write here instead of printing."),
 ) -> None:
     """Write the RayJob that runs SPEC on its own autoscaling Ray cluster, sized from the spec's resources."""
-    from nerplat.cluster.manifests import dump_manifests, write_atomically  # lazy: the manifest checks, which --help does not need
+    # lazy: the manifest checks, which --help does not need
+    from nerplat.cluster.manifests import dump_manifests, write_atomically
 
     text = dump_manifests([_rayjob_for_spec(spec, profile, image, cluster)])
     if out is None:
@@ -105,14 +108,17 @@ def submit(
     ),
     wait: bool = typer.Option(False, "--wait", help="With --address: wait for the job to end; exit 1 unless it succeeded."),
     allow_plain_http: bool = typer.Option(
-        False, "--allow-plain-http", help="Send the Ray token over http to a non-loopback --address (else only https or loopback)."
+        False, "--allow-plain-http",
+        help="Send the Ray token over http to a non-loopback --address (else only https or loopback).",
     ),
 ) -> None:
     """Start a RayJob: `kubectl apply` it for KubeRay, or send its entrypoint to a Ray cluster's job API."""
     # lazy: the job clients and the catalog (torch), which --help does not need
     from nerplat.catalog import spec_catalog
     from nerplat.cluster.rayjob_manifest import entrypoint, job_name, load_sizing
-    from nerplat.cluster.submit import apply_with_kubectl, refuse_malformed_job_address, submit_rayjob_to_ray, submit_to_ray, wait_for_job
+    from nerplat.cluster.submit import (
+        apply_with_kubectl, refuse_malformed_job_address, submit_rayjob_to_ray, submit_to_ray, wait_for_job,
+    )
 
     if address and kubectl:
         raise UserInputError(Problem("choose one of --address (Ray job API) and --kubectl (KubeRay)"))

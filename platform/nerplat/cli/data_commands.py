@@ -24,10 +24,14 @@ from nerplat.data.corpus import Corpus
 from nerplat.data.corpus_stats import corpus_stats, token_count
 from nerplat.errors import Problem, UserInputError
 
-data_app = typer.Typer(name="data", help="Corpora: statistics, what samplers make of them, and fetching the public ones.", no_args_is_help=True)
+data_app = typer.Typer(
+    name="data", help="Corpora: statistics, what samplers make of them, and fetching the public ones.", no_args_is_help=True
+)
 
 DATASET_HELP = "Registered corpus name (see `nerplat registry`), hf:<hub id or saved folder>, or a folder of split files."
-FORMAT_OPTION = typer.Option("conll", "--format", help="Format of a folder's files: conll, jsonl_tokens, jsonl_text, ... (`nerplat registry`).")
+FORMAT_OPTION = typer.Option(
+    "conll", "--format", help="Format of a folder's files: conll, jsonl_tokens, jsonl_text, ... (`nerplat registry`)."
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -128,7 +132,9 @@ def sample(
     param: list[str] = typer.Option([], "--param", help="Sampler parameter KEY=VALUE; repeatable."),
     seed: int = typer.Option(0, "--seed", help="Seed of random samplers (and of a carved dev split)."),
     partition: int = typer.Option(0, "--partition", help="Partition index for partitioned samplers (low_resource)."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Write the sampled corpus here as CoNLL (train.txt, and the other splits)."),
+    out: Optional[Path] = typer.Option(
+        None, "--out", help="Write the sampled corpus here as CoNLL (train.txt, and the other splits)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
     data_format: str = FORMAT_OPTION,
 ) -> None:
@@ -175,21 +181,29 @@ def sample(
 
 @data_app.command("fetch")
 def fetch(
-    name: str = typer.Argument(..., help="Registered corpus: conll2003, wnut17, ncbi_disease, bc5cdr, linnaeus, anatem, anem, gmb."),
+    name: str = typer.Argument(
+        ..., help="Registered corpus: conll2003, wnut17, ncbi_disease, bc5cdr, linnaeus, anatem, anem, gmb."
+    ),
     root: Optional[Path] = typer.Option(
         None, "--root", envvar="NERPLAT_DATA", show_envvar=False,
-        help="Folder of the corpora (default: where runs read them: $NERPLAT_DATA, else ../shared/data beside the repository); the corpus goes into ROOT/NAME.",
+        help="Folder of the corpora (default: where runs read them: $NERPLAT_DATA, else ../shared/data beside the "
+        "repository); the corpus goes into ROOT/NAME.",
     ),
     source: Optional[str] = typer.Option(
         None, "--source",
         help="Read from here instead of the registered source: a URL folder holding the same files (file:///... for a "
         "local copy), or hf:<hub id or save_to_disk folder>.",
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print {corpus, folder, source, matches_reference, splits} as JSON on stdout."),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print {corpus, folder, source, matches_reference, splits} as JSON on stdout."
+    ),
 ) -> None:
-    """Download a public corpus from its source (pinned to a commit), check it against the reference statistics nerplat ships (sha256, sentences, tokens, mentions per type of every split) and write it as TOKEN<TAB>TAG split files into ROOT/NAME. Nothing is written when a check fails.
+    """Download a public corpus from its source (pinned to a commit), check it against the reference
+    statistics nerplat ships (sha256, sentences, tokens, mentions per type of every split) and write it
+    as TOKEN<TAB>TAG split files into ROOT/NAME. Nothing is written when a check fails.
 
-    Exit codes: 0 written; 2 unknown name, no network or source, a folder already there, or a copy that differs from the reference.
+    Exit codes: 0 written; 2 unknown name, no network or source, a folder already there, or a copy that
+    differs from the reference.
     """
     from nerplat.data.fetch import fetch_corpus  # lazy: the corpus readers (regex), which --help does not need
 

@@ -33,7 +33,9 @@ from nerplat.serving.words import WORD_SPLITTERS
 from nerplat.track.store import check_store, resolve_tracking_uri, sqlite_path
 
 MODEL_ARGUMENT = typer.Argument(..., help="Registered NAME\\[/VERSION|@ALIAS], models:/ URI, run id, or a model folder.")
-TRACKING_OPTION = typer.Option(None, "--tracking-uri", help="MLflow store. Default: $MLFLOW_TRACKING_URI, else <workdir>/mlflow.db.")
+TRACKING_OPTION = typer.Option(
+    None, "--tracking-uri", help="MLflow store. Default: $MLFLOW_TRACKING_URI, else <workdir>/mlflow.db."
+)
 WORKDIR_OPTION = typer.Option(Path("."), "--workdir", help="Directory where `nerplat run` keeps its local store.")
 BATCH_OPTION = typer.Option(32, "--batch-size", min=1, help="Windows per forward pass.")
 
@@ -52,7 +54,10 @@ def _tracking_uri(tracking_uri: str | None, workdir: Path) -> str:
     database = sqlite_path(uri)
     if database is not None and not database.exists():
         raise UserInputError(
-            Problem(f"no MLflow store at {database}: run `nerplat run SPEC` in {workdir.resolve()} first, or pass --tracking-uri", path="--tracking-uri")
+            Problem(
+                f"no MLflow store at {database}: run `nerplat run SPEC` in {workdir.resolve()} first, or pass --tracking-uri",
+                path="--tracking-uri",
+            )
         )
     check_store(uri, create=False)  # read-only: never create or migrate a store
     return uri
@@ -77,7 +82,9 @@ def _open(model: str, tracking_uri: str | None, workdir: Path):
 
 
 def list_models(
-    as_json: bool = typer.Option(False, "--json", help="Print a JSON list: name, version, aliases, uri, run_id, test metrics, selected epoch."),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print a JSON list: name, version, aliases, uri, run_id, test metrics, selected epoch."
+    ),
     tracking_uri: Optional[str] = TRACKING_OPTION,
     workdir: Path = WORKDIR_OPTION,
 ) -> None:
@@ -128,7 +135,10 @@ def _print_models(rows: list[dict[str, Any]], console: Console) -> None:
         return "" if value is None else f"{value:.4f}"
 
     details = [
-        (str(row["version"]), (row["run_id"] or "")[:8], score(row["test_micro_f1"]), score(row["test_macro_f1"]), str(row["selected_epoch"] or ""))
+        (
+            str(row["version"]), (row["run_id"] or "")[:8], score(row["test_micro_f1"]), score(row["test_macro_f1"]),
+            str(row["selected_epoch"] or ""),
+        )
         for row in rows
     ]
     table = Table(box=None, pad_edge=False)
@@ -141,12 +151,17 @@ def _print_models(rows: list[dict[str, Any]], console: Console) -> None:
         return
     for row, (version, run, micro, macro, epoch) in zip(rows, details):
         typer.echo(row["name"])
-        typer.echo(f"    version {version}  run {run}  test micro F1 {micro or '-'}  macro F1 {macro or '-'}  epoch {epoch or '-'}")
+        typer.echo(
+            f"    version {version}  run {run}  test micro F1 {micro or '-'}  macro F1 {macro or '-'}  epoch {epoch or '-'}"
+        )
 
 
 def export(
     model: str = MODEL_ARGUMENT,
-    out: Path = typer.Option(..., "--out", help="Folder to write: new or empty (a symlink to an empty folder is followed); written whole or not at all."),
+    out: Path = typer.Option(
+        ..., "--out",
+        help="Folder to write: new or empty (a symlink to an empty folder is followed); written whole or not at all.",
+    ),
     tracking_uri: Optional[str] = TRACKING_OPTION,
     workdir: Path = WORKDIR_OPTION,
 ) -> None:
@@ -164,16 +179,22 @@ def predict(
     model: str = MODEL_ARGUMENT,
     input_file: Optional[Path] = typer.Argument(None, help="Sentences to tag: plain text (one per line), CoNLL or JSONL."),
     text: Optional[str] = typer.Option(
-        None, "--text", help="Tag this sentence instead of a file. An empty or blank text has no words: its record has empty words, tags and spans, as serve answers."
+        None, "--text",
+        help="Tag this sentence instead of a file. An empty or blank text has no words: its record has empty words, tags and "
+        "spans, as serve answers.",
     ),
     input_format: Optional[str] = typer.Option(None, "--format", help="text, conll or jsonl; default: from the suffix."),
-    words: str = typer.Option("encoder", "--words", help="How text is split into words: encoder (the model tokenizer's pre-tokenizer) or whitespace."),
+    words: str = typer.Option(
+        "encoder", "--words",
+        help="How text is split into words: encoder (the model tokenizer's pre-tokenizer) or whitespace.",
+    ),
     output: Optional[Path] = typer.Option(
         None,
         "--output",
         "-o",
-        help="Write here instead of standard output. A file is replaced whole once tagging is done (through a symlink, its target); "
-        "a FIFO or character device (/dev/stdout, /dev/null) is written in place; a folder, dangling symlink, block device or socket is refused.",
+        help="Write here instead of standard output. A file is replaced whole once tagging is done (through a symlink, its "
+        "target); a FIFO or character device (/dev/stdout, /dev/null) is written in place; a folder, dangling symlink, "
+        "block device or socket is refused.",
     ),
     output_format: str = typer.Option("jsonl", "--output-format", help="jsonl (spans with scores) or conll (WORD TAG [SCORE])."),
     batch_size: int = BATCH_OPTION,
@@ -186,7 +207,9 @@ def predict(
     if words not in WORD_SPLITTERS:
         raise UserInputError(Problem(f"--words {words!r}: choose one of {', '.join(WORD_SPLITTERS)}", path="--words"))
     if output_format not in OUTPUT_FORMATS:
-        raise UserInputError(Problem(f"--output-format {output_format!r}: choose one of {', '.join(OUTPUT_FORMATS)}", path="--output-format"))
+        raise UserInputError(
+            Problem(f"--output-format {output_format!r}: choose one of {', '.join(OUTPUT_FORMATS)}", path="--output-format")
+        )
     if output is not None:
         check_output_file(output)  # before the model loads and the tagging runs
     rows = [{"text": text}] if text is not None else read_rows(input_file, choose_format(input_file, input_format))
@@ -217,16 +240,24 @@ def _predict_with_progress(bundle, rows: list[dict], words: str, batch_size: int
 
 def evaluate(
     model: str = MODEL_ARGUMENT,
-    gold_file: Path = typer.Argument(..., help="Sentences with gold tags: CoNLL (TOKEN TAG lines) or JSONL (tokens with tags or spans, or text with spans)."),
-    gold_format: Optional[str] = typer.Option(
-        None, "--format", help="conll, jsonl_tokens or jsonl_text (a corpus format); default: conll, or for .jsonl files the one whose key the first record has."
+    gold_file: Path = typer.Argument(
+        ..., help="Sentences with gold tags: CoNLL (TOKEN TAG lines) or JSONL (tokens with tags or spans, or text with spans)."
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print {model, file, sentences, seconds, metrics} as JSON (metrics named as in MLflow, without the split prefix)."),
+    gold_format: Optional[str] = typer.Option(
+        None, "--format",
+        help="conll, jsonl_tokens or jsonl_text (a corpus format); default: conll, or for .jsonl files the one whose key "
+        "the first record has.",
+    ),
+    as_json: bool = typer.Option(
+        False, "--json",
+        help="Print {model, file, sentences, seconds, metrics} as JSON (metrics named as in MLflow, without the split prefix).",
+    ),
     batch_size: int = BATCH_OPTION,
     tracking_uri: Optional[str] = TRACKING_OPTION,
     workdir: Path = WORKDIR_OPTION,
 ) -> None:
-    """Score MODEL on a file with gold tags: strict span precision, recall and F1, micro, macro and per type, as the reports give them."""
+    """Score MODEL on a file with gold tags: strict span precision, recall and F1, micro, macro and per
+    type, as the reports give them."""
     from nerplat.serving.predictor import tag_sentences  # lazy: torch, loaded after the gold file is read
 
     sentences = read_gold(gold_file, gold_format)
@@ -237,7 +268,10 @@ def evaluate(
     metrics = evaluate_tags([list(s.tags) for s in sentences], [t.tags for t in tagged])
     _warn_disjoint_types(bundle.labels, [tag for s in sentences for tag in s.tags])
     if as_json:
-        typer.echo(json.dumps({"model": model, "file": str(gold_file), "sentences": len(sentences), "seconds": round(seconds, 3), "metrics": metrics}, indent=2))
+        scored = {
+            "model": model, "file": str(gold_file), "sentences": len(sentences), "seconds": round(seconds, 3), "metrics": metrics,
+        }  # fmt: skip
+        typer.echo(json.dumps(scored, indent=2))
         return
     _print_scores(model, gold_file, len(sentences), metrics)
     typer.echo(f"tagged {len(sentences)} sentences in {seconds:.2f} s", err=True)
@@ -266,25 +300,42 @@ def _print_scores(model: str, gold_file: Path, sentences: int, metrics: dict[str
         table.add_column(column, justify="left" if not column else "right", no_wrap=True)
     types = sorted(key[len("type_") : -len("_f1")] for key in metrics if key.startswith("type_") and key.endswith("_f1"))
     support = sum(int(metrics[f"type_{t}_support"]) for t in types)
-    for name, prefix, count in [("micro", "micro_", support), ("macro", "macro_", support)] + [(t, f"type_{t}_", int(metrics[f"type_{t}_support"])) for t in types]:
+    by_type = [(t, f"type_{t}_", int(metrics[f"type_{t}_support"])) for t in types]
+    for name, prefix, count in [("micro", "micro_", support), ("macro", "macro_", support), *by_type]:
         table.add_row(name, *(f"{metrics.get(prefix + m, 0.0):.4f}" for m in ("precision", "recall", "f1")), str(count))
     Console(highlight=False).print(table)
-    typer.echo(f"token macro F1 {metrics['token_macro_f1']:.4f}  word accuracy {metrics['word_accuracy']:.4f}  sentence accuracy {metrics['sentence_accuracy']:.4f}")
+    typer.echo(
+        f"token macro F1 {metrics['token_macro_f1']:.4f}  word accuracy {metrics['word_accuracy']:.4f}  "
+        f"sentence accuracy {metrics['sentence_accuracy']:.4f}"
+    )
 
 
 def serve(
     model: str = MODEL_ARGUMENT,
     port: int = typer.Option(5001, "--port", min=1, max=65535, help="Port to listen on."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (loopback by default)."),
-    max_request_bytes: int = typer.Option(1_000_000, "--max-request-bytes", min=1, help="Larger request bodies are refused (HTTP 413) unread."),
-    timeout: float = typer.Option(60.0, "--timeout", min=0.1, help="Seconds a request may take, waiting included; its tagging is then stopped (HTTP 504)."),
-    max_waiting: int = typer.Option(8, "--max-waiting", min=1, help="Requests queued or running at once; more are answered HTTP 503."),
+    max_request_bytes: int = typer.Option(
+        1_000_000, "--max-request-bytes", min=1, help="Larger request bodies are refused (HTTP 413) unread."
+    ),
+    timeout: float = typer.Option(
+        60.0, "--timeout", min=0.1, help="Seconds a request may take, waiting included; its tagging is then stopped (HTTP 504)."
+    ),
+    max_waiting: int = typer.Option(
+        8, "--max-waiting", min=1, help="Requests queued or running at once; more are answered HTTP 503."
+    ),
     tracking_uri: Optional[str] = TRACKING_OPTION,
     workdir: Path = WORKDIR_OPTION,
 ) -> None:
-    """Serve MODEL over HTTP in this process, on MLflow's scoring protocol (POST /invocations, GET /ping), until Ctrl-C or SIGTERM.
+    """Serve MODEL over HTTP in this process, on MLflow's scoring protocol (POST /invocations, GET /ping),
+    until Ctrl-C or SIGTERM.
 
-    Body: {"dataframe_records": [{"text": "a sentence"} or {"tokens": [...]}, ...]} (also dataframe_split, inputs, instances); answer: {"predictions": [...]}, one record per row as `nerplat predict` writes it. A row whose text is empty or blank has no words: its record has empty words, tags and spans, as `nerplat predict --text ""` prints. A request without rows, with an unknown field or a malformed row (a lone surrogate included) gets HTTP 400 naming the expected schema; unknown paths 404 and wrong methods 405, as JSON; tagging whose client disconnected is stopped. Nothing else is started: the server ends with this process.
+    Body: {"dataframe_records": [{"text": "a sentence"} or {"tokens": [...]}, ...]} (also dataframe_split,
+    inputs, instances); answer: {"predictions": [...]}, one record per row as `nerplat predict` writes it.
+    A row whose text is empty or blank has no words: its record has empty words, tags and spans, as
+    `nerplat predict --text ""` prints. A request without rows, with an unknown field or a malformed row
+    (a lone surrogate included) gets HTTP 400 naming the expected schema; unknown paths 404 and wrong
+    methods 405, as JSON; tagging whose client disconnected is stopped. Nothing else is started: the
+    server ends with this process.
     """
     # lazy: torch, which `--help` never needs
     from nerplat.serving.http_server import ServingLimits, check_address, serve_forever, tagging_app
@@ -303,11 +354,14 @@ def bench_startup_command(
     spec: Optional[Path] = typer.Option(None, "--spec", help="Also time `nerplat train SPEC -m METHOD` (with --profile)."),
     method: Optional[str] = typer.Option(None, "--method", "-m", help="The method `nerplat train` trains (with --spec)."),
     profile: Optional[str] = typer.Option("smoke", "--profile", "-p", help="The spec's profile for `nerplat train`."),
-    repeats: int = typer.Option(5, "--repeats", help="Runs of each command, in turns (at least 5): figures are their median (min-max)."),
+    repeats: int = typer.Option(
+        5, "--repeats", help="Runs of each command, in turns (at least 5): figures are their median (min-max)."
+    ),
     workdir: Path = WORKDIR_OPTION,
     as_json: bool = typer.Option(False, "--json", help="Print a JSON object instead of tables."),
 ) -> None:
-    """Wall and CPU seconds of --help, predict --text, export, serve (to its first /ping) and train, each in a new process; and where predict's imports go."""
+    """Wall and CPU seconds of --help, predict --text, export, serve (to its first /ping) and train, each
+    in a new process; and where predict's imports go."""
     result = bench_startup(model, spec=spec, method=method, profile=profile, repeats=repeats, workdir=workdir)
     if as_json:
         typer.echo(json.dumps(result.as_dict(), indent=2))
@@ -318,4 +372,5 @@ def bench_startup_command(
         f"{result.load_before:.2f} before, {result.load_after:.2f} after; torch CPU capability {result.cpu_capability})"
     )
     print_figures(title, result.rows(), console)
-    print_figures("import time of one predict --text by package (wall clock, python -X importtime)", result.import_rows(), console)
+    imports = "import time of one predict --text by package (wall clock, python -X importtime)"
+    print_figures(imports, result.import_rows(), console)

@@ -127,7 +127,9 @@ class Stackable:
             yield from _unfolded(Text(str(row[0]), style="bold"), options.max_width, hanging=2)
             for header, cell in zip(headers[1:], row[1:]):
                 lines = str(cell).split("\n")
-                indented = [(2, f"{header}: {lines[0]}")] if len(lines) == 1 else [(2, f"{header}:"), *((4, line) for line in lines)]
+                indented = (
+                    [(2, f"{header}: {lines[0]}")] if len(lines) == 1 else [(2, f"{header}:"), *((4, line) for line in lines)]
+                )
                 for indent, line in indented:
                     yield from _unfolded(Text(" " * indent + line), options.max_width, hanging=indent + 2)
 
@@ -161,7 +163,8 @@ def print_headline(headline: Headline, console: Console) -> None:
     table.add_column("converged")
     rows = []
     for row in headline.rows:
-        score = "-" if row.mean is None else f"{row.mean:.{digits}f}" + ("" if row.sd is None else f" ± {row.sd:.{digits}f}")  # no sd of n = 1
+        spread = "" if row.sd is None else f" ± {row.sd:.{digits}f}"  # no sd of n = 1
+        score = "-" if row.mean is None else f"{row.mean:.{digits}f}" + spread
         converged = {True: "yes", False: "no", None: "-"}[row.converged]
         rows.append((row.label, score, str(row.n), converged))
     print_rows(console, table, rows)
@@ -179,6 +182,7 @@ def print_verdicts(headline: Headline, console: Console) -> None:
     rows = []
     for v in headline.verdicts:
         text = verdict_text(v, headline.decimals)
-        verdict = text.verdict + (f"; direction {text.direction}, magnitude {text.magnitude}" if v.get("direction_verdict") else "")
+        direction = f"; direction {text.direction}, magnitude {text.magnitude}" if v.get("direction_verdict") else ""
+        verdict = text.verdict + direction
         rows.append((f"{v['claim']}: {text.comparison}", text.delta, text.interval, text.units, verdict))
     print_rows(console, table, rows)

@@ -50,7 +50,9 @@ def run(
         "Without it such a resume is refused.",
     ),
     address: Optional[str] = typer.Option(
-        None, "--address", help="Ray cluster to join, HOST:PORT or ray://HOST:PORT (default: $RAY_ADDRESS, else a new embedded Ray on 127.0.0.1, never one found in /tmp/ray)."
+        None, "--address",
+        help="Ray cluster to join, HOST:PORT or ray://HOST:PORT (default: $RAY_ADDRESS, else a new embedded Ray on "
+        "127.0.0.1, never one found in /tmp/ray).",
     ),
     storage: Optional[str] = typer.Option(
         None, "--storage", help="Ray Tune storage_path (shared directory or s3://...); default .nerplat/ray."
@@ -61,7 +63,8 @@ def run(
     as_json: bool = typer.Option(False, "--json", help="Print the outcome as JSON on stdout (progress goes to stderr)."),
     progress_every: int = typer.Option(
         DEFAULT_EVERY, "--progress-every", metavar="SECONDS",
-        help="When the progress output is not a terminal (CI logs, nohup), print a plain timestamped progress line every SECONDS.",
+        help="When the progress output is not a terminal (CI logs, nohup), print a plain timestamped progress line "
+        "every SECONDS.",
     ),
     metrics_port: Optional[int] = typer.Option(
         None, "--metrics-port", envvar="NERPLAT_METRICS_PORT", show_envvar=False, metavar="PORT",
@@ -80,9 +83,12 @@ def run(
 
     The spec and its corpora are checked completely before Ray starts or anything is written.
 
-    It ends with the headline table: per arm, the test metric's mean ± sd over its replicates, n and whether its epoch budget converged (also under -q; -v adds Ray's worker logs).
+    It ends with the headline table: per arm, the test metric's mean ± sd over its replicates, n and
+    whether its epoch budget converged (also under -q; -v adds Ray's worker logs).
 
-    Exit codes: 0 done; 1 a trial, arm or the analysis failed, or the MLflow server was lost (the resume command is printed); 2 bad input (spec, corpus, flag, or a cluster that cannot place a trial); 130 interrupted (Ctrl-C or SIGTERM).
+    Exit codes: 0 done; 1 a trial, arm or the analysis failed, or the MLflow server was lost (the resume
+    command is printed); 2 bad input (spec, corpus, flag, or a cluster that cannot place a trial); 130
+    interrupted (Ctrl-C or SIGTERM).
 
     Examples:
 
@@ -102,8 +108,9 @@ def run(
     _warn_before_start(plan, loud)
     undecidable = _undecidable(plan, pilot, replicate_undecidable, console)
     options = RunOptions(
-        workdir=workdir.resolve(), resume=resume, rerun_changed=rerun_changed, address=address, storage=storage, analyze=analyze, replicate=not tune_only,
-        verbose=Verbosity.verbose(), progress_every=progress_every, metrics_port=metrics_port, undecidable=undecidable,
+        workdir=workdir.resolve(), resume=resume, rerun_changed=rerun_changed, address=address, storage=storage,
+        analyze=analyze, replicate=not tune_only, verbose=Verbosity.verbose(), progress_every=progress_every,
+        metrics_port=metrics_port, undecidable=undecidable,
     )
     runner = ExperimentRunner(plan, options, console)
     hint = escape(resume_command(
@@ -167,13 +174,17 @@ def _advise_after_failure(loud: Console, hint: str) -> None:
     loud.print(f"  {hint}", soft_wrap=True)  # the command on a line of its own, never folded: copied as is
 
 
-def _check_run_flags(resume: bool, rerun_changed: bool, progress_every: int, metrics_port: int | None, address: str | None) -> None:
+def _check_run_flags(
+    resume: bool, rerun_changed: bool, progress_every: int, metrics_port: int | None, address: str | None
+) -> None:
     if rerun_changed and not resume:
         raise UserInputError("--rerun-changed needs --resume: it chooses what a resumed experiment keeps")
     if progress_every < 1:
         raise UserInputError(Problem(f"--progress-every must be 1 second or more, got {progress_every}", path="--progress-every"))
     if metrics_port is not None and not 1 <= metrics_port <= 65535:
-        raise UserInputError(Problem(f"--metrics-port must be a port number from 1 to 65535, got {metrics_port}", path="--metrics-port"))
+        raise UserInputError(
+            Problem(f"--metrics-port must be a port number from 1 to 65535, got {metrics_port}", path="--metrics-port")
+        )
     joined, flag = (address, "--address") if address else (os.environ.get("RAY_ADDRESS"), "RAY_ADDRESS")
     if joined and joined != "auto":
         from nerplat.run.ray_preflight import cluster_host_port  # lazy: the Ray preflight (resource), which --help does not need
@@ -192,7 +203,8 @@ def _run_or_exit(runner: Any, loud: Console, hint: str) -> Any:
         loud.print(f"  {hint}", soft_wrap=True)  # one line: copied as is
         raise typer.Exit(130) from None
     except StoreLost as lost:
-        print_unfolded(loud, f"[red]stopped:[/] {escape(str(lost))}. Finished trials are saved there; once it answers again, continue with:", hanging=2)
+        stopped = f"[red]stopped:[/] {escape(str(lost))}. Finished trials are saved there; once it answers again, continue with:"
+        print_unfolded(loud, stopped, hanging=2)
         loud.print(f"  {hint}", soft_wrap=True)  # one line: copied as is
         raise typer.Exit(1) from None
 
@@ -205,13 +217,16 @@ def print_summary(summary, console: Console, errors: Console | None = None) -> N
     errors = errors or console
     for outcome in summary.outcomes:
         chosen = "" if not outcome.chosen else f" chosen {format_values(outcome.chosen)} (dev {outcome.chosen_value:.4f})"
-        print_unfolded(console, escape(f"{outcome.arm}: tune {_counts(outcome.tune_trials)} replicates {_counts(outcome.replicates)}{chosen}"), hanging=2)
+        arm = f"{outcome.arm}: tune {_counts(outcome.tune_trials)} replicates {_counts(outcome.replicates)}{chosen}"
+        print_unfolded(console, escape(arm), hanging=2)
         for error in outcome.errors:
             print_unfolded(errors, f"  [red]error:[/] {escape(error)}", hanging=4)
-    print_unfolded(console, escape(f"MLflow: {summary.tracking_uri} (experiment '{summary.experiment}', id {summary.experiment_id})"), hanging=2)
+    mlflow = f"MLflow: {summary.tracking_uri} (experiment '{summary.experiment}', id {summary.experiment_id})"
+    print_unfolded(console, escape(mlflow), hanging=2)
     browse = shlex.join(["nerplat", "ui", "--tracking-uri", summary.tracking_uri, "--experiment", summary.experiment])
     if summary.optuna_storage is not None:
-        print_unfolded(console, escape(f"Optuna: {summary.optuna_storage} (one study per tuned arm, named {summary.experiment}/<arm>)"), hanging=2)
+        optuna = f"Optuna: {summary.optuna_storage} (one study per tuned arm, named {summary.experiment}/<arm>)"
+        print_unfolded(console, escape(optuna), hanging=2)
         browse += f" --optuna-storage {shlex.quote(summary.optuna_storage)}"
     console.print("Browse the runs and the searches with:")
     console.print(f"  {escape(browse)}", soft_wrap=True)  # a line of its own, never folded: copied as is
@@ -232,7 +247,10 @@ def resume_command(
     """`nerplat run ... --resume` with the options that locate the experiment, and those that choose
     which arms its looks run, repeated as given."""
     words = ["nerplat", "run", str(spec)]
-    located = (("--profile", profile), ("--workdir", workdir if workdir != Path(".") else None), ("--storage", storage), ("--address", address))
+    located = (
+        ("--profile", profile), ("--workdir", workdir if workdir != Path(".") else None), ("--storage", storage),
+        ("--address", address),
+    )
     for flag, value in (*located, ("--pilot", pilot)):
         if value is not None:
             words += [flag, str(value)]
@@ -272,7 +290,10 @@ def register(app: typer.Typer) -> None:
 @bench_app.command("run")
 def bench_run_command(
     profile: Optional[str] = typer.Option(None, "--profile", help="Profile of the bench sweep (smoke: tiny encoder, 5 trials)."),
-    repeats: int = typer.Option(5, "--repeats", help="Blocks of consecutive trials, and in-process runs (at least 5): figures are their median (min-max)."),
+    repeats: int = typer.Option(
+        5, "--repeats",
+        help="Blocks of consecutive trials, and in-process runs (at least 5): figures are their median (min-max).",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON object instead of a table."),
 ) -> None:
     """Start-up overhead, where a 20-trial sweep's slot time goes, and in-trial vs in-process tokens/s."""
@@ -284,19 +305,33 @@ def bench_run_command(
     if as_json:
         typer.echo(json.dumps(result.as_dict(), indent=2))
         return
-    title = f"nerplat bench run ({result.trials} trials, {result.slots} at a time; median (min-max) over {result.repeats} blocks of trials)"
+    title = (
+        f"nerplat bench run ({result.trials} trials, {result.slots} at a time; "
+        f"median (min-max) over {result.repeats} blocks of trials)"
+    )
     print_figures(title, result.rows(), console)
     print_figures("where the slot time goes (wall time x trials at a time): sweep   blocks", result.share_rows(), console)
 
 
 @bench_app.command("peer")
 def bench_peer_command(
-    trials: Optional[int] = typer.Option(None, "--trials", min=1, help="Trials of each side's sweep in each repeat (default: 4; the bench sweep's own 20 take about 7 minutes a repeat)."),
+    trials: Optional[int] = typer.Option(
+        None, "--trials", min=1,
+        help="Trials of each side's sweep in each repeat (default: 4; the bench sweep's own 20 take about 7 minutes a repeat).",
+    ),
     epochs: Optional[int] = typer.Option(None, "--epochs", min=1, help="Epochs of each trial (default: the sweep's 4)."),
-    sentences: Optional[int] = typer.Option(None, "--sentences", min=1, help="CoNLL-2003 training sentences (default: the sweep's 100)."),
-    encoder: Optional[str] = typer.Option(None, "--encoder", help="Encoder (default: the sweep's minilm-l6; tiny for a quick check)."),
-    threads: Optional[int] = typer.Option(None, "--threads", min=1, help="torch threads of each side's one running trial (default: all CPUs)."),
-    repeats: int = typer.Option(5, "--repeats", help="Sweeps of each side, in turns (at least 5): figures are their median (min-max)."),
+    sentences: Optional[int] = typer.Option(
+        None, "--sentences", min=1, help="CoNLL-2003 training sentences (default: the sweep's 100)."
+    ),
+    encoder: Optional[str] = typer.Option(
+        None, "--encoder", help="Encoder (default: the sweep's minilm-l6; tiny for a quick check)."
+    ),
+    threads: Optional[int] = typer.Option(
+        None, "--threads", min=1, help="torch threads of each side's one running trial (default: all CPUs)."
+    ),
+    repeats: int = typer.Option(
+        5, "--repeats", help="Sweeps of each side, in turns (at least 5): figures are their median (min-max)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON object instead of a table."),
 ) -> None:
     """The bench sweep run by nerplat and by Hugging Face Trainer + Optuna: wall time, per-trial time, best dev F1, ratio."""
@@ -305,7 +340,9 @@ def bench_peer_command(
     from nerplat.bench.peer import bench_peer  # lazy: torch, which --help does not need
 
     console = Console(stderr=as_json)
-    result = bench_peer(console, trials=trials, epochs=epochs, sentences=sentences, encoder=encoder, threads=threads, repeats=repeats)
+    result = bench_peer(
+        console, trials=trials, epochs=epochs, sentences=sentences, encoder=encoder, threads=threads, repeats=repeats
+    )
     if as_json:
         typer.echo(json.dumps(result.as_dict(), indent=2))
         return
@@ -328,7 +365,10 @@ def bench_peer_command(
         console.print(f"training seeds by repeat, both sides: {', '.join(map(str, result.nerplat.seeds))}")
     else:
         console.print(f"the two sides trained at different seeds: nerplat {result.nerplat.seeds} | peer {result.peer.seeds}")
-    rates = {side.name: "; ".join(", ".join(f"{rate:.3g}" for rate in drawn) for drawn in side.learning_rates) for side in (result.nerplat, result.peer)}
+    rates = {
+        side.name: "; ".join(", ".join(f"{rate:.3g}" for rate in drawn) for drawn in side.learning_rates)
+        for side in (result.nerplat, result.peer)
+    }
     if result.same_learning_rates:
         console.print(f"learning rates tried by both: {rates['nerplat']}")
     else:
@@ -336,7 +376,9 @@ def bench_peer_command(
 
 @bench_app.command("tracking")
 def bench_tracking_command(
-    writers: list[int] = typer.Option([1, 8, 32], "--writers", min=1, metavar="N", help="Concurrent reporting trials (repeatable: --writers 1 --writers 8)."),
+    writers: list[int] = typer.Option(
+        [1, 8, 32], "--writers", min=1, metavar="N", help="Concurrent reporting trials (repeatable: --writers 1 --writers 8)."
+    ),
     trials: int = typer.Option(2, "--trials", min=1, metavar="N", help="Trials each writer runs, one after another."),
     epochs: int = typer.Option(10, "--epochs", min=1, metavar="N", help="Per-epoch reports of each trial."),
     postgres: Optional[str] = typer.Option(
@@ -344,16 +386,18 @@ def bench_tracking_command(
         help="Also measure an `mlflow server` on this PostgreSQL database (postgresql://USER:PASSWORD@HOST:PORT/DB).",
     ),
     postgres_bin: Optional[Path] = typer.Option(
-        None, "--postgres-bin", help="Also measure an `mlflow server` on a throwaway PostgreSQL started from this folder's initdb and pg_ctl (Debian: /usr/lib/postgresql/<major>/bin)."
+        None, "--postgres-bin",
+        help="Also measure an `mlflow server` on a throwaway PostgreSQL started from this folder's initdb and pg_ctl "
+        "(Debian: /usr/lib/postgresql/<major>/bin).",
     ),
     server_workers: int = typer.Option(2, "--server-workers", min=1, metavar="N", help="uvicorn workers of that mlflow server."),
-    plan_trials: int = typer.Option(100_000, "--plan-trials", min=0, metavar="N", help="Trials of the spec `nerplat plan` is timed on (0 skips it)."),
+    plan_trials: int = typer.Option(
+        100_000, "--plan-trials", min=0, metavar="N", help="Trials of the spec `nerplat plan` is timed on (0 skips it)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON object instead of tables."),
 ) -> None:
     """Events/s of the tracking path (the run ledger) with N concurrent reporting trials, on SQLite and
     on an `mlflow server` on PostgreSQL; where each saturates; time and memory of `nerplat plan` at 100,000 trials."""
-    from rich.table import Table
-
     from nerplat.bench.tracking import bench_tracking  # lazy: torch, which --help does not need
 
     notes = message_console(stderr=True)
@@ -364,28 +408,43 @@ def bench_tracking_command(
     if as_json:
         typer.echo(json.dumps(result.as_dict(), indent=2))
         return
+    _print_tracking(result, trials, epochs, server_workers)
+
+
+def _print_tracking(result: Any, trials: int, epochs: int, server_workers: int) -> None:
+    """bench tracking's table of stores and writer counts, then where each store saturates and plan's figures."""
+    from rich.table import Table
+
     console = Console(highlight=False, soft_wrap=True)  # a figure's line stays one line
     table = Table(title=f"nerplat bench tracking ({trials} trials x {epochs} epochs per writer)")
     for column in ("store", "writers", "events", "seconds", "events/s", "epoch write, ms (median)"):
         table.add_column(column, justify="left" if column == "store" else "right")
     for figure in result.stores:
-        table.add_row(figure.store, str(figure.writers), str(figure.events), f"{figure.seconds:.1f}", f"{figure.events_per_s:.1f}", f"{figure.epoch_write_ms:.1f}")
+        table.add_row(
+            figure.store, str(figure.writers), str(figure.events), f"{figure.seconds:.1f}", f"{figure.events_per_s:.1f}",
+            f"{figure.epoch_write_ms:.1f}",
+        )
     console.print(table)
     for figure in result.stores:
         if figure.failed_writers:
-            console.print(f"{figure.store}, {figure.writers} writers: {figure.failed_writers} had a write refused ({figure.failure})", markup=False)
+            refused = f"{figure.store}, {figure.writers} writers: {figure.failed_writers} had a write refused ({figure.failure})"
+            console.print(refused, markup=False)
     for store in result.store_names():
         best, top = result.best(store), result.saturation(store)
         server = f" (mlflow server, {server_workers} workers)" if store == "postgresql" else ""
         if best is None:
             console.print(f"{store}{server}: writes were refused at every writer count")
         elif top is None:
-            console.print(f"{store}{server}: best {best.events_per_s:.1f} events/s at {best.writers} writer(s), not saturated within the counts measured")
+            console.print(
+                f"{store}{server}: best {best.events_per_s:.1f} events/s at {best.writers} writer(s), "
+                "not saturated within the counts measured"
+            )
         else:
             console.print(f"{store}{server} saturates at {top.writers} writer(s): {top.events_per_s:.1f} events/s")
     if result.plan is not None:
         plan = result.plan
         console.print(
             f"nerplat plan, {plan.trials:,} trials: {plan.seconds:.1f} s, peak RSS {plan.peak_rss_mb:.0f} MB "
-            f"(one-run spec: {plan.one_run_seconds:.1f} s, {plan.one_run_peak_rss_mb:.0f} MB; {plan.bytes_per_trial:.0f} bytes per trial)"
+            f"(one-run spec: {plan.one_run_seconds:.1f} s, {plan.one_run_peak_rss_mb:.0f} MB; "
+            f"{plan.bytes_per_trial:.0f} bytes per trial)"
         )

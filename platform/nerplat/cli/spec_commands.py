@@ -69,7 +69,8 @@ def validate(
             continue
         profiles = [v.profile for v in variants if v.profile is not None]
         checked.append({"spec": str(spec), "profiles": profiles})
-        print_unfolded(console, f"OK {spec}" + (f" (profiles: {', '.join(profiles)})" if profiles else ""), hanging=2, markup=False)
+        checked_line = f"OK {spec}" + (f" (profiles: {', '.join(profiles)})" if profiles else "")
+        print_unfolded(console, checked_line, hanging=2, markup=False)
         for variant in variants:
             for line in _warnings(variant):
                 warning = f"warning: {spec}" + (f" (profile {variant.profile})" if variant.profile else "") + f": {line}"
@@ -89,9 +90,12 @@ def plan(
     as_json: bool = typer.Option(False, "--json", help="Print the plan as JSON on stdout."),
     cost: bool = typer.Option(False, "--cost", help=COST_HELP),
     budget: str | None = typer.Option(None, "--budget", help=BUDGET_HELP),
-    calibrate: bool = typer.Option(True, "--calibrate/--no-calibrate", help="With --cost: calibrate on this host where the store has no runs."),
+    calibrate: bool = typer.Option(
+        True, "--calibrate/--no-calibrate", help="With --cost: calibrate on this host where the store has no runs."
+    ),
     tracking_uri: str | None = typer.Option(
-        None, "--tracking-uri", help="MLflow store whose runs --cost reads (default: MLFLOW_TRACKING_URI, the spec's, else ./mlflow.db)."
+        None, "--tracking-uri",
+        help="MLflow store whose runs --cost reads (default: MLFLOW_TRACKING_URI, the spec's, else ./mlflow.db).",
     ),
     pilot: Path | None = typer.Option(None, "--pilot", metavar="DIR", help=PILOT_HELP),
 ) -> None:
@@ -107,7 +111,8 @@ def plan(
     compiled = compile_spec(spec, profile, overrides)
     measured = pilot_sds(compiled, pilot) if pilot is not None else None
     undecidable = undecidable_claims(compiled, measured)
-    predicted = _estimate(compiled, (spec, profile, overrides), tracking_uri, {p.claim for p in undecidable}, budget, calibrate) if cost else None
+    source, undecidable_ids = (spec, profile, overrides), {p.claim for p in undecidable}
+    predicted = _estimate(compiled, source, tracking_uri, undecidable_ids, budget, calibrate) if cost else None
     if as_json:
         if predicted is None:
             sys.stdout.write(compiled.model_dump_json(indent=2) + "\n")
@@ -138,7 +143,8 @@ def _plan_lines(compiled: Plan, predicted: Any, measured: Any, undecidable: list
         lines.append(
             f"tune: {_component_text(tune.searcher)}, scheduler {_component_text(tune.scheduler)}, "
             f"{'maximise' if tune.mode == 'max' else 'minimise'} {tune.metric}, "
-            f"{tune.max_concurrent or 'as many as resources allow'} trials at once, seed {tune.seed} (each arm's searcher its own)"
+            f"{tune.max_concurrent or 'as many as resources allow'} trials at once, "
+            f"seed {tune.seed} (each arm's searcher its own)"
         )
         for method, points in tune.enqueue.items():  # run first, once each
             lines.append(f"  {method} starts from: " + "; ".join(", ".join(f"{k}={v}" for k, v in p.items()) for p in points))
@@ -151,7 +157,9 @@ def _plan_lines(compiled: Plan, predicted: Any, measured: Any, undecidable: list
     return lines + [f"warning: {line}" for line in unequal_effort(compiled) + emulated_bf16_warnings(compiled.arms)]
 
 
-def _estimate(compiled: Plan, source: tuple, tracking_uri: str | None, undecidable: set[str], budget: str | None, calibrate: bool) -> Any:
+def _estimate(
+    compiled: Plan, source: tuple, tracking_uri: str | None, undecidable: set[str], budget: str | None, calibrate: bool
+) -> Any:
     """`--cost` and `--budget`: the prediction over the looks the design runs, and the cuts, each the
     spec compiled again from `source` (spec, profile, overrides) with the cut's overrides."""
     from nerplat.estimate.spec_cost import estimate_plan  # lazy: torch, which --help does not need

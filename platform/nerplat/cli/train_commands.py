@@ -15,7 +15,14 @@ from nerplat.cli.options import PROFILE_OPTION, Verbosity, compile_spec, format_
 from nerplat.errors import Problem, UserInputError
 from nerplat.unfolded import print_unfolded
 
-bench_app = typer.Typer(help="Benchmarks that print figures (ratios against a plain PyTorch loop run alongside).", no_args_is_help=True)
+bench_app = typer.Typer(
+    help="Benchmarks that print figures (ratios against a plain PyTorch loop run alongside).", no_args_is_help=True
+)
+ASSIGNMENTS_OPTION = typer.Option(  # train's --set: spec keys, as everywhere, and searched hyper-parameters too
+    [], "--set",
+    help="KEY=VALUE (repeatable): a spec key (train.epochs=3, methods.mom.lambda=0.3) or a searched hyper-parameter of "
+    "the arm (objective.lambda=0.2).",
+)
 SUMMARY_METRICS = ("micro_precision", "micro_recall", "micro_f1", "macro_f1", "token_macro_f1", "sentence_accuracy")
 
 
@@ -55,15 +62,15 @@ def train(
     spec: Path = typer.Argument(..., help="The experiment spec (YAML)."),
     method: str = typer.Option(..., "--method", "-m", help="Method of the spec to train."),
     profile: Optional[str] = PROFILE_OPTION,
-    assignments: list[str] = typer.Option(
-        [], "--set", help="KEY=VALUE (repeatable): a spec key (train.epochs=3, methods.mom.lambda=0.3) or a searched hyper-parameter of the arm (objective.lambda=0.2)."
-    ),
+    assignments: list[str] = ASSIGNMENTS_OPTION,
     arm_id: Optional[str] = typer.Option(None, "--arm", help="Arm id when the method has several (dataset x sampler) arms."),
     seed: int = typer.Option(0, "--seed", help="Seed of initialisation and data order."),
     partition: int = typer.Option(0, "--partition", help="Partition of a partitioned sampler (low_resource)."),
     split: str = typer.Option("test", "--split", help="Split of the final evaluation: test or dev."),
     save: Optional[Path] = typer.Option(
-        None, "--save", help="Write the selected model here (weights, tokenizer, labels, decoding; no optimiser state): a MODEL for `nerplat predict`."
+        None, "--save",
+        help="Write the selected model here (weights, tokenizer, labels, decoding; no optimiser state): a MODEL for "
+        "`nerplat predict`.",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the final metrics as JSON only."),
 ) -> None:
@@ -99,7 +106,10 @@ def train(
     for line in emulated_bf16_warnings([arm]):
         print_unfolded(console, f"warning: {line}", hanging=2, markup=False)
     print_unfolded(console, f"arm {arm.id}  seed {seed}  partition {partition}  {format_values(values)}", hanging=2, markup=False)
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("loss {task.fields[loss]:.4f}"), TimeRemainingColumn())
+    columns = (
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("loss {task.fields[loss]:.4f}"),
+        TimeRemainingColumn(),
+    )
     try:
         with Progress(*columns, console=console, transient=True) as bar:
             result = run_trial(
@@ -109,7 +119,8 @@ def train(
         print_unfolded(console, f"trial failed: {failed}", hanging=2, markup=False)
         raise typer.Exit(1) from None
     if as_json:
-        typer.echo(json.dumps({"arm": arm.id, "seed": seed, "partition": partition, "values": values, **result.metrics}, indent=2))
+        metrics = {"arm": arm.id, "seed": seed, "partition": partition, "values": values, **result.metrics}
+        typer.echo(json.dumps(metrics, indent=2))
     else:
         _print_result(console, result, split)
 
@@ -188,9 +199,12 @@ def bench_train_command(
     threads: Optional[int] = typer.Option(None, "--threads", help="torch threads (default: torch's choice)."),
     device: str = typer.Option("cpu", "--device", help="cpu or cuda: where both loops train and the matmul peak is measured."),
     precision: str = typer.Option(
-        "fp32", "--precision", help="fp32, bf16 or fp16 (CUDA only): both loops' arithmetic, as train.precision, and the peak's dtype."
+        "fp32", "--precision",
+        help="fp32, bf16 or fp16 (CUDA only): both loops' arithmetic, as train.precision, and the peak's dtype.",
     ),
-    repeats: int = typer.Option(5, "--repeats", help="Timed epochs of each loop, interleaved (at least 5): figures are their median (min-max)."),
+    repeats: int = typer.Option(
+        5, "--repeats", help="Timed epochs of each loop, interleaved (at least 5): figures are their median (min-max)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON object instead of a table."),
 ) -> None:
     """Tokens/s of a plain PyTorch loop and of nerplat's trial loop on the same batches, ratio, MFU, memory, time per torch op."""
@@ -220,7 +234,9 @@ def bench_mrc_command(
     sentences: int = typer.Option(160, "--sentences", help="CoNLL-2003 training sentences (one epoch per framework)."),
     batch_size: int = typer.Option(32, "--batch-size", help="Sentences (sequence labelling) or examples (MRC) per step."),
     threads: Optional[int] = typer.Option(None, "--threads", help="torch threads (default: torch's choice)."),
-    repeats: int = typer.Option(5, "--repeats", help="Epochs of each framework, in turns (at least 5): figures are their median (min-max)."),
+    repeats: int = typer.Option(
+        5, "--repeats", help="Epochs of each framework, in turns (at least 5): figures are their median (min-max)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON object instead of a table."),
 ) -> None:
     """Training tokens/s and sentences/s of the MRC framework against sequence labelling on the same sentences."""

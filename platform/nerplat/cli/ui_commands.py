@@ -27,6 +27,15 @@ from nerplat.track.ui_server import (
 from nerplat.track.view import runs_table_url, shared_view_url
 
 
+OPTUNA_STORAGE_OPTION = typer.Option(
+    None,
+    "--optuna-storage",
+    metavar="URL",
+    help="Optuna storage of the arms' studies (sqlite:///..., postgresql://user@host/db; the password from $PGPASSWORD). "
+    "Default: $NERPLAT_OPTUNA_STORAGE, else optuna.db beside a SQLite MLflow store, else <workdir>/optuna.db.",
+)
+
+
 def register(app: typer.Typer) -> None:
     app.command("ui")(ui)
 
@@ -36,25 +45,26 @@ def ui(
         None, "--tracking-uri", help="MLflow store. Default: $MLFLOW_TRACKING_URI, else <workdir>/mlflow.db."
     ),
     experiment: Optional[str] = typer.Option(
-        None, "--experiment", "-e", help="Spec experiment whose runs table and studies to print. Default: every nerplat experiment."
+        None, "--experiment", "-e",
+        help="Spec experiment whose runs table and studies to print. Default: every nerplat experiment.",
     ),
     port: int = typer.Option(
         0, "--port", min=0, max=65535, metavar="PORT", help="Port of the MLflow UI on 127.0.0.1; 0 picks a free one."
     ),
-    optuna_storage: Optional[str] = typer.Option(
-        None,
-        "--optuna-storage",
-        metavar="URL",
-        help="Optuna storage of the arms' studies (sqlite:///..., postgresql://user@host/db; the password from $PGPASSWORD). "
-        "Default: $NERPLAT_OPTUNA_STORAGE, else optuna.db beside a SQLite MLflow store, else <workdir>/optuna.db.",
-    ),
+    optuna_storage: Optional[str] = OPTUNA_STORAGE_OPTION,
     workdir: Path = typer.Option(Path("."), "--workdir", help="Directory where `nerplat run` keeps its local stores."),
 ) -> None:
     """Start the MLflow UI and optuna-dashboard for an experiment's stores and print their URLs.
 
-    First the MLflow runs table of each experiment (the columns this browser chose, oldest run first), and the same table with nerplat's columns (tuned values, scores, status), which MLflow opens as a shared view ("Override saved view" keeps it); then optuna-dashboard's page of each tuned arm's Optuna study (trials with their MLflow runs, hyper-parameter importances, parallel coordinates; live while `nerplat run` goes). Both listen on 127.0.0.1 on free ports; Ctrl-C stops both.
+    First the MLflow runs table of each experiment (the columns this browser chose, oldest run first),
+    and the same table with nerplat's columns (tuned values, scores, status), which MLflow opens as a
+    shared view ("Override saved view" keeps it); then optuna-dashboard's page of each tuned arm's
+    Optuna study (trials with their MLflow runs, hyper-parameter importances, parallel coordinates;
+    live while `nerplat run` goes). Both listen on 127.0.0.1 on free ports; Ctrl-C stops both.
 
-    An MLflow server (--tracking-uri http://...) is not started again, only its URLs are printed. When optuna-dashboard cannot start (not installed, no study yet), the command that serves the studies is printed instead.
+    An MLflow server (--tracking-uri http://...) is not started again, only its URLs are printed. When
+    optuna-dashboard cannot start (not installed, no study yet), the command that serves the studies
+    is printed instead.
     """
     uri = tracking_uri or resolve_tracking_uri(None, workdir)
     database = sqlite_path(uri)
@@ -67,7 +77,9 @@ def ui(
     experiments = experiments_to_show(uri, experiment)
     studies = optuna_storage_url(optuna_storage, workdir) if optuna_storage else resolve_optuna_storage(None, uri, workdir)
     dashboard = _optuna_dashboard(studies)
-    mlflow = None if is_server_uri(uri) else LocalMlflowServer(uri, local_artifact_root(uri) or workdir.resolve() / "mlartifacts", port)
+    mlflow = None
+    if not is_server_uri(uri):
+        mlflow = LocalMlflowServer(uri, local_artifact_root(uri) or workdir.resolve() / "mlartifacts", port)
     servers = [server for server in (mlflow, dashboard) if server is not None]
     if not servers:  # an MLflow server already serves the runs, and there are no studies to serve
         _print_urls(uri, experiments)

@@ -44,7 +44,8 @@ def truncate(path: Path) -> None:
 
 
 def test_a_missing_root_is_named(tmp_path, capsys):
-    assert f"{tmp_path / 'nonexistent'} does not exist: give the folder" in refused(capsys, "claims", "table", str(tmp_path / "nonexistent"))
+    missing = tmp_path / "nonexistent"
+    assert f"{missing} does not exist: give the folder" in refused(capsys, "claims", "table", str(missing))
 
 
 @pytest.mark.parametrize("damage", ["truncated", "wrong schema"])
@@ -87,7 +88,8 @@ def test_reanalyze_of_a_damaged_runs_parquet_is_named_and_writes_nothing(tmp_pat
     spec.write_text(f"experiment: mom_conll\ndataset: {{path: {json.dumps(str(TINY))}}}\nmethods: {{ce: {{loss: ce}}}}\n")
     before = {p: p.read_bytes() for p in report.rglob("*") if p.is_file()}
     truncate(report / "runs.parquet")
-    assert f"cannot read {report / 'runs.parquet'} as a parquet file" in refused(capsys, "reanalyze", str(report), "--spec", str(spec))
+    err = refused(capsys, "reanalyze", str(report), "--spec", str(spec))
+    assert f"cannot read {report / 'runs.parquet'} as a parquet file" in err
     pl.DataFrame({"run_id": ["a"]}).write_parquet(report / "runs.parquet")
     err = refused(capsys, "reanalyze", str(report), "--spec", str(spec))
     assert f"{report / 'runs.parquet'} is not a report's runs.parquet: it lacks the columns arm (String)" in err

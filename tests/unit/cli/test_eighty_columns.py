@@ -25,7 +25,9 @@ def assert_unfolded(text: str, wholes: list[str]) -> None:
         assert any(whole in line for line in lines), f"{whole!r} folded in:\n{text}"
     for line in lines:
         if len(line) > WIDTH:
-            assert len(line.split()) == 1 or line.strip() in wholes, f"a line wider than {WIDTH} holds more than one item: {line!r}"
+            assert len(line.split()) == 1 or line.strip() in wholes, (
+                f"a line wider than {WIDTH} holds more than one item: {line!r}"
+            )
 
 
 def _console(buffer: io.StringIO) -> Console:
@@ -35,8 +37,10 @@ def _console(buffer: io.StringIO) -> Console:
 def test_the_end_of_a_run_folds_no_path_and_gives_the_browse_command_a_line_of_its_own():
     tracking, optuna, report = f"sqlite:///{LONG}mlflow.db", f"sqlite:///{LONG}optuna.db", f"{LONG}reports/quickstart"
     summary = RunSummary(
-        "quickstart", tracking, "1", [ArmOutcome("conll2003/untyped+low_resource-100/mom", errors=[f"worker died writing {LONG}x.ckpt"])],
-        optuna_storage=optuna, report_dir=Path(report), unconverged=("conll2003/untyped+low_resource-100/mom: dev micro F1 still rising",),
+        "quickstart", tracking, "1",
+        [ArmOutcome("conll2003/untyped+low_resource-100/mom", errors=[f"worker died writing {LONG}x.ckpt"])],
+        optuna_storage=optuna, report_dir=Path(report),
+        unconverged=("conll2003/untyped+low_resource-100/mom: dev micro F1 still rising",),
     )
     buffer = io.StringIO()
     print_summary(summary, _console(buffer))
@@ -49,7 +53,8 @@ def test_a_run_stage_line_folds_no_path_and_no_word():
     from nerplat.run.progress import ProgressBoard
 
     buffer = io.StringIO()
-    ProgressBoard("quickstart", _console(buffer)).stage(f"opening the MLflow store sqlite:///{LONG}mlflow.db with 2 trial workers at a time")
+    board = ProgressBoard("quickstart", _console(buffer))
+    board.stage(f"opening the MLflow store sqlite:///{LONG}mlflow.db with 2 trial workers at a time")
     text = buffer.getvalue()
     assert_unfolded(text, [f"sqlite:///{LONG}mlflow.db"])
     words = {word for line in text.splitlines() for word in line.split()}

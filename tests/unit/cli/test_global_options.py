@@ -42,7 +42,8 @@ def test_quiet_validate_prints_nothing_on_success(capsys):
 
 
 def test_quiet_and_verbose_may_follow_the_command(capsys):
-    assert hoist_global_flags(["plan", "s.yaml", "-q", "--set", "a=1", "--", "-v"]) == ["-q", "plan", "s.yaml", "--set", "a=1", "--", "-v"]
+    hoisted = hoist_global_flags(["plan", "s.yaml", "-q", "--set", "a=1", "--", "-v"])
+    assert hoisted == ["-q", "plan", "s.yaml", "--set", "a=1", "--", "-v"]
     assert run(capsys, "validate", QUICKSTART, "-q")[1:] == ("", "")
     code, out, _ = run(capsys, "plan", QUICKSTART, "-q")  # the plan is a result: printed under -q too
     assert code == 0 and "auc2t" in out
@@ -96,7 +97,8 @@ def test_train_set_routes_spec_keys_and_searched_values():
 
 
 def test_train_names_the_arms_of_a_method_when_the_arm_id_is_wrong(capsys):
-    code, _, err = run(capsys, "train", str(ROOT / "specs" / "resampling.yaml"), "-m", "bilstm_softmax", "-p", "cpu", "--arm", "wnut17/fraction-0.1")
+    spec = str(ROOT / "specs" / "resampling.yaml")
+    code, _, err = run(capsys, "train", spec, "-m", "bilstm_softmax", "-p", "cpu", "--arm", "wnut17/fraction-0.1")
     assert code == 2 and "has no arm 'wnut17/fraction-0.1'" in err
     assert "wnut17/fraction-0.1/bilstm_softmax, wnut17/fraction-0.1+sc/bilstm_softmax" in err
 

@@ -33,8 +33,12 @@ CASES = {
     "dev_from_train_with_dev": (", dev_from_train: 0.2", "already has a dev split; remove dev_from_train", None),
     "dev_from_train_too_small": (", dev_from_train: 0.5", "dev_from_train on corpus", None),
     "iob1_refused": (", iob1: refuse", "which IOB2 forbids (IOB1 input); set iob1: convert", "train.txt:1"),
-    "jsonl_label_is_a_tag": (", format: jsonl_tokens", "labelled with the tag 'B-PER': a span's label is the entity type alone, 'PER'", "train.jsonl:2"),
-    "jsonl_label_is_o": (", format: jsonl_tokens", "is labelled O, which marks words outside entities: leave the span out", "train.jsonl:3"),
+    "jsonl_label_is_a_tag": (
+        ", format: jsonl_tokens", "labelled with the tag 'B-PER': a span's label is the entity type alone, 'PER'", "train.jsonl:2"
+    ),
+    "jsonl_label_is_o": (
+        ", format: jsonl_tokens", "is labelled O, which marks words outside entities: leave the span out", "train.jsonl:3"
+    ),
     "jsonl_offsets_true_false": (", format: jsonl_tokens", "needs whole-number token offsets for start and end", "train.jsonl:1"),
     "jsonl_text_span_splits_an_accent": (
         ", format: jsonl_text", "span [0, 4) 'Cafe' splits the character 'e\u0301' at offset 4", "train.jsonl:2"
@@ -44,7 +48,9 @@ CASES = {
 
 def spec_for(folder: Path, options: str, where: Path) -> Path:
     spec = where / "spec.yaml"
-    spec.write_text(f"experiment: hostile\ndataset: {{path: {json.dumps(str(folder))}{options}}}\nmethods: {{ce: {{loss: ce}}}}\n")
+    spec.write_text(
+        f"experiment: hostile\ndataset: {{path: {json.dumps(str(folder))}{options}}}\nmethods: {{ce: {{loss: ce}}}}\n"
+    )
     return spec
 
 
@@ -139,7 +145,10 @@ def test_jsonl_lines_are_bounded_and_so_is_what_is_printed(capsys, tmp_path, mon
 @pytest.mark.parametrize(
     "file_name, options, text",
     [
-        ("train.jsonl", ", format: jsonl_tokens", json.dumps({"tokens": ["Ada"], "spans": [{"start": 0, "end": 1, "label": "P" * 999_000}]})),
+        (
+            "train.jsonl", ", format: jsonl_tokens",
+            json.dumps({"tokens": ["Ada"], "spans": [{"start": 0, "end": 1, "label": "P" * 999_000}]}),
+        ),
         ("train.jsonl", ", format: jsonl_tokens", json.dumps({"tokens": ["Ada"], "tags": ["B-" + "P" * 999_000]})),
         ("train.txt", "", "Ada\tB-" + "P" * 999_000),
     ],

@@ -96,7 +96,9 @@ HOSTILE_SETS = {
     "nesting_5000_deep": ("description=" + "[" * 5000 + "]" * 5000, "the value nests mappings or lists too deeply"),
     "nesting_51_deep": ("description=" + "[" * 51 + "]" * 51, "the value nests mappings or lists more than 50 levels deep"),
     "binary_tag": ("description=!!binary aGk=", "YAML tag !!binary is not allowed"),
-    "python_tag": ("description=!!python/object/apply:os.system [echo]", "YAML tag !!python/object/apply:os.system is not allowed"),
+    "python_tag": (
+        "description=!!python/object/apply:os.system [echo]", "YAML tag !!python/object/apply:os.system is not allowed"
+    ),
     "larger_than_a_megabyte": ("description=" + "x" * 1_000_001, "the value is larger than 1,000,000 bytes"),
     "nul_escape": ('description="a\\0b"', "the value holds control character #x0000"),
     "esc_escape": ('description="\\e[31m"', "the value holds control character #x001b"),

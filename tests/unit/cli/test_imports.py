@@ -64,7 +64,10 @@ def test_export_of_a_registered_model_loads_no_mlflow(store, tmp_path):
 def test_serve_answers_its_first_ping_without_mlflow(store, tmp_path):
     port = free_port()
     log = tmp_path / "serve.err"
-    command = [sys.executable, "-X", "importtime", "-m", "nerplat.cli", "serve", NAME, "--port", str(port), "--workdir", str(store.workdir)]
+    command = [
+        sys.executable, "-X", "importtime", "-m", "nerplat.cli", "serve", NAME, "--port", str(port),
+        "--workdir", str(store.workdir),
+    ]
     with log.open("w") as errors:
         server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=errors)
         try:

@@ -46,7 +46,8 @@ def test_predict_a_conll_file_from_a_bundle_folder_writes_conll(store, tmp_path,
     code = main(["predict", str(store.bundle_dir), str(source), "--output", str(out), "--output-format", "conll"])
     assert code == 0, capsys.readouterr().err
     blocks = out.read_text().strip().split("\n\n")
-    assert [[line.split("\t")[0] for line in block.splitlines()] for block in blocks] == [["EU", "rejects"], ["Peter", "Blackburn"]]
+    words = [[line.split("\t")[0] for line in block.splitlines()] for block in blocks]
+    assert words == [["EU", "rejects"], ["Peter", "Blackburn"]]
     assert all(len(line.split("\t")) == 3 for block in blocks for line in block.splitlines())  # word, tag, score
 
 
@@ -124,7 +125,8 @@ def test_models_keeps_names_whole_at_any_width(store, capsys, monkeypatch, colum
     if columns == 200:  # a table row
         assert any(line.startswith(NAME) and "0.2500" in line and line.rstrip().endswith(" 1") for line in lines)
     else:  # the name alone on its line, the details under it
-        assert NAME in lines and any(line.strip().startswith("version 1") and "0.2500" in line and line.endswith("epoch 1") for line in lines)
+        assert NAME in lines
+        assert any(line.strip().startswith("version 1") and "0.2500" in line and line.endswith("epoch 1") for line in lines)
 
 
 def test_evaluate_scores_a_gold_file_with_the_reports_metrics(store, tmp_path, capsys):
@@ -199,7 +201,10 @@ def test_predict_text_of_a_registered_model_or_a_run_imports_no_mlflow(store, re
     import sys
 
     reference = store.run_id if reference == "RUN" else reference
-    command = [sys.executable, "-X", "importtime", "-m", "nerplat.cli", "predict", reference, "--text", "EU rejects .", "--workdir", str(store.workdir)]
+    command = [
+        sys.executable, "-X", "importtime", "-m", "nerplat.cli", "predict", reference, "--text", "EU rejects .",
+        "--workdir", str(store.workdir),
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}

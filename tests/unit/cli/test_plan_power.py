@@ -46,7 +46,8 @@ def test_plan_prints_each_claims_pilot_sd_power_and_units_and_marks_the_undecida
     assert "  claim unknown: no pilot sd: power unknown" in lines
     assert any(line.startswith("claim weak: 2 arms, 0 tune trials, at most 3 partitions (sequential") for line in lines)
     assert lines[-1] == (
-        "undecidable at this budget: weak: arms in no other claim stop after the first look (nerplat run --replicate-undecidable replicates them on)"
+        "undecidable at this budget: weak: arms in no other claim stop after the first look "
+        "(nerplat run --replicate-undecidable replicates them on)"
     )
 
 

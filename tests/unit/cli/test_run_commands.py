@@ -15,9 +15,14 @@ from nerplat.run.ray_session import Interrupted
 
 
 def test_the_resume_hint_repeats_every_option_that_locates_the_experiment():
-    hint = resume_command(Path("specs/a b.yaml"), profile="cpu", workdir=Path("/w"), storage="s3://bucket/ray", address="ray://head:10001")
-    assert hint == "nerplat run 'specs/a b.yaml' --profile cpu --workdir /w --storage s3://bucket/ray --address ray://head:10001 --resume"
-    assert resume_command(Path("s.yaml"), profile=None, workdir=Path("."), storage=None, address=None) == "nerplat run s.yaml --resume"
+    hint = resume_command(
+        Path("specs/a b.yaml"), profile="cpu", workdir=Path("/w"), storage="s3://bucket/ray", address="ray://head:10001"
+    )
+    assert hint == (
+        "nerplat run 'specs/a b.yaml' --profile cpu --workdir /w --storage s3://bucket/ray --address ray://head:10001 --resume"
+    )
+    plain = resume_command(Path("s.yaml"), profile=None, workdir=Path("."), storage=None, address=None)
+    assert plain == "nerplat run s.yaml --resume"
 
 
 def test_the_summary_prints_every_failure_in_full_and_every_unconverged_cell():
@@ -84,8 +89,10 @@ def test_the_summary_says_where_the_studies_are_and_how_to_browse_both_views():
     summary = RunSummary("e", "sqlite:////w/mlflow.db", "1", [ArmOutcome("d/s/mom")], optuna_storage="sqlite:////w d/optuna.db")
     print_summary(summary, Console(file=buffer, width=60))
     text = buffer.getvalue()
-    assert "Optuna: sqlite:////w d/optuna.db (one study per tuned arm, named e/<arm>)" in " ".join(text.split())  # wrapped between words
-    assert "  nerplat ui --tracking-uri sqlite:////w/mlflow.db --experiment e --optuna-storage 'sqlite:////w d/optuna.db'\n" in text
+    optuna = "Optuna: sqlite:////w d/optuna.db (one study per tuned arm, named e/<arm>)"
+    assert optuna in " ".join(text.split())  # wrapped between words
+    browse = "nerplat ui --tracking-uri sqlite:////w/mlflow.db --experiment e --optuna-storage 'sqlite:////w d/optuna.db'"
+    assert f"  {browse}\n" in text
 
 
 def test_the_metrics_port_reaches_the_runner_from_the_flag_or_the_environment(monkeypatch, capsys):
@@ -153,7 +160,8 @@ def test_run_ends_with_the_headline_table_even_under_quiet_and_its_json_has_the_
     report = report_folder(tmp_path / "reports" / "e")
 
     def finished(self):
-        return RunSummary("e", "sqlite:///m.db", "1", [ArmOutcome("conll2003/untyped+low_resource-100/ce", {}, None, {}, {"completed": 3})], report_dir=report)
+        arms = [ArmOutcome("conll2003/untyped+low_resource-100/ce", {}, None, {}, {"completed": 3})]
+        return RunSummary("e", "sqlite:///m.db", "1", arms, report_dir=report)
 
     monkeypatch.setattr(runner.ExperimentRunner, "run", finished)
     monkeypatch.setenv("COLUMNS", "80")
@@ -164,7 +172,8 @@ def test_run_ends_with_the_headline_table_even_under_quiet_and_its_json_has_the_
     assert "MLflow:" not in out and "replicates 3 completed" not in out  # notes: left out under -q
     assert any("ce" in line and "0.568 ± 0.012" in line and "yes" in line for line in lines), out
     assert any("mom" in line and "0.552 ± 0.012" in line and " no " in line for line in lines), out
-    assert lines.index(next(line for line in lines if "│ ce " in line)) < lines.index(next(line for line in lines if "│ mom " in line))  # baseline first
+    row = {arm: lines.index(next(line for line in lines if f"│ {arm} " in line)) for arm in ("ce", "mom")}
+    assert row["ce"] < row["mom"]  # baseline first
     assert main(["run", spec, "--json"]) == 0
     results = json.loads(capsys.readouterr().out)["results"]
     assert [(r["arm"], r["label"], r["mean"], r["sd"], r["n"], r["converged"]) for r in results] == [
@@ -181,7 +190,8 @@ def test_run_help_shows_its_examples_whole_at_80_columns(monkeypatch, capsys):
     text = capsys.readouterr().out
     assert "…" not in text and max(len(line) for line in text.splitlines()) <= 80
     lines = [line.strip() for line in text.splitlines()]
-    assert "nerplat run specs/quickstart.yaml --set train.epochs=3" in lines and "nerplat run specs/quickstart.yaml --resume" in lines
+    assert "nerplat run specs/quickstart.yaml --set train.epochs=3" in lines
+    assert "nerplat run specs/quickstart.yaml --resume" in lines
 
 
 def test_the_plan_table_names_arms_by_their_labels_and_splits_no_word_at_80_columns(monkeypatch, capsys):
@@ -196,7 +206,8 @@ def test_the_plan_table_names_arms_by_their_labels_and_splits_no_word_at_80_colu
     assert {"comauc_2t", "entity_ratio-100-0.01", "two_task", "replicates"} <= words  # whole, never "entity_ra" + "tio"
     assert "untyped+entity_ratio-100-0.01: untyped+entity_ratio(size=100, ratio=0.01)" in text  # what the labels leave out
     assert main(["plan", spec, "--json"]) == 0
-    assert "conll2003/untyped+entity_ratio-100-0.01/comauc_2t" in {arm["id"] for arm in json.loads(capsys.readouterr().out)["arms"]}
+    arms = {arm["id"] for arm in json.loads(capsys.readouterr().out)["arms"]}
+    assert "conll2003/untyped+entity_ratio-100-0.01/comauc_2t" in arms
 
 
 def test_run_and_train_warn_at_start_about_bf16_on_a_cpu_that_emulates_it(tmp_path, monkeypatch, capsys):
@@ -228,7 +239,9 @@ def test_run_and_train_warn_at_start_about_bf16_on_a_cpu_that_emulates_it(tmp_pa
 @pytest.mark.parametrize(("flags", "environment", "named"), [(["--address", "not an address"], None, "--address"),
                                                               (["--address", "http://head:6379"], None, "--address"),
                                                               ([], "not an address:6379", "RAY_ADDRESS")])
-def test_a_malformed_cluster_address_is_refused_before_anything_is_written(tmp_path, monkeypatch, capsys, flags, environment, named):
+def test_a_malformed_cluster_address_is_refused_before_anything_is_written(
+    tmp_path, monkeypatch, capsys, flags, environment, named
+):
     from nerplat.cli import main
 
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
@@ -237,5 +250,6 @@ def test_a_malformed_cluster_address_is_refused_before_anything_is_written(tmp_p
     spec = Path(__file__).parents[2] / "integration" / "specs" / "tiny_run.yaml"
     assert main(["run", str(spec), "--workdir", str(tmp_path), *flags]) == 2
     err = capsys.readouterr().err
-    assert "is not a Ray cluster address: give HOST:PORT (the GCS, e.g. 10.0.0.5:6379) or ray://HOST:PORT" in err and f"at {named}" in err
+    assert "is not a Ray cluster address: give HOST:PORT (the GCS, e.g. 10.0.0.5:6379) or ray://HOST:PORT" in err
+    assert f"at {named}" in err
     assert list(tmp_path.iterdir()) == [] and "Traceback" not in err

@@ -13,4 +13,5 @@ def test_each_experiment_gets_its_runs_table_without_a_shared_view_then_nerplats
 
 def test_a_store_without_nerplat_experiments_gets_the_experiments_list(capsys):
     _print_urls("http://127.0.0.1:5000", [])
-    assert capsys.readouterr().out.splitlines() == ["http://127.0.0.1:5000/#/experiments", "  (no nerplat experiment in this store yet)"]
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == ["http://127.0.0.1:5000/#/experiments", "  (no nerplat experiment in this store yet)"]
