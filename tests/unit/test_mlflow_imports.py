@@ -25,7 +25,10 @@ def imports_mlflow(path: Path) -> list[int]:
     """Lines of `path` that import mlflow or one of its modules."""
     lines = []
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
         if any(name == "mlflow" or name.startswith("mlflow.") for name in names):
             lines.append(node.lineno)
     return lines
@@ -62,7 +65,9 @@ def test_every_allowed_module_exists():
 # -- calls of the MLflow client ------------------------------------------------------------------
 
 # What MLflow's client can do (`search_runs`, `set_tag`, `delete_run`, `log_dict`, ...), taken from MLflow itself.
-CLIENT_METHODS = frozenset(name for name in dir(MlflowClient) if not name.startswith("_") and callable(getattr(MlflowClient, name)))
+CLIENT_METHODS = frozenset(
+    name for name in dir(MlflowClient) if not name.startswith("_") and callable(getattr(MlflowClient, name))
+)
 
 
 CLIENT_MAKERS = {"MlflowClient", "open_client"}  # calls that return an MLflow client

@@ -7,7 +7,10 @@ from pathlib import Path
 import nerplat
 
 PLAN = Path(nerplat.__file__).parent / "plan"
-IMPURE = ("nerplat.estimate", "nerplat.models", "nerplat.trial", "nerplat.run", "nerplat.track.experiment_reader", "mlflow", "torch", "ray")
+IMPURE = (
+    "nerplat.estimate", "nerplat.models", "nerplat.trial", "nerplat.run", "nerplat.track.experiment_reader", "mlflow",
+    "torch", "ray",
+)
 
 
 def imported_names(source: str) -> set[str]:
@@ -31,4 +34,5 @@ def test_no_module_of_plan_imports_a_store_a_model_or_a_trial():
 
 
 def test_the_check_finds_an_import_inside_a_function():
-    assert impure_imports("def cost():\n    from nerplat.estimate.cost import predict_cost\n    import torch\n") == {"nerplat.estimate.cost", "torch"}
+    source = "def cost():\n    from nerplat.estimate.cost import predict_cost\n    import torch\n"
+    assert impure_imports(source) == {"nerplat.estimate.cost", "torch"}
