@@ -20,7 +20,8 @@ Decisions (docs/spec.md, "Cross-section rules"):
   among the replicated partitions, or the design's last looks would have nothing to run.
   `replicate.seeds` is then the seeds of each of its partitions (`replicate_seeds`); an
   unpartitioned arm runs seeds 0..max_seeds-1, so a `seeds` beside them must equal max_seeds
-  when no setting is partitioned (it would set nothing).
+  when no setting is partitioned (it would set nothing), or list max_seeds seeds for them to run
+  instead: a fresh run on new draws of a seeded sampler (a `fraction` draw is seeded by its seed).
 - A plan has at most `MAX_RUNS` training runs (tune trials and replicates): beyond that the
   plan itself would not fit in memory (docs/performance.md, "Figures behind the code's choices"), let alone the runs.
 """
@@ -279,28 +280,34 @@ def replicate_seeds(replicate: ReplicateSection, settings: list[SamplerSetting])
     """The seeds every replicated partition of each sampler setting runs, by label: `replicate.seeds`.
 
     Under `replicate.sequential`, max_seeds counts units (`run.looks`): an unpartitioned setting
-    runs seeds 0..max_seeds-1, a partitioned one its partitions, each with `replicate.seeds`
-    (seed 0 alone when the spec gives none), so its arms hold partitions x seeds replicates.
+    runs seeds 0..max_seeds-1 (or the max_seeds seeds `replicate.seeds` lists when no setting is
+    partitioned), a partitioned one its partitions, each with `replicate.seeds` (seed 0 alone when
+    the spec gives none), so its arms hold partitions x seeds replicates.
     """
     given = tuple(range(replicate.seeds)) if isinstance(replicate.seeds, int) else tuple(replicate.seeds)
     sequential = replicate.sequential
     if sequential is None:
         return {s.label: given for s in settings}
     per_partition = given if "seeds" in replicate.model_fields_set else (0,)
-    return {s.label: per_partition if s.partitioned else tuple(range(sequential.max_seeds)) for s in settings}
+    listed = isinstance(replicate.seeds, list) and not any(s.partitioned for s in settings)
+    unpartitioned = given if listed else tuple(range(sequential.max_seeds))
+    return {s.label: per_partition if s.partitioned else unpartitioned for s in settings}
 
 
 def check_sequential_seeds(document: Document, replicate: ReplicateSection, settings: list[SamplerSetting]) -> list[Problem]:
     """Under `replicate.sequential`, `replicate.seeds` sets the seeds per partition: without a
-    partitioned setting it would set nothing, so it must be left out or equal max_seeds."""
+    partitioned setting it must be left out, equal max_seeds, or list the max_seeds seeds to run."""
     sequential = replicate.sequential
     given = "seeds" in replicate.model_fields_set
-    if sequential is None or not given or replicate.seeds == sequential.max_seeds or any(s.partitioned for s in settings):
+    if sequential is None or not given or any(s.partitioned for s in settings):
+        return []
+    seeds = replicate.seeds
+    if seeds == sequential.max_seeds or (isinstance(seeds, list) and len(seeds) == sequential.max_seeds):
         return []
     message = (
-        f"replicate.seeds ({replicate.seeds}) is the seeds per partition under replicate.sequential, and no sampler "
-        f"setting is partitioned: every arm runs seeds 0..max_seeds-1, so drop seeds or set it to max_seeds "
-        f"({sequential.max_seeds})"
+        f"replicate.seeds ({seeds}) is the seeds per partition under replicate.sequential, and no sampler "
+        f"setting is partitioned: every arm runs seeds 0..max_seeds-1, so drop seeds, set it to max_seeds "
+        f"({sequential.max_seeds}), or list {sequential.max_seeds} seeds for the arms to run instead"
     )
     return [document.problem(message, ("replicate", "seeds"))]
 

@@ -201,7 +201,8 @@ class ReplicateSection(Section):
     seeds: Annotated[int | list[int], AfterValidator(_check_seeds)] = Field(
         10,
         description="Number of seeds (0, 1, ..., n-1) or the list of seeds, of every partition. With sequential: "
-        "the seeds of each partition of a partitioned arm (default then 1); other arms run seeds 0..max_seeds-1.",
+        "the seeds of each partition of a partitioned arm (default then 1); other arms run seeds 0..max_seeds-1, "
+        "or, with no partitioned sampler, the max_seeds seeds listed here.",
     )
     partitions: Annotated[int | list[int] | None, AfterValidator(_check_partitions)] = Field(
         None, description="Partitions to run: all the sampler defines (none), the first n, or a list of indices."

@@ -98,4 +98,12 @@ def test_claim_ids_are_unique_and_seeds_agree_with_the_design(catalog, write_spe
     assert ("claims[1].id", 9, "claim id 'a' is used twice: give each claim its own id") in found
     found = spec_problems(catalog, write_spec, SPEC + "replicate: {seeds: 3, sequential: {max_seeds: 6, look_every: 2}}\n")
     assert [(p, line) for p, line, _ in found] == [("replicate.seeds", 7)], found
-    assert "no sampler setting is partitioned" in found[0][2] and "drop seeds or set it to max_seeds (6)" in found[0][2]
+    assert "no sampler setting is partitioned" in found[0][2] and "drop seeds, set it to max_seeds (6)" in found[0][2]
+    found = spec_problems(catalog, write_spec, SPEC + "replicate: {seeds: [6, 7], sequential: {max_seeds: 6, look_every: 2}}\n")
+    assert [p for p, _, _ in found] == ["replicate.seeds"] and "or list 6 seeds" in found[0][2]
+
+
+def test_a_sequential_design_runs_the_seeds_it_lists_for_new_draws(catalog, write_spec):
+    text = SPEC + "replicate: {seeds: [6, 7, 8, 9], sequential: {max_seeds: 4, look_every: 2}}\n"
+    validated = load_spec(write_spec(text), catalog)
+    assert validated.seeds == {"full": (6, 7, 8, 9), "fraction-0.5": (6, 7, 8, 9)}
