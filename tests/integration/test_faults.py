@@ -18,6 +18,7 @@ from host_load import scaled
 from nerplat_processes import SPEC, finish, kill_a_trial_midway, nerplat, runs, trial_midway, wait_for
 
 from nerplat.track import schema
+from tests.support.shell_text import joined_continuations
 
 pytestmark = pytest.mark.slow
 
@@ -98,7 +99,7 @@ def test_sigterm_stops_the_run_like_ctrl_c_and_marks_its_runs_interrupted(tmp_pa
     code, output = finish(driver, timeout=300)
     assert code == 130, output
     assert "Stack trace" not in output and "*** SIG" not in output
-    assert f"--workdir {tmp_path}" in output and "--resume" in output
+    assert f"--workdir {tmp_path}" in joined_continuations(output) and "--resume" in output
     all_runs = runs(tmp_path, "sigterm")
     no_duplicates(all_runs)
     assert [r.info.run_name for r in all_runs if r.info.status == "RUNNING"] == []

@@ -21,6 +21,7 @@ from nerplat_processes import SPEC, finish, kill_a_trial_midway, nerplat, runs, 
 
 from nerplat.config.experiment import TUNE_SEED
 from nerplat.track import schema
+from tests.support.shell_text import joined_continuations
 
 pytestmark = pytest.mark.slow
 
@@ -138,7 +139,8 @@ def test_full_tiny_run_tracks_every_trial_and_replicate_once(finished_tiny_run):
         for kind in ("trial", "replicate")
     }
     assert seeds["trial"] == {str(TUNE_SEED)} and str(TUNE_SEED) not in seeds["replicate"]
-    assert f"--optuna-storage sqlite:///{tmp_path.resolve() / 'optuna.db'}" in output  # in the `nerplat ui` command
+    browse = joined_continuations(output)  # the `nerplat ui` command, as a shell reads it
+    assert f"--optuna-storage sqlite:///{tmp_path.resolve() / 'optuna.db'}" in browse
     check_optuna_studies(tmp_path, "tiny_run", all_runs)
     # The embedded Ray's workers preloaded tcmalloc (run.allocator), as the run said, and each trial knows it.
     assert "trial workers allocate with tcmalloc (libtcmalloc_minimal.so.4)" in output

@@ -31,6 +31,7 @@ from nerplat.serving.gold import read_gold
 from nerplat.serving.mlflow_models import registered_versions
 from nerplat.serving.words import WORD_SPLITTERS
 from nerplat.track.store import check_store, resolve_tracking_uri, sqlite_path
+from nerplat.unfolded import print_unfolded
 
 MODEL_ARGUMENT = typer.Argument(..., help="Registered NAME\\[/VERSION|@ALIAS], models:/ URI, run id, or a model folder.")
 TRACKING_OPTION = typer.Option(
@@ -98,11 +99,11 @@ def list_models(
     rows = [_model_row(version) for version in versions]
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
-    elif not rows:
-        typer.echo(f"no registered models in {uri}")
     else:
-        typer.echo(f"registered models in {uri}")
-        _print_models(rows, Console(highlight=False, soft_wrap=True))
+        console = Console(highlight=False, soft_wrap=True)
+        print_unfolded(console, f"{'registered' if rows else 'no registered'} models in {uri}", hanging=2, markup=False)
+        if rows:
+            _print_models(rows, console)
 
 
 def _model_row(version: Any) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from nerplat.cli.options import (
 )
 from nerplat.cli.spec_commands import PILOT_HELP, undecidable_lines
 from nerplat.track.store import StoreLost
-from nerplat.unfolded import print_unfolded
+from nerplat.unfolded import print_command, print_unfolded
 from nerplat.cli.train_commands import bench_app
 from nerplat.errors import Problem, UserInputError
 from nerplat.run.progress import DEFAULT_EVERY
@@ -113,18 +113,19 @@ def run(
         metrics_port=metrics_port, undecidable=undecidable,
     )
     runner = ExperimentRunner(plan, options, console)
-    hint = escape(resume_command(
+    hint = resume_command(
         spec, profile=profile, overrides=overrides, workdir=workdir, storage=storage, address=address, pilot=pilot,
         replicate_undecidable=replicate_undecidable,
-    ))
+    )
     _print_outcome(_run_or_exit(runner, loud, hint), as_json, console, loud, hint)
 
 
 def _consoles(as_json: bool) -> tuple[Console, Console]:
     """The progress console (silent under -q) and the loud one (results and errors: printed under -q
     too), both on stderr with --json so stdout holds the JSON alone."""
-    # Logs and CI are not terminals: give the progress table room instead of rich's default 80 columns.
-    width = None if sys.stdout.isatty() else 150
+    # Logs and CI are not terminals: give the progress table room instead of rich's default 80 columns,
+    # unless COLUMNS says how wide the reader is.
+    width = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 150
     console = Console(width=width, stderr=as_json, quiet=Verbosity.quiet(), highlight=False)
     return console, Console(width=width, stderr=as_json, highlight=False)
 
@@ -171,7 +172,7 @@ def _advise_after_failure(loud: Console, hint: str) -> None:
         loud, "[red]run failed[/] (summary run marked failed); fix the errors above and continue with the command below "
         "(add --rerun-changed when the fix changes the spec, a corpus or a plugin: the arms it changes run anew):",
     )
-    loud.print(f"  {hint}", soft_wrap=True)  # the command on a line of its own, never folded: copied as is
+    print_command(loud, shlex.split(hint))
 
 
 def _check_run_flags(
@@ -200,12 +201,12 @@ def _run_or_exit(runner: Any, loud: Console, hint: str) -> Any:
         return runner.run()
     except (Interrupted, KeyboardInterrupt):
         print_unfolded(loud, "[yellow]interrupted.[/] Finished trials are saved in MLflow; continue with:")
-        loud.print(f"  {hint}", soft_wrap=True)  # one line: copied as is
+        print_command(loud, shlex.split(hint))
         raise typer.Exit(130) from None
     except StoreLost as lost:
         stopped = f"[red]stopped:[/] {escape(str(lost))}. Finished trials are saved there; once it answers again, continue with:"
         print_unfolded(loud, stopped, hanging=2)
-        loud.print(f"  {hint}", soft_wrap=True)  # one line: copied as is
+        print_command(loud, shlex.split(hint))
         raise typer.Exit(1) from None
 
 
@@ -223,13 +224,13 @@ def print_summary(summary, console: Console, errors: Console | None = None) -> N
             print_unfolded(errors, f"  [red]error:[/] {escape(error)}", hanging=4)
     mlflow = f"MLflow: {summary.tracking_uri} (experiment '{summary.experiment}', id {summary.experiment_id})"
     print_unfolded(console, escape(mlflow), hanging=2)
-    browse = shlex.join(["nerplat", "ui", "--tracking-uri", summary.tracking_uri, "--experiment", summary.experiment])
+    browse = ["nerplat", "ui", "--tracking-uri", summary.tracking_uri, "--experiment", summary.experiment]
     if summary.optuna_storage is not None:
         optuna = f"Optuna: {summary.optuna_storage} (one study per tuned arm, named {summary.experiment}/<arm>)"
         print_unfolded(console, escape(optuna), hanging=2)
-        browse += f" --optuna-storage {shlex.quote(summary.optuna_storage)}"
+        browse += ["--optuna-storage", summary.optuna_storage]
     console.print("Browse the runs and the searches with:")
-    console.print(f"  {escape(browse)}", soft_wrap=True)  # a line of its own, never folded: copied as is
+    print_command(console, browse)
     if summary.report_dir is not None:
         print_unfolded(console, escape(f"Report: {summary.report_dir}"), hanging=2)
     for line in summary.unconverged:

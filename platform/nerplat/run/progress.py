@@ -347,7 +347,7 @@ class ProgressBoard:
 
     def _print_status_lines(self) -> None:
         while not self._stop.wait(self.every):
-            self.console.print(self.status_line(), soft_wrap=True, highlight=False, markup=False)
+            print_unfolded(self.console, self.status_line(), hanging=20, markup=False)  # under the time stamp
 
     def __exit__(self, *exc: Any) -> None:
         if self._live is not None:

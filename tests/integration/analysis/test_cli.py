@@ -20,7 +20,8 @@ def test_analyze_writes_the_report_and_says_where(store, tmp_path, capsys):
                  "--format", "md,csv", "--baseline", "ce", "--resamples", "100"])
     captured = capsys.readouterr()
     assert code == 0, captured.err
-    assert f"to {out}/" in captured.out and "under analysis/" in captured.out
+    words = " ".join(captured.out.split())  # wrapped between words at the console's width
+    assert f"to {out}/" in words and "under analysis/" in words
     assert (out / "tables" / "comparison-low_resource-size-20.csv").exists()
     assert json.loads((out / "settings.json").read_text())["bootstrap_resamples"] == 100
     # the headline table, from the report's summary.parquet: per arm mean ± sd, n, converged; --json the same numbers

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from nerplat.run.ray_session import Interrupted
+from tests.support.shell_text import joined_continuations
 
 SPEC = """
 experiment: power
@@ -70,11 +71,11 @@ def test_run_stops_undecidable_claims_arms_after_the_first_look_unless_asked(spe
 
     monkeypatch.setattr(runner.ExperimentRunner, "run", interrupted)
     assert main(["run", spec]) == 130
-    out = capsys.readouterr().out
+    out = joined_continuations(capsys.readouterr().out)
     assert "claim weak: pilot sd 0.0071" in out and "undecidable at this budget: weak: arms in no other claim stop" in out
     assert "--resume" in out.splitlines()[-1] and "--replicate-undecidable" not in out.splitlines()[-1]
     assert main(["run", spec, "--replicate-undecidable"]) == 130
-    out = capsys.readouterr().out
+    out = joined_continuations(capsys.readouterr().out)
     assert "weak: replicated to the end anyway (--replicate-undecidable)" in out
     assert out.splitlines()[-1].endswith("--replicate-undecidable --resume")
     assert seen == [frozenset({"weak"}), frozenset()]

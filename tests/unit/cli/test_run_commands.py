@@ -12,6 +12,7 @@ from rich.console import Console
 from nerplat.cli.run_commands import print_summary, resume_command
 from nerplat.run.outcomes import ArmOutcome, RunSummary
 from nerplat.run.ray_session import Interrupted
+from tests.support.shell_text import joined_continuations
 
 
 def test_the_resume_hint_repeats_every_option_that_locates_the_experiment():
@@ -60,7 +61,7 @@ def test_the_resume_hint_is_printed_on_one_line_however_long(tmp_path, monkeypat
     with contextlib.redirect_stdout(out):
         code = main(["run", str(spec), "--workdir", str(workdir)])
     assert code == 130
-    assert f"nerplat run {spec} --workdir {workdir} --resume" in out.getvalue().splitlines()[-1]
+    assert f"nerplat run {spec} --workdir {workdir} --resume" in joined_continuations(out.getvalue()).splitlines()[-1]
 
 
 def test_progress_every_reaches_the_runner_and_is_documented(monkeypatch, capsys):
@@ -92,7 +93,7 @@ def test_the_summary_says_where_the_studies_are_and_how_to_browse_both_views():
     optuna = "Optuna: sqlite:////w d/optuna.db (one study per tuned arm, named e/<arm>)"
     assert optuna in " ".join(text.split())  # wrapped between words
     browse = "nerplat ui --tracking-uri sqlite:////w/mlflow.db --experiment e --optuna-storage 'sqlite:////w d/optuna.db'"
-    assert f"  {browse}\n" in text
+    assert f"  {browse}\n" in joined_continuations(text)
 
 
 def test_the_metrics_port_reaches_the_runner_from_the_flag_or_the_environment(monkeypatch, capsys):
