@@ -17,8 +17,10 @@ SPEC = Path(__file__).parents[1] / "integration" / "specs" / "tiny_run.yaml"
 
 def nerplat(*args: str, workdir: Path, env: dict[str, str] | None = None, **popen) -> subprocess.Popen:
     environment = {**os.environ, **(env or {})}
-    environment.pop("MLFLOW_TRACKING_URI", None)
-    environment.pop("RAY_ADDRESS", None)
+    # pytest-xdist's workers set COLUMNS=80 and LINES=24; the driver's output is read as a log's
+    # (150 columns), as under a plain `pytest`, unless the test's `env` sets COLUMNS itself
+    for variable in ("MLFLOW_TRACKING_URI", "RAY_ADDRESS", "COLUMNS", "LINES"):
+        environment.pop(variable, None)
     environment.update(env or {})
     return subprocess.Popen(
         [sys.executable, "-m", "nerplat.cli", *args],
