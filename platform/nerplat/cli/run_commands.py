@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import shlex
 import sys
 from pathlib import Path
 from collections.abc import Sequence
@@ -130,7 +129,7 @@ def _consoles(as_json: bool) -> tuple[Console, Console]:
     return console, Console(width=width, stderr=as_json, highlight=False)
 
 
-def _print_outcome(summary: Any, as_json: bool, console: Console, loud: Console, hint: str) -> None:
+def _print_outcome(summary: Any, as_json: bool, console: Console, loud: Console, hint: list[str]) -> None:
     """The run's summary and headline table (or both as JSON); exit 1 with the resume command when it failed."""
     from nerplat.analysis.headline import report_headline  # lazy: polars, which --help does not need
 
@@ -167,12 +166,12 @@ def _warn_before_start(plan: Any, loud: Console) -> None:
         print_unfolded(loud, f"[yellow]warning:[/] {escape(line)}", hanging=2)
 
 
-def _advise_after_failure(loud: Console, hint: str) -> None:
+def _advise_after_failure(loud: Console, hint: list[str]) -> None:
     print_unfolded(
         loud, "[red]run failed[/] (summary run marked failed); fix the errors above and continue with the command below "
         "(add --rerun-changed when the fix changes the spec, a corpus or a plugin: the arms it changes run anew):",
     )
-    print_command(loud, shlex.split(hint))
+    print_command(loud, hint)
 
 
 def _check_run_flags(
@@ -193,7 +192,7 @@ def _check_run_flags(
         cluster_host_port(joined, flag)  # a malformed address is refused before anything is written
 
 
-def _run_or_exit(runner: Any, loud: Console, hint: str) -> Any:
+def _run_or_exit(runner: Any, loud: Console, hint: list[str]) -> Any:
     """The run's summary; exit 130 when it was interrupted, 1 when the MLflow server was lost, with the resume command."""
     from nerplat.run.ray_session import Interrupted  # lazy: the Ray session's modules (ctypes), which --help does not need
 
@@ -201,12 +200,12 @@ def _run_or_exit(runner: Any, loud: Console, hint: str) -> Any:
         return runner.run()
     except (Interrupted, KeyboardInterrupt):
         print_unfolded(loud, "[yellow]interrupted.[/] Finished trials are saved in MLflow; continue with:")
-        print_command(loud, shlex.split(hint))
+        print_command(loud, hint)
         raise typer.Exit(130) from None
     except StoreLost as lost:
         stopped = f"[red]stopped:[/] {escape(str(lost))}. Finished trials are saved there; once it answers again, continue with:"
         print_unfolded(loud, stopped, hanging=2)
-        print_command(loud, shlex.split(hint))
+        print_command(loud, hint)
         raise typer.Exit(1) from None
 
 
@@ -244,9 +243,9 @@ def print_summary(summary, console: Console, errors: Console | None = None) -> N
 def resume_command(
     spec: Path, *, profile: str | None, overrides: Sequence[str] = (), workdir: Path, storage: str | None, address: str | None,
     pilot: Path | None = None, replicate_undecidable: bool = False,
-) -> str:
-    """`nerplat run ... --resume` with the options that locate the experiment, and those that choose
-    which arms its looks run, repeated as given."""
+) -> list[str]:
+    """The words of `nerplat run ... --resume` with the options that locate the experiment, and those
+    that choose which arms its looks run, repeated as given."""
     words = ["nerplat", "run", str(spec)]
     located = (
         ("--profile", profile), ("--workdir", workdir if workdir != Path(".") else None), ("--storage", storage),
@@ -259,7 +258,7 @@ def resume_command(
         words += ["--set", override]
     if replicate_undecidable:
         words.append("--replicate-undecidable")
-    return shlex.join([*words, "--resume"])
+    return [*words, "--resume"]
 
 
 def _counts(by_status: dict[str, int]) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -12,18 +13,18 @@ from rich.console import Console
 from nerplat.cli.run_commands import print_summary, resume_command
 from nerplat.run.outcomes import ArmOutcome, RunSummary
 from nerplat.run.ray_session import Interrupted
-from tests.support.shell_text import joined_continuations
+from shell_text import joined_continuations
 
 
 def test_the_resume_hint_repeats_every_option_that_locates_the_experiment():
     hint = resume_command(
         Path("specs/a b.yaml"), profile="cpu", workdir=Path("/w"), storage="s3://bucket/ray", address="ray://head:10001"
     )
-    assert hint == (
+    assert shlex.join(hint) == (
         "nerplat run 'specs/a b.yaml' --profile cpu --workdir /w --storage s3://bucket/ray --address ray://head:10001 --resume"
     )
     plain = resume_command(Path("s.yaml"), profile=None, workdir=Path("."), storage=None, address=None)
-    assert plain == "nerplat run s.yaml --resume"
+    assert plain == ["nerplat", "run", "s.yaml", "--resume"]
 
 
 def test_the_summary_prints_every_failure_in_full_and_every_unconverged_cell():
