@@ -18,7 +18,7 @@ from host_load import scaled
 from nerplat_processes import SPEC, finish, kill_a_trial_midway, nerplat, runs, trial_midway, wait_for
 
 from nerplat.track import schema
-from tests.support.shell_text import joined_continuations
+from shell_text import joined_continuations
 
 pytestmark = pytest.mark.slow
 

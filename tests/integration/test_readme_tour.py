@@ -33,6 +33,7 @@ from pathlib import Path
 import pytest
 import yaml
 from host_load import scaled
+from shell_text import line_items
 from rich.cells import cell_len
 
 pytestmark = pytest.mark.slow
@@ -117,8 +118,5 @@ def _serve_until_interrupted(command: str, folder: Path) -> None:
 def assert_fits(command: str, text: str) -> None:
     """No line of `text` wider than WIDTH but a single word (a path or URL left whole, in a command
     with a shell's line continuation after it)."""
-    wide = [
-        line for line in text.splitlines()
-        if cell_len(line.rstrip()) > WIDTH and len(line.rstrip().removesuffix(" \\").split()) > 1
-    ]
+    wide = [line for line in text.splitlines() if cell_len(line.rstrip()) > WIDTH and len(line_items(line)) > 1]
     assert not wide, f"`{command}` printed lines wider than {WIDTH} columns:\n" + "\n".join(wide)

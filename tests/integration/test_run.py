@@ -21,7 +21,7 @@ from nerplat_processes import SPEC, finish, kill_a_trial_midway, nerplat, runs, 
 
 from nerplat.config.experiment import TUNE_SEED
 from nerplat.track import schema
-from tests.support.shell_text import joined_continuations
+from shell_text import joined_continuations
 
 pytestmark = pytest.mark.slow
 

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.text import Text
 
 from nerplat.unfolded import command_lines, print_command, unfolded_lines
-from tests.support.shell_text import joined_continuations
+from shell_text import joined_continuations
 
 LONG = "/home/someone/experiments/" + "a-long-folder-name-" * 4 + "mlflow.db"
 

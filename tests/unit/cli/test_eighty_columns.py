@@ -13,7 +13,7 @@ from rich.text import Text
 
 from nerplat.cli.run_commands import print_summary
 from nerplat.run.outcomes import ArmOutcome, RunSummary
-from tests.support.shell_text import joined_continuations
+from shell_text import joined_continuations, line_items
 
 WIDTH = 80
 LONG = "/home/someone/experiments/" + "a-long-folder-name-" * 4
@@ -27,8 +27,8 @@ def assert_unfolded(text: str, wholes: list[str]) -> None:
         assert any(whole in line for line in lines), f"{whole!r} folded in:\n{text}"
     for line in lines:
         if len(line) > WIDTH:
-            alone = line.removesuffix(" \\").strip()  # a command's argument alone before its continuation
-            assert len(alone.split()) == 1 or alone in wholes, (
+            items = line_items(line)
+            assert len(items) == 1 or " ".join(items) in wholes, (
                 f"a line wider than {WIDTH} holds more than one item: {line!r}"
             )
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from nerplat.run.ray_session import Interrupted
-from tests.support.shell_text import joined_continuations
+from shell_text import joined_continuations
 
 SPEC = """
 experiment: power
