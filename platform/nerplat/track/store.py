@@ -40,6 +40,7 @@ from nerplat.credentials import without_credentials
 DEFAULT_DB_NAME = "mlflow.db"
 ARTIFACTS_DIR_NAME = "mlartifacts"
 _SQLITE_PREFIX = "sqlite:///"
+_SQLITE_URI_FILENAME = "file:"
 
 
 _CREDENTIAL_VARIABLES = {  # scheme -> (user, password) variables its client reads
@@ -90,8 +91,18 @@ def is_server_uri(uri: str) -> bool:
 
 
 def sqlite_path(uri: str) -> Path | None:
-    """The database file of a `sqlite:///` URI, else None."""
-    return Path(uri[len(_SQLITE_PREFIX) :].split("?")[0]) if uri.startswith(_SQLITE_PREFIX) else None
+    """The database file of a `sqlite:///` URI, else None.
+
+    SQLite's URI filenames (`sqlite:///file:/abs/db?mode=ro&uri=true`, how a store is opened
+    read-only) name the file after `file:`; read as a plain path, they would put the store's
+    artifacts under a relative folder `file:` in the working directory.
+    """
+    if not uri.startswith(_SQLITE_PREFIX):
+        return None
+    path, _, query = uri[len(_SQLITE_PREFIX) :].partition("?")
+    if path.startswith(_SQLITE_URI_FILENAME) and "uri=true" in query.split("&"):
+        path = path[len(_SQLITE_URI_FILENAME) :]
+    return Path(path)
 
 
 def local_artifact_root(uri: str) -> Path | None:

@@ -99,8 +99,11 @@ def test_of_two_drivers_claiming_one_generation_the_store_lets_one_win(summary, 
         loser.acquire()
 
 
-def test_a_store_that_refuses_the_claim_is_said_read_only_not_held_by_a_driver_long_gone(summary, tmp_path):
+def test_a_store_that_refuses_the_claim_is_said_read_only_not_held_by_a_driver_long_gone(
+    summary, tmp_path, monkeypatch
+):
     """Issue 31, M7: a resume on a read-only store named the driver that had released the lease."""
+    monkeypatch.chdir(tmp_path)  # MLflow's _make_parent_dirs_if_sqlite makes `file:/...` a folder here
     from mlflow import MlflowClient
 
     from nerplat.errors import StorageError

@@ -36,6 +36,13 @@ def test_relative_sqlite_paths_are_anchored_at_the_workdir(tmp_path, monkeypatch
     assert local_artifact_root("http://127.0.0.1:5000") is None
 
 
+def test_a_sqlite_uri_filename_names_the_file_after_file_colon(tmp_path):
+    database = tmp_path / "mlflow.db"
+    assert sqlite_path(f"sqlite:///file:{database}?mode=ro&uri=true") == database
+    assert sqlite_path(f"sqlite:///file:{database}?mode=ro") == Path(f"file:{database}")  # SQLite reads it so too
+    assert local_artifact_root(f"sqlite:///file:{database}?uri=true") == tmp_path / "mlartifacts"
+
+
 def test_check_store_creates_a_missing_sqlite_store(empty_mlflow_db):
     # The session fixture ran check_store on a path whose folder did not exist (it takes ~1 s).
     import sqlite3
