@@ -14,6 +14,7 @@ Layouts (the papers' tables they reproduce):
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 import polars as pl
@@ -188,6 +189,22 @@ def _value_text(value: object) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
+def paper_and_source(paper: str, source: str | None) -> str:
+    """The Paper cell: the citation, then where the claim's `source` says the paper states it.
+
+    A spec's `paper` often names a table or figure too ("Nguyen et al. 2023a, Table 2"), which its
+    `source` repeats; the cell keeps the author-year citation before the source. A report older than
+    `source` has none: the `paper` field alone.
+    """
+    if not source:
+        return paper
+    citation = _CITATION.match(paper)
+    return f"{citation.group(0) if citation else paper}, {source}"
+
+
+_CITATION = re.compile(r".*?\b(?:19|20)\d\d[a-z]?\b")  # up to the first year: "Nguyen et al. 2023a"
+
+
 def verdicts_table(verdicts: pl.DataFrame, name: str = "verdicts") -> Table | None:
     """One row per claim (and setting): the paper and where it states the claim, the paper's effect,
     ours with its interval, p (Holm), the units, the direction and magnitude verdicts, the verdict
@@ -205,7 +222,7 @@ def verdicts_table(verdicts: pl.DataFrame, name: str = "verdicts") -> Table | No
             for side in ("method", "partner")
         )
         cells = [Cell(text=f"[{row['report']}]({row['report']}/report.md)")] if linked else []
-        paper = f"{row['paper']}, {row['source']}" if row.get("source") else row["paper"]  # a report older than `source` has none
+        paper = paper_and_source(row["paper"], row.get("source"))
         cells += [
             Cell(text=t)
             for t in (paper, text.comparison, text.where, text.paper, text.delta, text.interval, text.p_holm, text.units)

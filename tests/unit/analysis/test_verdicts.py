@@ -6,7 +6,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from nerplat.analysis.context_tables import verdicts_table
+from nerplat.analysis.context_tables import paper_and_source, verdicts_table
 from nerplat.analysis.settings import AnalysisSettings
 from nerplat.analysis.synthetic import synthetic_replicates
 from nerplat.analysis.verdict_text import OLD_REPORT, verdict_text
@@ -355,3 +355,10 @@ def test_the_test_against_the_paper_counts_its_standard_error_and_needs_one():
     t = (d.mean() - 0.02) / np.hypot(d.std(ddof=1) / np.sqrt(d.size), 0.004)
     assert rows["with_se"]["p_vs_paper"] == pytest.approx(2 * stats.t.sf(abs(t), d.size - 1))
     assert rows["single_run"]["p_vs_paper"] is None
+
+
+def test_the_paper_cell_names_the_citation_once_then_the_source():
+    assert paper_and_source("Nguyen et al. 2023a, Table 2", "Table 2, size 100") == "Nguyen et al. 2023a, Table 2, size 100"
+    assert paper_and_source("Wang & Wang 2022", "Table 3") == "Wang & Wang 2022, Table 3"
+    assert paper_and_source("Nemoto et al. 2024, Fig. 2", None) == "Nemoto et al. 2024, Fig. 2"  # older report: no source
+    assert paper_and_source("a preprint", "sec. 4") == "a preprint, sec. 4"  # no year to cut at
