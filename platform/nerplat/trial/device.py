@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 AUTOCAST_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}  # fp32: no autocast
 AUTO = "auto"  # train.precision: bf16 where the device runs it natively, else fp32
 NATIVE_BF16_CPU_FLAGS = frozenset({"avx512_bf16", "amx_bf16"})  # /proc/cpuinfo flags of bf16 matrix instructions
+NATIVE_BF16_DISPATCH = "AVX512"  # torch's CPU capability whose kernels use them
 CPUINFO = Path("/proc/cpuinfo")
 
 
@@ -81,10 +82,12 @@ def cpu_flags(cpuinfo: Path = CPUINFO) -> frozenset[str]:
 
 
 def runs_bf16_natively(device: torch.device) -> bool:
-    """Whether `device` has bf16 matrix units: an Ampere or later GPU, or a CPU with AVX512-BF16 or AMX."""
+    """Whether `device` has bf16 matrix units torch uses: an Ampere or later GPU, or a CPU with AVX512-BF16
+    or AMX whose kernels torch dispatches at AVX512 (held to AVX2 by `ATEN_CPU_CAPABILITY=avx2`, or built
+    without AVX512 kernels, it emulates bf16 on the same CPU)."""
     if device.type == "cuda":
         return torch.cuda.get_device_capability(device) >= (8, 0)
-    return device.type == "cpu" and bool(cpu_flags() & NATIVE_BF16_CPU_FLAGS)
+    return device.type == "cpu" and bool(cpu_flags() & NATIVE_BF16_CPU_FLAGS) and cpu_capability() == NATIVE_BF16_DISPATCH
 
 
 def cpu_capability() -> str:
@@ -95,8 +98,8 @@ def cpu_capability() -> str:
 
 def emulated_bf16_warnings(arms: Iterable[Arm]) -> list[str]:
     """A warning when arms that run on the CPU (no GPU per worker) ask for bf16, in training or
-    evaluation, and this machine's CPU has no bf16 units: bf16 is emulated there, several times
-    slower than fp32. Empty otherwise. `arms` are compiled (profile and overrides applied)."""
+    evaluation, and this machine's CPU has no bf16 units torch uses: bf16 is emulated there, several
+    times slower than fp32. Empty otherwise. `arms` are compiled (profile and overrides applied)."""
     if runs_bf16_natively(torch.device("cpu")):
         return []
     asking: dict[str, list[str]] = {"train.precision": [], "train.eval_precision": []}
@@ -116,9 +119,14 @@ def emulated_bf16_warnings(arms: Iterable[Arm]) -> list[str]:
     if not fields:
         return []
     verb = "trains" if asking["train.precision"] else "evaluates"
+    units = (
+        f"its AVX512-BF16 or AMX unused: torch's kernels are held to {cpu_capability()}"
+        if cpu_flags() & NATIVE_BF16_CPU_FLAGS
+        else f"torch CPU capability {cpu_capability()}, no AVX512-BF16 or AMX"
+    )
     return [
-        f"{'; '.join(fields)} on a CPU without bf16 units ({cpu_model()}, torch CPU capability {cpu_capability()}, "
-        f"no AVX512-BF16 or AMX): bf16 is emulated there and {verb} several times slower than fp32. "
+        f"{'; '.join(fields)} on a CPU without bf16 units ({cpu_model()}, {units}): "
+        f"bf16 is emulated there and {verb} several times slower than fp32. "
         "`precision: auto` picks fp32 here; `nerplat bench train --precision bf16` measures the slowdown on this machine "
         "(beside `nerplat bench train` in fp32)."
     ]

@@ -39,6 +39,7 @@ def test_a_trial_reports_the_precision_its_worker_resolved_auto_to(monkeypatch):
     monkeypatch.setattr(device, "trial_device", lambda: device.torch.device("cpu"))
     config = TrialConfig(dataset=DatasetRef(name="conll2003"), train=TrainSettings(precision="auto"))
     fp32_trained = TrialConfig(dataset=DatasetRef(name="conll2003"), train=TrainSettings(eval_precision="auto"))
+    monkeypatch.setattr(device.torch.backends.cpu, "get_cpu_capability", lambda: "AVX512")
     for flags, resolved in ((frozenset({"amx_bf16"}), "bf16"), (frozenset(), "fp32")):
         monkeypatch.setattr(device, "cpu_flags", lambda flags=flags: flags)
         facts = trainable._worker_facts(config)

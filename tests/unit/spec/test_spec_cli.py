@@ -83,6 +83,7 @@ def test_validate_and_plan_warn_about_bf16_on_a_cpu_that_emulates_it(folder, cap
         assert main([command, "good.yaml", "--set", "train.precision=auto"]) == 0
         assert "emulated" not in capsys.readouterr().out
     monkeypatch.setattr(device, "cpu_flags", lambda: frozenset({"avx512_bf16"}))
+    monkeypatch.setattr(device.torch.backends.cpu, "get_cpu_capability", lambda: "AVX512")
     assert main(["validate", "good.yaml", "--set", "train.precision=bf16"]) == 0
     assert "emulated" not in capsys.readouterr().out
 

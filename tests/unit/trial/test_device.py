@@ -80,8 +80,18 @@ def test_a_cpu_runs_bf16_natively_only_with_avx512_bf16_or_amx(tmp_path, monkeyp
     flags = cpu_flags.__wrapped__(cpuinfo)
     assert "avx2" in flags and "4000" not in flags
     monkeypatch.setattr(device_module, "cpu_flags", lambda: flags)
+    monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: "AVX512")
     assert runs_bf16_natively(CPU) == native
     assert resolve_precision("auto", CPU) == ("bf16" if native else "fp32")
+
+
+def test_a_bf16_cpu_whose_kernels_torch_holds_to_avx2_emulates_bf16(monkeypatch):
+    monkeypatch.setattr(device_module, "cpu_flags", lambda: frozenset({"avx512_bf16", "amx_bf16"}))
+    monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: "AVX2")  # ATEN_CPU_CAPABILITY=avx2
+    assert not runs_bf16_natively(CPU)
+    assert resolve_precision("auto", CPU) == "fp32"
+    (warning,) = emulated_bf16_warnings(arms_with("train.precision=bf16"))
+    assert "its AVX512-BF16 or AMX unused: torch's kernels are held to AVX2" in warning
 
 
 def test_a_machine_without_cpuinfo_has_no_flags_and_trains_auto_in_fp32(tmp_path, monkeypatch):
@@ -145,6 +155,7 @@ def test_a_searched_precision_that_may_be_bf16_is_warned_about_too(monkeypatch):
 )
 def test_no_warning_without_bf16_or_where_bf16_runs_natively(monkeypatch, flags, overrides):
     monkeypatch.setattr(device_module, "cpu_flags", lambda: flags)
+    monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: "AVX512")
     assert emulated_bf16_warnings(arms_with(*overrides)) == []
 
 

@@ -188,6 +188,7 @@ def test_auto_resolves_on_the_device_and_the_trial_trains_and_evaluates_in_it(mo
     )
     for flags, resolved in ((frozenset({"avx512_bf16"}), "bf16"), (frozenset({"avx2"}), "fp32")):
         monkeypatch.setattr(device_module, "cpu_flags", lambda flags=flags: flags)
+        monkeypatch.setattr(device_module.torch.backends.cpu, "get_cpu_capability", lambda: "AVX512")
         session = started(tiny_config(precision="auto", epochs=1))
         assert session.precision == resolved and not session.scaler.is_enabled()
         session.train_epoch(1)
@@ -207,6 +208,7 @@ def test_eval_precision_auto_evaluates_an_fp32_trial_in_bf16_only_where_the_devi
     )
     for flags, resolved in ((frozenset({"amx_bf16"}), "bf16"), (frozenset(), "fp32")):
         monkeypatch.setattr(device_module, "cpu_flags", lambda flags=flags: flags)
+        monkeypatch.setattr(device_module.torch.backends.cpu, "get_cpu_capability", lambda: "AVX512")
         session = started(tiny_config(eval_precision="auto", epochs=1))
         assert (session.precision, session.eval_precision) == ("fp32", resolved)
         session.train_epoch(1)
