@@ -55,8 +55,8 @@ screenshots: $(STAMP) chromium
 run: $(STAMP) tcmalloc
 	$(BIN)/nerplat run specs/quickstart.yaml --resume
 
-# Two pytest workers (TEST_WORKERS=1 for one). Measured with `.ci/run` from a fresh clone on the 2-core
-# development machine, otherwise idle (2026-11-28, commit 5592ff0): pytest 17 min 42 s, 1,860 tests.
+# Two pytest workers (TEST_WORKERS=1 for one); the suite's measured times are in docs/performance.md,
+# "The test suite".
 TEST_WORKERS ?= 2
 
 test: $(STAMP) tcmalloc postgres prometheus chromium
