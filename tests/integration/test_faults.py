@@ -25,6 +25,9 @@ pytestmark = pytest.mark.slow
 # Where a test counts runs rather than compares arms or reads models: replicates of the first
 # partition only (2 runs, not 4), and no logged models.
 FEW_REPLICATES = ("replicate: {seeds: 1, partitions: 2}", "replicate: {seeds: 1, partitions: 1, models: none}")
+# One trial at a time, where a test needs no two at once: each phase then starts one trial worker
+# instead of two, and a worker's start (Ray's worker, torch, the corpus) is most of a tiny run's work.
+ONE_AT_A_TIME = ("max_concurrent: 2", "max_concurrent: 1")
 
 
 def spec_file(tmp_path: Path, experiment: str, *edits: tuple[str, str]) -> Path:
@@ -59,9 +62,8 @@ def tuning_trial_started(all_runs: list) -> bool:
 
 def test_a_lost_tuning_trial_leaves_its_arm_incomplete_and_resume_replaces_it(tmp_path: Path):
     """Item 2 and 5: a killed worker (no retries) fails the run; --resume runs the missing trial."""
-    spec = spec_file(
-        tmp_path, "lost_trial", ("max_concurrent: 2", "max_concurrent: 1"), ("epochs: 2", "epochs: 8"), FEW_REPLICATES
-    )
+    # 20 epochs, so the poll finds a trial midway: a quiet machine trained 8 between two polls.
+    spec = spec_file(tmp_path, "lost_trial", ONE_AT_A_TIME, ("epochs: 2", "epochs: 20"), FEW_REPLICATES)
     driver = nerplat("run", str(spec), "--workdir", str(tmp_path), "--no-analyze", workdir=tmp_path)
     kill_a_trial_midway(driver, tmp_path, "lost_trial")
     code, output = finish(driver)
@@ -92,7 +94,7 @@ def test_sigterm_stops_the_run_like_ctrl_c_and_marks_its_runs_interrupted(tmp_pa
     # One trial at a time with 60 epochs (a tiny-encoder epoch takes well under a second), signalled
     # midway, so the signal lands while a trial trains: with 6 epochs a fast machine finished the
     # trial between the poll and the signal, and no trial was left to interrupt.
-    spec = spec_file(tmp_path, "sigterm", ("max_concurrent: 2", "max_concurrent: 1"), ("epochs: 2", "epochs: 60"))
+    spec = spec_file(tmp_path, "sigterm", ONE_AT_A_TIME, ("epochs: 2", "epochs: 60"))
     driver = nerplat("run", str(spec), "--workdir", str(tmp_path), "--no-analyze", workdir=tmp_path)
     wait_for(driver, tmp_path, "sigterm", trial_midway, "no tuning trial reported")
     driver.send_signal(signal.SIGTERM)
@@ -120,7 +122,7 @@ def test_a_trial_no_node_can_place_is_refused_before_anything_is_written(tmp_pat
 
 def test_a_second_driver_of_a_running_experiment_is_refused(tmp_path: Path):
     """Item 4: a `--resume` while the first driver runs exits 2 and trains nothing; the first completes alone."""
-    spec = spec_file(tmp_path, "two_drivers", FEW_REPLICATES)
+    spec = spec_file(tmp_path, "two_drivers", FEW_REPLICATES, ONE_AT_A_TIME)
     first = nerplat("run", str(spec), "--workdir", str(tmp_path), "--no-analyze", workdir=tmp_path)
     wait_for(first, tmp_path, "two_drivers", tuning_trial_started, "no tuning trial reported")
     code, output = finish(nerplat("run", str(spec), "--workdir", str(tmp_path), "--no-analyze", "--resume", workdir=tmp_path))
@@ -192,7 +194,7 @@ def test_an_mlflow_server_lost_mid_run_is_retried_visibly_then_the_run_stops_wit
     (not a silent hang); a server back on the same store resumes the experiment to completion."""
     from nerplat.track.ui_server import LocalMlflowServer
 
-    spec = spec_file(tmp_path, "server_lost", FEW_REPLICATES)
+    spec = spec_file(tmp_path, "server_lost", FEW_REPLICATES, ONE_AT_A_TIME)
     backend, artifacts = f"sqlite:///{tmp_path / 'server.db'}", tmp_path / "server-artifacts"
     server = LocalMlflowServer(backend, artifacts)
     server.start()
@@ -243,6 +245,9 @@ KILL_AT = {
     "replicate:1": "the first replicate's run ended",
     "analysis:1": "every replicate ended; the analysis not started",
 }
+# What a driver killed inside the tune phase left, and its choice, is complete when tuning ends: its
+# runs stop there, as the clean runs do (a replicate phase would start one more trial worker each).
+TUNE_ONLY = ("--tune-only", "--no-analyze")
 TUNED_ARM = "conll2003/low_resource-40/mom"
 
 
@@ -264,8 +269,9 @@ def kill_session(driver) -> None:
                 pass
 
 
-def one_record(workdir: Path, experiment: str) -> dict:
-    """Checks that MLflow and the tuned arm's Optuna study tell the same story; returns the choice."""
+def one_record(workdir: Path, experiment: str, replicates: int) -> dict:
+    """Checks that MLflow and the tuned arm's Optuna study tell the same story, and that the
+    `replicates` replicates completed; returns the choice."""
     import json
 
     import optuna
@@ -287,18 +293,17 @@ def one_record(workdir: Path, experiment: str) -> dict:
     assert study.best_trial.user_attrs["mlflow_run_id"] == best.info.run_id
     (tune_run,) = [r for r in by_kind(all_runs, "arm") if key_of(r) == f"{TUNED_ARM}/tune"]
     assert status_of(tune_run) == "completed"
-    assert Counter(status_of(r) for r in by_kind(all_runs, "replicate")) == {"completed": 2}
+    assert Counter(status_of(r) for r in by_kind(all_runs, "replicate")) == Counter(completed=replicates)
     return json.loads(tune_run.data.tags[schema.SAMPLED])
 
 
 @pytest.fixture(scope="module")
-def clean_choice(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """The choice of the kill harness's spec run once without a kill."""
-    workdir = tmp_path_factory.mktemp("clean")
-    spec = spec_file(workdir, "kill_clean", *KILL_SPEC_EDITS)
-    code, output = finish(nerplat("run", str(spec), "--workdir", str(workdir), "--no-analyze", workdir=workdir))
-    assert code == 0, output
-    return one_record(workdir, "kill_clean")
+def clean_choice(run_once, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The choice of the kill harness's spec tuned without a kill, once for all xdist workers."""
+    spec = spec_file(tmp_path_factory.mktemp("clean"), "kill_clean", *KILL_SPEC_EDITS)
+    clean = run_once("kill-clean", spec, *TUNE_ONLY)
+    assert clean.code == 0, clean.output
+    return one_record(clean.workdir, "kill_clean", replicates=0)
 
 
 @pytest.mark.parametrize("kill_at", list(KILL_AT))
@@ -308,20 +313,21 @@ def test_a_driver_killed_at_a_boundary_resumes_to_one_record_and_the_clean_runs_
     """H1, L1, M11: wherever the driver dies, after --resume MLflow and the study agree (three
     finished trials, each COMPLETE once, the same best trial, nothing left running) and the arm
     chooses what a clean run chose."""
-    experiment = "kill_" + kill_at.split(":")[0]
+    boundary = kill_at.split(":")[0]
+    experiment = f"kill_{boundary}"
     spec = spec_file(tmp_path, experiment, *KILL_SPEC_EDITS)
-    analyze = () if kill_at.startswith("analysis") else ("--no-analyze",)
-    driver = nerplat("run", str(spec), "--workdir", str(tmp_path), *analyze, workdir=tmp_path, env={"NERPLAT_KILL_AT": kill_at})
+    flags = {"replicate": ("--no-analyze",), "analysis": ()}.get(boundary, TUNE_ONLY)  # the phases up to the kill
+    driver = nerplat("run", str(spec), "--workdir", str(tmp_path), *flags, workdir=tmp_path, env={"NERPLAT_KILL_AT": kill_at})
     try:
         code, output = finish(driver)
     finally:
         kill_session(driver)
     assert code == -signal.SIGKILL, f"{kill_at} never reached ({KILL_AT[kill_at]}): exit {code}\n{output}"
 
-    code, output = finish(nerplat("run", str(spec), "--workdir", str(tmp_path), *analyze, "--resume", workdir=tmp_path))
+    code, output = finish(nerplat("run", str(spec), "--workdir", str(tmp_path), *flags, "--resume", workdir=tmp_path))
     assert code == 0, output
-    assert one_record(tmp_path, experiment) == clean_choice
-    if analyze == ():
+    assert one_record(tmp_path, experiment, replicates=0 if flags == TUNE_ONLY else 2) == clean_choice
+    if flags == ():
         resume_of_a_finished_experiment(spec, tmp_path, tmp_path / "reports" / experiment)
 
 
@@ -361,13 +367,12 @@ def tuned_points(workdir: Path, experiment: str) -> tuple[list[dict], dict]:
 
 
 @pytest.fixture(scope="module")
-def clean_drawn(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[dict], dict]:
-    """The drawn points and the choice of `DRAWN_SPEC_EDITS` run once without a kill."""
-    workdir = tmp_path_factory.mktemp("clean_drawn")
-    spec = spec_file(workdir, "drawn_clean", *DRAWN_SPEC_EDITS)
-    code, output = finish(nerplat("run", str(spec), "--workdir", str(workdir), "--no-analyze", workdir=workdir))
-    assert code == 0, output
-    return tuned_points(workdir, "drawn_clean")
+def clean_drawn(run_once, tmp_path_factory: pytest.TempPathFactory) -> tuple[list[dict], dict]:
+    """The drawn points and the choice of `DRAWN_SPEC_EDITS` run without a kill, once for all xdist workers."""
+    spec = spec_file(tmp_path_factory.mktemp("clean_drawn"), "drawn_clean", *DRAWN_SPEC_EDITS)
+    clean = run_once("drawn-clean", spec, *TUNE_ONLY)
+    assert clean.code == 0, clean.output
+    return tuned_points(clean.workdir, "drawn_clean")
 
 
 @pytest.mark.parametrize("kill_at", ["trial_start:2", "status_tag:2"])
@@ -383,16 +388,14 @@ def test_a_trial_a_killed_driver_interrupted_runs_its_point_again_and_the_resume
 
     experiment = "drawn_" + kill_at.split(":")[0]
     spec = spec_file(tmp_path, experiment, *DRAWN_SPEC_EDITS)
-    driver = nerplat(
-        "run", str(spec), "--workdir", str(tmp_path), "--no-analyze", workdir=tmp_path, env={"NERPLAT_KILL_AT": kill_at}
-    )
+    driver = nerplat("run", str(spec), "--workdir", str(tmp_path), *TUNE_ONLY, workdir=tmp_path, env={"NERPLAT_KILL_AT": kill_at})
     try:
         code, output = finish(driver)
     finally:
         kill_session(driver)
     assert code == -signal.SIGKILL, f"{kill_at} never reached: exit {code}\n{output}"
 
-    code, output = finish(nerplat("run", str(spec), "--workdir", str(tmp_path), "--no-analyze", "--resume", workdir=tmp_path))
+    code, output = finish(nerplat("run", str(spec), "--workdir", str(tmp_path), *TUNE_ONLY, "--resume", workdir=tmp_path))
     assert code == 0, output
     trials = by_kind(runs(tmp_path, experiment), "trial")
     (interrupted,) = [r for r in trials if status_of(r) == "interrupted"]
@@ -430,10 +433,12 @@ def test_a_loss_that_is_not_finite_fails_its_trials_and_the_arm_is_not_replicate
     """Issue 31, H4: every trial ended `completed` with `train_loss nan`, exit 0; now each trial fails
     naming the objective, the epoch and the step, the arm stays unreplicated and the run exits 1."""
     (tmp_path / "nan_loss_plugin.py").write_text(NAN_LOSS_PLUGIN)
+    # One tuning trial: Tune never reuses the worker of a trial that failed, so each trial would start one.
     spec = spec_file(
         tmp_path, "nan_loss",
         ("  mom: {loss: mom, lambda: {uniform: [0.0, 1.0]}}", "  nan: {loss: nan_loss, scale: {uniform: [0.0, 1.0]}}"),
         ("analysis: {baseline: ce}", "analysis: {baseline: ce}\nplugins: [./nan_loss_plugin.py]"),
+        ("num_samples: 3", "num_samples: 1"),
         FEW_REPLICATES,
     )
     code, output = finish(nerplat("run", str(spec), "--workdir", str(tmp_path), "--no-analyze", workdir=tmp_path))
@@ -442,10 +447,10 @@ def test_a_loss_that_is_not_finite_fails_its_trials_and_the_arm_is_not_replicate
     # the advice names the flag a fix of the spec, a corpus or a plugin needs (issue 31, M1)
     words = " ".join(output.split())  # the advice is wrapped between words at the terminal's width
     assert "add --rerun-changed when the fix changes the spec, a corpus or a plugin" in words and "--resume" in output
-    assert "tuning incomplete: 0 of 3 trials finished" in output and "run failed" in output
+    assert "tuning incomplete: 0 of 1 trials finished" in output and "run failed" in output
     assert "Traceback" not in output
     all_runs = runs(tmp_path, "nan_loss")
-    assert Counter(status_of(r) for r in by_kind(all_runs, "trial")) == {"failed": 3}
+    assert Counter(status_of(r) for r in by_kind(all_runs, "trial")) == {"failed": 1}
     replicated = {r.data.tags[schema.ARM] for r in by_kind(all_runs, "replicate")}
     assert replicated and all(arm.endswith("/ce") for arm in replicated)  # the nan arm is not replicated
 
@@ -520,7 +525,9 @@ def test_a_resume_after_the_corpus_changed_is_refused_naming_the_file_then_rerun
     corpus.mkdir()
     for split in ("train", "dev", "test"):
         shutil.copy(data_root() / "conll2003" / f"{split}.txt", corpus / f"{split}.txt")
-    spec = spec_file(tmp_path, "corpus_changed", ("dataset: conll2003", f"dataset: {{path: {corpus}}}"), FEW_REPLICATES)
+    spec = spec_file(
+        tmp_path, "corpus_changed", ("dataset: conll2003", f"dataset: {{path: {corpus}}}"), FEW_REPLICATES, ONE_AT_A_TIME
+    )
     tune_only = ("run", str(spec), "--workdir", str(tmp_path), "--tune-only")
     code, output = finish(nerplat(*tune_only, workdir=tmp_path))
     assert code == 0, output

@@ -75,9 +75,11 @@ def test_a_run_exports_nerplat_metrics_beside_rays_and_prometheus_answers_the_da
     started = time.time()
     driver = nerplat(
         "run", str(SPEC), "--workdir", str(tmp_path), "--tune-only", "--no-analyze", "--metrics-port", str(port),
-        # A tiny epoch takes under 0.1 s here: 60 of them keep each trial's series up for several of
-        # Prometheus's 1 s scrapes (Ray stops, and its endpoint with it, as soon as the run ends).
-        "--set", "train.epochs=60", "--set", "tune.scheduler=fifo", "--progress-every", "60",
+        # A tiny epoch takes under 0.1 s here: 20 of them keep each trial running over several of Ray's
+        # 1 s reports, so a running trial is scraped; once trials end, the run holds their series for
+        # Prometheus (`keeping the final metrics exported`). One trial at a time: one trial worker.
+        "--set", "train.epochs=20", "--set", "tune.scheduler=fifo", "--set", "tune.max_concurrent=1",
+        "--progress-every", "60",
         workdir=tmp_path, env={"RAY_metrics_report_interval_ms": "1000"},
     )
     scraped = scrape_while_running(driver, port)

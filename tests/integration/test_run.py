@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from host_load import scaled
-from nerplat_processes import SPEC, finish, kill_a_trial_midway, nerplat, runs, runs_so_far
+from nerplat_processes import SPEC, finish, kill_a_trial_midway, nerplat, runs, wait_for
 
 from nerplat.config.experiment import TUNE_SEED
 from nerplat.track import schema
@@ -152,20 +152,16 @@ def test_full_tiny_run_tracks_every_trial_and_replicate_once(finished_tiny_run):
     assert code == 2 and "--resume" in output
 
 
+def a_trial_finished(all_runs: list) -> bool:
+    return any(run.data.tags.get(schema.STATUS) in ("completed", "early_stopped") for run in all_runs)
+
+
 def test_resume_after_killing_the_driver(tmp_path: Path):
     env = {"NERPLAT_TEST_EXPERIMENT": "killed_driver"}
-    driver = nerplat("run", str(SPEC), "--workdir", str(tmp_path), "--no-analyze", workdir=tmp_path, env=env)
-    deadline = time.monotonic() + scaled(300)
-    while time.monotonic() < deadline:
-        time.sleep(2)
-        done = [
-            r for r in runs_so_far(tmp_path, "killed_driver") if r.data.tags.get(schema.STATUS) in ("completed", "early_stopped")
-        ]
-        if done:
-            break
-        assert driver.poll() is None, driver.communicate()[0]
-    else:
-        pytest.fail("no trial finished in time")
+    # One trial at a time: a phase then starts one trial worker (Ray's worker, torch, the corpus) instead of two.
+    run = ("run", str(SPEC), "--workdir", str(tmp_path), "--no-analyze", "--set", "tune.max_concurrent=1")
+    driver = nerplat(*run, workdir=tmp_path, env=env)
+    wait_for(driver, tmp_path, "killed_driver", a_trial_finished, "no trial finished", seconds=scaled(300))
     os.killpg(driver.pid, signal.SIGKILL)
     driver.wait()
     before = {key_of(r): r.data.tags.get(schema.STATUS) for r in runs(tmp_path, "killed_driver")}
@@ -175,9 +171,7 @@ def test_resume_after_killing_the_driver(tmp_path: Path):
     studies_before = {name: storage.get_study_id_from_name(name) for name in optuna.get_all_study_names(storage)}
     assert len(studies_before) == 1, "the tuned arm's study is written while the run goes"
 
-    code, output = finish(
-        nerplat("run", str(SPEC), "--workdir", str(tmp_path), "--no-analyze", "--resume", workdir=tmp_path, env=env)
-    )
+    code, output = finish(nerplat(*run, "--resume", workdir=tmp_path, env=env))
     assert code == 0, output
     after = {key_of(r): r for r in runs(tmp_path, "killed_driver")}
     for key, status in before.items():
@@ -187,19 +181,18 @@ def test_resume_after_killing_the_driver(tmp_path: Path):
     assert check_optuna_studies(tmp_path, "killed_driver", all_runs) == studies_before  # the same study continued
 
 
-def test_a_resume_after_a_spec_change_reruns_only_the_arm_it_changes(tmp_path: Path):
-    env = {"NERPLAT_TEST_EXPERIMENT": "changed_arm"}
-    code, output = finish(nerplat("run", str(SPEC), "--workdir", str(tmp_path), "--no-analyze", workdir=tmp_path, env=env))
-    assert code == 0, output
-    before = {run.info.run_id: run.data.tags[schema.ARM] for run in runs(tmp_path, "changed_arm") if schema.ARM in run.data.tags}
-    resume = ("run", str(SPEC), "--workdir", str(tmp_path), "--no-analyze", "--resume", "--set", "methods.ce.train={epochs: 3}")
-    code, output = finish(nerplat(*resume, workdir=tmp_path, env=env))
+def test_a_resume_after_a_spec_change_reruns_only_the_arm_it_changes(tiny_run_copy: Path):
+    """Resumes a copy of the shared finished run: the experiment it changes need not be run here first."""
+    workdir = tiny_run_copy
+    before = {run.info.run_id: run.data.tags[schema.ARM] for run in runs(workdir, "tiny_run") if schema.ARM in run.data.tags}
+    resume = ("run", str(SPEC), "--workdir", str(workdir), "--no-analyze", "--resume", "--set", "methods.ce.train={epochs: 3}")
+    code, output = finish(nerplat(*resume, workdir=workdir))
     assert code == 2 and "(changed: conll2003/low_resource-40/ce)" in output and "add --rerun-changed" in output
 
-    code, output = finish(nerplat(*resume, "--rerun-changed", workdir=tmp_path, env=env))
+    code, output = finish(nerplat(*resume, "--rerun-changed", workdir=workdir))
     assert code == 0, output
     assert "running anew the arms it changes (changed: conll2003/low_resource-40/ce)" in output
-    all_runs = check_complete_experiment(tmp_path, "changed_arm")  # one registered model per arm: the old ce version went
+    all_runs = check_complete_experiment(workdir, "tiny_run")  # one registered model per arm: the old ce version went
     kept = {run.info.run_id for run in all_runs}
     assert {run_id for run_id, arm in before.items() if arm.endswith("/mom")} <= kept  # the mom arm ran nothing again
     assert not {run_id for run_id, arm in before.items() if arm.endswith("/ce")} & kept
@@ -259,15 +252,16 @@ def test_a_spent_tune_time_budget_chooses_from_the_trials_that_finished(tmp_path
     # The budget must let a trial finish (the first one also waits for its worker to start) and the
     # sample count must not: the budget is `scaled` by the host's load, and a run whose budget ran out
     # before any trial finished says so ("raise it") and is run again with twice the budget, so the
-    # pace of a loaded host fails no run; a build whose trials never finish still fails.
-    budget, samples = round(scaled(30)), 10_000  # 10,000: the schema's largest num_samples
+    # pace of a loaded host fails no run; a build whose trials never finish still fails. One trial at
+    # a time: trials run for the whole budget, and a second at once would only take the other core.
+    budget, samples = round(scaled(15)), 10_000  # 10,000: the schema's largest num_samples
     for _ in range(3):
         workdir = tmp_path / f"budget-{budget}"
         workdir.mkdir()
         code, output = finish(
             nerplat(
                 "run", str(SPEC), "--workdir", str(workdir), "--tune-only", "--no-analyze", "--set", "train.epochs=1",
-                "--set", "tune.scheduler=fifo",
+                "--set", "tune.scheduler=fifo", "--set", "tune.max_concurrent=1",
                 "--set", f"tune.num_samples={samples}", "--set", f"tune.time_budget_s={budget}", workdir=workdir,
             )
         )
