@@ -14,9 +14,9 @@ the gradient scaler (`train.precision`).
   on a bf16 CPU (docs/performance.md, "Cheaper evaluation"), so an fp32 trial can evaluate its dev
   set every epoch for less.
 - `auto` is bf16 where the device runs bf16 natively, fp32 elsewhere (`resolve_precision`): CPUs
-  with AVX512-BF16 or AMX (their bf16 matrix products run several times faster than fp32's:
-  docs/performance.md, "This host"; without those instructions bf16 has no matrix units to run
-  on), CUDA devices of compute capability 8.0 (Ampere) and later. The resolved precision is what
+  with AVX512-BF16 or AMX whose kernels torch dispatches at AVX512 (their bf16 matrix products run
+  several times faster than fp32's: docs/performance.md, "This host"; without those instructions
+  bf16 has no matrix units to run on), CUDA devices of compute capability 8.0 (Ampere) and later. The resolved precision is what
   the trial runs, and what its run records.
 - A spec that asks for `bf16` (training or evaluation) on trials without a GPU, on a CPU without bf16
   units, is warned about by `nerplat validate`, `plan`, `run` and `train` (`emulated_bf16_warnings`):
