@@ -16,8 +16,8 @@ the gradient scaler (`train.precision`).
 - `auto` is bf16 where the device runs bf16 natively, fp32 elsewhere (`resolve_precision`): CPUs
   with AVX512-BF16 or AMX whose kernels torch dispatches at AVX512 (their bf16 matrix products run
   several times faster than fp32's: docs/performance.md, "This host"; without those instructions
-  bf16 has no matrix units to run on), CUDA devices of compute capability 8.0 (Ampere) and later. The resolved precision is what
-  the trial runs, and what its run records.
+  bf16 has no matrix units to run on), CUDA devices of compute capability 8.0 (Ampere) and later.
+  The resolved precision is what the trial runs, and what its run records.
 - A spec that asks for `bf16` (training or evaluation) on trials without a GPU, on a CPU without bf16
   units, is warned about by `nerplat validate`, `plan`, `run` and `train` (`emulated_bf16_warnings`):
   there bf16 is emulated and costs several times fp32's time, so `auto` picks fp32.
@@ -125,7 +125,7 @@ def emulated_bf16_warnings(arms: Iterable[Arm]) -> list[str]:
         else f"torch CPU capability {cpu_capability()}, no AVX512-BF16 or AMX"
     )
     return [
-        f"{'; '.join(fields)} on a CPU without bf16 units ({cpu_model()}, {units}): "
+        f"{'; '.join(fields)} on a CPU without bf16 units torch uses ({cpu_model()}, {units}): "
         f"bf16 is emulated there and {verb} several times slower than fp32. "
         "`precision: auto` picks fp32 here; `nerplat bench train --precision bf16` measures the slowdown on this machine "
         "(beside `nerplat bench train` in fp32)."

@@ -127,7 +127,7 @@ def test_bf16_on_a_cpu_without_bf16_units_is_warned_about_with_the_cpus_capabili
     monkeypatch.setattr(device_module, "cpu_flags", lambda: frozenset({"avx2"}))
     monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: "AVX2")
     (warning,) = emulated_bf16_warnings(arms_with("train.precision=bf16"))
-    assert warning.startswith("train.precision bf16 (methods ce, mom) on a CPU without bf16 units (")
+    assert warning.startswith("train.precision bf16 (methods ce, mom) on a CPU without bf16 units torch uses (")
     assert "torch CPU capability AVX2" in warning
     assert "bf16 is emulated there and trains several times slower than fp32" in warning
     assert "`precision: auto` picks fp32 here" in warning
