@@ -138,7 +138,9 @@ def _plan_lines(compiled: Plan, predicted: Any, measured: Any, undecidable: list
         f"{len(compiled.arms)} arms, {tune_trials} tune trials, {replicates} replicate runs: "
         f"{compiled.total_trials()} trials in all"
     )
-    if compiled.tune is not None:
+    if compiled.tune is not None and not tune_trials:
+        lines.append(f"no search: every run chooses its checkpoint on {compiled.tune.metric} (mode {compiled.tune.mode})")
+    elif compiled.tune is not None:
         tune = compiled.tune
         lines.append(
             f"tune: {_component_text(tune.searcher)}, scheduler {_component_text(tune.scheduler)}, "

@@ -120,7 +120,9 @@ class Plan(Frozen):
         None,
         description="Optuna storage URL of the arms' studies; none: NERPLAT_OPTUNA_STORAGE or optuna.db beside the MLflow store.",
     )
-    tune: Tune | None = Field(description="Tune-phase settings; none when no method has a search space.")
+    tune: Tune | None = Field(
+        description="Tune-phase settings (their metric also chooses every run's checkpoint); none without a tune section."
+    )
     replicate_split: Literal["test", "dev"] = Field(description="Split the replicate runs are evaluated on.")
     replicate_models: Literal["best", "all", "none"] = Field(
         "best", description="Replicates whose tagger is logged and registered in MLflow (nerplat.serving.mlflow_models)."

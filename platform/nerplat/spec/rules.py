@@ -3,8 +3,10 @@ settings, analysis against the method names, replicate partitions against the sa
 
 Decisions (docs/spec.md, "Cross-section rules"):
 - A search space without a `tune` section is an error (nothing would sample it), and so is a
-  `tune` section when no method searches anything (its settings would be silently unused; a
-  profile that fixes every value drops tuning with `tune: null`). Methods without a search space
+  search setting (`SEARCH_KEYS`) when no method searches anything (it would be silently unused; a
+  profile that fixes every value drops them with `key: null`, or tuning with `tune: null`).
+  `metric`, `mode` and `max_concurrent` stay: every run chooses its checkpoint and stops on the
+  metric, and max_concurrent caps the replicates at once too. Methods without a search space
   next to ones with one are fine: their arms skip the tune phase.
 - ASHA compares trials between evaluations: the arms it schedules need `eval_every: 1`, more than
   one epoch, and a grace period below the epoch count; none of these may be searched.
@@ -52,6 +54,7 @@ MINIMUM_UNITS = 3  # a sequential design's first look (`analysis.sequential.MINI
 SPECIAL_TOKENS = 2  # [CLS] and [SEP] (BERT), <s> and </s> (RoBERTa): the most an encoder adds to a window
 GRID = "grid"
 ASHA = "asha"
+SEARCH_KEYS = ("search", "scheduler", "num_samples", "time_budget_s", "seed", "enqueue")  # unused without a search space
 FP16 = "fp16"
 
 
@@ -76,12 +79,16 @@ def check_tune(
         return None, [document.problem(message, ("methods", first.name))]
 
     problems: list[Problem] = []
-    if methods is not None and not searched:
+    unused = [key for key in SEARCH_KEYS if key in tune.model_fields_set]
+    if methods is not None and not searched and unused:
         message = (
-            "tune is set but no method has a search space: give a hyper-parameter a distribution "
-            "(e.g. lambda: {uniform: [0.0, 1.0]}), or remove tune (a profile removes it with tune: null)"
+            f"tune.{unused[0]} is set but no method has a search space: give a hyper-parameter a distribution "
+            "(e.g. lambda: {uniform: [0.0, 1.0]}), or remove the search settings ("
+            + ", ".join(SEARCH_KEYS)
+            + "; a profile removes one with `key: null`, all of tune with `tune: null`); without a search, "
+            "tune keeps metric, mode and max_concurrent"
         )
-        problems.append(document.problem(message, at))
+        problems.append(document.problem(message, at + (unused[0],)))
     searcher = _component(document, catalog.searchers, tune.search, at + ("search",), problems)
     scheduler = _component(document, catalog.schedulers, tune.scheduler, at + ("scheduler",), problems)
     metric = tune.metric.removeprefix("dev_")

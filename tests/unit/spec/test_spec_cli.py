@@ -56,6 +56,14 @@ def test_validate_reports_problems_of_a_profile(folder, capsys):
     assert "profiles.short.train.epochs (good.yaml:9)" in " ".join(capsys.readouterr().err.split())
 
 
+def test_plan_says_when_runs_choose_their_checkpoint_without_a_search(folder, capsys):
+    (folder / "good.yaml").write_text(GOOD + "tune: {metric: dev_macro_f1}\n")
+    assert main(["plan", "good.yaml"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "no search: every run chooses its checkpoint on dev_macro_f1 (mode max)" in out
+    assert "scheduler" not in out
+
+
 def test_validate_ok(folder, capsys):
     assert main(["validate", "good.yaml", "--profile", "short"]) == 0
     assert capsys.readouterr().out.strip() == "OK good.yaml (profiles: short)"

@@ -196,6 +196,32 @@ def test_bad_tune(catalog, write_spec, tune, path, message):
     assert message in found[0][2]
 
 
+FIXED = "experiment: t\ndataset: conll2003\nmethods:\n  ce: {loss: ce}\n  mom: {loss: mom, lambda: 0.5}\n"
+
+
+def test_without_a_search_tune_keeps_the_metric_runs_choose_their_checkpoint_on(catalog, write_spec):
+    plan_tune = load_spec(write_spec(FIXED + "tune: {metric: dev_token_macro_f1, max_concurrent: 2}\n"), catalog).tune
+    assert (plan_tune.metric, plan_tune.max_concurrent) == ("dev_token_macro_f1", 2)
+
+
+@pytest.mark.parametrize("key", ["search: tpe", "scheduler: asha", "num_samples: 8", "time_budget_s: 60", "seed: 3",
+                                 "enqueue: {mom: [{lambda: 0.2}]}"])
+def test_a_search_setting_without_a_search_space_is_refused_at_its_key(catalog, write_spec, key):
+    found = spec_problems(catalog, write_spec, FIXED + f"tune: {{metric: dev_macro_f1, {key}}}\n")
+    name = key.split(":")[0]
+    assert found[0][0] == f"tune.{name}", found
+    assert f"tune.{name} is set but no method has a search space" in found[0][2]
+
+
+def test_a_profile_removes_the_search_settings_and_keeps_the_metric(catalog, write_spec):
+    text = FIXED.replace("lambda: 0.5", "lambda: {uniform: [0, 1]}") + (
+        "tune: {search: tpe, num_samples: 8, metric: dev_token_macro_f1}\n"
+        "profiles:\n  fixed:\n    methods: {mom: {lambda: 0.5}}\n    tune: {search: null, num_samples: null}\n"
+    )
+    plan_tune = load_spec(write_spec(text), catalog, profile="fixed").tune
+    assert plan_tune.metric == "dev_token_macro_f1"
+
+
 def test_every_problem_of_every_section_is_reported_together_in_file_order(catalog, write_spec):
     text = (
         "experiment: t\ndataset: conll2003\n"
