@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from host_load import scaled
 
 INSTALL_HINT = "chromium not found: install Debian's chromium package (`make chromium`, as root)"
 FLAGS = (
@@ -42,7 +43,7 @@ def rendered_page(url: str, screenshot: Path, *, width: int = 2400, height: int 
             ],
             capture_output=True,
             text=True,
-            timeout=180,
+            timeout=scaled(180),  # a limit for a hang, stretched on a loaded host
         )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     assert screenshot.is_file(), done.stderr[-3000:]

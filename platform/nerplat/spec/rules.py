@@ -79,16 +79,8 @@ def check_tune(
         return None, [document.problem(message, ("methods", first.name))]
 
     problems: list[Problem] = []
-    unused = [key for key in SEARCH_KEYS if key in tune.model_fields_set]
-    if methods is not None and not searched and unused:
-        message = (
-            f"tune.{unused[0]} is set but no method has a search space: give a hyper-parameter a distribution "
-            "(e.g. lambda: {uniform: [0.0, 1.0]}), or remove the search settings ("
-            + ", ".join(SEARCH_KEYS)
-            + "; a profile removes one with `key: null`, all of tune with `tune: null`); without a search, "
-            "tune keeps metric, mode and max_concurrent"
-        )
-        problems.append(document.problem(message, at + (unused[0],)))
+    if methods is not None and not searched:
+        problems += _search_settings_without_a_space(document, tune)
     searcher = _component(document, catalog.searchers, tune.search, at + ("search",), problems)
     scheduler = _component(document, catalog.schedulers, tune.scheduler, at + ("scheduler",), problems)
     metric = tune.metric.removeprefix("dev_")
@@ -124,6 +116,20 @@ def check_tune(
         ),
         [],
     )
+
+
+def _search_settings_without_a_space(document: Document, tune: TuneSection) -> list[Problem]:
+    unused = [key for key in SEARCH_KEYS if key in tune.model_fields_set]
+    if not unused:
+        return []
+    message = (
+        f"tune.{unused[0]} is set but no method has a search space: give a hyper-parameter a distribution "
+        "(e.g. lambda: {uniform: [0.0, 1.0]}), or remove the search settings ("
+        + ", ".join(SEARCH_KEYS)
+        + "; a profile removes one with `key: null`, all of tune with `tune: null`); without a search, "
+        "tune keeps metric, mode and max_concurrent"
+    )
+    return [document.problem(message, ("tune", unused[0]))]
 
 
 def _component(document: Document, registry: Any, ref: Any, at: YamlPath, problems: list[Problem]) -> Component | None:

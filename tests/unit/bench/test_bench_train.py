@@ -17,20 +17,23 @@ def test_the_matmul_peak_is_measured_in_the_dtype_asked_for():
 
 
 def test_the_matmul_peak_tries_no_size_whose_one_product_would_overrun_its_time(monkeypatch):
-    """As where bf16 is emulated: products slow enough that a 256-square one alone takes 0.5 s."""
-    import time
+    """As where bf16 is emulated: products slow enough that a 256-square one alone takes 0.5 s.
 
-    tried = []
+    The clock is the test's own and moves only inside a product, so a loaded host cannot change
+    which sizes are tried."""
+    import nerplat.bench.train as bench_train
+
+    now, tried = [0.0], []
 
     def slow_mm(a, b):
         tried.append(a.shape[0])
-        time.sleep(a.shape[0] ** 3 * 3e-8)
+        now[0] += a.shape[0] ** 3 * 3e-8
         return a
 
     monkeypatch.setattr(torch, "mm", slow_mm)
-    started = time.perf_counter()
+    monkeypatch.setattr(bench_train.time, "perf_counter", lambda: now[0])
     assert matmul_gflops(sizes=(64, 128, 256), seconds=0.2) > 0
-    assert time.perf_counter() - started < 0.4 and 128 in tried and 256 not in tried
+    assert 128 in tried and 256 not in tried and now[0] < 0.4
 
 
 def test_training_flops_follow_the_6n_rule_for_a_bert():
