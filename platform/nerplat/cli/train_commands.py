@@ -92,7 +92,6 @@ def train(
     values = _searched_values(arm, searched)
     config = arm.trial_config(values, seed=seed, partition=partition, eval_split=split)
     console = Console(stderr=as_json, markup=False, quiet=Verbosity.quiet())
-    select = (plan.tune.metric if plan.tune else "dev_micro_f1").removeprefix("dev_")
 
     def report(evaluation, save_checkpoint) -> None:
         shown = {k: evaluation.dev[k] for k in SUMMARY_METRICS if k in evaluation.dev}
@@ -113,7 +112,11 @@ def train(
     try:
         with Progress(*columns, console=console, transient=True) as bar:
             result = run_trial(
-                config, report=report, progress=_BarProgress(bar), select_metric=select, keep_model=keep_model if save else None
+                config,
+                report=report,
+                progress=_BarProgress(bar),
+                select_metric=plan.select_metric,
+                keep_model=keep_model if save else None,
             )
     except NonFiniteLoss as failed:  # the trial failed, not the program: its message, exit 1
         print_unfolded(console, f"trial failed: {failed}", hanging=2, markup=False)

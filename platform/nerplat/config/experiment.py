@@ -26,6 +26,9 @@ class Resources(Frozen):
     max_retries: int = Field(0, ge=0, description="Times a failed trial is restarted before it counts as failed.")
 
 
+DEFAULT_TUNE_METRIC = "dev_micro_f1"  # also what runs select on without a tune section (`Plan.select_metric`)
+
+
 class Tune(Frozen):
     """How the tune phase searches each arm's space on dev."""
 

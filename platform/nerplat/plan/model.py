@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
-from nerplat.config.experiment import Analysis, Claim, Resources, Sequential, Tune
+from nerplat.config.experiment import DEFAULT_TUNE_METRIC, Analysis, Claim, Resources, Sequential, Tune
 from nerplat.config.frozen import Frozen
 from nerplat.config.search_space import Distribution
 from nerplat.config.trial import TrialConfig
@@ -150,6 +150,12 @@ class Plan(Frozen):
             if arm.id == arm_id:
                 return arm
         raise UserInputError(unknown_name("arm", arm_id, [a.id for a in self.arms], listed_as="arms"))
+
+    @property
+    def select_metric(self) -> str:
+        """The dev metric, without `dev_`, every run chooses its checkpoint and stops early on: the
+        tune metric, searched or not, else the default."""
+        return (self.tune.metric if self.tune else DEFAULT_TUNE_METRIC).removeprefix("dev_")
 
     def total_trials(self) -> int:
         """Tune trials plus replicate runs over all arms."""

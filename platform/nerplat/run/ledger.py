@@ -90,10 +90,9 @@ class InterruptedTrial:
 
 def runs_view_columns(plan: Plan) -> dict[str, list[str]]:
     """The columns of the experiment's runs table (`track/view.py`): every searched hyper-parameter,
-    the tuning metric, the headline F1 of the replicates with its mean and sd, status and best trial."""
+    the dev metric runs select on (best), the headline F1 of the replicates with its mean and sd, status and best trial."""
     headline = f"{plan.replicate_split}_{plan.analysis.average}_f1"
-    metrics = [schema.best_key("dev", plan.tune.metric.removeprefix("dev_"))] if plan.tune else []
-    metrics += [headline, schema.mean_key(headline), schema.sd_key(headline)]
+    metrics = [schema.best_key("dev", plan.select_metric), headline, schema.mean_key(headline), schema.sd_key(headline)]
     params = list(dict.fromkeys(key for arm in plan.arms for key in arm.search_space))
     return {"params": params, "metrics": metrics, "tags": [schema.STATUS, schema.BEST_TRIAL]}
 

@@ -81,11 +81,6 @@ class RunOptions:
     undecidable: frozenset[str] = frozenset()  # claims whose arms stop after the first look (`analysis.claim_design`)
 
 
-def _select_key(plan: Plan) -> str:
-    metric = plan.tune.metric if plan.tune else "dev_micro_f1"
-    return metric[len("dev_"):] if metric.startswith("dev_") else metric
-
-
 class ExperimentRunner:
     """Runs one plan; holds the run ledger (MLflow), the progress board, the Ray storage location and
     the tune and replicate phases."""
@@ -98,7 +93,7 @@ class ExperimentRunner:
         self.optuna_storage = resolve_optuna_storage(plan.optuna_storage, self.tracking_uri, options.workdir)
         self.study_storage: Any = None  # the Optuna storage, opened before Ray starts when an arm is tuned
         self.storage = options.storage or str((options.workdir / ".nerplat" / "ray").resolve())
-        self.select_metric = _select_key(plan)
+        self.select_metric = plan.select_metric
         self.undecidable = options.undecidable
         self.tracker: ExperimentTracker | None = None
         self.ledger: RunLedger | None = None

@@ -15,7 +15,7 @@ from pydantic import (
     AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, ValidationInfo, field_validator, model_validator,
 )
 
-from nerplat.config.experiment import Analysis, Claim, Resources, Sequential
+from nerplat.config.experiment import DEFAULT_TUNE_METRIC, Analysis, Claim, Resources, Sequential
 from nerplat.config.trial import DatasetRef, EncoderSettings
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
@@ -230,7 +230,9 @@ class TuneSection(Section):
     scheduler: ComponentRef = Field(
         default_factory=lambda: ComponentRef.model_validate("fifo"), description="Scheduler: asha or fifo, or {name: {options}}."
     )
-    metric: str = Field("dev_micro_f1", description="Dev metric to optimise: dev_<name> with a name from nerplat.track.schema.")
+    metric: str = Field(
+        DEFAULT_TUNE_METRIC, description="Dev metric to optimise: dev_<name> with a name from nerplat.track.schema."
+    )
     mode: Literal["max", "min"] = Field("max", description="Maximise or minimise the metric.")
     num_samples: int | None = Field(
         None, ge=1, le=MAX_NUM_SAMPLES, description="Trials per arm (default 20); not for grid, which runs every point."

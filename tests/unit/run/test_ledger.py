@@ -288,6 +288,15 @@ def test_the_summary_run_sets_the_experiments_runs_view_and_leases_its_bookkeepi
         ledger.release()
 
 
+def test_the_runs_view_shows_the_dev_metric_runs_select_on_with_or_without_a_tune_section(tiny_plan_with):
+    from nerplat.run.ledger import runs_view_columns
+
+    macro = tiny_plan_with("tune.metric=dev_macro_f1")
+    assert runs_view_columns(macro)["metrics"][0] == "dev_best_macro_f1"
+    untuned = macro.model_copy(update={"tune": None})
+    assert untuned.select_metric == "micro_f1" and runs_view_columns(untuned)["metrics"][0] == "dev_best_micro_f1"
+
+
 def test_a_ledger_holding_the_lease_pickles_as_tune_pickles_its_callbacks(ledger, tiny_plan):
     import pickle
 
