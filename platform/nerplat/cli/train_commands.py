@@ -112,10 +112,7 @@ def train(
     try:
         with Progress(*columns, console=console, transient=True) as bar:
             result = run_trial(
-                config,
-                report=report,
-                progress=_BarProgress(bar),
-                select_metric=plan.select_metric,
+                config, report=report, progress=_BarProgress(bar), select_metric=plan.select_metric,
                 keep_model=keep_model if save else None,
             )
     except NonFiniteLoss as failed:  # the trial failed, not the program: its message, exit 1
