@@ -8,10 +8,12 @@ import torch
 
 from nerplat.catalog import default_catalog
 from nerplat.cli import main
+from nerplat.estimate import calibration as calibration_module
 from nerplat.estimate.calibration import STEPS, calibrate, calibrate_arm
 from nerplat.estimate.cost import calibration_key
 from nerplat.estimate.host import this_machine
 from nerplat.plan.compiler import compile_plan
+from nerplat.trial.session import TrialSession
 
 SPEC = """\
 experiment: calibration_check
@@ -47,6 +49,29 @@ def test_a_calibration_times_training_steps_and_a_dev_evaluation_of_the_arms_enc
     assert calibration.train_tokens_per_s > 0 and calibration.eval_tokens_per_s > 0
     assert 0 < calibration.setup_s < calibration.seconds
     assert torch.get_num_threads() == threads  # the arm's one thread was for the calibration only
+
+
+def test_start_up_and_evaluation_are_timed_warm_as_a_runs_later_trials_meet_them(folder, monkeypatch):
+    """A first session fills the process's caches and is not timed; the second session's start-up
+    is the calibration's, and of its two evaluations the second is timed."""
+    sessions = []
+
+    class Recorded(TrialSession):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.evaluated = 0
+            sessions.append(self)
+
+        def evaluate(self):
+            self.evaluated += 1
+            return super().evaluate()
+
+    monkeypatch.setattr(calibration_module, "TrialSession", Recorded)
+    plan = compile_plan(folder / "spec.yaml", default_catalog())
+    calibration = calibrate_arm(plan.arms[0], this_machine())
+    cold, warm = sessions
+    assert cold.timings.setup > 0 and calibration.setup_s == warm.timings.setup
+    assert (cold.evaluated, warm.evaluated) == (0, 2)
 
 
 def test_arms_of_the_same_encoder_batch_size_and_length_share_one_calibration(folder):
