@@ -19,9 +19,10 @@ import pytest
 from grafana_dashboards import dashboard_files, load, metric_names, targets, with_variables
 from host_load import scaled
 from nerplat_processes import SPEC, finish, nerplat
-from prometheus_server import free_port, get, get_json, running_prometheus
+from prometheus_server import get, get_json, running_prometheus
 
 from nerplat.run.exported_metrics import DEFINITIONS, TRIAL_DEV_SCORE, TRIAL_EPOCH_SECONDS, TRIAL_TOKENS_PER_SECOND, TRIALS
+from nerplat.track.ui_server import free_port
 
 pytestmark = pytest.mark.slow
 

@@ -7,7 +7,6 @@ import http.client
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -17,15 +16,11 @@ import pytest
 from host_load import scaled
 from tiny_taggers import train_bundle
 
+from nerplat.track.ui_server import free_port
+
 pytestmark = pytest.mark.slow
 
 LIMIT = 4_000_000
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 class Server:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import subprocess
 import time
 import urllib.request
@@ -16,16 +15,12 @@ import pytest
 import yaml
 from host_load import scaled
 
+from nerplat.track.ui_server import free_port
+
 INSTALL_HINT = (
     "prometheus not found: install Debian's prometheus package "
     "(`apt-get update && apt-get install -y --no-install-recommends prometheus`); `make test` and `make test-fast` install it"
 )
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def get(url: str, timeout: float = 5.0) -> str:

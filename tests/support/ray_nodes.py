@@ -11,7 +11,6 @@ import os
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -23,13 +22,9 @@ from pathlib import Path
 import requests
 from host_load import scaled
 
+from nerplat.track.ui_server import free_port
+
 BIN = Path(sys.executable).parent
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 class LocalRayCluster:
@@ -38,8 +33,9 @@ class LocalRayCluster:
         # Ray puts Unix sockets in its temp dir, whose path must stay short (107-byte limit).
         self.temp_dir = Path(tempfile.mkdtemp(prefix="nr-", dir="/tmp"))
         self.token = secrets.token_hex(32)
-        self.gcs_port = free_port()
-        self.dashboard_port = free_port()
+        self.ports_handed_out: set[int] = set()
+        self.gcs_port = self._free_port()
+        self.dashboard_port = self._free_port()
         self.head_cpus = head_cpus
         self.nodes: dict[str, subprocess.Popen] = {}
 
@@ -54,11 +50,20 @@ class LocalRayCluster:
     def env(self) -> dict[str, str]:
         return {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": self.token}
 
+    def _free_port(self) -> int:
+        """A free port this cluster has not handed out before: a probe's port is free again once the
+        probe closes, so two probes can return the same port, and a node given it twice refuses to start."""
+        while (port := free_port()) in self.ports_handed_out:
+            pass
+        self.ports_handed_out.add(port)
+        return port
+
     def _ports(self) -> list[str]:
+        port = self._free_port
         return [
-            f"--node-manager-port={free_port()}", f"--object-manager-port={free_port()}",
-            f"--dashboard-agent-listen-port={free_port()}", f"--dashboard-agent-grpc-port={free_port()}",
-            f"--runtime-env-agent-port={free_port()}", f"--metrics-export-port={free_port()}",
+            f"--node-manager-port={port()}", f"--object-manager-port={port()}",
+            f"--dashboard-agent-listen-port={port()}", f"--dashboard-agent-grpc-port={port()}",
+            f"--runtime-env-agent-port={port()}", f"--metrics-export-port={port()}",
             "--min-worker-port=0", "--max-worker-port=0",
         ]  # fmt: skip
 
@@ -75,7 +80,7 @@ class LocalRayCluster:
             [
                 "--head", f"--port={self.gcs_port}", f"--num-cpus={self.head_cpus}", "--node-name=head",
                 "--include-dashboard=true", "--dashboard-host=127.0.0.1", f"--dashboard-port={self.dashboard_port}",
-                f"--ray-client-server-port={free_port()}", f"--temp-dir={self.temp_dir}", *self._ports(),
+                f"--ray-client-server-port={self._free_port()}", f"--temp-dir={self.temp_dir}", *self._ports(),
             ],
         )  # fmt: skip
         self.wait_for_nodes(1)

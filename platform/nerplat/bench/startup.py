@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -33,6 +32,7 @@ from pathlib import Path
 
 from nerplat.bench.repeats import Spread, check_repeats, interleaved
 from nerplat.errors import Problem, UserInputError
+from nerplat.track.ui_server import free_port
 
 SENTENCE = "EU rejects German call to boycott British lamb ."
 PING_TIMEOUT = 600.0  # seconds a served model may take to answer /ping on a busy machine
@@ -130,12 +130,6 @@ def _failed(argv: list[str], status: int, errors) -> UserInputError:
     errors.seek(0)
     tail = errors.read().decode(errors="replace").strip().splitlines()[-3:]
     return UserInputError(Problem(f"`{' '.join(argv)}` exited with {status}: " + " | ".join(tail)))
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def import_seconds(argv: list[str], shown: int = IMPORTS_SHOWN) -> dict[str, float]:

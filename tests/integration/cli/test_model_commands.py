@@ -4,10 +4,10 @@ import json
 
 import pytest
 from host_load import scaled
-from ray_nodes import free_port
 from registered_tagger import NAME
 
 from nerplat.serving.records import predict_records
+from nerplat.track.ui_server import free_port
 
 
 @pytest.mark.slow

@@ -6,7 +6,8 @@ import sys
 
 import pytest
 
-from nerplat.bench.startup import bench_startup, free_port, import_seconds, time_command, time_serve
+from nerplat.bench.startup import bench_startup, import_seconds, time_command, time_serve
+from nerplat.track.ui_server import free_port
 from nerplat.errors import UserInputError
 
 SERVER = """

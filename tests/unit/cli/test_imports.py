@@ -12,7 +12,8 @@ from host_load import scaled
 from import_probe import modules_loaded_by, offending
 from registered_tagger import NAME
 
-from nerplat.bench.startup import answers_ping, free_port
+from nerplat.bench.startup import answers_ping
+from nerplat.track.ui_server import free_port
 
 NOT_ON_SMALL_COMMANDS = ("mlflow", "ray", "polars", "optuna", "sqlalchemy")
 NOT_FOR_HELP = ("torch", "transformers", "pandas", "sklearn", "seqeval", "scipy", "starlette", "uvicorn", *NOT_ON_SMALL_COMMANDS)
