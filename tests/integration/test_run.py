@@ -242,11 +242,9 @@ def test_a_killed_worker_is_retried_from_its_checkpoint(tmp_path: Path):
 
 
 def test_an_mlflow_server_that_is_down_fails_before_training(tmp_path: Path):
-    import socket
+    from nerplat.track.ui_server import free_port
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()  # nothing listens on it
     started = time.monotonic()
     code, output = finish(
         nerplat("run", str(SPEC), "--workdir", str(tmp_path), workdir=tmp_path, env={"MLFLOW_TRACKING_URI": f"http://127.0.0.1:{port}"}),

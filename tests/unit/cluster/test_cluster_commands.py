@@ -1,7 +1,6 @@
 """`nerplat cluster ...` through the real entry point (exit codes and messages as a user sees them)."""
 
 import os
-import socket
 import stat
 from pathlib import Path
 
@@ -12,6 +11,7 @@ from repo_paths import CLUSTER
 from nerplat.cli import main
 from nerplat.cluster.manifests import Manifest
 from nerplat.cluster.validate import validate_manifests
+from nerplat.track.ui_server import free_port
 
 OVERLAY = str(CLUSTER / "overlays" / "example")
 
@@ -113,9 +113,7 @@ def test_validate_command(tmp_path: Path, capsys):
 
 def test_submit_spec_to_a_job_api_needs_no_image_and_names_an_unreachable_address(spec_repo: Path, monkeypatch, capsys):
     monkeypatch.chdir(spec_repo)
-    with socket.socket() as probe:  # a port nothing listens on
-        probe.bind(("127.0.0.1", 0))
-        address = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    address = f"http://127.0.0.1:{free_port()}"  # a port nothing listens on
     assert main(["cluster", "submit", "specs/tiny.yaml", "--address", address]) == 2
     err = capsys.readouterr().err
     assert f"no Ray job API at {address}" in err and "placeholder" not in err

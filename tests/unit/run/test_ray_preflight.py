@@ -12,6 +12,7 @@ import pytest
 from nerplat.errors import UserInputError
 from nerplat.run import ray_preflight
 from nerplat.run.ray_preflight import refuse_busy_port, refuse_unreachable_cluster, refuse_unusable_ray
+from nerplat.track.ui_server import free_port
 
 
 @pytest.fixture
@@ -23,19 +24,13 @@ def listening_socket():
         yield server.getsockname()[1]
 
 
-def closed_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]  # closed again when the probe closes
-
-
 def test_a_metrics_port_another_process_listens_on_is_refused_with_the_flag(listening_socket):
     with pytest.raises(UserInputError) as refused:
         refuse_busy_port(listening_socket)
     (problem,) = refused.value.problems
     assert problem.path == "--metrics-port"
     assert f"port {listening_socket}" in problem.message and "another process listens on it" in problem.message
-    refuse_busy_port(closed_port())  # a free port passes
+    refuse_busy_port(free_port())  # a free port passes
 
 
 def test_a_metrics_port_is_refused_for_a_running_cluster_before_it_is_probed(monkeypatch):
@@ -45,7 +40,7 @@ def test_a_metrics_port_is_refused_for_a_running_cluster_before_it_is_probed(mon
 
 
 def test_an_address_where_nothing_listens_is_refused_at_once():
-    port = closed_port()
+    port = free_port()
     with pytest.raises(UserInputError) as refused:
         refuse_unreachable_cluster(f"127.0.0.1:{port}", "RAY_ADDRESS")
     (problem,) = refused.value.problems

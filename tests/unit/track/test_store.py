@@ -84,7 +84,6 @@ def test_an_unusable_database_is_a_user_error(tmp_path):
 
 
 def test_a_lost_server_is_retried_with_a_message_per_attempt_then_given_up(monkeypatch):
-    import socket
 
     from nerplat.run.ray_session import RAY_SETTINGS
 
@@ -95,9 +94,7 @@ def test_a_lost_server_is_retried_with_a_message_per_attempt_then_given_up(monke
 
     from nerplat.track.store import PatientClient, StoreLost
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        uri = f"http://127.0.0.1:{probe.getsockname()[1]}"  # nothing listens once the probe closes
+    uri = f"http://127.0.0.1:{free_port()}"  # nothing listens on it
     notices: list[str] = []
     client = PatientClient(MlflowClient(tracking_uri=uri), uri, notices.append, patience=2)
     with pytest.raises(StoreLost, match="has not answered for 3 s"):
