@@ -54,7 +54,7 @@ def test_a_calibration_times_training_steps_and_a_dev_evaluation_of_the_arms_enc
 def test_start_up_and_evaluation_are_timed_warm_as_a_runs_later_trials_meet_them(folder, monkeypatch):
     """A first session fills the process's caches and is not timed; the second session's start-up
     is the calibration's, and of its two evaluations the second is timed."""
-    sessions = []
+    sessions, events = [], []
 
     class Recorded(TrialSession):
         def __init__(self, *args, **kwargs):
@@ -64,14 +64,24 @@ def test_start_up_and_evaluation_are_timed_warm_as_a_runs_later_trials_meet_them
 
         def evaluate(self):
             self.evaluated += 1
+            events.append("evaluate")
             return super().evaluate()
 
+    class Clock:  # the calibration's own clock reads, in order with the evaluations
+        @staticmethod
+        def perf_counter() -> float:
+            events.append("clock")
+            return float(len(events))
+
     monkeypatch.setattr(calibration_module, "TrialSession", Recorded)
+    monkeypatch.setattr(calibration_module, "time", Clock)
     plan = compile_plan(folder / "spec.yaml", default_catalog())
     calibration = calibrate_arm(plan.arms[0], this_machine())
     cold, warm = sessions
     assert cold.timings.setup > 0 and calibration.setup_s == warm.timings.setup
     assert (cold.evaluated, warm.evaluated) == (0, 2)
+    # the clock starts after the first evaluation and stops after the second (the last read is the total)
+    assert events[events.index("evaluate") :] == ["evaluate", "clock", "evaluate", "clock", "clock"]
 
 
 def test_arms_of_the_same_encoder_batch_size_and_length_share_one_calibration(folder):
