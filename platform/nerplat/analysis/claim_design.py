@@ -11,6 +11,8 @@ sd of the claim's unit-level paired differences in a pilot (the claim's `pilot_s
 folder's runs or an earlier run's MLflow store: `pilot_sds`), the paper's effect in sd units, the design's power at it and the
 units a power of 0.8 needs; a claim below UNDECIDABLE_POWER is undecidable at this budget, and
 the runner replicates its arms beyond the first look only when asked (`run.looks.needed_arms`).
+A claim of a direction only (no paper effect) is sized on the pilot's own mean difference when
+the pilot gives one: shown, never gated, since a pilot's difference is itself an estimate.
 `claim_costs` adds, per claim, the design and, where earlier runs measured the throughput
 (`estimate.cost`), the wall time of its arms' trials at the most.
 """
@@ -88,7 +90,8 @@ class ClaimPower:
     differences in a pilot (`sd`, found at `source`; None: no pilot).
 
     `target` is the effect the design must detect: the paper's effect for a superior claim, the
-    margin for an equivalent one (judged at a true difference of 0), None for a direction only.
+    margin for an equivalent one (judged at a true difference of 0), None for a direction only,
+    whose power is then taken at the pilot's mean difference (`pilot_difference`, None without one).
     `power` is the chance at `units` units at `alpha`, `units_needed` the units for POWER; both NaN
     where unknown. Both are the fixed design's (`sequential.design_power`, `units_for_power`), not
     simulated: for a sequential design ending at `units` the power is an upper bound, since its
@@ -107,20 +110,26 @@ class ClaimPower:
     alpha: float
     power: float
     units_needed: float
+    pilot_difference: float | None = None
 
     @property
     def undecidable(self) -> bool:
-        """Power below UNDECIDABLE_POWER at the design's units: replicating it beyond the first look is waste."""
-        return math.isfinite(self.power) and self.power < UNDECIDABLE_POWER
+        """Power below UNDECIDABLE_POWER at the paper's effect or margin: replicating it beyond the
+        first look is waste. Never at a pilot's difference, an estimate the design exists to test."""
+        return self.target is not None and math.isfinite(self.power) and self.power < UNDECIDABLE_POWER
 
     def line(self) -> str:
         if self.sd is None:
             return f"claim {self.claim}: no pilot sd: power unknown"
         parts = [f"claim {self.claim}: pilot sd {self.sd:.4g} ({self.source})"]
-        if self.target is None:
+        if self.target is None and self.pilot_difference is None:
             return "; ".join(parts + ["direction only (the paper gives no effect): power unknown"])
-        what = f"margin {self.target:.4g}" if self.kind == "equivalent" else f"paper effect {self.target:+.4g}"
-        parts.append(f"{what} = {abs(self.target) / self.sd:.2f} sd")
+        if self.target is None:
+            parts.append(f"direction only (the paper gives no effect): at the pilot's difference {self.pilot_difference:+.4g}"
+                         f" = {abs(self.pilot_difference) / self.sd:.2f} sd")
+        else:
+            what = f"margin {self.target:.4g}" if self.kind == "equivalent" else f"paper effect {self.target:+.4g}"
+            parts.append(f"{what} = {abs(self.target) / self.sd:.2f} sd")
         parts.append(f"power {self.power:.2f} at {self.units} {self.unit}s (alpha {self.alpha:.3g})")
         needed = f"{math.ceil(self.units_needed)}" if math.isfinite(self.units_needed) else f"more than {MAX_PAIRS:,}"
         parts.append(f"{needed} {self.unit}s for power {POWER:g}")
@@ -188,10 +197,12 @@ def _claim_arm_list(plan: Plan, claim: Claim) -> list[Arm]:
 
 @dataclass(frozen=True)
 class PilotSd:
-    """The sd of a claim's unit-level paired differences in a pilot, and where it comes from."""
+    """The sd of a claim's unit-level paired differences in a pilot, and where it comes from;
+    `difference` their mean (None for a declared pilot_sd), what a direction-only claim is sized on."""
 
     sd: float
     source: str
+    difference: float | None = None
 
 
 def claim_power(plan: Plan, claim: Claim, pilot: PilotSd | None = None) -> ClaimPower:
@@ -209,14 +220,16 @@ def claim_power(plan: Plan, claim: Claim, pilot: PilotSd | None = None) -> Claim
         pilot = PilotSd(claim.pilot_sd, "the claim's pilot_sd")
     target = claim.margin if claim.kind == "equivalent" else claim.effect
     power = needed = math.nan
-    if pilot is not None and target is not None:
+    difference = pilot.difference if pilot is not None and target is None else None
+    size = target if target is not None else difference
+    if pilot is not None and size is not None:
         if claim.kind == "equivalent":
-            power, needed = equivalence_power(target, pilot.sd, units, alpha), equivalence_units(target, pilot.sd, alpha)
+            power, needed = equivalence_power(size, pilot.sd, units, alpha), equivalence_units(size, pilot.sd, alpha)
         else:
-            power, needed = design_power(target, pilot.sd, units, alpha), units_for_power(target, pilot.sd, alpha)
+            power, needed = design_power(size, pilot.sd, units, alpha), units_for_power(size, pilot.sd, alpha)
     return ClaimPower(
         claim.id, claim.kind, target, None if pilot is None else pilot.sd, "" if pilot is None else pilot.source,
-        units, unit, alpha, power, needed,
+        units, unit, alpha, power, needed, difference,
     )
 
 
@@ -227,10 +240,11 @@ def undecidable_claims(plan: Plan, pilot: dict[str, PilotSd] | None = None) -> l
 
 
 def pilot_sds(plan: Plan, source: Path) -> dict[str, PilotSd]:
-    """Per claim of `plan`, the sd of its unit-level paired differences in `source`'s completed
-    replicates (`pilot_runs`), paired and averaged within partition as the verdicts pair them
-    (`analysis.verdicts`, on the plan's claims, split and design). A claim covering several
-    settings gets their pooled sd; a claim with fewer than 2 units there gets none."""
+    """Per claim of `plan`, the sd and mean of its unit-level paired differences in `source`'s
+    completed replicates (`pilot_runs`), paired and averaged within partition as the verdicts pair
+    them (`analysis.verdicts`, on the plan's claims, split and design). A claim covering several
+    settings gets their pooled sd and the mean over all their units; a claim with fewer than 2
+    units there gets none."""
     import numpy as np
     import polars as pl
 
@@ -252,7 +266,8 @@ def pilot_sds(plan: Plan, source: Path) -> dict[str, PilotSd]:
         freedom = sum(d.size - 1 for d in differences)
         pooled = math.sqrt(sum(float(np.var(d, ddof=1)) * (d.size - 1) for d in differences) / freedom)
         units = f"{sum(d.size for d in differences)} {'/'.join(sorted({side.unit for side in sides}))}s"
-        found[claim.id] = PilotSd(pooled, f"{where}, {units}" + (f" in {len(sides)} settings" if len(sides) > 1 else ""))
+        mean = float(np.mean(np.concatenate(differences)))
+        found[claim.id] = PilotSd(pooled, f"{where}, {units}" + (f" in {len(sides)} settings" if len(sides) > 1 else ""), mean)
     return found
 
 

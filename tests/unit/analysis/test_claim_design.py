@@ -83,6 +83,20 @@ def test_without_a_pilot_the_power_is_unknown_and_a_report_pilot_is_used_where_t
     assert [p.claim for p in undecidable_claims(plan, {"mom_vs_best": PilotSd(0.05, "report")})] == ["mom_vs_ce", "mom_vs_best"]
 
 
+def test_a_direction_only_claim_is_sized_on_the_pilots_difference_and_never_gated(plan_of):
+    plan = plan_of(SPEC.replace("effect: 0.0033, pilot_sd: 0.0071", "direction: better"))
+    assert "power unknown" in claim_power(plan, plan.claims[0], PilotSd(0.0071, "a declared sd")).line()
+    weak = claim_power(plan, plan.claims[0], PilotSd(0.0071, "report", 0.0033))
+    assert weak.target is None and weak.pilot_difference == 0.0033
+    assert weak.power == pytest.approx(_noncentral_t_power(0.0033, 0.0071, 9, 0.025), abs=1e-9) and weak.power < 0.5
+    assert not weak.undecidable and undecidable_claims(plan, {"mom_vs_ce": PilotSd(0.0071, "report", 0.0033)}) == []
+    needed = math.ceil(weak.units_needed)
+    assert _noncentral_t_power(0.0033, 0.0071, needed, 0.025) >= 0.8 > _noncentral_t_power(0.0033, 0.0071, needed - 1, 0.025)
+    line = weak.line()
+    assert "direction only (the paper gives no effect): at the pilot's difference +0.0033 = 0.46 sd; power " in line
+    assert f"{needed} seeds for power 0.8" in line and "undecidable" not in line
+
+
 def test_an_equivalence_claim_is_powered_at_a_true_difference_of_zero(plan_of):
     text = SPEC.replace("effect: 0.0033, pilot_sd: 0.0071", "kind: equivalent, margin: 0.01, pilot_sd: 0.011")
     plan = plan_of(text)
@@ -142,10 +156,12 @@ def test_a_report_pilot_gives_the_sd_of_the_unit_level_differences(plan_of, tmp_
     found = pilot_sds(plan, _pilot_folder(tmp_path / "seeds", 1, 5, {(0, s): d for s, d in enumerate(seeded)}))
     assert found["mom_vs_ce"].sd == pytest.approx(np.std(seeded, ddof=1))
     assert found["mom_vs_ce"].source.endswith("runs.parquet, 5 seeds")
+    assert found["mom_vs_ce"].difference == pytest.approx(np.mean(seeded))
     # partitions: the unit is the partition, its seeds' differences averaged first
     shifts = {(p, s): 0.002 * p + (0.003 if s else -0.003) for p in range(4) for s in range(2)}
     found = pilot_sds(plan, _pilot_folder(tmp_path / "partitions", 4, 2, shifts))
     assert found["mom_vs_ce"].sd == pytest.approx(np.std([0.0, 0.002, 0.004, 0.006], ddof=1))
+    assert found["mom_vs_ce"].difference == pytest.approx(0.003)
     assert found["mom_vs_ce"].source.endswith("4 partitions")
     line = claim_power(plan, plan.claims[1], found["mom_vs_best"]).line()
     assert line.startswith(
