@@ -1,5 +1,6 @@
-"""`nerplat reanalyze` and `nerplat claims table`: a report folder analysed again by the current code
-with its spec's claims, and the verdict table of many reports (docs/results/README.md's)."""
+"""`nerplat reanalyze`, `nerplat claims table` and `nerplat claims reading`: a report folder analysed
+again by the current code with its spec's claims, the verdict table of many reports
+(docs/results/README.md's), and a claim's pairs read in another metric."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ from rich.console import Console
 
 from nerplat.cli.options import PROFILE_OPTION, compile_spec
 
-claims_app = typer.Typer(name="claims", help="The verdict table of many reports.", no_args_is_help=True)
+claims_app = typer.Typer(
+    name="claims", help="The verdict table of many reports, and readings beside a claim.", no_args_is_help=True
+)
 
 
 @claims_app.callback()
 def claims() -> None:
-    """The verdict table of many reports (each report's verdicts.parquet)."""
+    """The verdict table of many reports (each report's verdicts.parquet), and readings beside a claim."""
 
 
 def register(app: typer.Typer) -> None:
@@ -70,3 +73,30 @@ def table(
         return
     update_readme(readme, text)
     Console(highlight=False, markup=False).print(f"wrote the verdict table of {root} into {readme}")
+
+
+@claims_app.command("reading")
+def reading(
+    report: Path = typer.Argument(..., help="A report folder: reports/<experiment> or docs/results/<name>."),
+    spec: Path = typer.Option(..., "--spec", help="The spec (and --profile) the report ran."),
+    profile: str | None = PROFILE_OPTION,
+    claim: str = typer.Option(..., "--claim", help="The id of one of the spec's claims."),
+    metrics: list[str] = typer.Option(
+        ..., "--metric", help="A metric of the report's runs, without the split (sentence_accuracy); repeatable."
+    ),
+) -> None:
+    """A claim's pairs, on the units its verdict reads, in other metrics: each side's mean and sd,
+    the mean and median difference, the units the method is ahead on and a paired t-test's p. A
+    reading, never a verdict: no declared level, not adjusted across metrics."""
+    # lazy: polars, which --help does not need
+    from nerplat.analysis.readings import report_readings
+    from nerplat.analysis.report import settings_from_plan
+
+    plan = compile_spec(spec, profile)
+    settings = settings_from_plan(plan.model_dump(mode="json"), str(spec))
+    found = report_readings(report, settings, claim, metrics)
+    console = Console(highlight=False, markup=False, soft_wrap=True)
+    for row in found:
+        console.print(row.line())
+    if not found:
+        console.print(f"{claim}: no pairs in {report / 'runs.parquet'} (its method and partner have no completed runs in common)")

@@ -95,3 +95,17 @@ def test_reanalyze_of_a_damaged_runs_parquet_is_named_and_writes_nothing(tmp_pat
     assert f"{report / 'runs.parquet'} is not a report's runs.parquet: it lacks the columns arm (String)" in err
     after = {p: p.read_bytes() for p in report.rglob("*") if p.is_file() and p.name != "runs.parquet"}
     assert after == {p: data for p, data in before.items() if p.name != "runs.parquet"}
+
+
+def test_a_reading_prints_a_committed_reports_pairs_in_other_metrics(capsys):
+    """The README's sentence and word accuracy readings of mom_vs_focal_3pct, from the command it names."""
+    spec = RESULTS.parents[1] / "specs" / "mom_conll.yaml"
+    argv = ["claims", "reading", str(RESULTS / "mom_conll-cpu-mom-focal"), "--spec", str(spec), "-p", "cpu-mom-focal",
+            "--claim", "mom_vs_focal_3pct", "--metric", "sentence_accuracy", "--metric", "word_accuracy"]
+    assert main(argv) == 0
+    sentence, word = capsys.readouterr().out.splitlines()
+    assert sentence.startswith("mom_vs_focal_3pct, sentence_accuracy (conll2003 fraction(f=0.03)): mom 0.6573")
+    assert "focal 0.6472" in sentence and "difference +0.0102" in sentence and "mom ahead on 12 of 15" in sentence
+    assert "difference +0.0012" in word and "mom ahead on 11 of 15; paired t p 0.0203, unadjusted" in word
+    err = refused(capsys, *argv[:7], "--claim", "mom_vs_ce", "--metric", "sentence_accuracy")
+    assert "the spec declares no claim 'mom_vs_ce': give --claim as one of mom_vs_focal_3pct" in err
