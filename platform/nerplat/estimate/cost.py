@@ -11,14 +11,16 @@ A trial of an arm is predicted as
   (loss), else all of them. Other work on the machine only slows a run, so the fast end is the
   machine's own speed: the prediction is for the spec run alone (a store filled beside other work
   would otherwise predict that work too);
-- training tokens of an epoch: from earlier runs of the same arm (`train_tokens / epochs`), else
+- training tokens of an epoch: from earlier runs of the same arm (`train_tokens / epochs`, the
+  epochs a run trained: `estimate.store_runs`), else
   counted on the arm's training split (sampled, windowed by the encoder's tokenizer) by `work_of`;
 - passes: 1 when the throughput comes from the arm's own runs or its objective's; from other
   objectives' runs, the forward and backward passes a batch of this arm's objective takes
   (`ObjectiveConfig.substeps`: 3 for OVA-AUC's B / I / O steps, k + 1 for COMAUC-2T), those runs
   taken as one pass a batch (most objectives; runs do not record their passes);
 - rest: what a run spends outside training steps (start-up, dev and test evaluation, reports), the
-  short end (10th percentile) of `wall - time_train_s` over earlier runs of the same arm (its dev
+  short end (10th percentile) of `wall - time_train_s` (wall: the trial's own seconds, not the time
+  its MLflow run waited in a look's queue) over earlier runs of the same arm (its dev
   set, its evaluation cadence), else over those of the same encoder and device.
 
 Where the store has no run of an arm's encoder on this device in its arithmetic, a `Calibration`
@@ -68,10 +70,10 @@ class MeasuredRun:
     encoder: str
     device: str | None  # `nerplat.device`; None for runs made before the tag existed
     precision: str  # the arithmetic it ran (`nerplat.precision`, else its `train.precision` param)
-    epochs: int
+    epochs: int  # epochs it trained (its cap where it did not log where it stopped)
     train_tokens: float
     train_s: float
-    wall_s: float
+    wall_s: float  # the trial's own seconds
 
     @property
     def tokens_per_s(self) -> float:

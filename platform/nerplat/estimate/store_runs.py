@@ -16,7 +16,12 @@ def measured_runs(client: Any, encoders: Iterable[str]) -> list[MeasuredRun]:
 
 
 def measured_run(run: Any) -> MeasuredRun | None:
-    """An MLflow run's cost figures; None when it is not a completed trial or replicate that timed its training."""
+    """An MLflow run's cost figures; None when it is not a completed trial or replicate that timed its training.
+
+    Its epochs are those it trained (`stopped_epoch`), not its cap, where it logged them: an early
+    stop trains fewer, and dividing its tokens by the cap understates an epoch's work. Its wall time
+    is the trial's own (`trial_seconds`) where logged: the MLflow run of a replicate opens when its
+    look starts, so the run's span also counts the time it waited for a free CPU."""
     tags, metrics, params = run.data.tags, run.data.metrics, run.data.params
     if tags.get(schema.KIND) not in ("trial", "replicate") or run.info.end_time is None:
         return None
@@ -31,8 +36,8 @@ def measured_run(run: Any) -> MeasuredRun | None:
         encoder=tags[schema.ENCODER],
         device=tags.get(schema.DEVICE),
         precision=precision,
-        epochs=int(params["train.epochs"]),
+        epochs=round(metrics.get("stopped_epoch") or int(params["train.epochs"])),
         train_tokens=metrics["train_tokens"],
         train_s=metrics["time_train_s"],
-        wall_s=(run.info.end_time - run.info.start_time) / 1000,
+        wall_s=metrics.get("trial_seconds") or (run.info.end_time - run.info.start_time) / 1000,
     )
