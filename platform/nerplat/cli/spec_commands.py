@@ -28,7 +28,8 @@ SPEC_HELP = "A spec file (YAML)."
 PILOT_HELP = (
     "A report folder (docs/results/NAME, reports/NAME) whose runs.parquet gives each claim's pilot sd, or an earlier "
     "run's work folder (or its mlflow.db) whose runs of this spec's experiment give it, where the claim declares no "
-    "pilot_sd: the sd of its unit-level paired differences there."
+    "pilot_sd: the sd of its unit-level paired differences there. With --cost, also the wall time at the epochs "
+    "its runs trained."
 )
 COST_HELP = (
     "Also predict each arm's wall time and device-hours on this host, from earlier runs of the same encoder and device, "
@@ -112,7 +113,7 @@ def plan(
     measured = pilot_sds(compiled, pilot) if pilot is not None else None
     undecidable = undecidable_claims(compiled, measured)
     source, undecidable_ids = (spec, profile, overrides), {p.claim for p in undecidable}
-    predicted = _estimate(compiled, source, tracking_uri, undecidable_ids, budget, calibrate) if cost else None
+    predicted = _estimate(compiled, source, tracking_uri, undecidable_ids, budget, calibrate, pilot) if cost else None
     if as_json:
         if predicted is None:
             sys.stdout.write(compiled.model_dump_json(indent=2) + "\n")
@@ -160,16 +161,21 @@ def _plan_lines(compiled: Plan, predicted: Any, measured: Any, undecidable: list
 
 
 def _estimate(
-    compiled: Plan, source: tuple, tracking_uri: str | None, undecidable: set[str], budget: str | None, calibrate: bool
+    compiled: Plan, source: tuple, tracking_uri: str | None, undecidable: set[str], budget: str | None, calibrate: bool,
+    pilot: Path | None,
 ) -> Any:
     """`--cost` and `--budget`: the prediction over the looks the design runs, and the cuts, each the
-    spec compiled again from `source` (spec, profile, overrides) with the cut's overrides."""
-    from nerplat.estimate.spec_cost import estimate_plan  # lazy: torch, which --help does not need
+    spec compiled again from `source` (spec, profile, overrides) with the cut's overrides; with
+    `--pilot`, also the prediction at the epochs the pilot's runs trained."""
+    # lazy: torch and polars, which --help does not need
+    from nerplat.analysis.claim_design import pilot_runs
+    from nerplat.estimate.spec_cost import estimate_plan, pilot_epochs
 
     spec, profile, overrides = source
     replan = lambda more: compile_spec(spec, profile, [*overrides, *more])
     looks_of = lambda cut: replicates_by_look(cut, undecidable)
-    return estimate_plan(compiled, tracking_uri, looks_of, calibrating=calibrate, budget=budget, replan=replan)
+    epochs = pilot_epochs(*pilot_runs(compiled, pilot)) if pilot is not None else None
+    return estimate_plan(compiled, tracking_uri, looks_of, calibrating=calibrate, budget=budget, replan=replan, pilot=epochs)
 
 
 def undecidable_lines(compiled: Plan, undecidable: list[Any], replicate_undecidable: bool = False) -> list[str]:

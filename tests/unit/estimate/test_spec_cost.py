@@ -89,3 +89,34 @@ def test_a_budget_below_the_prediction_gives_the_cuts_that_fit_and_exits_0(sweep
     assert "an epoch cap of 2 (now 4): predicted 4.9 min (--set train.epochs=2)" in out
     assert main(["plan", str(SWEEP_SPEC), "--cost", "--budget", "8m", "--tracking-uri", uri]) == 0
     assert "budget 8.0 min: the predicted 7.0 min fits" in " ".join(capsys.readouterr().out.split())
+
+
+def test_a_pilot_gives_the_wall_time_at_the_epochs_its_runs_trained(sweep, tmp_path, capsys, monkeypatch):
+    """The sweep's 21 trials of 20 s at 4 epochs (3 s of training each, 8 s beside): at a pilot's mean
+    of 1.5 epochs (rounded up to 2) 14 s each; arms the pilot lacks stay at their cap."""
+    import polars as pl
+
+    from nerplat.estimate.spec_cost import PilotEpochs, at_pilot_epochs, pilot_epochs
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    uri = store_with_runs(sweep, tmp_path)
+    arm = sweep.arms[0]
+    pilot = tmp_path / "pilot"
+    pilot.mkdir()
+    rows = [{"run_id": str(i), "arm": arm.id, "method": arm.method, "status": status, "stopped_epoch": epochs,
+             "encoder": "minilm-l6", "head": "softmax"}
+            for i, (status, epochs) in enumerate([("completed", 1), ("completed", 2), ("failed", 4)])]
+    pl.DataFrame(rows).write_parquet(pilot / "runs.parquet")
+    assert pilot_epochs(pl.read_parquet(pilot / "runs.parquet"), "p").epochs == {arm.id: 1.5}
+    assert at_pilot_epochs(sweep, PilotEpochs({arm.id: 9.0}, "p")).arms[0].fixed["train"]["epochs"] == 4  # never past the cap
+    assert at_pilot_epochs(sweep, PilotEpochs({"other": 1.0}, "p")).arms[0].fixed == arm.fixed
+    argv = ["plan", str(SWEEP_SPEC), "--cost", "--tracking-uri", uri, "--pilot", str(pilot)]
+    assert main([*argv, "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)["cost"]
+    assert printed["wall_s"] == pytest.approx(420.0)
+    at_pilot = printed["at_pilot_epochs"]
+    assert at_pilot["wall_s"] == pytest.approx(21 * 14.0) and at_pilot["epochs"] == {arm.id: 1.5}
+    assert main(argv) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    expected = "predicted wall time at the pilot's epochs 4.9 min (mean epochs its runs trained: ce 1.5;"
+    assert f"{expected} {pilot / 'runs.parquet'}; arms it lacks at their cap; every look)" in out
