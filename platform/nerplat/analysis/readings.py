@@ -19,7 +19,7 @@ import polars as pl
 from nerplat.analysis.compare import setting_axes
 from nerplat.analysis.settings import AnalysisSettings
 from nerplat.analysis.verdicts import claim_sides
-from nerplat.config.experiment import Claim
+from nerplat.config.experiment import BEST_OTHER, Claim
 from nerplat.errors import Problem, UserInputError
 
 
@@ -58,14 +58,21 @@ class Reading:
 
 
 def claim_readings(
-    replicates: pl.DataFrame, claim: Claim, settings: AnalysisSettings, metrics: Sequence[str], source: str
+    replicates: pl.DataFrame, claim: Claim, settings: AnalysisSettings, metrics: Sequence[str], source: str,
+    partner_metric: str | None = None,
 ) -> list[Reading]:
     """The claim's pairs in each of `metrics` (names without the split: "sentence_accuracy"), per
     setting it covers, from `replicates` (a report's runs.parquet, read at `source`). A metric the
-    runs do not have is refused with the ones they do."""
+    runs do not have is refused with the ones they do. `partner_metric` reads the partner's runs in
+    another metric than the method's one (a threshold-free CE against COMAUC-2T's fixed-threshold F1)."""
     usable = replicates.filter(pl.col("status") == "completed")
     prefix = f"{settings.split}_"
-    missing = [m for m in metrics if f"{prefix}{m}" not in usable.columns]
+    if partner_metric is not None and (len(metrics) != 1 or claim.partner in (BEST_OTHER, claim.method)):
+        raise UserInputError(Problem(
+            f"--partner-metric reads one --metric of {claim.method} against another of a named partner: give one "
+            f"--metric with it (not {len(metrics)}), for a claim whose partner is another method (not {claim.partner})",
+            path="--partner-metric"))
+    missing = [m for m in [*metrics, *([partner_metric] if partner_metric else [])] if f"{prefix}{m}" not in usable.columns]
     if missing:
         known = sorted(c.removeprefix(prefix) for c in usable.columns if c.startswith(prefix))
         raise UserInputError(Problem(
@@ -74,9 +81,15 @@ def claim_readings(
     axes = setting_axes(usable) if not usable.is_empty() else []
     found = []
     for metric in metrics:
-        for side in claim_sides(usable, claim.model_copy(update={"metric": metric}), settings, axes):
+        frame, name = usable, metric
+        if partner_metric is not None:  # the partner's runs carry their metric under the method's column
+            column = prefix + metric
+            theirs = pl.when(pl.col("method") == claim.partner).then(pl.col(prefix + partner_metric))
+            frame = usable.with_columns(theirs.otherwise(pl.col(column)).alias(column))
+            name = f"{metric} against {claim.partner}'s {partner_metric}"
+        for side in claim_sides(frame, claim.model_copy(update={"metric": metric}), settings, axes):
             setting = " ".join(str(v) for v in side.setting.values() if v is not None)
-            found.append(_reading(claim, side.partner, setting, metric, side.unit, side.a, side.b))
+            found.append(_reading(claim, side.partner, setting, name, side.unit, side.a, side.b))
     return found
 
 
@@ -94,7 +107,8 @@ def _reading(claim: Claim, partner: str, setting: str, metric: str, unit: str, a
                    float(np.mean(b)), spread(b), float(np.mean(d)), float(np.median(d)), int(np.sum(d > 0)), p)
 
 
-def report_readings(report: Path, settings: AnalysisSettings, claim_id: str, metrics: Sequence[str]) -> list[Reading]:
+def report_readings(report: Path, settings: AnalysisSettings, claim_id: str, metrics: Sequence[str],
+                    partner_metric: str | None = None) -> list[Reading]:
     """`claim_readings` of the claim `claim_id` of `settings` (a spec's) on a report folder's runs.parquet."""
     claims = settings.claims
     runs = report / "runs.parquet"
@@ -106,4 +120,4 @@ def report_readings(report: Path, settings: AnalysisSettings, claim_id: str, met
         raise UserInputError(Problem(
             f"the spec declares no claim {claim_id!r}: give --claim as one of {', '.join(c.id for c in claims) or '(none)'}",
             path="--claim"))
-    return claim_readings(pl.read_parquet(runs), chosen[0], settings, metrics, str(runs))
+    return claim_readings(pl.read_parquet(runs), chosen[0], settings, metrics, str(runs), partner_metric)

@@ -84,6 +84,9 @@ def reading(
     metrics: list[str] = typer.Option(
         ..., "--metric", help="A metric of the report's runs, without the split (sentence_accuracy); repeatable."
     ),
+    partner_metric: str | None = typer.Option(
+        None, "--partner-metric", help="Read the partner's runs in this metric instead (with one --metric)."
+    ),
 ) -> None:
     """A claim's pairs, on the units its verdict reads, in other metrics: each side's mean and sd,
     the mean and median difference, the units the method is ahead on and a paired t-test's p. A
@@ -94,7 +97,7 @@ def reading(
 
     plan = compile_spec(spec, profile)
     settings = settings_from_plan(plan.model_dump(mode="json"), str(spec))
-    found = report_readings(report, settings, claim, metrics)
+    found = report_readings(report, settings, claim, metrics, partner_metric)
     console = Console(highlight=False, markup=False, soft_wrap=True)
     for row in found:
         console.print(row.line())

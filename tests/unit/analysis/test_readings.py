@@ -78,3 +78,16 @@ def test_a_report_folder_and_claim_are_named_when_missing(tmp_path):
         report_readings(tmp_path, settings, "nope", ["sentence_accuracy"])
     (reading,) = report_readings(tmp_path, settings, "mom_vs_focal", ["sentence_accuracy"])
     assert reading.delta == pytest.approx(0.02) and reading.ahead == 3
+
+
+def test_a_partner_metric_reads_the_partner_in_its_own_metric_and_needs_one_metric_and_a_named_partner():
+    versus_ce = Claim(**(CLAIM.model_dump() | {"id": "mom_vs_ce", "partner": "ce"}))
+    runs = _runs(1, 3, lambda p, s: 0.01)  # ce has no sentence accuracy, only token macro F1 (0.7)
+    (reading,) = claim_readings(runs, versus_ce, AnalysisSettings(), ["sentence_accuracy"], "runs", "token_macro_f1")
+    assert reading.units == 3 and reading.partner_mean == pytest.approx(0.7)
+    assert reading.mean == pytest.approx(0.62) and reading.delta == pytest.approx(-0.08)
+    assert reading.line().startswith("mom_vs_ce, sentence_accuracy against ce's token_macro_f1 (conll2003 none): mom 0.6200")
+    with pytest.raises(UserInputError, match=r"give one --metric with it \(not 2\)"):
+        claim_readings(runs, versus_ce, AnalysisSettings(), ["sentence_accuracy", "token_macro_f1"], "runs", "token_macro_f1")
+    with pytest.raises(UserInputError, match="runs has no test_nope"):
+        claim_readings(runs, versus_ce, AnalysisSettings(), ["sentence_accuracy"], "runs", "nope")
