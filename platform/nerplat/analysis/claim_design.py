@@ -25,7 +25,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from nerplat.analysis.sequential import design_power, equivalence_power, equivalence_units, units_for_power
+from nerplat.analysis.sequential import (
+    SIMULATIONS,
+    VerdictRule,
+    boundaries,
+    design_power,
+    equivalence_power,
+    equivalence_units,
+    look_schedule,
+    operating_characteristics,
+    units_for_power,
+)
 from nerplat.analysis.stats import MAX_PAIRS, POWER
 from nerplat.config.experiment import BEST_OTHER, Claim
 from nerplat.errors import Problem, UserInputError
@@ -93,11 +103,17 @@ class ClaimPower:
     margin for an equivalent one (judged at a true difference of 0), None for a direction only,
     whose power is then taken at the pilot's mean difference (`pilot_difference`, None without one).
     `power` is the chance at `units` units at `alpha`, `units_needed` the units for POWER; both NaN
-    where unknown. Both are the fixed design's (`sequential.design_power`, `units_for_power`), not
-    simulated: for a sequential design ending at `units` the power is an upper bound, since its
-    earlier looks spend some alpha. An equivalent claim's TOST needs both one-sided tests at
-    `alpha` to reject; its power is bounded below by 2 p - 1, p the power of one of them, and that
-    bound is what is shown (`sequential.equivalence_power`).
+    where unknown. Both are the fixed design's (`sequential.design_power`, `units_for_power`): for
+    a sequential design ending at `units` the power is an upper bound, since its earlier looks
+    spend some alpha. An equivalent claim's TOST needs both one-sided tests at `alpha` to reject;
+    its power is bounded below by 2 p - 1, p the power of one of them, and that bound is what is
+    shown (`sequential.equivalence_power`).
+
+    Under a sequential design (`looks`), `sequential_power` is the design's own chance, simulated
+    with normal unit-level differences (`sequential.operating_characteristics`): of deciding for
+    the size's side (the paper's effect, or the pilot's difference) or, for an equivalent claim, of
+    `equivalent` at a true difference of 0; `expected_units` is the mean units at stopping there.
+    The gate (`undecidable`) reads the sequential power where there is one: it is the design that runs.
     """
 
     claim: str
@@ -111,12 +127,20 @@ class ClaimPower:
     power: float
     units_needed: float
     pilot_difference: float | None = None
+    looks: tuple[int, ...] = ()
+    sequential_power: float = math.nan
+    expected_units: float = math.nan
+
+    @property
+    def design_power(self) -> float:
+        """The power of the design that runs: the sequential one's where simulated, else the fixed one's."""
+        return self.sequential_power if math.isfinite(self.sequential_power) else self.power
 
     @property
     def undecidable(self) -> bool:
         """Power below UNDECIDABLE_POWER at the paper's effect or margin: replicating it beyond the
         first look is waste. Never at a pilot's difference, an estimate the design exists to test."""
-        return self.target is not None and math.isfinite(self.power) and self.power < UNDECIDABLE_POWER
+        return self.target is not None and math.isfinite(self.design_power) and self.design_power < UNDECIDABLE_POWER
 
     def line(self) -> str:
         if self.sd is None:
@@ -130,9 +154,15 @@ class ClaimPower:
         else:
             what = f"margin {self.target:.4g}" if self.kind == "equivalent" else f"paper effect {self.target:+.4g}"
             parts.append(f"{what} = {abs(self.target) / self.sd:.2f} sd")
-        parts.append(f"power {self.power:.2f} at {self.units} {self.unit}s (alpha {self.alpha:.3g})")
+        fixed = "fixed design " if self.looks else ""
+        parts.append(f"{fixed}power {self.power:.2f} at {self.units} {self.unit}s (alpha {self.alpha:.3g})")
         needed = f"{math.ceil(self.units_needed)}" if math.isfinite(self.units_needed) else f"more than {MAX_PAIRS:,}"
         parts.append(f"{needed} {self.unit}s for power {POWER:g}")
+        if math.isfinite(self.sequential_power):
+            parts.append(
+                f"the sequential design (looks at {list(self.looks)}): power {self.sequential_power:.2f}, "
+                f"{self.expected_units:.1f} {self.unit}s expected at stopping ({SIMULATIONS:,} simulated experiments)"
+            )
         if self.undecidable:
             parts.append(f"undecidable at this budget (needs {needed} units)")
         return "; ".join(parts)
@@ -227,10 +257,29 @@ def claim_power(plan: Plan, claim: Claim, pilot: PilotSd | None = None) -> Claim
             power, needed = equivalence_power(size, pilot.sd, units, alpha), equivalence_units(size, pilot.sd, alpha)
         else:
             power, needed = design_power(size, pilot.sd, units, alpha), units_for_power(size, pilot.sd, alpha)
+    looks, simulated = _sequential_power(plan, claim, size, None if pilot is None else pilot.sd, alpha)
     return ClaimPower(
         claim.id, claim.kind, target, None if pilot is None else pilot.sd, "" if pilot is None else pilot.source,
-        units, unit, alpha, power, needed, difference,
+        units, unit, alpha, power, needed, difference, looks, *simulated,
     )
+
+
+def _sequential_power(
+    plan: Plan, claim: Claim, size: float | None, sd: float | None, alpha: float
+) -> tuple[tuple[int, ...], tuple[float, float]]:
+    """The plan's looks and, where the size and sd are known, the sequential design's simulated
+    power and expected units at stopping (`ClaimPower`); NaNs where not."""
+    if plan.sequential is None:
+        return (), (math.nan, math.nan)
+    looks = look_schedule(plan.sequential.max_seeds, plan.sequential.look_every)
+    if size is None or sd is None or not (sd > 0 and size != 0):
+        return looks, (math.nan, math.nan)
+    design = boundaries(looks, looks[-1], alpha, plan.sequential.spending)
+    if claim.kind == "equivalent":
+        characteristics = operating_characteristics(0.0, sd, VerdictRule(margin=abs(size)), design)
+    else:
+        characteristics = operating_characteristics(size, sd, VerdictRule(side=1 if size > 0 else -1), design)
+    return looks, (characteristics.for_paper, characteristics.expected_pairs)
 
 
 def undecidable_claims(plan: Plan, pilot: dict[str, PilotSd] | None = None) -> list[ClaimPower]:

@@ -103,8 +103,9 @@ def plan(
     """Show the arms a spec compiles to (dataset x sampler x method): search spaces, tune trials, replicates.
 
     Per claim: its design, and from a pilot sd (the claim's pilot_sd, else --pilot) the paper's effect
-    in sd units, the design's power at it and the units a power of 0.8 needs; a claim below power 0.5
-    is undecidable at this budget, and `nerplat run` stops its arms after the first look.
+    in sd units, the fixed design's power at it, the units a power of 0.8 needs and, under a sequential
+    design, its own simulated power; a claim below power 0.5 is undecidable at this budget, and
+    `nerplat run` stops its arms after the first look.
 
     Arms are named by their short labels (MLflow's run names); --json gives every id in full."""
     from nerplat.analysis.claim_design import pilot_sds, undecidable_claims  # lazy: numpy, which --help does not need

@@ -69,8 +69,9 @@ def test_a_declared_pilot_sd_gives_effect_in_sd_power_and_units_needed(plan_of):
     needed = math.ceil(power.units_needed)
     assert _noncentral_t_power(0.0033, 0.0071, needed, 0.025) >= 0.8 > _noncentral_t_power(0.0033, 0.0071, needed - 1, 0.025)
     line = power.line()
-    assert line.startswith("claim mom_vs_ce: pilot sd 0.0071 (the claim's pilot_sd); paper effect +0.0033 = 0.46 sd; power ")
-    assert f"at 9 seeds (alpha 0.025); {needed} seeds for power 0.8; undecidable at this budget (needs {needed} units)" in line
+    assert line.startswith("claim mom_vs_ce: pilot sd 0.0071 (the claim's pilot_sd); paper effect +0.0033 = 0.46 sd; fixed design power ")
+    assert f"at 9 seeds (alpha 0.025); {needed} seeds for power 0.8; the sequential design (looks at [3, 6, 9]): " in line
+    assert line.endswith(f"(10,000 simulated experiments); undecidable at this budget (needs {needed} units)")
 
 
 def test_without_a_pilot_the_power_is_unknown_and_a_report_pilot_is_used_where_the_claim_declares_none(plan_of):
@@ -93,7 +94,7 @@ def test_a_direction_only_claim_is_sized_on_the_pilots_difference_and_never_gate
     needed = math.ceil(weak.units_needed)
     assert _noncentral_t_power(0.0033, 0.0071, needed, 0.025) >= 0.8 > _noncentral_t_power(0.0033, 0.0071, needed - 1, 0.025)
     line = weak.line()
-    assert "direction only (the paper gives no effect): at the pilot's difference +0.0033 = 0.46 sd; power " in line
+    assert "direction only (the paper gives no effect): at the pilot's difference +0.0033 = 0.46 sd; fixed design power " in line
     assert f"{needed} seeds for power 0.8" in line and "undecidable" not in line
 
 
@@ -123,7 +124,27 @@ def test_each_claim_gets_its_design_and_a_cost_at_the_most_from_measured_trials(
     cost_line, power_line = costed.lines()
     assert cost_line.startswith("claim mom_vs_ce: 2 arms, 12 tune trials, at most 9 seeds (sequential, pocock")
     assert cost_line.endswith("at most 0.5 h of its arms' trials") and power_line.startswith("  claim mom_vs_ce: pilot sd")
-    assert against_ce.wall_s is None and "expected" not in " ".join(against_ce.lines())
+    assert against_ce.wall_s is None and "seeds expected at stopping (10,000 simulated experiments)" in power_line
+
+
+def test_a_sequential_design_gets_its_own_simulated_power_below_the_fixed_designs_and_the_gate_reads_it(plan_of):
+    pocock = "replicate: {sequential: {max_seeds: 9, look_every: 3, spending: pocock}}"
+    direction = SPEC.replace("effect: 0.0033, pilot_sd: 0.0071", "direction: better")
+    pilot = PilotSd(0.0071, "report", 0.0066)
+    sequential_plan, fixed_plan = plan_of(direction), plan_of(direction.replace(pocock, "replicate: {seeds: 9}"))
+    sequential = claim_power(sequential_plan, sequential_plan.claims[0], pilot)
+    fixed = claim_power(fixed_plan, fixed_plan.claims[0], pilot)
+    assert sequential.looks == (3, 6, 9) and fixed.looks == () and math.isnan(fixed.sequential_power)
+    assert sequential.power == pytest.approx(fixed.power) and fixed.design_power == fixed.power
+    # Pocock spends alpha at looks 3 and 6, so the design that runs has less power than one test at 9 seeds
+    assert 0.0 < sequential.sequential_power < sequential.power and sequential.design_power == sequential.sequential_power
+    assert 3.0 < sequential.expected_units < 9.0
+    assert "the sequential design (looks at [3, 6, 9]): power " in sequential.line()
+    assert "fixed design power" in sequential.line() and "sequential" not in fixed.line()
+    # the gate: a paper effect whose fixed power at 9 seeds clears 0.5 while the sequential design's does not
+    gated = plan_of(SPEC.replace("pilot_sd: 0.0071", "pilot_sd: 0.0034"))
+    power = claim_power(gated, gated.claims[0])
+    assert power.power > 0.5 > power.sequential_power and power.undecidable
 
 
 def _pilot_folder(folder, partitions: int, seeds: int, shifts: dict[tuple[int, int], float]):
