@@ -69,7 +69,9 @@ def test_a_declared_pilot_sd_gives_effect_in_sd_power_and_units_needed(plan_of):
     needed = math.ceil(power.units_needed)
     assert _noncentral_t_power(0.0033, 0.0071, needed, 0.025) >= 0.8 > _noncentral_t_power(0.0033, 0.0071, needed - 1, 0.025)
     line = power.line()
-    assert line.startswith("claim mom_vs_ce: pilot sd 0.0071 (the claim's pilot_sd); paper effect +0.0033 = 0.46 sd; fixed design power ")
+    assert line.startswith(
+        "claim mom_vs_ce: pilot sd 0.0071 (the claim's pilot_sd); paper effect +0.0033 = 0.46 sd; fixed design power "
+    )
     assert f"at 9 seeds (alpha 0.025); {needed} seeds for power 0.8; the sequential design (looks at [3, 6, 9]): " in line
     assert line.endswith(f"(10,000 simulated experiments); undecidable at this budget (needs {needed} units)")
 

@@ -40,10 +40,13 @@ def test_plan_prints_each_claims_pilot_sd_power_and_units_and_marks_the_undecida
     assert main(["plan", spec]) == 0
     lines = capsys.readouterr().out.splitlines()
     weak = next(line for line in lines if line.startswith("  claim weak: "))
-    assert weak.startswith("  claim weak: pilot sd 0.0071 (the claim's pilot_sd); paper effect +0.0033 = 0.46 sd; power 0.0")
+    assert weak.startswith(
+        "  claim weak: pilot sd 0.0071 (the claim's pilot_sd); paper effect +0.0033 = 0.46 sd; fixed design power 0.0"
+    )
     assert "at 3 partitions (alpha 0.0167)" in weak and "undecidable at this budget (needs " in weak
     strong = next(line for line in lines if line.startswith("  claim strong: "))
-    assert "= 12.50 sd; power 1.00 at 3 partitions" in strong and "undecidable" not in strong
+    assert "= 12.50 sd; fixed design power 1.00 at 3 partitions" in strong and "undecidable" not in strong
+    assert "the sequential design (looks at [3]): power 1.00, 3.0 partitions expected at stopping" in strong
     assert "  claim unknown: no pilot sd: power unknown" in lines
     assert any(line.startswith("claim weak: 2 arms, 0 tune trials, at most 3 partitions (sequential") for line in lines)
     assert lines[-1] == (
