@@ -289,8 +289,13 @@ def undecidable_claims(plan: Plan, pilot: dict[str, PilotSd] | None = None) -> l
 
 
 def pilot_sds(plan: Plan, source: Path) -> dict[str, PilotSd]:
-    """Per claim of `plan`, the sd and mean of its unit-level paired differences in `source`'s
-    completed replicates (`pilot_runs`), paired and averaged within partition as the verdicts pair
+    """`runs_sds` of `source`'s replicate runs (`pilot_runs`)."""
+    return runs_sds(plan, *pilot_runs(plan, source))
+
+
+def runs_sds(plan: Plan, frame: pl.DataFrame, where: str) -> dict[str, PilotSd]:
+    """Per claim of `plan`, the sd and mean of its unit-level paired differences in the completed
+    replicates of `frame` (read at `where`), paired and averaged within partition as the verdicts pair
     them (`analysis.verdicts`, on the plan's claims, split and design). A claim covering several
     settings gets their pooled sd and the mean over all their units; a claim with fewer than 2
     units there gets none."""
@@ -302,7 +307,6 @@ def pilot_sds(plan: Plan, source: Path) -> dict[str, PilotSd]:
     from nerplat.analysis.report import settings_from_plan
     from nerplat.analysis.verdicts import claim_sides
 
-    frame, where = pilot_runs(plan, source)
     usable = frame.filter(pl.col("status") == "completed")
     settings = settings_from_plan(plan.model_dump(mode="json"), "plan")
     axes = setting_axes(usable) if not usable.is_empty() else []

@@ -108,13 +108,15 @@ def plan(
     `nerplat run` stops its arms after the first look.
 
     Arms are named by their short labels (MLflow's run names); --json gives every id in full."""
-    from nerplat.analysis.claim_design import pilot_sds, undecidable_claims  # lazy: numpy, which --help does not need
+    # lazy: numpy and polars, which --help does not need
+    from nerplat.analysis.claim_design import pilot_runs, runs_sds, undecidable_claims
 
     compiled = compile_spec(spec, profile, overrides)
-    measured = pilot_sds(compiled, pilot) if pilot is not None else None
+    runs = pilot_runs(compiled, pilot) if pilot is not None else None  # read once: the sds and the epochs
+    measured = runs_sds(compiled, *runs) if runs is not None else None
     undecidable = undecidable_claims(compiled, measured)
     source, undecidable_ids = (spec, profile, overrides), {p.claim for p in undecidable}
-    predicted = _estimate(compiled, source, tracking_uri, undecidable_ids, budget, calibrate, pilot) if cost else None
+    predicted = _estimate(compiled, source, tracking_uri, undecidable_ids, budget, calibrate, runs) if cost else None
     if as_json:
         if predicted is None:
             sys.stdout.write(compiled.model_dump_json(indent=2) + "\n")
@@ -163,19 +165,17 @@ def _plan_lines(compiled: Plan, predicted: Any, measured: Any, undecidable: list
 
 def _estimate(
     compiled: Plan, source: tuple, tracking_uri: str | None, undecidable: set[str], budget: str | None, calibrate: bool,
-    pilot: Path | None,
+    pilot_runs: tuple[Any, str] | None,
 ) -> Any:
     """`--cost` and `--budget`: the prediction over the looks the design runs, and the cuts, each the
     spec compiled again from `source` (spec, profile, overrides) with the cut's overrides; with
-    `--pilot`, also the prediction at the epochs the pilot's runs trained."""
-    # lazy: torch and polars, which --help does not need
-    from nerplat.analysis.claim_design import pilot_runs
-    from nerplat.estimate.spec_cost import estimate_plan, pilot_epochs
+    `--pilot` (its runs and where they were read), also the prediction at the epochs they trained."""
+    from nerplat.estimate.spec_cost import estimate_plan, pilot_epochs  # lazy: torch and polars, which --help does not need
 
     spec, profile, overrides = source
     replan = lambda more: compile_spec(spec, profile, [*overrides, *more])
     looks_of = lambda cut: replicates_by_look(cut, undecidable)
-    epochs = pilot_epochs(*pilot_runs(compiled, pilot)) if pilot is not None else None
+    epochs = pilot_epochs(*pilot_runs) if pilot_runs is not None else None
     return estimate_plan(compiled, tracking_uri, looks_of, calibrating=calibrate, budget=budget, replan=replan, pilot=epochs)
 
 

@@ -116,7 +116,12 @@ def test_a_pilot_gives_the_wall_time_at_the_epochs_its_runs_trained(sweep, tmp_p
     assert printed["wall_s"] == pytest.approx(420.0)
     at_pilot = printed["at_pilot_epochs"]
     assert at_pilot["wall_s"] == pytest.approx(21 * 14.0) and at_pilot["epochs"] == {arm.id: 1.5}
+    from nerplat.analysis import claim_design
+
+    reads, read = [], claim_design.pilot_runs
+    monkeypatch.setattr(claim_design, "pilot_runs", lambda plan, source: reads.append(source) or read(plan, source))
     assert main(argv) == 0
+    assert reads == [pilot]  # the claims' sds and the arms' epochs from one read
     out = " ".join(capsys.readouterr().out.split())
     expected = "predicted wall time at the pilot's epochs 4.9 min (mean epochs its runs trained: ce 1.5;"
     assert f"{expected} {pilot / 'runs.parquet'}; arms it lacks at their cap; every look)" in out
