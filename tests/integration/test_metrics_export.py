@@ -22,7 +22,7 @@ from nerplat_processes import SPEC, finish, nerplat
 from prometheus_server import get, get_json, running_prometheus
 
 from nerplat.run.exported_metrics import DEFINITIONS, TRIAL_DEV_SCORE, TRIAL_EPOCH_SECONDS, TRIAL_TOKENS_PER_SECOND, TRIALS
-from nerplat.track.ui_server import free_port
+from nerplat.loopback import free_port
 
 pytestmark = pytest.mark.slow
 

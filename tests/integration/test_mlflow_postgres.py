@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from host_load import scaled
 
-from nerplat.track.ui_server import free_port
+from nerplat.loopback import free_port
 
 pytestmark = pytest.mark.slow
 

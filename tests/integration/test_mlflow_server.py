@@ -25,7 +25,8 @@ from host_load import scaled
 from nerplat.errors import UserInputError
 from nerplat.track import schema
 from nerplat.track.experiment_tracker import ExperimentTracker
-from nerplat.track.ui_server import LocalMlflowServer, free_port, port_in_use
+from nerplat.loopback import free_port, port_in_use
+from nerplat.track.ui_server import LocalMlflowServer
 
 pytestmark = pytest.mark.slow
 

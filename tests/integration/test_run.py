@@ -242,7 +242,7 @@ def test_a_killed_worker_is_retried_from_its_checkpoint(tmp_path: Path):
 
 
 def test_an_mlflow_server_that_is_down_fails_before_training(tmp_path: Path):
-    from nerplat.track.ui_server import free_port
+    from nerplat.loopback import free_port
 
     port = free_port()  # nothing listens on it
     started = time.monotonic()

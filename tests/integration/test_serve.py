@@ -16,7 +16,7 @@ import pytest
 from host_load import scaled
 from tiny_taggers import train_bundle
 
-from nerplat.track.ui_server import free_port
+from nerplat.loopback import free_port
 
 pytestmark = pytest.mark.slow
 

@@ -15,7 +15,7 @@ import pytest
 import yaml
 from host_load import scaled
 
-from nerplat.track.ui_server import free_port
+from nerplat.loopback import free_port
 
 INSTALL_HINT = (
     "prometheus not found: install Debian's prometheus package "

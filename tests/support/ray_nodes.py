@@ -22,7 +22,7 @@ from pathlib import Path
 import requests
 from host_load import scaled
 
-from nerplat.track.ui_server import free_port
+from nerplat.loopback import free_port
 
 BIN = Path(sys.executable).parent
 

@@ -24,15 +24,13 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from nerplat.bench.repeats import Spread, check_repeats, interleaved
 from nerplat.errors import Problem, UserInputError
-from nerplat.track.ui_server import free_port
+from nerplat.loopback import answers, free_port
 
 SENTENCE = "EU rejects German call to boycott British lamb ."
 PING_TIMEOUT = 600.0  # seconds a served model may take to answer /ping on a busy machine
@@ -96,7 +94,7 @@ def time_serve(argv: list[str], port: int, timeout: float = PING_TIMEOUT) -> Com
         started = time.perf_counter()
         process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors)
         try:
-            while not answers_ping(port):
+            while not answers(f"http://127.0.0.1:{port}/ping", timeout=2):
                 if process.poll() is not None:
                     raise _failed(argv, process.returncode, errors)
                 if time.perf_counter() - started > timeout:
@@ -108,15 +106,6 @@ def time_serve(argv: list[str], port: int, timeout: float = PING_TIMEOUT) -> Com
                 process.send_signal(signal.SIGTERM)
                 _, cpu = _reap(process)
     return CommandTime(wall, cpu)
-
-
-def answers_ping(port: int) -> bool:
-    """Whether a `nerplat serve` on 127.0.0.1:`port` answers /ping yet."""
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/ping", timeout=2) as answer:
-            return answer.status == 200
-    except (urllib.error.URLError, ConnectionError, TimeoutError):
-        return False
 
 
 def _reap(process: subprocess.Popen) -> tuple[int, float]:

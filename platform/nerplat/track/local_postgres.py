@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 from nerplat.errors import Problem, UserInputError
-from nerplat.track.ui_server import free_port
+from nerplat.loopback import free_port
 
 INSTALL_HINT = "install Debian's postgresql package (`make postgres`, or `apt-get install -y postgresql`)"
 DATABASE = "mlflow"

@@ -18,7 +18,6 @@ import os
 import shlex
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -28,6 +27,7 @@ import urllib.request
 from pathlib import Path
 
 from nerplat.errors import UserInputError
+from nerplat.loopback import answers, free_port, port_in_use
 from nerplat.suggest import closest
 from nerplat.track.schema import EXPERIMENT
 
@@ -50,26 +50,6 @@ if sys.stdin.buffer.read() != b"stopped":
     except ProcessLookupError:
         pass
 """
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def port_in_use(port: int) -> bool:
-    with socket.socket() as probe:
-        return probe.connect_ex(("127.0.0.1", port)) == 0
-
-
-def answers(url: str, timeout: float = 1.0) -> bool:
-    """`url` answers a GET with HTTP 200."""
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as answer:
-            return answer.status == 200
-    except (urllib.error.URLError, OSError):
-        return False
 
 
 class LocalServer:

@@ -7,7 +7,7 @@ from host_load import scaled
 from registered_tagger import NAME
 
 from nerplat.serving.records import predict_records
-from nerplat.track.ui_server import free_port
+from nerplat.loopback import free_port
 
 
 @pytest.mark.slow

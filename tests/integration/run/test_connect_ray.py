@@ -82,7 +82,7 @@ def test_a_stale_current_cluster_file_is_not_joined(ray_temp_dir, monkeypatch):
     to connect to GCS" for ever; the embedded Ray starts a new cluster instead."""
     import ray
 
-    from nerplat.track.ui_server import free_port
+    from nerplat.loopback import free_port
 
     gone = free_port()
     (ray_temp_dir / "ray_current_cluster").write_text(f"127.0.0.1:{gone}")

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from nerplat.bench.startup import bench_startup, import_seconds, time_command, time_serve
-from nerplat.track.ui_server import free_port
+from nerplat.loopback import free_port
 from nerplat.errors import UserInputError
 
 SERVER = """

@@ -12,8 +12,7 @@ from host_load import scaled
 from import_probe import modules_loaded_by, offending
 from registered_tagger import NAME
 
-from nerplat.bench.startup import answers_ping
-from nerplat.track.ui_server import free_port
+from nerplat.loopback import answers, free_port
 
 NOT_ON_SMALL_COMMANDS = ("mlflow", "ray", "polars", "optuna", "sqlalchemy")
 NOT_FOR_HELP = ("torch", "transformers", "pandas", "sklearn", "seqeval", "scipy", "starlette", "uvicorn", *NOT_ON_SMALL_COMMANDS)
@@ -73,7 +72,7 @@ def test_serve_answers_its_first_ping_without_mlflow(store, tmp_path):
         server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=errors)
         try:
             deadline = time.monotonic() + scaled(120)
-            while not answers_ping(port):
+            while not answers(f"http://127.0.0.1:{port}/ping", timeout=2):
                 assert server.poll() is None and time.monotonic() < deadline, log.read_text()[-2000:]
                 time.sleep(0.2)
         finally:

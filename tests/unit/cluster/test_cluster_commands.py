@@ -11,7 +11,7 @@ from repo_paths import CLUSTER
 from nerplat.cli import main
 from nerplat.cluster.manifests import Manifest
 from nerplat.cluster.validate import validate_manifests
-from nerplat.track.ui_server import free_port
+from nerplat.loopback import free_port
 
 OVERLAY = str(CLUSTER / "overlays" / "example")
 

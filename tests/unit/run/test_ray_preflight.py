@@ -12,7 +12,7 @@ import pytest
 from nerplat.errors import UserInputError
 from nerplat.run import ray_preflight
 from nerplat.run.ray_preflight import refuse_busy_port, refuse_unreachable_cluster, refuse_unusable_ray
-from nerplat.track.ui_server import free_port
+from nerplat.loopback import free_port
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from host_load import scaled
 
 from nerplat.errors import UserInputError
 from nerplat.track.store import check_store, local_artifact_root, resolve_tracking_uri, sqlite_path
-from nerplat.track.ui_server import free_port
+from nerplat.loopback import free_port
 
 
 def test_default_is_a_sqlite_store_in_the_workdir(tmp_path, monkeypatch):

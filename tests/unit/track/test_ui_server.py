@@ -10,9 +10,7 @@ from nerplat.track.experiment_tracker import ExperimentTracker
 from nerplat.track.ui_server import (
     LocalOptunaDashboard,
     experiments_to_show,
-    free_port,
     optuna_dashboard_hint,
-    port_in_use,
 )
 
 
@@ -23,10 +21,6 @@ def test_experiments_to_show(tracking_uri):
     assert experiments_to_show(tracking_uri, None) == [("alpha", first.experiment_id), ("beta", second.experiment_id)]
     with pytest.raises(UserInputError, match="did you mean 'alpha'"):
         experiments_to_show(tracking_uri, "alpah")
-
-
-def test_free_port_is_free():
-    assert not port_in_use(free_port())
 
 
 def test_ui_without_a_store_says_where_it_looked(tmp_path, monkeypatch, capsys):
