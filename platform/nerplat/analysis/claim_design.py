@@ -113,7 +113,8 @@ class ClaimPower:
     with normal unit-level differences (`sequential.operating_characteristics`): of deciding for
     the size's side (the paper's effect, or the pilot's difference) or, for an equivalent claim, of
     `equivalent` at a true difference of 0; `expected_units` is the mean units at stopping there.
-    The gate (`undecidable`) reads the sequential power where there is one: it is the design that runs.
+    `looks` are the design's (`sequential.look_schedule`, as `verdicts.claim_looks`), empty for a
+    fixed design. The gate (`undecidable`) reads `power_as_run`: it is the design that runs.
     """
 
     claim: str
@@ -132,7 +133,7 @@ class ClaimPower:
     expected_units: float = math.nan
 
     @property
-    def design_power(self) -> float:
+    def power_as_run(self) -> float:
         """The power of the design that runs: the sequential one's where simulated, else the fixed one's."""
         return self.sequential_power if math.isfinite(self.sequential_power) else self.power
 
@@ -140,7 +141,7 @@ class ClaimPower:
     def undecidable(self) -> bool:
         """Power below UNDECIDABLE_POWER at the paper's effect or margin: replicating it beyond the
         first look is waste. Never at a pilot's difference, an estimate the design exists to test."""
-        return self.target is not None and math.isfinite(self.design_power) and self.design_power < UNDECIDABLE_POWER
+        return self.target is not None and math.isfinite(self.power_as_run) and self.power_as_run < UNDECIDABLE_POWER
 
     def line(self) -> str:
         if self.sd is None:
@@ -196,8 +197,6 @@ def claim_costs(
     """Per claim: arms, tune trials, the design, its power (`claim_power`, from the claim's
     `pilot_sd`, else `pilot`) and, with `trial_seconds` (arm id -> predicted seconds of one run,
     from `estimate.cost`), the wall time of its arms' trials one at a time at the design's most."""
-    from nerplat.analysis.verdicts import claim_looks  # lazy: polars, which validate does not need
-
     costs = []
     for claim in plan.claims:
         arms = _claim_arm_list(plan, claim)
@@ -205,12 +204,11 @@ def claim_costs(
             continue
         power = claim_power(plan, claim, (pilot or {}).get(claim.id))
         if plan.sequential is not None:
-            looks = claim_looks(plan.sequential)
             design = (
-                f"sequential, {plan.sequential.spending}, looks at {list(looks)} {power.unit}s, "
+                f"sequential, {plan.sequential.spending}, looks at {list(power.looks)} {power.unit}s, "
                 f"alpha {power.alpha:.3g} per claim"
             )
-            replicates = {a.id: len(unit_replicates(a, looks[-1])) for a in arms}
+            replicates = {a.id: len(unit_replicates(a, power.looks[-1])) for a in arms}
         else:
             design = f"fixed, alpha {power.alpha:.3g} per claim at the most"
             replicates = {a.id: len(a.replicates) for a in arms}

@@ -137,9 +137,9 @@ def test_a_sequential_design_gets_its_own_simulated_power_below_the_fixed_design
     sequential = claim_power(sequential_plan, sequential_plan.claims[0], pilot)
     fixed = claim_power(fixed_plan, fixed_plan.claims[0], pilot)
     assert sequential.looks == (3, 6, 9) and fixed.looks == () and math.isnan(fixed.sequential_power)
-    assert sequential.power == pytest.approx(fixed.power) and fixed.design_power == fixed.power
+    assert sequential.power == pytest.approx(fixed.power) and fixed.power_as_run == fixed.power
     # Pocock spends alpha at looks 3 and 6, so the design that runs has less power than one test at 9 seeds
-    assert 0.0 < sequential.sequential_power < sequential.power and sequential.design_power == sequential.sequential_power
+    assert 0.0 < sequential.sequential_power < sequential.power and sequential.power_as_run == sequential.sequential_power
     assert 3.0 < sequential.expected_units < 9.0
     assert "the sequential design (looks at [3, 6, 9]): power " in sequential.line()
     assert "fixed design power" in sequential.line() and "sequential" not in fixed.line()
