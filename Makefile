@@ -63,11 +63,10 @@ test: $(STAMP) tcmalloc postgres prometheus chromium
 	$(BIN)/ruff check platform tests
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal --durations=25
 
-# The unit and regression tests alone: no real Ray, MLflow server or MiniLM (those are the `slow` tests,
-# under tests/integration). What unit tests need beyond the venv is installed as for `make test`: tcmalloc
-# (they check that trial workers preload it, run/allocator.py) and Prometheus (promtool checks the
-# cluster's scrape configuration). A test that hangs fails after 300 s instead of pyproject.toml's `timeout`.
-test-fast: $(STAMP) tcmalloc prometheus
+# The unit and regression tests alone: no real Ray, MLflow server or MiniLM, and no system package (those are
+# the `slow` tests, under tests/integration, such as the tcmalloc and Prometheus ones), so after `make install`
+# it needs no root and no network. A test that hangs fails after 300 s instead of pyproject.toml's `timeout`.
+test-fast: $(STAMP)
 	$(BIN)/ruff check platform tests
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal -m 'not slow' --timeout 300 --durations=10 tests/unit tests/regression
 

@@ -1,4 +1,4 @@
-"""Running the `nerplat` CLI in subprocesses, and reading what its runs left in MLflow."""
+"""Running the `nerplat` CLI (and nerplat code) in subprocesses, and reading what its runs left in MLflow."""
 
 from __future__ import annotations
 
@@ -32,6 +32,14 @@ def nerplat(*args: str, workdir: Path, env: dict[str, str] | None = None, **pope
         start_new_session=True,  # so a test can kill the driver with the Ray processes it started
         **popen,
     )
+
+
+def malloc_of_a_process(**env: str) -> str:
+    """The allocator a fresh Python process runs on (run/allocator.py's `process_malloc`), with `env` added."""
+    show = "from nerplat.run.allocator import process_malloc; print(process_malloc())"
+    environment = {**os.environ, **env}
+    completed = subprocess.run([sys.executable, "-c", show], env=environment, capture_output=True, text=True, check=True)
+    return completed.stdout.strip()
 
 
 def finish(process: subprocess.Popen, timeout: float = 600) -> tuple[int, str]:

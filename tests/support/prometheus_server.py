@@ -19,7 +19,7 @@ from nerplat.loopback import free_port
 
 INSTALL_HINT = (
     "prometheus not found: install Debian's prometheus package "
-    "(`apt-get update && apt-get install -y --no-install-recommends prometheus`); `make test` and `make test-fast` install it"
+    "(`apt-get update && apt-get install -y --no-install-recommends prometheus`); `make test` installs it"
 )
 
 

@@ -1,45 +1,38 @@
-"""Which malloc an embedded Ray's trial workers get, and how a process tells which one it runs on."""
+"""Which malloc an embedded Ray's trial workers get, and how a process tells which one it runs on.
+
+These need nothing installed: where tcmalloc would be found, the loader's answer is given. That Debian's
+tcmalloc is found and a worker really runs on it is tests/integration/run/test_allocator.py's (`make test`
+installs the package).
+"""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
+from nerplat_processes import malloc_of_a_process
 
 from nerplat.run import allocator
-from nerplat.run.allocator import installed_tcmalloc, worker_preload
+from nerplat.run.allocator import worker_malloc_line, worker_preload
 
-SHOW_MALLOC = "from nerplat.run.allocator import process_malloc; print(process_malloc())"
-
-
-def malloc_of_a_process(**env: str) -> str:
-    import os
-
-    completed = subprocess.run(
-        [sys.executable, "-c", SHOW_MALLOC], env={**os.environ, **env}, capture_output=True, text=True, check=True
-    )
-    return completed.stdout.strip()
+SONAME = "libtcmalloc_minimal.so.4"  # Debian's libtcmalloc-minimal4
 
 
-def test_tcmalloc_is_installed_where_the_tests_run():
-    # `make test` and `make test-fast` install Debian's libtcmalloc-minimal4, as `make run` does: the runs below rely on it.
-    assert installed_tcmalloc() == "libtcmalloc_minimal.so.4"
+@pytest.fixture
+def tcmalloc_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(allocator, "installed_tcmalloc", lambda: SONAME)
 
 
-def test_workers_preload_tcmalloc_unless_the_user_chose_a_preload():
-    assert worker_preload({}) == {"LD_PRELOAD": "libtcmalloc_minimal.so.4"}
+def test_workers_preload_tcmalloc_unless_the_user_chose_a_preload(tcmalloc_found):
+    assert worker_preload({}) == {"LD_PRELOAD": SONAME}
     assert worker_preload({"LD_PRELOAD": ""}) == {}  # an empty LD_PRELOAD keeps glibc's malloc
     assert worker_preload({"LD_PRELOAD": "libjemalloc.so.2"}) == {}  # inherited by the workers as it is
+    assert worker_malloc_line({}) == f"trial workers allocate with tcmalloc ({SONAME})"
 
 
 def test_without_tcmalloc_workers_keep_the_system_malloc(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(allocator, "installed_tcmalloc", lambda: None)
     assert worker_preload({}) == {}
+    assert worker_malloc_line({}).startswith("trial workers use the C library's malloc")
 
 
-@pytest.mark.parametrize(
-    ("env", "expected"), [({"LD_PRELOAD": ""}, "system"), ({"LD_PRELOAD": "libtcmalloc_minimal.so.4"}, "tcmalloc")]
-)
-def test_a_process_names_the_malloc_it_runs_on(env: dict[str, str], expected: str):
-    assert malloc_of_a_process(**env) == expected
+def test_a_process_on_the_c_librarys_malloc_names_it():
+    assert malloc_of_a_process(LD_PRELOAD="") == "system"
