@@ -14,7 +14,11 @@ from nerplat.plan.compiler import build_plan
 from nerplat.spec.validate import default_dataset_check, validate_spec_file
 
 ROOT = Path(__file__).parents[2]
-SPECS = sorted((ROOT / "specs").rglob("*.yaml")) + sorted((ROOT / "specs").rglob("*.yml"))
+REGISTERED = ROOT / "specs" / "registered"  # registrations of claims (nerplat claims register), not specs
+SPECS = [
+    path for path in sorted((ROOT / "specs").rglob("*.yaml")) + sorted((ROOT / "specs").rglob("*.yml"))
+    if REGISTERED not in path.parents
+]
 SNAPSHOTS = Path(__file__).parent / "plan" / "snapshots" / "specs"
 
 

@@ -1,6 +1,7 @@
-"""`nerplat reanalyze`, `nerplat claims table` and `nerplat claims reading`: a report folder analysed
-again by the current code with its spec's claims, the verdict table of many reports
-(docs/results/README.md's), and a claim's pairs read in another metric."""
+"""`nerplat reanalyze`, `nerplat claims table`, `nerplat claims reading`, `nerplat claims register` and
+`nerplat claims registrations`: a report folder analysed again by the current code with its spec's
+claims, the verdict table of many reports (docs/results/README.md's), a claim's pairs read in another
+metric, and claims registered before their runs (`analysis.registrations`)."""
 
 from __future__ import annotations
 
@@ -10,15 +11,18 @@ import typer
 from rich.console import Console
 
 from nerplat.cli.options import PROFILE_OPTION, compile_spec
+from nerplat.errors import Problem, UserInputError
 
 claims_app = typer.Typer(
-    name="claims", help="The verdict table of many reports, and readings beside a claim.", no_args_is_help=True
+    name="claims", help="Register claims before their runs; the verdict table of many reports; readings beside a claim.",
+    no_args_is_help=True,
 )
 
 
 @claims_app.callback()
 def claims() -> None:
-    """The verdict table of many reports (each report's verdicts.parquet), and readings beside a claim."""
+    """Register claims before their runs (a confirmatory study), the verdict table of many reports
+    (each report's verdicts.parquet), and readings beside a claim."""
 
 
 def register(app: typer.Typer) -> None:
@@ -103,3 +107,50 @@ def reading(
         console.print(row.line())
     if not found:
         console.print(f"{claim}: no pairs in {report / 'runs.parquet'} (its method and partner have no completed runs in common)")
+
+
+@claims_app.command("register")
+def register_command(
+    spec: Path = typer.Argument(..., help="The spec whose claims to register."),
+    profile: str | None = PROFILE_OPTION,
+    claim: list[str] = typer.Option([], "--claim", help="A claim id to register (repeatable); default: every claim of the plan."),
+    replace: bool = typer.Option(
+        False, "--replace", help="Replace a claim's registration by a new design on units the old one did not hold."
+    ),
+) -> None:
+    """Register claims before any of their runs evaluates on test: writes registered/<claim>.yaml beside
+    the spec (the claim as the paper states it, its setting, the design that will decide it, the units it
+    draws, and their digest). Commit the file before the run: the commit is the registration date, and
+    only runs after it give the claim a confirmatory verdict. All claims or none are written."""
+    from nerplat.analysis.registrations import register_claims  # lazy: numpy and the compiler, which --help does not need
+
+    plan = compile_spec(spec, profile)
+    console = Console(highlight=False, markup=False, soft_wrap=True)
+    for done in register_claims(plan, spec, claim, replace=replace):
+        state = "registered" if done.written else "already registered (unchanged)"
+        units = ", ".join(str(u) for u in done.units)
+        console.print(f"{done.claim_id}: {state} in {done.path}, digest {done.digest[:12]}, {done.unit}s {units}")
+    console.print("commit the registrations before running: git add them and git commit; the commit dates them")
+
+
+@claims_app.command("registrations")
+def registrations_command(
+    folder: Path = typer.Argument(Path("specs/registered"), help="A folder of registrations (specs/registered)."),
+) -> None:
+    """Each registration in FOLDER: its claim, digest, units, looks, and the date of the commit that added it
+    (or that it is not committed, or was edited since it was written)."""
+    from nerplat.analysis.registrations import load_registrations, registered_at  # lazy: numpy, which --help does not need
+
+    if not folder.is_dir():
+        raise UserInputError(Problem(f"{folder} is not a folder: give the registrations' folder (specs/registered)"))
+    console = Console(highlight=False, markup=False, soft_wrap=True)
+    found = load_registrations(folder)
+    for claim_id, registration in found.items():
+        date = registered_at(registration.path)
+        when = f"committed {date.isoformat()}" if date is not None else "not committed (no registration date yet)"
+        edited = "" if registration.intact else "; EDITED since it was written: its digest no longer matches"
+        console.print(f"{claim_id}: digest {registration.digest[:12]}, {registration.unit}s {list(registration.units)}, "
+                      f"looks at {list(registration.looks)} of {registration.max_units}, {registration.spending or 'fixed'}, "
+                      f"alpha {registration.alpha:.3g}; {when}{edited}")
+    if not found:
+        console.print(f"no registrations in {folder}")

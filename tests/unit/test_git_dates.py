@@ -1,0 +1,55 @@
+"""A file's date is the commit that brought its present text; uncommitted or edited text has none."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from datetime import datetime, timezone
+
+import pytest
+
+from nerplat.git_dates import committed_at
+
+
+def git(folder, *arguments, date="2026-12-07T05:00:00+00:00"):
+    env = {**os.environ, "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date, "GIT_AUTHOR_NAME": "t",
+           "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org"}
+    subprocess.run(["git", "-C", str(folder), *arguments], check=True, capture_output=True, env=env)
+
+
+@pytest.fixture
+def repo(tmp_path):
+    git(tmp_path, "init", "-q")
+    return tmp_path
+
+
+def test_the_commit_that_added_the_file_dates_it(repo):
+    path = repo / "registered" / "claim.yaml"
+    path.parent.mkdir()
+    path.write_text("a\n")
+    assert committed_at(path) is None  # not committed yet
+    git(repo, "add", "registered/claim.yaml")
+    git(repo, "commit", "-q", "-m", "add", date="2026-12-07T05:10:00+00:00")
+    (repo / "other").write_text("x")
+    git(repo, "add", "other")
+    git(repo, "commit", "-q", "-m", "later", date="2026-12-07T06:00:00+00:00")
+    assert committed_at(path) == datetime(2026, 12, 7, 5, 10, tzinfo=timezone.utc)
+
+
+def test_a_replaced_file_dates_from_its_present_text_and_an_edit_has_no_date(repo):
+    path = repo / "claim.yaml"
+    path.write_text("first\n")
+    git(repo, "add", "claim.yaml")
+    git(repo, "commit", "-q", "-m", "first", date="2026-12-07T05:00:00+00:00")
+    path.write_text("second\n")
+    git(repo, "commit", "-q", "-am", "second", date="2026-12-07T07:00:00+00:00")
+    assert committed_at(path) == datetime(2026, 12, 7, 7, 0, tzinfo=timezone.utc)
+    path.write_text("edited\n")
+    assert committed_at(path) is None
+
+
+def test_outside_a_repository_or_missing_there_is_no_date(tmp_path):
+    path = tmp_path / "loose.yaml"
+    path.write_text("x")
+    assert committed_at(path) is None
+    assert committed_at(tmp_path / "missing.yaml") is None
