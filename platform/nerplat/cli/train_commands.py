@@ -70,7 +70,7 @@ def train(
     save: Optional[Path] = typer.Option(
         None, "--save",
         help="Write the selected model here (weights, tokenizer, labels, decoding; no optimiser state): a MODEL for "
-        "`nerplat predict`.",
+        "`nerplat predict`. A new or empty folder, or an earlier model's (replaced); checked before training.",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the final metrics as JSON only."),
 ) -> None:
@@ -81,6 +81,7 @@ def train(
     range (the first choice), so a quick look needs no flags.
     """
     # lazy: torch, which --help does not need
+    from nerplat.serving.bundle import check_bundle_target, save_bundle
     from nerplat.trial.device import emulated_bf16_warnings
     from nerplat.trial.loop import NonFiniteLoss, run_trial
 
@@ -91,6 +92,8 @@ def train(
     arm = _one_arm(plan, spec, method, arm_id)
     values = _searched_values(arm, searched)
     config = arm.trial_config(values, seed=seed, partition=partition, eval_split=split)
+    if save is not None:
+        check_bundle_target(save, "--save")  # before the training, whose model it would lose
     console = Console(stderr=as_json, markup=False, quiet=Verbosity.quiet())
 
     def report(evaluation, save_checkpoint) -> None:
@@ -98,8 +101,6 @@ def train(
         console.print(f"epoch {evaluation.epoch}: " + "  ".join(f"dev_{k} {v:.4f}" for k, v in shown.items()))
 
     def keep_model(trained) -> None:
-        from nerplat.serving.bundle import save_bundle  # lazy: torch, which --help does not need
-
         save_bundle(save, trained.tagger, trained.tokenizer, trained.labels, trained.config.head, trained.config.encoder)
 
     for line in emulated_bf16_warnings([arm]):

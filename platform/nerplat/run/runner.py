@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +56,7 @@ from nerplat.run.ray_session import (
 from nerplat.run.replicate_phase import ReplicatePhase
 from nerplat.run.spec_change import SpecChange, spec_change
 from nerplat.run.tune_phase import TunePhase
+from nerplat.serving.files import check_writable_folder
 from nerplat.track import schema
 from nerplat.track.current_runs import current_runs
 from nerplat.track.experiment_reader import read_plan, search_all
@@ -79,6 +80,9 @@ class RunOptions:
     progress_every: float = DEFAULT_EVERY  # seconds between status lines when the console is not a terminal
     metrics_port: int | None = None  # embedded Ray's Prometheus endpoint on 127.0.0.1 (default: a free port)
     undecidable: frozenset[str] = frozenset()  # claims whose arms stop after the first look (`analysis.claim_design`)
+    registrations: dict[str, str] = field(default_factory=dict)  # claim id -> digest served (`analysis.registrations`)
+    registered_in: Path | None = None  # the folder of the spec's registrations, which the analysis reads
+    through_look: int | None = None  # under a sequential design, stop after this look; --resume continues the next
 
 
 class ExperimentRunner:
@@ -114,6 +118,7 @@ class ExperimentRunner:
         arm's phases completed earlier) starts no Ray at all (`_work_left`)."""
         quiet_library_logs(self.options.verbose)
         treat_sigterm_as_ctrl_c()
+        self._refuse_unwritable_ray_storage()
         if self.ray_address:
             self.board.stage(f"checking the Ray cluster at {self.ray_address}")
         refuse_unusable_ray(self.ray_address, self._address_flag, self.options.metrics_port)
@@ -135,6 +140,9 @@ class ExperimentRunner:
             self.board.stage(f"opening the Optuna storage {self.optuna_storage} (optuna-dashboard shows the search)")
             self.study_storage = open_optuna_storage(self.optuna_storage)
         self._open_phases()
+        if self.options.resume:  # a completed tune phase's choice is read back, never made again: readable?
+            rerun = self.spec_change.rerun if self.spec_change is not None else ()
+            self.tune_phase.refuse_unusable_choices([arm for arm in self.plan.arms if arm.id not in rerun])
         if self.options.analyze and self.options.replicate:
             owned_files(self.report_dir)  # a folder no report wrote is refused now, not after training
         configure_ray_environment(self.storage)
@@ -182,6 +190,7 @@ class ExperimentRunner:
             tracking_uri=self.tracking_uri, select_metric=self.select_metric, connect_ray=self._connect_ray,
             ray_run_config=self._ray_run_config, fit=self._fit,
             study_storage=self.study_storage, optuna_storage=self.optuna_storage, undecidable=self.undecidable,
+            registrations=self.options.registrations, through_look=self.options.through_look,
         )
         self.tune_phase, self.replicate_phase = TunePhase(context), ReplicatePhase(context)
 
@@ -306,6 +315,12 @@ class ExperimentRunner:
                 "nothing was changed: make it writable, or point tracking.uri (or MLFLOW_TRACKING_URI) at a store this "
                 "driver can write to"
             )
+
+    def _refuse_unwritable_ray_storage(self) -> None:
+        """Ray Tune's storage folder (its trials' state and checkpoints) is first written inside Tune,
+        after the store opened and Ray started: one this driver cannot write is refused before either."""
+        if "://" not in self.storage:  # a cloud URI is Tune's to open
+            check_writable_folder(Path(self.storage), "--storage" if self.options.storage else "--workdir")
 
     def _refuse_silent_rerun(self, tracker: ExperimentTracker) -> None:
         if self.options.resume:
@@ -458,7 +473,8 @@ class ExperimentRunner:
         from nerplat.analysis.report import analyze_experiment  # lazy: polars, which only the analysis needs
 
         return analyze_experiment(
-            self.plan.experiment, self.tracking_uri, self.report_dir, ("md", "latex", "html", "csv"), keep_unchanged=True
+            self.plan.experiment, self.tracking_uri, self.report_dir, ("md", "latex", "html", "csv"), keep_unchanged=True,
+            registrations=self.options.registered_in,
         )
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from nerplat.errors import Problem, UserInputError
+from nerplat.serving.files import check_writable_folder, write_failure
 from nerplat.models.encoder_registry import Encoder
 from nerplat.models.encoders import quiet_transformers, tagging_encoder
 from nerplat.models.tagger import Tagger, build_tagger
@@ -46,10 +47,23 @@ class TaggerBundle:
     encoder: EncoderSettings
 
 
+def check_bundle_target(directory: Path, flag: str) -> None:
+    """Refuses, before the training whose model `save_bundle` will write there, a folder it could not
+    write or must not replace: one holding anything but an earlier model (which it replaces whole)."""
+    check_writable_folder(directory, flag)
+    if directory.is_dir() and any(directory.iterdir()) and not (directory / SETTINGS_FILE).is_file():
+        raise UserInputError(Problem(
+            f"{flag} {directory} holds files but no model ({SETTINGS_FILE}): a model replaces the whole folder, so name "
+            "a new or empty folder, or an earlier model's",
+            path=flag,
+        ))
+
+
 def save_bundle(
     directory: Path, tagger: Tagger, tokenizer: Any, labels: list[str], head: Component, encoder: EncoderSettings
 ) -> Path:
-    """Writes the folder atomically (a temporary sibling, then a rename); returns `directory`."""
+    """Writes the folder atomically (a temporary sibling, then a rename); returns `directory`. A write
+    the machine refuses (full disk, `ulimit -f`) is a StorageError naming the cause."""
     from safetensors.torch import save_model
 
     directory = Path(directory)
@@ -70,9 +84,12 @@ def save_bundle(
         if directory.exists():
             shutil.rmtree(directory)
         os.replace(temporary, directory)
-    except BaseException:
+    except BaseException as error:
         shutil.rmtree(temporary, ignore_errors=True)
-        raise
+        failure = write_failure(directory, error, "nothing was left behind") if isinstance(error, Exception) else None
+        if failure is None:
+            raise
+        raise failure from None
     return directory
 
 

@@ -8,7 +8,11 @@
     a folder, a dangling symlink, a block device or a socket: refused (exit 2) before any tagging.
 
 `export --out FOLDER`: a new or empty folder (or a symlink to one), filled in a temporary sibling
-and renamed into place, so a failed export leaves nothing behind.
+and renamed into place, so a failed export leaves nothing behind; a write the machine refuses (a
+full disk, `ulimit -f`) is one line naming the cause (`write_failure`), not a traceback.
+
+`train --save FOLDER`, `run --storage FOLDER`: a folder written after minutes or hours of work is
+tried first (`check_writable_folder`), so `/proc/x` is refused before training, not after it.
 
 Temporary files are created private (mode 0600); what is handed over gets the mode a plain `open`
 would have given (0666, 0777 for folders, less the umask), not 0600.
@@ -16,7 +20,9 @@ would have given (0666, 0777 for folders, less the umask), not 0600.
 
 from __future__ import annotations
 
+import errno
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -97,8 +103,57 @@ def output_folder(out: Path, flag: str = "--out") -> Iterator[Path]:
         if target.exists():
             target.rmdir()  # empty, checked above
         os.replace(temporary, target)
+    except Exception as error:
+        failure = write_failure(out, error, "nothing was left behind")
+        if failure is None:
+            raise
+        raise failure from None
     finally:
         shutil.rmtree(temporary, ignore_errors=True)
+
+
+def check_writable_folder(folder: Path, flag: str) -> None:
+    """Refuses a folder this process cannot create or write into, found by making (and removing) an
+    empty folder where it would go: access checks say yes to root everywhere, /proc included."""
+    folder = Path(os.path.abspath(folder))
+    if folder.is_symlink() and not folder.exists():
+        raise _refused(flag, folder, f"is a symlink to {os.readlink(folder)}, which does not exist: name a folder")
+    if folder.exists() and not folder.is_dir():
+        raise _refused(flag, folder, "exists and is not a folder: name a folder")
+    existing = next(path for path in (folder, *folder.parents) if path.exists())
+    try:
+        os.rmdir(tempfile.mkdtemp(dir=existing, prefix=".nerplat-probe-"))
+    except OSError as error:
+        where = "" if existing == folder else f" ({existing} refused a new folder)"
+        raise _refused(
+            flag, folder, f"cannot be written{where}: {error.strerror}; name a folder this user can write"
+        ) from None
+
+
+_FIXES = {
+    errno.EFBIG: "raise the file-size limit (`ulimit -f`) or write where it allows",
+    errno.ENOSPC: "free disk space or write elsewhere",
+    errno.EDQUOT: "free space within the disk quota or write elsewhere",
+    errno.EROFS: "write to a folder on a writable disk",
+    errno.EACCES: "write to a folder this user can write",
+    errno.EPERM: "write to a folder this user can write",
+}
+_RUST_OS_ERROR = re.compile(r"\(os error (\d+)\)")  # how safetensors (Rust) words an OSError
+
+
+def write_failure(path: Path, error: BaseException, left: str) -> StorageError | None:
+    """A write of `path` that the machine refused, as one line with the cause and what to do (`left`
+    says what became of the partial output); None when `error` is no such refusal (a bug: let it show).
+
+    An OSError, or safetensors' SafetensorError, which carries one only in its text."""
+    if isinstance(error, OSError) and error.errno is not None:
+        code = error.errno
+    elif type(error).__name__ == "SafetensorError" and (found := _RUST_OS_ERROR.search(str(error))):
+        code = int(found.group(1))
+    else:
+        return None
+    fix = _FIXES.get(code, "check the disk and write again")
+    return StorageError(f"writing {path} failed: {os.strerror(code)}; {left}: {fix}")
 
 
 def hand_over(folder: Path) -> None:

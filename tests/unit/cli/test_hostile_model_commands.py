@@ -1,15 +1,19 @@
-"""Hostile but realistic targets for `nerplat predict -o` and `nerplat export --out` (issue: C1, L4, L7).
+"""Hostile but realistic targets for `nerplat predict -o`, `nerplat export --out` and `nerplat train
+--save` (issue: C1, L4, L7; issue 62, item 3).
 
 Each: exit 2 with a message naming the flag and the path and nothing written, or the write a user
-expects (a FIFO or device written in place, a symlink kept); never a traceback.
+expects (a FIFO or device written in place, a symlink kept); a disk that refuses the write is one
+line (exit 1) with nothing left; never a traceback.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import resource
 import stat
 import threading
+from pathlib import Path
 
 import pytest
 from tiny_taggers import train_bundle
@@ -92,6 +96,51 @@ def test_export_writes_weights_with_normal_permissions(model, tmp_path, umask_02
     assert stat.S_IMODE((out / "model.safetensors").stat().st_mode) == 0o644
     assert stat.S_IMODE(out.stat().st_mode) == 0o755
     assert [p.name for p in tmp_path.iterdir()] == ["exported"]  # no temporary sibling left
+
+
+def test_export_beyond_the_file_size_limit_is_one_line_and_leaves_nothing(model, tmp_path, capsys):
+    """Issue 62: under `ulimit -f 2000` export printed a 58-line SafetensorError stack."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (2000 * 1024, hard))  # Python ignores SIGXFSZ: writes fail with EFBIG
+    try:
+        code = main(["export", model, "--out", str(tmp_path / "out")])
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert err.strip() == (
+        f"error: writing {tmp_path / 'out'} failed: File too large; nothing was left behind: raise the file-size limit "
+        "(`ulimit -f`) or write where it allows"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+SPEC = "experiment: hostile\ndataset: conll2003\nmethods: {ce: {loss: ce}}\n"
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        (Path("/proc/x"), "--save /proc/x cannot be written (/proc refused a new folder): No such file or directory"),
+        (Path("/proc/version"), "--save /proc/version exists and is not a folder: name a folder"),
+        (None, "holds files but no model (tagger.json): a model replaces the whole folder"),
+    ],
+    ids=["proc", "a_file", "a_folder_of_other_files"],
+)
+def test_train_save_where_no_model_can_go_is_refused_before_training(target, message, tmp_path, capsys, monkeypatch):
+    """Issue 62: `train --save /proc/x` trained to the end, then died in save_bundle, losing the model."""
+    import nerplat.trial.loop
+
+    monkeypatch.setattr(nerplat.trial.loop, "run_trial", lambda *a, **k: pytest.fail("trained before --save was checked"))
+    (tmp_path / "spec.yaml").write_text(SPEC)
+    if target is None:
+        target = tmp_path / "work"
+        target.mkdir()
+        (target / "notes.txt").write_text("mine")
+    assert main(["train", str(tmp_path / "spec.yaml"), "-m", "ce", "--save", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "at --save" in err and "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["spec.yaml"] + (["work"] if target.parent == tmp_path else [])
 
 
 @pytest.mark.parametrize(

@@ -64,6 +64,19 @@ def test_run_refuses_a_hostile_spec_before_ray_starts_and_writes_nothing(name, c
     assert not (tmp_path / "work").exists()
 
 
+def test_run_refuses_a_ray_storage_it_cannot_write_before_the_store_opens_or_ray_starts(capsys, tmp_path):
+    """Issue 62: `run --storage /proc/nerplat` opened the store and started Ray before Ray Tune's
+    traceback, leaving the replicate run RUNNING."""
+    import ray
+
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("experiment: hostile\ndataset: conll2003\nmethods: {ce: {loss: ce}}\n")
+    code, err = run_cli(["run", str(spec), "--workdir", str(tmp_path / "work"), "--storage", "/proc/nerplat"], capsys)
+    assert code == 2, err
+    assert "--storage /proc/nerplat cannot be written (/proc refused a new folder)" in err and "at --storage" in err
+    assert not ray.is_initialized() and not (tmp_path / "work").exists() and "Traceback" not in err
+
+
 def test_a_spec_larger_than_a_megabyte_is_refused_unread(capsys, tmp_path):
     spec = tmp_path / "huge.yaml"
     spec.write_text("experiment: huge\ndescription: '" + "x" * 1_100_000 + "'\n")
