@@ -91,7 +91,7 @@ def analyze(
     wrote = f"wrote {len(report.files)} files to {report.out_dir}/ (start with report.md)"
     print_unfolded(results, wrote, hanging=2, markup=False)
     print_unfolded(results, f"logged them to MLflow run {report.summary_run_id} under analysis/", hanging=2, markup=False)
-    print_headline(headline, Console(highlight=False))
+    print_headline(headline, Console(emoji=False, highlight=False))
 
 
 def rescore(

@@ -47,7 +47,7 @@ def reanalyze(
     plan = compile_spec(spec, profile)
     settings = settings_from_plan(plan.model_dump(mode="json"), str(spec))
     written = reanalyse_report(report, settings, plan.experiment, arm_frame(plan.model_dump(mode="json")))
-    console = Console(highlight=False, markup=False)
+    console = Console(emoji=False, highlight=False, markup=False)
     verdicts = report / "verdicts.parquet"
     if verdicts.is_file():
         import polars as pl
@@ -76,7 +76,7 @@ def table(
         typer.echo(text, nl=False)
         return
     update_readme(readme, text)
-    Console(highlight=False, markup=False).print(f"wrote the verdict table of {root} into {readme}")
+    Console(emoji=False, highlight=False, markup=False).print(f"wrote the verdict table of {root} into {readme}")
 
 
 @claims_app.command("reading")
@@ -102,7 +102,7 @@ def reading(
     plan = compile_spec(spec, profile)
     settings = settings_from_plan(plan.model_dump(mode="json"), str(spec))
     found = report_readings(report, settings, claim, metrics, partner_metric)
-    console = Console(highlight=False, markup=False, soft_wrap=True)
+    console = Console(emoji=False, highlight=False, markup=False, soft_wrap=True)
     for row in found:
         console.print(row.line())
     if not found:
@@ -125,7 +125,7 @@ def register_command(
     from nerplat.analysis.registrations import register_claims  # lazy: numpy and the compiler, which --help does not need
 
     plan = compile_spec(spec, profile)
-    console = Console(highlight=False, markup=False, soft_wrap=True)
+    console = Console(emoji=False, highlight=False, markup=False, soft_wrap=True)
     for done in register_claims(plan, spec, claim, replace=replace):
         state = "registered" if done.written else "already registered (unchanged)"
         units = ", ".join(str(u) for u in done.units)
@@ -143,7 +143,7 @@ def registrations_command(
 
     if not folder.is_dir():
         raise UserInputError(Problem(f"{folder} is not a folder: give the registrations' folder (specs/registered)"))
-    console = Console(highlight=False, markup=False, soft_wrap=True)
+    console = Console(emoji=False, highlight=False, markup=False, soft_wrap=True)
     found = load_registrations(folder)
     for claim_id, registration in found.items():
         date = registered_at(registration.path)

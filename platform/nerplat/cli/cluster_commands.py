@@ -16,8 +16,8 @@ cluster_app = typer.Typer(
     help="Run specs on a Kubernetes GPU cluster (KubeRay): render, submit and validate manifests.",
     no_args_is_help=True,
 )
-console = Console(highlight=False, markup=False)  # user text (paths, names) may hold [brackets]
-err_console = Console(stderr=True, highlight=False, markup=False)
+console = Console(emoji=False, highlight=False, markup=False)  # user text (paths, names) may hold [brackets]
+err_console = Console(emoji=False, stderr=True, highlight=False, markup=False)
 
 ProfileOption = typer.Option(None, "--profile", "-p", help="Profile of the spec to run (e.g. paper).")
 ImageOption = typer.Option(

@@ -100,7 +100,7 @@ def list_models(
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
     else:
-        console = Console(highlight=False, soft_wrap=True)
+        console = Console(emoji=False, highlight=False, soft_wrap=True)
         print_unfolded(console, f"{'registered' if rows else 'no registered'} models in {uri}", hanging=2, markup=False)
         if rows:
             _print_models(rows, console)
@@ -304,7 +304,7 @@ def _print_scores(model: str, gold_file: Path, sentences: int, metrics: dict[str
     by_type = [(t, f"type_{t}_", int(metrics[f"type_{t}_support"])) for t in types]
     for name, prefix, count in [("micro", "micro_", support), ("macro", "macro_", support), *by_type]:
         table.add_row(name, *(f"{metrics.get(prefix + m, 0.0):.4f}" for m in ("precision", "recall", "f1")), str(count))
-    Console(highlight=False).print(table)
+    Console(emoji=False, highlight=False).print(table)
     typer.echo(
         f"token macro F1 {metrics['token_macro_f1']:.4f}  word accuracy {metrics['word_accuracy']:.4f}  "
         f"sentence accuracy {metrics['sentence_accuracy']:.4f}"
@@ -367,7 +367,7 @@ def bench_startup_command(
     if as_json:
         typer.echo(json.dumps(result.as_dict(), indent=2))
         return
-    console = Console()
+    console = Console(emoji=False)
     title = (
         f"nerplat bench startup (median (min-max) of {result.repeats} runs each, in turns; load average "
         f"{result.load_before:.2f} before, {result.load_after:.2f} after; torch CPU capability {result.cpu_capability})"

@@ -25,7 +25,9 @@ SET_OPTION = typer.Option(
 )
 
 
-err_console = Console(stderr=True, highlight=False)  # errors, and progress the -q flag does not silence
+# Errors, and progress the -q flag does not silence. Every console of nerplat's is built with emoji=False: the
+# text it prints is often the user's (paths, names, values), where `:x:` must stay `:x:` (escape() stops markup only).
+err_console = Console(emoji=False, stderr=True, highlight=False)
 
 
 def package_version() -> str:
@@ -53,7 +55,7 @@ class Verbosity:
 
 def message_console(stderr: bool = False, **kwargs: Any) -> Console:
     """A console for progress and notes, silent under -q (results and errors use their own)."""
-    return Console(stderr=stderr, quiet=Verbosity.quiet(), highlight=False, soft_wrap=True, **kwargs)
+    return Console(emoji=False, stderr=stderr, quiet=Verbosity.quiet(), highlight=False, soft_wrap=True, **kwargs)
 
 
 def compile_spec(spec: Path, profile: str | None, overrides: Sequence[str] = ()) -> Plan:

@@ -125,8 +125,8 @@ def _consoles(as_json: bool) -> tuple[Console, Console]:
     # Logs and CI are not terminals: give the progress table room instead of rich's default 80 columns,
     # unless COLUMNS says how wide the reader is.
     width = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 150
-    console = Console(width=width, stderr=as_json, quiet=Verbosity.quiet(), highlight=False)
-    return console, Console(width=width, stderr=as_json, highlight=False)
+    console = Console(emoji=False, width=width, stderr=as_json, quiet=Verbosity.quiet(), highlight=False)
+    return console, Console(emoji=False, width=width, stderr=as_json, highlight=False)
 
 
 def _print_outcome(summary: Any, as_json: bool, console: Console, loud: Console, hint: list[str]) -> None:
@@ -300,7 +300,7 @@ def bench_run_command(
 
     from nerplat.bench.runner_overhead import bench_run  # lazy: torch, which --help does not need
 
-    console = Console(stderr=as_json)
+    console = Console(emoji=False, stderr=as_json)
     result = bench_run(console, profile, repeats)
     if as_json:
         typer.echo(json.dumps(result.as_dict(), indent=2))
@@ -339,7 +339,7 @@ def bench_peer_command(
 
     from nerplat.bench.peer import bench_peer  # lazy: torch, which --help does not need
 
-    console = Console(stderr=as_json)
+    console = Console(emoji=False, stderr=as_json)
     result = bench_peer(
         console, trials=trials, epochs=epochs, sentences=sentences, encoder=encoder, threads=threads, repeats=repeats
     )
@@ -415,7 +415,7 @@ def _print_tracking(result: Any, trials: int, epochs: int, server_workers: int) 
     """bench tracking's table of stores and writer counts, then where each store saturates and plan's figures."""
     from rich.table import Table
 
-    console = Console(highlight=False, soft_wrap=True)  # a figure's line stays one line
+    console = Console(emoji=False, highlight=False, soft_wrap=True)  # a figure's line stays one line
     table = Table(title=f"nerplat bench tracking ({trials} trials x {epochs} epochs per writer)")
     for column in ("store", "writers", "events", "seconds", "events/s", "epoch write, ms (median)"):
         table.add_column(column, justify="left" if column == "store" else "right")

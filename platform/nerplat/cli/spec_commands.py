@@ -123,7 +123,7 @@ def plan(
         else:
             sys.stdout.write(_json(compiled.model_dump(mode="json") | {"cost": predicted.as_dict()}) + "\n")
         return
-    console = Console(highlight=False, markup=False)
+    console = Console(emoji=False, highlight=False, markup=False)
     print_rows(console, *_arm_table(compiled))
     for line in _plan_lines(compiled, predicted, measured, undecidable):
         print_unfolded(console, line, hanging=len(line) - len(line.lstrip()) + 2, markup=False)
@@ -259,7 +259,7 @@ def registry(
     if as_json:
         sys.stdout.write(_json(listing) + "\n")
         return
-    console = Console(highlight=False, markup=False)
+    console = Console(emoji=False, highlight=False, markup=False)
     for group, entries in listing.items():
         table = Table(title=f"{group} ({len(entries)})", title_justify="left")
         for column in ("name", "summary", "parameters", "from"):

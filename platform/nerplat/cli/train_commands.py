@@ -94,7 +94,7 @@ def train(
     config = arm.trial_config(values, seed=seed, partition=partition, eval_split=split)
     if save is not None:
         check_bundle_target(save, "--save")  # before the training, whose model it would lose
-    console = Console(stderr=as_json, markup=False, quiet=Verbosity.quiet())
+    console = Console(emoji=False, stderr=as_json, markup=False, quiet=Verbosity.quiet())
 
     def report(evaluation, save_checkpoint) -> None:
         shown = {k: evaluation.dev[k] for k in SUMMARY_METRICS if k in evaluation.dev}
@@ -222,7 +222,7 @@ def bench_train_command(
         f"nerplat bench train ({result.encoder} on {result.device} in {result.precision}, {result.sentences} sentences, "
         f"{result.threads} threads; median (min-max) of {result.repeats} interleaved epochs)"
     )
-    console = Console()
+    console = Console(emoji=False)
     print_figures(title, result.rows(), console)
     rows = [("matrix products (mm, addmm, bmm, baddbmm)", f"{result.matmul_share:.3f}")]
     rows += [(f"{op.op} ({op.calls} calls)", f"{op.share:.3f}") for op in result.ops]
@@ -258,4 +258,4 @@ def bench_mrc_command(
         f"nerplat bench mrc ({result.encoder}, {result.sentences} sentences, {result.types} types, {result.threads} threads; "
         f"median (min-max) of {result.repeats} epochs each, in turns)"
     )
-    print_figures(title, rows, Console())
+    print_figures(title, rows, Console(emoji=False))

@@ -117,7 +117,7 @@ def _optuna_dashboard(storage: str) -> LocalOptunaDashboard | None:
         reason = f"no Optuna study at {storage} yet (`nerplat run` creates one per tuned arm)"
     else:
         return LocalOptunaDashboard(storage)
-    print_unfolded(Console(highlight=False), f"{reason}; serve the studies with:", hanging=2, markup=False)
+    print_unfolded(Console(emoji=False, highlight=False), f"{reason}; serve the studies with:", hanging=2, markup=False)
     typer.echo(f"  {optuna_dashboard_hint(storage)}")  # a line of its own, never folded: copied as is
     return None
 

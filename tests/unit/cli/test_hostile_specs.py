@@ -9,6 +9,7 @@ whole file.
 
 import os
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -97,6 +98,21 @@ def test_user_text_with_rich_markup_is_printed_as_written(capsys, tmp_path):
     spec.write_text("experiment: '[/x]'\n")
     code, err = run_cli(["validate", str(spec)], capsys)
     assert code == 2 and "'[/x]' must start with a letter or digit" in err and f"at experiment ({spec}:1)" in err
+
+
+def test_user_text_with_rich_emoji_codes_is_printed_as_written(capsys, tmp_path):
+    """Issue 62: `:x:` in a path or value was printed as an emoji (escape() stops markup, not emoji codes)."""
+    folder = tmp_path / ":x:"
+    folder.mkdir()
+    spec = folder / ":warning:.yaml"
+    spec.write_text("experiment: 'a:x:b'\n")
+    code, err = run_cli(["validate", str(spec)], capsys)
+    assert code == 2 and "'a:x:b' must start with a letter or digit" in err and f"at experiment ({spec}:1)" in err, err
+    corpus = tmp_path / "c:x:"
+    shutil.copytree(Path(__file__).parents[2] / "fixtures" / "corpora" / "tiny", corpus)
+    spec.write_text(f"experiment: hostile\ndataset: {{path: '{corpus}'}}\nmethods: {{ce: {{loss: ce}}}}\n")
+    assert main(["plan", str(spec)]) == 0
+    assert "dataset: c:x:" in capsys.readouterr().out
 
 
 # Nine levels of nine aliases each: 9**9 values from about 300 bytes.
