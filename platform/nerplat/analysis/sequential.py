@@ -26,18 +26,28 @@ that over all looks a true zero difference is excluded at most alpha of the time
                a grid (Simpson's rule over the continuation region of each look)
   small n      the z boundaries assume a known variance; with a few seeds it is estimated. The
                usual conversion, a paired t-test at each look's nominal z level 2 (1 - Phi(z_k))
-               (the "significance level approach", Jennison & Turnbull 2000, ch. 3 on unknown variance),
-               matches each look alone but not the looks together: from a few pairs it
-               excludes a true zero at some look more often than alpha (docs/performance.md,
-               "Figures behind the code's choices"). So the same spending is applied to
-               the paired t statistics themselves. Under the null their joint distribution does
-               not depend on the unknown sd, so it is simulated once (CALIBRATION_PATHS
-               experiments from a fixed seed, drawn as block sums and within-block sums of
-               squares) and each look's critical t is the quantile that brings the share
-               crossed by then to alpha*(t_k). A look whose share to spend is too small to
-               simulate (fewer than MIN_TAIL_PATHS crossings, early O'Brien-Fleming looks)
-               keeps the conversion from its z boundary. `nominal_alpha` is the level of each
-               look's t-test: 2 P(T_{n_k - 1} > critical t_k).
+               (the "significance level approach", Jennison & Turnbull 2000, ch. 3 on unknown
+               variance), matches each look alone but not the looks together: from a few pairs it
+               excludes a true zero at some look more often than alpha. So the same spending is
+               applied to the paired t statistics themselves (`_boundaries_t`): the first look's
+               boundary is the t quantile at the first spend, 2 P(T_{n_1 - 1} > c_1) = alpha*(t_1);
+               later ones come from the recursion of Armitage, McPherson & Rowe (1969) carried on
+               the one statistic the t-test needs under the null. With n differences d and
+               u = sum(d) / (sqrt(n) |d|) (the cosine between d and the vector of ones), the paired
+               t is sqrt(n - 1) u / sqrt(1 - u^2). Normal differences make d's direction uniform on
+               the sphere and independent of |d|, so u does not depend on the unknown sd and the
+               u's of successive looks form a Markov chain: m new differences give
+               u' = (rho sqrt(n) u + sqrt(1 - rho^2) sqrt(m) v) / sqrt(n + m), rho^2 ~
+               Beta(n / 2, m / 2) (the old share of the squared length) and v the cosine of the m
+               new ones, (v + 1) / 2 ~ Beta((m - 1) / 2, (m - 1) / 2) (v = +-1 for m = 1), all
+               independent of the past. The surviving mass of u is carried on STATE_CELLS cells of
+               the continuation region; the crossing probability for a candidate boundary integrates
+               the kernel by Gauss-Jacobi quadrature over rho^2 (RHO_NODES nodes) with v's
+               distribution function exact (for m = 1, over the angle of (rho, sqrt(1 - rho^2)) with
+               rho's distribution function exact, on SINGLE_STATE_CELLS cells); the boundary is its
+               root. Precision: within 0.001 in t of the same recursion at four times the cells
+               and nodes (tests/unit/analysis/test_sequential.py). `nominal_alpha` is the level of
+               each look's t-test: 2 P(T_{n_k - 1} > critical t_k).
   interval     the repeated confidence interval mean(d) -/+ t_k sd(d) / sqrt(n_k) over the first
                n_k differences (unit order), which covers the true difference at every look
                simultaneously with probability 1 - alpha (normal differences)
@@ -68,10 +78,11 @@ import numpy as np
 from nerplat.analysis.stats import POWER, paired_t_power, pairs_needed
 
 MINIMUM_PAIRS = 3  # the first look's fewest pairs: 2 degrees of freedom
-CALIBRATION_PATHS = 400_000  # null experiments behind the t boundaries: the spent alpha within about +-0.0004
-CALIBRATION_SEED = 0
-MIN_TAIL_PATHS = 100  # fewer expected crossings than this: the look's t boundary comes from its z boundary
-SIMULATIONS = 10_000  # Monte Carlo experiments behind expected pairs: a standard error near 0.5% of a rate
+STATE_CELLS = 256  # cells carrying u's surviving mass between looks of two or more new units each
+SINGLE_STATE_CELLS = 1024  # the same between looks one unit apart, whose kernel is not smooth (m = 1 above)
+RHO_NODES = 16  # Gauss-Jacobi nodes over rho^2 per kernel evaluation
+TABLE_POINTS = 1 << 14  # points of the tabulated distribution functions the kernel interpolates
+SIMULATIONS = 10_000  # Monte Carlo experiments behind operating characteristics: a standard error near 0.5% of a rate
 GRID_STEPS_PER_SD = 32  # integration grid: steps per standard deviation of the smallest increment between looks
 TAIL_SD = 10.0  # the continuation region is cut at this many standard deviations (mass beyond ~1e-23)
 
@@ -165,43 +176,129 @@ def _design(looks: tuple[int, ...], max_pairs: int, alpha: float, spending: str)
     fractions = np.array(looks, dtype=float) / max_pairs
     spent = np.asarray(spending_function(spending)(fractions, alpha), dtype=float)
     critical_z = _boundaries_z(fractions, np.diff(spent, prepend=0.0))
-    critical_t = _boundaries_t(looks, spent, critical_z)
+    first = float(student_t.isf(spent[0] / 2.0, looks[0] - 1)) if spent[0] > 0 else math.inf  # closed form
+    critical_t = [first] + [_t_of(u, n) for u, n in zip(_t_chain(looks, tuple(spent)).bounds[1:], looks[1:])]
     nominal = tuple(float(2.0 * student_t.sf(c, n - 1)) for c, n in zip(critical_t, looks))
     return SequentialDesign(looks, max_pairs, alpha, spending, nominal, tuple(critical_z), tuple(critical_t))
 
 
-def _boundaries_t(looks: tuple[int, ...], spent: np.ndarray, critical_z: list[float]) -> list[float]:
-    """Critical |t| per look so that the share of simulated null experiments crossed by look k is spent[k].
+def _t_of(u: float, n: int) -> float:
+    """The paired t of n differences whose cosine with the ones vector is u (module docstring)."""
+    return math.inf if u >= 1.0 else math.sqrt(n - 1) * u / math.sqrt(1.0 - u * u)
 
-    An experiment is carried as the sum and the sum of squares of its differences; a block of m
-    new N(0, 1) differences adds a sum ~ N(0, m) and squares sum^2 / m + chi^2_{m-1}.
-    """
-    from scipy.stats import norm
+
+def _u_of(t: float, n: int) -> float:
+    return 1.0 if math.isinf(t) else t / math.sqrt(n - 1 + t * t)
+
+
+@dataclass(frozen=True)
+class _Chain:
+    """The null recursion of u over a design's looks: `bounds[k]` the boundary on u at look k (1
+    where nothing is spent), `states[k]` the cell midpoints and masses of u that have not crossed by
+    look k (the mass is the probability of reaching look k + 1)."""
+
+    bounds: tuple[float, ...]
+    states: tuple[tuple[np.ndarray, np.ndarray], ...]
+
+
+@functools.lru_cache(maxsize=64)
+def _t_chain(looks: tuple[int, ...], spent: tuple[float, ...]) -> _Chain:
+    """Boundaries on u such that the null probability of crossing by look k is spent[k]."""
+    from scipy.optimize import brentq
+    from scipy.stats import beta
     from scipy.stats import t as student_t
 
-    rng = np.random.default_rng(CALIBRATION_SEED)
-    paths = CALIBRATION_PATHS
-    total, squares = np.zeros(paths), np.zeros(paths)
-    running = np.ones(paths, dtype=bool)
-    crossed, previous = 0, 0
-    critical: list[float] = []
-    for n, cumulative, z in zip(looks, spent, critical_z):
-        block, previous = n - previous, n
-        block_sum = math.sqrt(block) * rng.standard_normal(paths)
-        squares += block_sum**2 / block + (rng.chisquare(block - 1, paths) if block > 1 else 0.0)
-        total += block_sum
-        statistic = np.abs(total) / np.sqrt(n * (squares - total**2 / n) / (n - 1))
-        to_cross = cumulative * paths - crossed
-        if to_cross >= MIN_TAIL_PATHS:
-            still = statistic[running]
-            boundary = float(np.quantile(still, 1.0 - to_cross / still.size))
+    first = looks[0]
+    bound = _u_of(float(student_t.isf(spent[0] / 2.0, first - 1)) if spent[0] > 0 else math.inf, first)
+    edges = np.linspace(-bound, bound, _cells(looks[1] - first if len(looks) > 1 else 2) + 1)
+    shape = (first - 1) / 2.0
+    state = ((edges[1:] + edges[:-1]) / 2.0, np.diff(beta.cdf((edges + 1.0) / 2.0, shape, shape)))
+    bounds, states = [bound], [state]
+    for k in range(1, len(looks)):
+        n, m = looks[k - 1], looks[k] - looks[k - 1]
+        kernel = _Kernel(n, m)
+        points, mass = state
+        spend = spent[k] - spent[k - 1]
+
+        arguments = (kernel, points, mass, spend)
+        if spend <= 0.0 or _excess(1.0 - 1e-15, *arguments) >= 0.0:
+            bound = 1.0  # nothing (representable) to spend at this look
         else:
-            boundary = float(student_t.isf(norm.sf(z), n - 1)) if math.isfinite(z) else math.inf
-        critical.append(boundary)
-        crossing = running & (statistic >= boundary)
-        crossed += int(crossing.sum())
-        running &= ~crossing
-    return critical
+            bound = brentq(_excess, 0.0, 1.0 - 1e-15, args=arguments, xtol=1e-14, rtol=1e-14)
+        edges = np.linspace(-bound, bound, _cells(looks[k + 1] - looks[k] if k + 1 < len(looks) else 2) + 1)
+        state = ((edges[1:] + edges[:-1]) / 2.0, np.diff(kernel.cdf(points, edges), axis=1).T @ mass)
+        bounds.append(bound)
+        states.append(state)
+    return _Chain(tuple(bounds), tuple(states))
+
+
+def _crossing(u: float, kernel: _Kernel, points: np.ndarray, mass: np.ndarray) -> float:
+    """Null probability that the surviving `mass` at `points` reaches |u'| >= u at the next look."""
+    below = mass @ kernel.cdf(points, np.array([-u, u]))
+    return float(below[0] + mass.sum() - below[1])
+
+
+def _excess(u: float, kernel: _Kernel, points: np.ndarray, mass: np.ndarray, spend: float) -> float:
+    return _crossing(u, kernel, points, mass) - spend
+
+
+def _cells(step: int) -> int:
+    return SINGLE_STATE_CELLS if step == 1 else STATE_CELLS
+
+
+class _Kernel:
+    """P(u' <= x | u) from n differences to n + m (module docstring)."""
+
+    def __init__(self, n: int, m: int) -> None:
+        from scipy.special import betainc, roots_jacobi
+
+        self.n, self.m = n, m
+        if m == 1:  # rho's distribution over the angle phi = arccos(rho): P(phi <= theta) = 1 - I(cos^2 theta)
+            self.grid = np.linspace(0.0, math.pi / 2.0, TABLE_POINTS + 1)
+            self.table = betainc(n / 2.0, 0.5, np.cos(self.grid) ** 2)
+        else:  # v's distribution function, and Gauss-Jacobi nodes for rho^2 ~ Beta(n / 2, m / 2)
+            self.grid = np.linspace(-1.0, 1.0, TABLE_POINTS + 1)
+            self.table = betainc((m - 1) / 2.0, (m - 1) / 2.0, (self.grid + 1.0) / 2.0)
+            nodes, weights = roots_jacobi(RHO_NODES, m / 2.0 - 1.0, n / 2.0 - 1.0)
+            self.rho, self.weights = np.sqrt((1.0 + nodes) / 2.0), weights / weights.sum()
+
+    def cdf(self, u: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """P(u' <= x[j] | u[i]), shape (len(u), len(x))."""
+        n, m = self.n, self.m
+        a = math.sqrt(n) * u[:, None, None]
+        target = math.sqrt(n + m) * x[None, :, None]
+        if m > 1:
+            v = (target - a * self.rho) / (math.sqrt(m) * np.sqrt(1.0 - self.rho**2))
+            return np.interp(v, self.grid, self.table) @ self.weights
+        # v = +-1: a cos(phi) + v sin(phi) = r cos(phi - psi) <= target on phi in [0, pi/2]
+        v = np.array([-1.0, 1.0])[None, None, :]
+        r, psi = np.hypot(a, v), np.arctan2(v, a)
+        gap = np.arccos(np.clip(target / r, -1.0, 1.0))
+
+        def within(low: np.ndarray, high: np.ndarray) -> np.ndarray:
+            return np.interp(low, self.grid, self.table) - np.interp(np.maximum(low, high), self.grid, self.table)
+
+        two_pi = 2.0 * math.pi
+        return (within(psi + gap - two_pi, psi - gap) + within(psi + gap, psi + two_pi - gap)).mean(axis=-1)
+
+
+def stagewise_p(design: SequentialDesign, look: int, t: float) -> float:
+    """The stage-wise ordering p-value (Jennison & Turnbull 2000, sec. 8.4) of stopping at look
+    `look` (0-based) with paired t statistic `t`, two-sided: the null probability of crossing at an
+    earlier look, or at this one with |T| at least |t|. At most alpha*(t_k) when |t| reaches the
+    look's boundary; the p a sequential verdict's rule is equivalent to (p <= the design's alpha)."""
+    from scipy.stats import t as student_t
+
+    if not math.isfinite(t):
+        return math.nan
+    n = design.looks[look]
+    fractions = np.array(design.looks, dtype=float) / design.max_pairs
+    spent = np.asarray(spending_function(design.spending)(fractions, design.alpha), dtype=float)
+    if look == 0:
+        return float(2.0 * student_t.sf(abs(t), n - 1))
+    points, mass = _t_chain(design.looks, tuple(spent)).states[look - 1]
+    kernel = _Kernel(design.looks[look - 1], n - design.looks[look - 1])
+    return float(spent[look - 1] + _crossing(_u_of(abs(t), n), kernel, points, mass))
 
 
 def _boundaries_z(fractions: np.ndarray, increments: np.ndarray) -> list[float]:
@@ -448,32 +545,3 @@ def equivalence_units(margin: float, sd: float, alpha: float, power: float = POW
     """Units a TOST at `alpha` per side needs to declare equivalence within `margin` with
     probability `power` when the true difference is 0 (by the bound of `equivalence_power`)."""
     return units_for_power(margin, sd, 2.0 * alpha, (1.0 + power) / 2.0)
-
-
-@dataclass(frozen=True)
-class ExpectedPairs:
-    """A claim's cost under the design against a fixed design: `sequential` the expected pairs at
-    stopping when the paper's effect is true, `power` the design's chance of `reproduced` then,
-    `fixed` the pairs one t-test at the same alpha needs for that same power. NaN where
-    undefined (no spread, or a paper effect of 0 has nothing to reproduce)."""
-
-    sequential: float
-    power: float
-    fixed: float
-
-
-def expected_pairs(
-    effect: float, sd: float, design: SequentialDesign, simulations: int = SIMULATIONS, seed: int = 0
-) -> ExpectedPairs:
-    """Expected pairs at stopping for a claim whose paper effect `effect` is the true one, with
-    differences of standard deviation `sd`, and the fixed design of the same power.
-
-    The power is a Monte Carlo estimate; when every simulated experiment reproduced, the fixed
-    design is sized for 1 - 1/simulations (the estimate's resolution).
-    """
-    if not (np.isfinite(sd) and sd > 0 and np.isfinite(effect) and effect != 0):
-        return ExpectedPairs(math.nan, math.nan, math.nan)
-    characteristics = operating_characteristics(effect, sd, VerdictRule(side=1 if effect > 0 else -1), design, simulations, seed)
-    power = characteristics.for_paper
-    fixed = units_for_power(effect, sd, design.alpha, min(power, 1.0 - 1.0 / simulations))
-    return ExpectedPairs(characteristics.expected_pairs, power, fixed)
