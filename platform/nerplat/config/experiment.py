@@ -198,6 +198,9 @@ class Claim(Frozen):
         return value
 
 
+FIRST_LOOK_UNITS = 3  # `analysis.sequential.MINIMUM_PAIRS`, which the config layer may not import
+
+
 class Sequential(Frozen):
     """A group-sequential replication design: units are added in looks until every claim is decided.
 
@@ -206,13 +209,24 @@ class Sequential(Frozen):
     """
 
     max_seeds: int = Field(
-        ge=2, le=1000,
-        description="Units at most: partitions of a partitioned arm, else seeds (the plan holds them all; looks run a prefix).",
+        le=1000,
+        description="Units at most: partitions of a partitioned arm, else seeds (the plan holds them all; looks run a "
+        f"prefix). At least {FIRST_LOOK_UNITS}, the first look's units.",
     )
     look_every: int = Field(ge=1, description="Units (partitions, else seeds) added between two looks.")
     spending: Literal["obrien_fleming", "pocock"] = Field(
         "obrien_fleming", description="Lan-DeMets alpha-spending function over the looks."
     )
+
+    @field_validator("max_seeds")
+    @classmethod
+    def _reaches_the_first_look(cls, value: int) -> int:
+        if value < FIRST_LOOK_UNITS:
+            raise ValueError(
+                f"max_seeds {value}: the first look needs {FIRST_LOOK_UNITS} units (a t interval on 2 degrees of "
+                f"freedom); raise max_seeds to {FIRST_LOOK_UNITS} or more"
+            )
+        return value
 
 
 class Analysis(Frozen):
