@@ -22,7 +22,7 @@ from rich.table import Table
 from nerplat.bench.startup import bench_startup
 from nerplat.cli.options import Verbosity, message_console, package_version, print_figures
 from nerplat.cli.train_commands import bench_app
-from nerplat.data.tags import entity_type
+from nerplat.data.tags import SPAN_RULES, entity_type
 from nerplat.errors import Problem, UserInputError
 from nerplat.metrics import evaluate_tags
 from nerplat.serving.documents import OUTPUT_FORMATS, input_format as choose_format, read_rows, write_records
@@ -178,16 +178,26 @@ def export(
 
 def predict(
     model: str = MODEL_ARGUMENT,
-    input_file: Optional[Path] = typer.Argument(None, help="Sentences to tag: plain text (one per line), CoNLL or JSONL."),
+    input_file: Optional[Path] = typer.Argument(
+        None, help="Sentences to tag: plain text (one per line), CoNLL or JSONL (see --format)."
+    ),
     text: Optional[str] = typer.Option(
         None, "--text",
-        help="Tag this sentence instead of a file. An empty or blank text has no words: its record has empty words, tags and "
-        "spans, as serve answers.",
+        help="Tag this sentence instead of a file: a table in a terminal, a JSON record with --json or when piped. An "
+        "empty or blank text has no words: its record has empty words, tags and spans, as serve answers.",
     ),
-    input_format: Optional[str] = typer.Option(None, "--format", help="text, conll or jsonl; default: from the suffix."),
+    input_format: Optional[str] = typer.Option(
+        None, "--format",
+        help="text, conll or jsonl; default: conll when every line ends in a tag (TOKEN<TAB>TAG), else from the suffix.",
+    ),
     words: str = typer.Option(
         "encoder", "--words",
         help="How text is split into words: encoder (the model tokenizer's pre-tokenizer) or whitespace.",
+    ),
+    spans: str = typer.Option(
+        "strict", "--spans",
+        help="How tags make spans: strict (IOB2, as evaluate and the reports score them: an I- tag after O or another "
+        "type is in no span) or lenient (conlleval's reading: it opens a span).",
     ),
     output: Optional[Path] = typer.Option(
         None,
@@ -198,6 +208,7 @@ def predict(
         "block device or socket is refused.",
     ),
     output_format: str = typer.Option("jsonl", "--output-format", help="jsonl (spans with scores) or conll (WORD TAG [SCORE])."),
+    as_json: bool = typer.Option(False, "--json", help="With --text: print the JSON record even in a terminal."),
     batch_size: int = BATCH_OPTION,
     tracking_uri: Optional[str] = TRACKING_OPTION,
     workdir: Path = WORKDIR_OPTION,
@@ -207,23 +218,68 @@ def predict(
         raise UserInputError(Problem("give either --text or an input file, not both and not neither", path="INPUT_FILE"))
     if words not in WORD_SPLITTERS:
         raise UserInputError(Problem(f"--words {words!r}: choose one of {', '.join(WORD_SPLITTERS)}", path="--words"))
+    if spans not in SPAN_RULES:
+        raise UserInputError(Problem(f"--spans {spans!r}: choose one of {', '.join(SPAN_RULES)}", path="--spans"))
     if output_format not in OUTPUT_FORMATS:
         raise UserInputError(
             Problem(f"--output-format {output_format!r}: choose one of {', '.join(OUTPUT_FORMATS)}", path="--output-format")
         )
+    if text is not None:
+        _check_utf8(text)
     if output is not None:
         check_output_file(output)  # before the model loads and the tagging runs
     rows = [{"text": text}] if text is not None else read_rows(input_file, choose_format(input_file, input_format))
     bundle = _open(model, tracking_uri, workdir).bundle
-    records, seconds = _predict_with_progress(bundle, rows, words, batch_size, show=input_file is not None)
-    if output is None:
-        write_records(records, output_format, sys.stdout)
-    else:
+    records, seconds = _predict_with_progress(bundle, rows, words, batch_size, spans, show=input_file is not None)
+    if output is not None:
         write_output_file(output, lambda stream: write_records(records, output_format, stream))
-    typer.echo(f"tagged {len(rows)} sentences in {seconds:.2f} s ({len(rows) / seconds:.1f} sentences/s)", err=True)
+    elif text is not None and output_format == "jsonl" and not as_json and sys.stdout.isatty():
+        _print_record(records[0], Console(highlight=False, markup=False))
+    else:
+        write_records(records, output_format, sys.stdout)
+    count = f"{len(rows)} sentence{'s' if len(rows) != 1 else ''}"
+    typer.echo(f"tagged {count} in {seconds:.2f} s ({len(rows) / seconds:.1f} sentences/s)", err=True)
 
 
-def _predict_with_progress(bundle, rows: list[dict], words: str, batch_size: int, show: bool) -> tuple[list[dict], float]:
+def _check_utf8(text: str) -> None:
+    """Refuses a --text whose bytes are not UTF-8: Python hands them over as lone surrogates
+    (U+DC80-U+DCFF for the bytes 0x80-0xFF), which are no characters a tagger can read."""
+    position = next((i for i, c in enumerate(text) if "\ud800" <= c <= "\udfff"), None)
+    if position is None:
+        return
+    code = ord(text[position])
+    byte = f"byte 0x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"U+{code:04X}"
+    raise UserInputError(Problem(
+        f"the text is not UTF-8 ({byte} at character {position + 1}): pass UTF-8 text, e.g. convert it with "
+        "iconv -f latin1 -t utf-8", path="--text",
+    ))  # fmt: skip
+
+
+def _print_record(record: dict[str, Any], console: Console) -> None:
+    """One tagged sentence for a reader: its spans, then each word with its tag and score."""
+    if record["spans"]:
+        found = Table(box=None, pad_edge=False, title="spans", title_justify="left")
+        for column in ("text", "type", "words", "score"):
+            found.add_column(column, no_wrap=column != "text")
+        for span in record["spans"]:
+            score = "" if span.get("score") is None else f"{span['score']:.2f}"
+            found.add_row(span["text"], span["type"], f"{span['start']}-{span['end']}", score)
+        console.print(found)
+    else:
+        console.print(f"no entities in {len(record['words'])} words")
+    tagged = Table(box=None, pad_edge=False)
+    for column in ("word", "tag", "score"):
+        tagged.add_column(column)
+    scores = record.get("scores") or [None] * len(record["words"])
+    for word, tag, score in zip(record["words"], record["tags"], scores):
+        tagged.add_row(word, tag, "" if score is None else f"{score:.2f}")
+    if record["words"]:
+        console.print(tagged)
+
+
+def _predict_with_progress(
+    bundle, rows: list[dict], words: str, batch_size: int, span_rule: str, show: bool
+) -> tuple[list[dict], float]:
     """Records of all rows, tagged in chunks so a progress bar can follow; and the seconds tagging took."""
     from nerplat.serving.records import predict_records  # lazy: torch, which `--help` and bad input never need
 
@@ -234,7 +290,7 @@ def _predict_with_progress(bundle, rows: list[dict], words: str, batch_size: int
     with Progress(*columns, console=Console(stderr=True), transient=True, disable=not show) as bar:
         task = bar.add_task("tagging", total=len(rows))
         for first in range(0, len(rows), chunk):
-            records += predict_records(bundle, rows[first : first + chunk], words, batch_size)
+            records += predict_records(bundle, rows[first : first + chunk], words, batch_size, span_rule=span_rule)
             bar.advance(task, len(rows[first : first + chunk]))
     return records, time.perf_counter() - started
 

@@ -80,7 +80,8 @@ def iob1_to_iob2(tags: Sequence[str]) -> tuple[str, ...]:
 
 
 def mentions(tags: Sequence[str]) -> list[tuple[str, int, int]]:
-    """Maximal ``B-X (I-X)*`` spans of IOB2 tags as ``(type, start, end)``, end exclusive."""
+    """Maximal ``B-X (I-X)*`` spans of IOB2 tags as ``(type, start, end)``, end exclusive; on tags that
+    are not IOB2, conlleval's lenient reading: an ``I-X`` that opens a mention opens a span."""
     spans: list[tuple[str, int, int]] = []
     start = None
     kind = None
@@ -92,3 +93,12 @@ def mentions(tags: Sequence[str]) -> list[tuple[str, int, int]]:
         if tag != OUTSIDE and not continues:
             start, kind = position, tag[2:]
     return spans
+
+
+def strict_mentions(tags: Sequence[str]) -> list[tuple[str, int, int]]:
+    """The ``B-X (I-X)*`` spans strict IOB2 scoring counts (seqeval's ``mode="strict"``, as
+    `nerplat.metrics` scores): an ``I-X`` that opens a mention belongs to no span."""
+    return [(kind, start, end) for kind, start, end in mentions(tags) if tags[start][0] == "B"]
+
+
+SPAN_RULES = {"strict": strict_mentions, "lenient": mentions}  # how tags are read as spans, by name

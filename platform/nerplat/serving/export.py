@@ -32,7 +32,9 @@ tagger("EU rejects German call to boycott British lamb .")
 ```
 
 `aggregation_strategy="first"` labels each word by its first sub-token, as nerplat trains and
-predicts. Sentences longer than {max_length} sub-tokens: nerplat cuts them into overlapping windows
+predicts. The pipeline groups tags into spans the lenient (conlleval) way, where an I- tag after O
+opens a span, as `nerplat predict --spans lenient` does; nerplat's scores and its default spans are
+strict IOB2. Sentences longer than {max_length} sub-tokens: nerplat cuts them into overlapping windows
 (stride {stride}); pass `stride=` to the pipeline for a similar effect.
 """
 
@@ -86,12 +88,12 @@ def _write_huggingface(bundle: TaggerBundle, out: Path) -> None:
     config.num_labels = len(bundle.labels)
     config.id2label = dict(enumerate(bundle.labels))
     config.label2id = {label: i for i, label in enumerate(bundle.labels)}
-    with quiet_transformers():
+    with quiet_transformers():  # its load report, and the "Writing model shards" bar of save_pretrained
         model = transformers.AutoModelForTokenClassification.from_config(config)
-    model.base_model.load_state_dict(tagger.encoder.state_dict())
-    model.classifier.load_state_dict(tagger.head.classifier.state_dict())
-    model.save_pretrained(out)
-    bundle.tokenizer.save_pretrained(out)
+        model.base_model.load_state_dict(tagger.encoder.state_dict())
+        model.classifier.load_state_dict(tagger.head.classifier.state_dict())
+        model.save_pretrained(out)
+        bundle.tokenizer.save_pretrained(out)
 
 
 def _write_mlflow(bundle: TaggerBundle, model_folder: Path | None, out: Path) -> None:

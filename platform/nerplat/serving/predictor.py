@@ -4,8 +4,10 @@ Sentences are windowed by `trial.features` (long ones overlap, each word owned b
 batched by `trial.batching` (bounded in padded sub-tokens as a CPU trial's evaluation is, since a
 bundle loads to the CPU: `trial.predict.CPU_EVAL_BATCH_TOKENS`), decoded by the head's own `decode`
 (argmax, Viterbi, Algorithm 1 with the saved thresholds) and joined back per sentence by
-`join_windows`. Spans follow the conlleval convention, as seqeval's `get_entities` and Hugging
-Face's pipeline do: an I-X after O or after another type starts a span.
+`join_windows`. Spans are read from the tags as `nerplat evaluate` and the reports score them:
+strict IOB2 (`B-X (I-X)*`; an I-X after O or after another type is in no span). `lenient`, on
+request, reads them the conlleval way, as seqeval's `get_entities` and Hugging Face's pipeline do:
+such an I-X starts a span.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Callable, Sequence
 import torch
 
 from nerplat.data.corpus import Sentence
-from nerplat.data.tags import mentions
+from nerplat.data.tags import SPAN_RULES
 from nerplat.serving.bundle import TaggerBundle
 from nerplat.serving.confidence import word_confidences
 from nerplat.trial.batching import iterate_batches, join_windows
@@ -45,9 +47,14 @@ class TaggingStopped(Exception):
 
 
 def tag_sentences(
-    bundle: TaggerBundle, sentences: Sequence[Sequence[str]], batch_size: int = 32, stop: Callable[[], bool] | None = None
+    bundle: TaggerBundle,
+    sentences: Sequence[Sequence[str]],
+    batch_size: int = 32,
+    stop: Callable[[], bool] | None = None,
+    span_rule: str = "strict",
 ) -> list[TaggedSentence]:
-    """Tags, word confidences and spans of every sentence (lists of words; empty ones allowed).
+    """Tags, word confidences and spans (read by `span_rule`, a key of `data.tags.SPAN_RULES`) of every
+    sentence (lists of words; empty ones allowed).
 
     `stop`, when given, is asked before each batch; True raises `TaggingStopped`, so a served
     request whose client is gone stops within one batch instead of running to the end.
@@ -80,15 +87,15 @@ def tag_sentences(
     for words, sentence_ids, scores in zip(sentences, ids, sentence_confidences):
         tags = [bundle.labels[i] for i in sentence_ids]
         kept = scores if has_confidence else None
-        tagged.append(TaggedSentence(list(words), tags, kept, spans_of(tags, kept)))
+        tagged.append(TaggedSentence(list(words), tags, kept, spans_of(tags, kept, span_rule)))
     return tagged
 
 
-def spans_of(tags: Sequence[str], scores: Sequence[float] | None) -> list[Span]:
-    """Entity spans of one sentence's BIO tags (conlleval convention, as seqeval's `get_entities`,
-    without importing seqeval and scikit-learn: seconds of a one-sentence `predict`)."""
+def spans_of(tags: Sequence[str], scores: Sequence[float] | None, span_rule: str = "strict") -> list[Span]:
+    """Entity spans of one sentence's BIO tags by `span_rule` (without importing seqeval and
+    scikit-learn: seconds of a one-sentence `predict`)."""
     spans = []
-    for entity_type, first, end in mentions(tags):
+    for entity_type, first, end in SPAN_RULES[span_rule](tags):
         score = None if scores is None else float(sum(scores[first:end]) / (end - first))
         spans.append(Span(entity_type, first, end, score))
     return spans

@@ -2,8 +2,8 @@
 
 A row (`nerplat.serving.rows`) is `{"text": "a sentence"}` (split into words by
 `nerplat.serving.words`) or `{"tokens": ["its", "words"]}`. A record holds the words, their tags,
-per-word scores where the head has them (`nerplat.serving.confidence`) and the spans, with word
-offsets and, for text, character offsets and the text they cover.
+per-word scores where the head has them (`nerplat.serving.confidence`, rounded to `SCORE_DIGITS`)
+and the spans, with word offsets and, for text, character offsets and the text they cover.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from nerplat.serving.rows import row_problem
 from nerplat.serving.words import split_words
 
 BATCH_SIZE = 32
+SCORE_DIGITS = 4  # a confidence to 1e-4 is what a reader or a threshold uses; 17 digits are float noise
 ROWS_PER_CHUNK = 256  # rows split, tokenised and tagged together
 
 
@@ -24,8 +25,10 @@ def predict_records(
     splitter: str = "encoder",
     batch_size: int = BATCH_SIZE,
     stop: Callable[[], bool] | None = None,
+    span_rule: str = "strict",
 ) -> list[dict[str, Any]]:
     """Tag rows that hold `text` (split into words by `splitter`) or `tokens`; one record per row, in order.
+    Spans are read from the tags by `span_rule` (`data.tags.SPAN_RULES`: strict IOB2, as scored).
 
     `stop` is asked between batches; when it answers True, `TaggingStopped` is raised (a client gave
     up). Rows are split and tokenised `ROWS_PER_CHUNK` at a time, so that stop comes soon too.
@@ -36,12 +39,18 @@ def predict_records(
             raise ValueError(f"input row {index}: {problem}")
     records: list[dict[str, Any]] = []
     for first in range(0, len(rows), ROWS_PER_CHUNK):
-        records += _tagged_records(bundle, rows[first : first + ROWS_PER_CHUNK], splitter, batch_size, stop)
+        chunk = rows[first : first + ROWS_PER_CHUNK]
+        records += _tagged_records(bundle, chunk, splitter, batch_size, stop, span_rule)
     return records
 
 
 def _tagged_records(
-    bundle: Any, rows: list[dict[str, Any]], splitter: str, batch_size: int, stop: Callable[[], bool] | None
+    bundle: Any,
+    rows: list[dict[str, Any]],
+    splitter: str,
+    batch_size: int,
+    stop: Callable[[], bool] | None,
+    span_rule: str,
 ) -> list[dict[str, Any]]:
     words, sources = [], []
     for row in rows:
@@ -52,7 +61,7 @@ def _tagged_records(
         else:
             words.append(list(row["tokens"]))
             sources.append(None)
-    tagged = tag_sentences(bundle, words, batch_size, stop)
+    tagged = tag_sentences(bundle, words, batch_size, stop, span_rule)
     return [_record(sentence, source) for sentence, source in zip(tagged, sources)]
 
 
@@ -66,9 +75,9 @@ def _record(sentence: Any, source: tuple[str, list[tuple[int, int]]] | None) -> 
             start, end = offsets[span.start][0], offsets[span.end - 1][1]
             entry |= {"start_char": start, "end_char": end, "text": text[start:end]}
         if span.score is not None:
-            entry["score"] = span.score
+            entry["score"] = round(span.score, SCORE_DIGITS)
         spans.append(entry)
     record = {"words": sentence.words, "tags": sentence.tags, "spans": spans}
     if sentence.scores is not None:
-        record["scores"] = sentence.scores
+        record["scores"] = [round(score, SCORE_DIGITS) for score in sentence.scores]
     return record

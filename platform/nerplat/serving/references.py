@@ -4,6 +4,7 @@
     ce.quickstart/2                      a registered model version (also NAME@ALIAS)
     models:/...                          any MLflow model URI, as is
     0123abcd... (32 hex digits)          an MLflow run: the tagger logged on it
+    0123abcd (8 or more hex digits)      the run whose id starts so (`nerplat models` prints 8 digits)
     ./some/folder                        an MLflow model folder (nerplat export) or a bundle (nerplat train --save)
 """
 
@@ -17,10 +18,11 @@ from pathlib import Path
 
 from nerplat.errors import Problem, UserInputError
 from nerplat.serving.bundle import MLFLOW_ARTIFACT, TaggerBundle, load_bundle
-from nerplat.serving.mlflow_models import MODEL_NAME, global_tracking_uri, logged_model_of_run
+from nerplat.serving.mlflow_models import MODEL_NAME, global_tracking_uri, logged_model_of_run, registered_versions
 from nerplat.track.store import sqlite_path
 
 _RUN_ID = re.compile(r"^[0-9a-f]{32}$")
+_RUN_ID_PREFIX = re.compile(r"^[0-9a-f]{8,31}$")
 _NAME_VERSION = re.compile(r"^([^/@]*)(?:([/@])(.*))?$", re.DOTALL)
 
 
@@ -44,7 +46,17 @@ def resolve_model(reference: str, tracking_uri: str) -> ModelReference:
         return ModelReference(reference, None, reference)
     if _RUN_ID.match(reference):
         return ModelReference(_run_model_uri(reference, tracking_uri), None, reference)
+    if _RUN_ID_PREFIX.match(reference) and (run_id := _registered_run(reference, tracking_uri)) is not None:
+        return ModelReference(_run_model_uri(run_id, tracking_uri), None, reference)
     return ModelReference(_registered_uri(reference, tracking_uri), None, reference)
+
+
+def _registered_run(prefix: str, tracking_uri: str) -> str | None:
+    """The run id of the registered versions whose run id starts with `prefix`; None when none does."""
+    runs = sorted({v.run_id for v in registered_versions(tracking_uri) if (v.run_id or "").startswith(prefix)})
+    if len(runs) > 1:
+        raise _problem(prefix, f"starts the ids of several runs ({', '.join(runs)}): give more of the id")
+    return runs[0] if runs else None
 
 
 @dataclass(frozen=True)
@@ -95,7 +107,8 @@ def folder_on_disk(reference: str, tracking_uri: str) -> Path | None:
     database = sqlite_path(tracking_uri)
     if database is None or not database.is_file() or reference.startswith("models:/"):
         return None
-    found = _run_model_query(reference) if _RUN_ID.match(reference) else _registered_query(reference)
+    is_run = _RUN_ID.match(reference) or _RUN_ID_PREFIX.match(reference)
+    found = _run_model_query(reference) if is_run else _registered_query(reference)
     if found is None:
         return None
     try:
@@ -131,12 +144,13 @@ def _registered_query(reference: str) -> tuple[str, tuple] | None:
 
 
 def _run_model_query(run_id: str) -> tuple[str, tuple]:
-    """The query for the folder of the tagger logged on a run, as `logged_model_of_run` finds it: complete, not deleted."""
+    """The query for the folder of the tagger logged on a run, as `logged_model_of_run` finds it: complete,
+    not deleted. `run_id` may be the start of one (hex digits only: nothing LIKE reads as a pattern)."""
     query = (
-        "SELECT artifact_location FROM logged_models WHERE source_run_id = ? AND name = ? AND status = ? "
+        "SELECT artifact_location FROM logged_models WHERE source_run_id LIKE ? AND name = ? AND status = ? "
         "AND lifecycle_stage = 'active'"
     )
-    return query, (run_id, MODEL_NAME, _LOGGED_MODEL_READY)
+    return query, (run_id + "%", MODEL_NAME, _LOGGED_MODEL_READY)
 
 
 _LOGGED_MODEL_READY = 2  # MLflow's LoggedModelStatus.READY as its SQL store keeps it (an integer)

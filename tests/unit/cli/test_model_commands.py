@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from registered_tagger import NAME
@@ -21,14 +22,61 @@ def test_models_lists_the_registered_version(store, capsys):
     assert NAME in out and store.run_id[:8] in out and "0.25" in out
 
 
-@pytest.mark.parametrize("reference", [NAME, f"{NAME}/1", f"models:/{NAME}/1", "RUN"])
+@pytest.mark.parametrize("reference", [NAME, f"{NAME}/1", f"models:/{NAME}/1", "RUN", "RUN8"])
 def test_predict_text_resolves_every_kind_of_reference(store, capsys, reference):
-    reference = store.run_id if reference == "RUN" else reference
+    reference = {"RUN": store.run_id, "RUN8": store.run_id[:8]}.get(reference, reference)  # `models` prints 8 digits
     assert nerplat(store, "predict", reference, "--text", "Peter Blackburn visited Brussels.") == 0
     captured = capsys.readouterr()
     record = json.loads(captured.out)
     assert record == predict_records(store.bundle, [{"text": "Peter Blackburn visited Brussels."}])[0]
-    assert "sentences/s" in captured.err
+    assert "tagged 1 sentence in" in captured.err and "sentences/s" in captured.err
+
+
+def test_a_run_id_prefix_resolves_through_mlflow_too(store):
+    from nerplat.serving.references import resolve_model
+
+    uri = f"sqlite:///{store.workdir / 'mlflow.db'}"
+    assert resolve_model(store.run_id[:8], uri).uri == resolve_model(store.run_id, uri).uri
+
+
+def test_predict_text_in_a_terminal_prints_a_table_with_rounded_scores(store, capsys, monkeypatch):
+    monkeypatch.setattr("sys.stdout.isatty", lambda: True)
+    assert nerplat(store, "predict", NAME, "--text", "Peter Blackburn visited Brussels.") == 0
+    out = capsys.readouterr().out
+    assert not out.startswith("{") and "word" in out and "Blackburn" in out
+    assert not any(len(number) > 4 for number in re.findall(r"\d\.(\d+)", out))
+    assert nerplat(store, "predict", NAME, "--text", "Peter Blackburn visited Brussels.", "--json") == 0
+    assert json.loads(capsys.readouterr().out)["words"][0] == "Peter"
+
+
+def test_predict_text_that_is_not_utf8_exits_2_naming_the_byte(store, capsys):
+    latin1 = b"caf\xe9".decode("utf-8", "surrogateescape")  # what Python makes of such an argument
+    assert nerplat(store, "predict", NAME, "--text", latin1) == 2
+    err = capsys.readouterr().err
+    assert "not UTF-8 (byte 0xe9 at character 4)" in err and "Traceback" not in err
+
+
+def test_predict_reads_a_conll_file_named_txt_as_conll(store, tmp_path, capsys):
+    source = tmp_path / "test.txt"  # nerplat's own corpora are CoNLL files named .txt
+    source.write_text("EU\tB-ORG\nrejects\tO\n\nPeter\tB-PER\nBlackburn\tI-PER\n")
+    assert main(["predict", str(store.bundle_dir), str(source), "--output-format", "conll"]) == 0
+    captured = capsys.readouterr()
+    words = [line.split("\t")[0] for line in captured.out.splitlines() if line]
+    assert words == ["EU", "rejects", "Peter", "Blackburn"] and "tagged 2 sentences" in captured.err
+
+
+def test_predict_spans_are_strict_unless_lenient_is_asked_for(store, capsys, monkeypatch):
+    from nerplat.serving import records
+    from nerplat.serving.predictor import TaggedSentence, spans_of
+
+    def o_then_i(bundle, sentences, batch_size, stop, span_rule):  # a tagger that opens a span with I-
+        return [TaggedSentence(w, ["O", "I-PER"], None, spans_of(["O", "I-PER"], None, span_rule)) for w in sentences]
+
+    monkeypatch.setattr(records, "tag_sentences", o_then_i)
+    assert nerplat(store, "predict", NAME, "--text", "a b", "--words", "whitespace") == 0
+    assert json.loads(capsys.readouterr().out)["spans"] == []
+    assert nerplat(store, "predict", NAME, "--text", "a b", "--words", "whitespace", "--spans", "lenient") == 0
+    assert [s["type"] for s in json.loads(capsys.readouterr().out)["spans"]] == ["PER"]
 
 
 @pytest.mark.parametrize("text", ["", "  "])
@@ -68,6 +116,7 @@ def test_export_a_registered_model_to_a_huggingface_folder(store, tmp_path, caps
         (["predict", "BARE", "--text", "x"], "run without a logged model"),
         (["predict", NAME], "either --text or an input file"),
         (["predict", NAME, "--text", "x", "--words", "spacy"], "--words"),
+        (["predict", NAME, "--text", "x", "--spans", "loose"], "choose one of strict, lenient"),
         (["export", "nothing-here", "--out", "OUT"], "no registered model"),
     ],
 )

@@ -1,4 +1,4 @@
-from nerplat.data.tags import iob1_to_iob2, iob2_violations, is_legal_tag, mentions
+from nerplat.data.tags import iob1_to_iob2, iob2_violations, is_legal_tag, mentions, strict_mentions
 
 
 def test_legal_tags_are_o_and_prefixed_types():
@@ -20,3 +20,9 @@ def test_mentions_are_maximal_spans():
     tags = ["B-PER", "I-PER", "B-PER", "O", "B-LOC", "I-LOC", "I-LOC"]
     assert mentions(tags) == [("PER", 0, 2), ("PER", 2, 3), ("LOC", 4, 7)]
     assert mentions(["O", "O"]) == []
+
+
+def test_strict_mentions_leave_out_an_i_tag_that_opens_a_mention():
+    tags = ["I-PER", "I-PER", "O", "B-LOC", "I-LOC", "I-ORG", "B-ORG"]
+    assert strict_mentions(tags) == [("LOC", 3, 5), ("ORG", 6, 7)]
+    assert mentions(tags) == [("PER", 0, 2), ("LOC", 3, 5), ("ORG", 5, 6), ("ORG", 6, 7)]

@@ -67,3 +67,24 @@ def test_records_are_written_as_jsonl_or_conll_with_scores():
     out = io.StringIO()
     write_records(records, "jsonl", out)
     assert [json.loads(line) for line in out.getvalue().splitlines()] == records
+
+
+@pytest.mark.parametrize("separator", ["\t", " "])
+@pytest.mark.parametrize("name", ["test.txt", "corpus", "gold.tsv"])
+def test_conll_is_read_as_conll_whatever_its_suffix(tmp_path, separator, name):
+    path = tmp_path / name
+    path.write_text(f"-DOCSTART-{separator}O\n\nEU{separator}B-ORG\nrejects{separator}O\n\nPeter{separator}B-PER\n")
+    assert input_format(path, None) == "conll"
+    assert read_rows(path, "conll") == [{"tokens": ["EU", "rejects"]}, {"tokens": ["Peter"]}]
+
+
+def test_plain_text_given_as_conll_is_refused_rather_than_cut_to_its_first_words(tmp_path):
+    path = tmp_path / "sentences.conll"
+    path.write_text("Peter Blackburn visited Brussels\nEU rejects German call\n")
+    with pytest.raises(UserInputError) as error:
+        read_rows(path, "conll")
+    assert [p.line for p in error.value.problems] == [1, 2]
+    assert "--format text" in error.value.problems[0].message
+    assert input_format(tmp_path / "sentences.txt", None) == "text"  # a missing file is text by its suffix
+    (tmp_path / "sentences.txt").write_text("Peter Blackburn visited Brussels\n")
+    assert input_format(tmp_path / "sentences.txt", None) == "text"

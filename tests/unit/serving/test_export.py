@@ -18,12 +18,12 @@ TEXTS = [
 ]
 
 
-def test_pipeline_on_the_exported_folder_gives_nerplats_spans(softmax_bundle, tmp_path):
+def test_pipeline_on_the_exported_folder_gives_nerplats_lenient_spans(softmax_bundle, tmp_path):
     from transformers import pipeline
 
     assert export_model(softmax_bundle, None, tmp_path / "hf", "tiny-softmax") == "huggingface"
     tagger = pipeline("token-classification", model=str(tmp_path / "hf"), aggregation_strategy="first", device="cpu")
-    ours = predict_records(softmax_bundle, [{"text": t} for t in TEXTS])
+    ours = predict_records(softmax_bundle, [{"text": t} for t in TEXTS], span_rule="lenient")
     compared = 0
     for text, record in zip(TEXTS, ours):
         theirs = tagger(text)
@@ -33,7 +33,13 @@ def test_pipeline_on_the_exported_folder_gives_nerplats_spans(softmax_bundle, tm
         assert [float(e["score"]) for e in theirs] == pytest.approx([s["score"] for s in record["spans"]], abs=1e-4)
         compared += len(theirs)
     assert compared > 0, "the tiny tagger predicted no span: the comparison would prove nothing"
-    assert "aggregation_strategy" in (tmp_path / "hf" / "README.md").read_text()
+    readme = (tmp_path / "hf" / "README.md").read_text()
+    assert "aggregation_strategy" in readme and "--spans lenient" in readme
+
+
+def test_export_shows_no_progress_bar_of_transformers(softmax_bundle, tmp_path, capfd):
+    export_model(softmax_bundle, None, tmp_path / "hf", "tiny-softmax")
+    assert "Writing model shards" not in capfd.readouterr().err
 
 
 def test_other_heads_export_an_mlflow_model_folder_with_its_instructions(crf_dir, tmp_path):

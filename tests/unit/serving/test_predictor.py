@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from nerplat.data.corpus import Sentence
+from nerplat.metrics import evaluate_tags
 from nerplat.serving.bundle import load_bundle
 from nerplat.serving.predictor import Span, spans_of, tag_sentences
 from nerplat.trial.features import tokenize_sentences
@@ -58,14 +59,22 @@ def test_two_task_decoding_uses_the_saved_thresholds(two_task_dir):
     assert all(set(t.tags) == {"B-ENT"} for t in tag_sentences(bundle, SENTENCES) if t.tags)
 
 
-def test_spans_follow_the_conlleval_convention():
+def test_spans_are_the_strict_iob2_spans_evaluate_scores():
+    tags = ["B-PER", "I-PER", "O", "I-LOC", "B-ORG", "B-ORG", "I-MISC", "I-MISC"]
+    spans = spans_of(tags, [0.5, 0.7, 0.9, 0.4, 0.8, 0.6, 0.2, 0.3])
+    assert [(s.type, s.start, s.end) for s in spans] == [("PER", 0, 2), ("ORG", 4, 5), ("ORG", 5, 6)]
+    assert spans[0].score == pytest.approx(0.6)
+    assert spans_of(["B-X"], None) == [Span("X", 0, 1, None)]
+    scored = evaluate_tags([tags], [tags])  # the spans are those the metrics count, no more
+    assert len(spans) == sum(int(v) for k, v in scored.items() if k.startswith("type_") and k.endswith("_support"))
+
+
+def test_lenient_spans_follow_the_conlleval_convention_on_request():
     tags = ["B-PER", "I-PER", "O", "I-LOC", "B-ORG", "B-ORG", "I-MISC"]
-    spans = spans_of(tags, [0.5, 0.7, 0.9, 0.4, 0.8, 0.6, 0.2])
+    spans = spans_of(tags, [0.5, 0.7, 0.9, 0.4, 0.8, 0.6, 0.2], "lenient")
     assert [(s.type, s.start, s.end) for s in spans] == [
         ("PER", 0, 2), ("LOC", 3, 4), ("ORG", 4, 5), ("ORG", 5, 6), ("MISC", 6, 7)
     ]
-    assert spans[0].score == pytest.approx(0.6)
-    assert spans_of(["B-X"], None) == [Span("X", 0, 1, None)]
 
 
 def test_tagging_batches_are_bounded_in_padded_sub_tokens_as_a_cpu_evaluation(softmax_bundle):
