@@ -20,6 +20,7 @@ BOUNDARIES = (
     "status_tag",  # a run's nerplat.status tag is written, its end (MLflow status) is not
     "mlflow_finish",  # a tuning trial's MLflow run ended; the study has not been told
     "optuna_commit",  # the study was told the trial's result
+    "tune_end",  # an arm's tune run ended completed, its choice recorded; its replicates not started
     "replicate",  # a replicate's MLflow run ended
     "analysis",  # every replicate ended; the analysis has not started
 )

@@ -15,6 +15,8 @@ from nerplat.plan.model import Arm
 from nerplat.track import schema
 
 PHASE_KEY = "nerplat_job"  # the one constant entry of a trial's Tune config; searched keys sit beside it
+# beside the searched keys of a tuning trial: its sample index, given by the searcher (`run.study_search`)
+SAMPLE_INDEX_KEY = "nerplat_sample_index"
 NODE_KEY = "nerplat_node"  # reported with every result: the Ray node the trial ran on
 MALLOC_KEY = "nerplat_malloc"  # reported with every result: its worker's allocator (`run.allocator.process_malloc`)
 # reported with every result: the arithmetic the trial runs (`train.precision: auto` resolved)

@@ -45,8 +45,9 @@ from typing import Any
 
 from nerplat.kill_points import kill_point
 from nerplat.plan.model import Arm, Plan, Replicate
-from nerplat.run.job import TrialJob
+from nerplat.run.job import SAMPLE_INDEX_KEY, TrialJob
 from nerplat.run.spec_change import SpecChange
+from nerplat.run.trial_choice import FinishedTrial, InterruptedTrial, legacy_sample_indexes
 from nerplat.serving.mlflow_models import unregister_run
 from nerplat.track import schema
 from nerplat.track.lease import ExperimentLease
@@ -68,24 +69,6 @@ def arm_tags(arm: Arm) -> dict[str, str]:
         schema.HEAD: arm.head,
         schema.ENCODER: arm.fixed["encoder"]["name"],
     }
-
-
-@dataclass(frozen=True)
-class FinishedTrial:
-    """A tuning trial that finished (completed or early-stopped), as MLflow recorded it."""
-
-    values: dict[str, Any]  # its searched values
-    value: float  # its tune metric (`dev_best_<metric>`), what the searcher was told
-    run_id: str
-    run_name: str
-
-
-@dataclass(frozen=True)
-class InterruptedTrial:
-    """A tuning trial a stopped driver or Tuner interrupted, as MLflow recorded it."""
-
-    values: dict[str, Any]  # its searched values
-    run_id: str
 
 
 def runs_view_columns(plan: Plan) -> dict[str, list[str]]:
@@ -234,6 +217,8 @@ class RunLedger:
             tags = {
                 **arm_tags(job.arm), schema.SEED: job.seed, schema.PARTITION: job.partition, schema.SAMPLED: json.dumps(sampled)
             }
+            if config.get(SAMPLE_INDEX_KEY) is not None:  # given by the searcher (run.study_search)
+                tags[schema.SAMPLE_INDEX] = config[SAMPLE_INDEX_KEY]
             params = job.trial_config(config).model_dump(mode="json")
             run = self.tracker.start_trial_run(
                 job.parent_run_id, job.arm.id, f"t{number:04d}", tags=tags, params=params, label=job.arm.label
@@ -368,7 +353,8 @@ class RunLedger:
         return parent is not None and _ended(parent) and parent.data.tags.get(schema.STATUS) == "completed"
 
     def finished_trials(self, parent_run_id: str, metric: str) -> list[FinishedTrial]:
-        """The finished tuning trials under a tune parent, with their value of `metric`.
+        """The finished tuning trials under a tune parent, with their value of `metric` and their
+        sample index (run/trial_choice.py).
 
         Children left RUNNING by a driver that died (killed before their status tag, or between the
         tag and the run's end) are marked interrupted here, since nothing will finish them now; only
@@ -376,33 +362,51 @@ class RunLedger:
         before it claimed the run (track/experiment_tracker.py): no search finds it, and its name would otherwise
         never be claimed again, so it is deleted.
         """
-        found = []
-        for run in self.children(parent_run_id):
+        runs, changed = self.children(parent_run_id), False
+        for run in runs:
             if schema.KIND not in run.data.tags:
                 self.tracker.edits.delete_run(run.info.run_id)
-                continue
-            if run.info.status == "RUNNING" and run.info.run_id not in self._open_run_ids():
+            elif run.info.status == "RUNNING" and run.info.run_id not in self._open_run_ids():
                 self.tracker.finish(run.info.run_id, "interrupted")
+            else:
                 continue
-            status = run.data.tags.get(schema.STATUS)
-            if (
-                _ended(run) and status in FINISHED_TRIAL_STATUSES
-                and metric in run.data.metrics and schema.SAMPLED in run.data.tags
-            ):
-                values = json.loads(run.data.tags[schema.SAMPLED])
-                found.append(FinishedTrial(values, run.data.metrics[metric], run.info.run_id, run.info.run_name))
-        return found
+            changed = True
+        return _finished(self.children(parent_run_id) if changed else runs, metric)
 
     def interrupted_trials(self, parent_run_id: str) -> list[InterruptedTrial]:
         """The tuning trials under a tune parent that ended `interrupted` (Ctrl-C, a spent time budget,
-        or a driver that died: `finished_trials` marks those, so call it first), in the order they
-        started: a resumed search runs each one's point again (run/study.py, `points_to_queue`)."""
-        runs = [
-            run for run in self.children(parent_run_id)
+        or a driver that died: `finished_trials` marks those, so call it first), in their sampling
+        order: a resumed search runs each one's point again, in that order and with its sample index
+        (run/study.py, `enqueue_unfinished`)."""
+        runs = self.children(parent_run_id)
+        indexes = sample_indexes(runs)
+        interrupted = [
+            InterruptedTrial(json.loads(run.data.tags[schema.SAMPLED]), run.info.run_id, indexes[run.info.run_id])
+            for run in runs
             if _ended(run) and run.data.tags.get(schema.STATUS) == "interrupted" and schema.SAMPLED in run.data.tags
-        ]  # fmt: skip
-        runs.sort(key=lambda run: (run.info.start_time, run.info.run_name))
-        return [InterruptedTrial(json.loads(run.data.tags[schema.SAMPLED]), run.info.run_id) for run in runs]
+        ]
+        return sorted(interrupted, key=lambda trial: trial.sample_index)
+
+    def taken_sample_indexes(self, parent_run_id: str) -> frozenset[int]:
+        """The sample indexes the tune parent's trial runs hold, whatever their end: a new trial takes another."""
+        return frozenset(sample_indexes(self.children(parent_run_id)).values())
+
+    def recorded_choice(self, arm: Arm, metric: str) -> FinishedTrial | None:
+        """What the arm's completed tune phase chose, as it recorded it (read only): the finished trial
+        tagged `nerplat.best_trial` whose point is the tune run's `nerplat.sampled`; None when the
+        record lacks either."""
+        parent = self.tracker.find_arm_run(arm.id, "tune")
+        chosen = _sampled(parent) if parent is not None else None
+        if chosen is None:
+            return None
+        runs = self.children(parent.info.run_id)
+        best = {run.info.run_id for run in runs if run.data.tags.get(schema.BEST_TRIAL) == "true"}
+        return next((trial for trial in _finished(runs, metric) if trial.run_id in best and trial.values == chosen), None)
+
+    def replicated_choice(self, arm: Arm) -> dict[str, Any] | None:
+        """The configuration the arm's replicate phase was started with (its `nerplat.sampled`), if it was."""
+        parent = self.tracker.find_arm_run(arm.id, "replicate")
+        return _sampled(parent) if parent is not None else None
 
     def statuses(self, parent_run_id: str) -> dict[str, int]:
         """How many children of a parent run ended with each status (`running` when none yet)."""
@@ -419,3 +423,38 @@ class RunLedger:
 def _ended(run: Any) -> bool:
     """Whether an MLflow run has ended: its status tag alone may be left by a driver killed before the end."""
     return run.info.status != "RUNNING"
+
+
+def _sampled(run: Any) -> dict[str, Any] | None:
+    """A run's `nerplat.sampled` as a dict; None when it has none, or none that reads as one."""
+    try:
+        values = json.loads(run.data.tags.get(schema.SAMPLED, ""))
+    except ValueError:
+        return None
+    return values if isinstance(values, dict) else None
+
+
+def sample_indexes(runs: Sequence[Any]) -> dict[str, int]:
+    """The sample index of each tuning trial run among `runs` (`nerplat.sample_index`; runs an earlier
+    nerplat wrote without one are placed first, in start order: `trial_choice.legacy_sample_indexes`)."""
+    trials = sorted(
+        (run for run in runs if run.data.tags.get(schema.KIND) == "trial"),
+        key=lambda run: (run.info.start_time or 0, run.info.run_name or ""),
+    )
+    recorded = [int(run.data.tags[schema.SAMPLE_INDEX]) if schema.SAMPLE_INDEX in run.data.tags else None for run in trials]
+    return dict(zip((run.info.run_id for run in trials), legacy_sample_indexes(recorded)))
+
+
+def _finished(runs: Sequence[Any], metric: str) -> list[FinishedTrial]:
+    """The finished tuning trials among a tune parent's `runs`, in their sampling order."""
+    indexes = sample_indexes(runs)
+    found = [
+        FinishedTrial(
+            json.loads(run.data.tags[schema.SAMPLED]), run.data.metrics[metric], run.info.run_id, run.info.run_name,
+            indexes[run.info.run_id],
+        )
+        for run in runs
+        if run.info.run_id in indexes and _ended(run) and run.data.tags.get(schema.STATUS) in FINISHED_TRIAL_STATUSES
+        and metric in run.data.metrics and schema.SAMPLED in run.data.tags
+    ]
+    return sorted(found, key=lambda trial: trial.sample_index)

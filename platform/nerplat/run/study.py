@@ -16,15 +16,17 @@ the study agree with MLflow both ways:
 - a finished trial the study lacks (the storage was new or lost, or the driver died between
   MLflow's record and Optuna's) is told if its trial is still running there, else added;
 - trials still running in the study belong to a driver that stopped: they are failed, and
-  `--resume` runs the point of each trial MLflow calls interrupted again, first
-  (`points_to_queue`), so the resumed search evaluates what a clean run would; an interrupted
-  trial never counts as a trial of the search, nor as a place in it (run/study_search.py seeds
-  each trial by its place).
+  `--resume` runs the point of each trial MLflow calls interrupted again, first, in their sampling
+  order and each with its sample index (`enqueue_unfinished`), so the resumed search evaluates
+  what a clean run would; an interrupted trial never counts as a trial of the search, nor as a
+  place in it (run/study_search.py seeds each trial by its place).
 
 So each finished trial is COMPLETE in the study once, no more trials are COMPLETE than MLflow has
 finished, and each trial carries its MLflow run id and name (user attributes `mlflow_run_id`,
-`mlflow_run_name`) so the two views can be matched. The arm's choice is the study's best trial
-(`chosen_trial`), so nerplat's runs table and optuna-dashboard name the same trial, ties included.
+`mlflow_run_name`) so the two views can be matched, and its sample index (`nerplat.sample_index`,
+as its MLflow run's tag says): a study rebuilt from MLflow adds its trials in that order. The arm's
+choice is not read from the study: Optuna's best trial breaks ties by trial number, which a rebuilt
+study and a re-queued point renumber; nerplat's rule is run/trial_choice.py's.
 
 Ray's OptunaSearch loads the study by name (`create_study(load_if_exists=True)`). Its own warm
 start (`points_to_evaluate` with `evaluated_rewards`) would add the finished trials again on every
@@ -45,11 +47,12 @@ from typing import Any
 import optuna
 from optuna.trial import TrialState
 
-from nerplat.run.ledger import FinishedTrial, InterruptedTrial
+from nerplat.run.trial_choice import FinishedTrial, InterruptedTrial
 
 OWNER_ATTR = "nerplat.tune_run_id"  # study user attribute: the MLflow run of the arm's tune phase
 RUN_ID_ATTR = "mlflow_run_id"  # trial user attributes
 RUN_NAME_ATTR = "mlflow_run_name"
+SAMPLE_INDEX_ATTR = "nerplat.sample_index"  # trial user attribute: its place in the search's sampling order
 FIXED_PARAMS_ATTR = "fixed_params"  # system attribute where Optuna's enqueue_trial keeps a queued point
 
 
@@ -60,6 +63,7 @@ class ArmStudy:
     storage: Any  # an Optuna storage (track/studies.open_optuna_storage)
     name: str  # track/studies.study_name
     finished: tuple[FinishedTrial, ...] = ()
+    taken: frozenset[int] = frozenset()  # the sample indexes MLflow's trial runs hold (`RunLedger.taken_sample_indexes`)
 
 
 def run_attributes(run_id: str, run_name: str) -> dict[str, str]:
@@ -91,7 +95,7 @@ def prepare_study(study: ArmStudy, *, owner: str, metric: str, mode: str, distri
         opened.set_metric_names([metric])
     told = {trial.user_attrs.get(RUN_ID_ATTR) for trial in trials if trial.state == TrialState.COMPLETE}
     running = [trial for trial in trials if trial.state == TrialState.RUNNING]
-    for finished in study.finished:
+    for finished in sorted(study.finished, key=lambda trial: trial.sample_index):
         if finished.run_id in told:
             continue
         live = next((trial for trial in running if trial.user_attrs.get(RUN_ID_ATTR) == finished.run_id), None)
@@ -104,7 +108,7 @@ def prepare_study(study: ArmStudy, *, owner: str, metric: str, mode: str, distri
                     params=finished.values,
                     distributions=distributions,
                     value=finished.value,
-                    user_attrs=run_attributes(finished.run_id, finished.run_name),
+                    user_attrs={**run_attributes(finished.run_id, finished.run_name), SAMPLE_INDEX_ATTR: finished.sample_index},
                 )
             )
     _fail(opened, running)
@@ -159,42 +163,30 @@ def _fail(opened: optuna.Study, trials: Iterable[Any]) -> None:
         opened.tell(trial.number, state=TrialState.FAIL)
 
 
-def chosen_trial(study: ArmStudy) -> FinishedTrial:
-    """The arm's choice: the study's best trial (Optuna's `best_trial`) as MLflow recorded it.
-
-    Call it on a prepared study, whose COMPLETE trials are MLflow's finished ones. Among trials with
-    the same dev value Optuna's storage decides (the earliest trial, in SQLite and PostgreSQL as
-    nerplat uses them), and reading the choice from the study makes nerplat's runs table
-    (`nerplat.best_trial`) and optuna-dashboard agree on it.
-    """
-    best = optuna.load_study(study_name=study.name, storage=study.storage).best_trial
-    return next(finished for finished in study.finished if finished.run_id == best.user_attrs.get(RUN_ID_ATTR))
-
-
-def enqueue_unfinished(study: ArmStudy, points: Sequence[dict[str, Any]]) -> None:
+def enqueue_unfinished(study: ArmStudy, points: Sequence[dict[str, Any]], interrupted: Sequence[InterruptedTrial] = ()) -> None:
     """Queues every point that has not finished and is not queued yet, in order: a searcher asks the
-    queue first. A grid search so runs exactly the grid points MLflow lacks, whatever ran before, and
-    a spec's starting points (`tune.enqueue`, which may name some searched keys only) run once each
-    however often the search is resumed. A point has finished when a finished trial has its values.
-    (Optuna's `enqueue_trial(skip_if_exists=True)` would skip a point any trial has, the interrupted
-    trial whose point is to run again included.)"""
+    queue first. First the point of each `interrupted` trial (`RunLedger.interrupted_trials`, in
+    their sampling order, drawn keys included) with its sample index, so its next run takes the
+    interrupted trial's place; then `points`. A grid search so runs exactly the grid points MLflow
+    lacks, whatever ran before, and a spec's starting points (`tune.enqueue`, which may name some
+    searched keys only) run once each however often the search is resumed. A point has finished when
+    a finished trial has its values. (Optuna's `enqueue_trial(skip_if_exists=True)` would skip a
+    point any trial has, the interrupted trial whose point is to run again included.)"""
     opened = optuna.load_study(study_name=study.name, storage=study.storage)
     waiting = opened.get_trials(deepcopy=False, states=(TrialState.WAITING,))
     queued = [trial.system_attrs.get(FIXED_PARAMS_ATTR, trial.params) for trial in waiting]
-    for point in points:
+    queue = [(trial.values, {SAMPLE_INDEX_ATTR: trial.sample_index}) for trial in interrupted]
+    for point, attributes in queue + [(point, None) for point in points]:
         if point in queued or any(_has(finished.values, point) for finished in study.finished):
             continue
-        opened.enqueue_trial(dict(point))
+        opened.enqueue_trial(dict(point), user_attrs=attributes)
         queued.append(point)
 
 
-def points_to_queue(interrupted: Sequence[InterruptedTrial], starting: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """What a search queues before it draws (`enqueue_unfinished` then skips the finished and the
-    queued): the point of each interrupted trial (`RunLedger.interrupted_trials`), drawn keys
-    included, in the order the trials started, then the spec's starting points that no interrupted
-    trial was running (that trial's full point stands in for its starting point)."""
-    points = [trial.values for trial in interrupted]
-    return points + [point for point in starting if not any(_has(values, point) for values in points)]
+def starting_points(interrupted: Sequence[InterruptedTrial], starting: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The spec's starting points that no interrupted trial was running (that trial's full point,
+    queued first by `enqueue_unfinished`, stands in for its starting point)."""
+    return [point for point in starting if not any(_has(trial.values, point) for trial in interrupted)]
 
 
 def interrupted_numbers(study: ArmStudy, interrupted: Sequence[InterruptedTrial]) -> frozenset[int]:

@@ -6,8 +6,13 @@ after a kill drew other points than a clean run from the trial where the driver 
 another configuration. `TrialSeededSampler` seeds each trial by its place in the search
 (`run.search.TrialSeeds`): the n-th searched trial draws what the n-th trial of a clean run draws
 from the same finished trials, however many sessions the search took. With the point of each
-interrupted trial run again first (`run.study.points_to_queue`), a killed and resumed search asks for
-the points a clean run asks for, one trial at a time (concurrent trials finish in any order).
+interrupted trial run again first (`run.study.enqueue_unfinished`), a killed and resumed search asks
+for the points a clean run asks for, one trial at a time (concurrent trials finish in any order).
+
+`StudySearch` also gives each trial its sample index when it is sampled (run/trial_choice.py): the
+index its queued point carries when it runs an interrupted trial's point again, else the smallest
+no trial of the search holds. It travels in the trial's Tune config (`run.job.SAMPLE_INDEX_KEY`) to
+the ledger, which tags the trial's MLflow run with it, and is kept on the Optuna trial.
 
 Imported when a search starts: it imports Ray Tune.
 """
@@ -24,7 +29,9 @@ from optuna.trial import FrozenTrial, TrialState
 from ray.tune.search.optuna import OptunaSearch
 
 from nerplat.kill_points import kill_point
-from nerplat.run.study import ArmStudy, run_attributes
+from nerplat.run.job import SAMPLE_INDEX_KEY
+from nerplat.run.study import SAMPLE_INDEX_ATTR, ArmStudy, run_attributes
+from nerplat.run.trial_choice import first_free_index
 
 
 class TrialSeededSampler(BaseSampler):
@@ -68,6 +75,20 @@ class StudySearch(OptunaSearch):
     def __init__(self, sampler: Any, study: ArmStudy):
         super().__init__(sampler=sampler, storage=study.storage, study_name=study.name)
         self._held: dict[str, tuple[dict | None, bool]] = {}
+        self._taken = set(study.taken)  # sample indexes held: by MLflow's trial runs, then by this session's trials
+
+    def suggest(self, trial_id: str) -> dict | None:
+        """The trial's searched values and its sample index (`SAMPLE_INDEX_KEY`)."""
+        config = super().suggest(trial_id)
+        if not isinstance(config, dict):
+            return config
+        trial = self._ot_trials[trial_id]
+        index = trial.user_attrs.get(SAMPLE_INDEX_ATTR)
+        if index is None:
+            index = first_free_index(self._taken)
+            trial.set_user_attr(SAMPLE_INDEX_ATTR, index)
+        self._taken.add(index)
+        return {**config, SAMPLE_INDEX_KEY: index}
 
     def record_run(self, trial_id: str, run_id: str, run_name: str) -> None:
         """Tune trial `trial_id` logs to this MLflow run: said on its Optuna trial."""

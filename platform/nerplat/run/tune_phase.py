@@ -1,22 +1,30 @@
 """The tune phase of an arm: search its space on dev in one Tuner, continuing the arm's Optuna study,
-then choose the trial whose configuration the replicates re-train. `ExperimentRunner` (run/runner.py)
-holds one and calls `tune_arm` for each arm with a search space.
+then choose the trial whose configuration the replicates re-train (run/trial_choice.py). `ExperimentRunner`
+(run/runner.py) holds one and calls `tune_arm` for each arm with a search space.
+
+A tune phase that completed in an earlier session is never chosen again: its recorded choice (the
+tune run's `nerplat.sampled`, the `nerplat.best_trial` tag) stands, and a resume that cannot read
+it, or finds that its replicates trained another configuration, is refused before it writes
+anything (`refuse_unusable_choices`).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from rich.markup import escape
 
+from nerplat.errors import Problem, UserInputError
+from nerplat.kill_points import kill_point
 from nerplat.plan.model import Arm
 from nerplat.run.job import PHASE_KEY, TrialJob
-from nerplat.run.ledger import FinishedTrial
 from nerplat.run.outcomes import ArmOutcome
 from nerplat.run.phase_context import PhaseContext
 from nerplat.run.ray_session import concurrency, path_component
 from nerplat.run.search import SCHEDULERS, SEARCHERS, TrialSeeds, optuna_distributions, tune_domains
 from nerplat.run.trainable import nerplat_trial, trial_resources
+from nerplat.run.trial_choice import FinishedTrial, chosen_trial
 from nerplat.track.studies import study_name
 
 
@@ -36,9 +44,13 @@ class TunePhase:
         progress.skipped = len(previous)
         for trial in previous:
             progress.offer(trial.value)
+        if parent.finished:  # completed earlier: what it chose stands
+            outcome.tune_trials.update(ledger.statuses(parent.run_id))
+            self._keep_choice(arm, parent.run_id, previous, outcome)
+            return
         remaining = arm.tune_trials - len(previous)
         budget_spent = False
-        if not parent.finished and remaining > 0:
+        if remaining > 0:
             kept = f" ({len(previous)} finished earlier)" if previous else ""
             board.stage(f"tuning {arm.id}: {remaining} of {arm.tune_trials} trials to run{kept}")
             errors, budget_spent = self._search(arm, parent.run_id, previous, remaining)
@@ -61,17 +73,20 @@ class TunePhase:
                 )
                 ledger.finish(parent.run_id, "failed")
                 return
-        chosen = self._chosen_trial(arm, parent.run_id, previous)
+        self._arm_study(arm, parent.run_id, previous)  # in step with MLflow, as optuna-dashboard shows it
+        chosen = chosen_trial(previous, self.context.plan.tune.mode)
         outcome.chosen, outcome.chosen_value = chosen.values, chosen.value
         ledger.record_choice(parent.run_id, chosen, metric)
         ledger.finish(parent.run_id, "completed")
+        kill_point("tune_end")
 
     def _arm_study(self, arm: Arm, parent_run_id: str, previous: list[FinishedTrial]) -> Any:
         """The arm's Optuna study, in step with MLflow's finished trials (run/study.py)."""
         from nerplat.run.study import ArmStudy, prepare_study  # lazy: Optuna, loaded only when an arm is tuned
 
         context = self.context
-        study = ArmStudy(context.study_storage, study_name(context.plan.experiment, arm.id), tuple(previous))
+        taken = context.ledger.taken_sample_indexes(parent_run_id)
+        study = ArmStudy(context.study_storage, study_name(context.plan.experiment, arm.id), tuple(previous), taken)
         metric = f"dev_best_{context.select_metric}"
         distributions = optuna_distributions(arm.search_space)
         if prepare_study(study, owner=parent_run_id, metric=metric, mode=context.plan.tune.mode, distributions=distributions):
@@ -81,23 +96,57 @@ class TunePhase:
             )
         return study
 
-    def _chosen_trial(self, arm: Arm, parent_run_id: str, previous: list[FinishedTrial]) -> FinishedTrial:
-        """The study's best trial, once the study agrees with MLflow: nerplat and optuna-dashboard
-        choose the same trial, ties included (run/study.py, `chosen_trial`)."""
-        from nerplat.run.study import chosen_trial  # lazy: Optuna, loaded only when an arm is tuned
+    def _keep_choice(self, arm: Arm, parent_run_id: str, previous: list[FinishedTrial], outcome: ArmOutcome) -> None:
+        """The choice a completed tune phase recorded, read back and never written again; its study is
+        brought in step with MLflow (rebuilt, in sampling order, when optuna.db was lost)."""
+        chosen = self.context.ledger.recorded_choice(arm, f"dev_best_{self.context.select_metric}")
+        if chosen is None:  # `refuse_unusable_choices` refuses it before a resume writes
+            raise UserInputError(self._unreadable(arm))
+        self._arm_study(arm, parent_run_id, previous)
+        outcome.chosen, outcome.chosen_value = chosen.values, chosen.value
 
-        return chosen_trial(self._arm_study(arm, parent_run_id, previous))
+    def refuse_unusable_choices(self, arms: list[Arm]) -> None:
+        """Before a resume writes anything: every completed tune phase of `arms` has a choice to read
+        back (`RunLedger.recorded_choice`), and its replicates, if started, trained that configuration;
+        UserInputError naming each arm that does not."""
+        ledger, metric = self.context.ledger, f"dev_best_{self.context.select_metric}"
+        problems = []
+        for arm in arms:
+            if not arm.tune_trials or not ledger.phase_completed(arm, "tune"):
+                continue
+            chosen = ledger.recorded_choice(arm, metric)
+            trained = ledger.replicated_choice(arm)
+            if chosen is None:
+                problems.append(Problem(self._unreadable(arm)))
+            elif trained is not None and trained != chosen.values:
+                problems.append(Problem(
+                    f"arm {arm.id}: its tune run records the choice {chosen.values} (trial {chosen.run_name}), but its "
+                    f"replicates were trained with {trained}: the record was rewritten after they started (an "
+                    "earlier nerplat re-chose tied trials when optuna.db was lost, issue 62); nothing was changed: "
+                    f"set the tune run's tag nerplat.sampled back to {json.dumps(trained)} and nerplat.best_trial on that "
+                    "trial's run, or change `experiment:` to start anew"
+                ))
+        if problems:
+            raise UserInputError(problems)
+
+    @staticmethod
+    def _unreadable(arm: Arm) -> str:
+        return (
+            f"arm {arm.id}: its tune phase completed, but its tune run records no choice nerplat can read back (a "
+            "nerplat.sampled tag that is the point of a finished trial tagged nerplat.best_trial); nothing was "
+            "changed: restore those tags, or change `experiment:` to start anew"
+        )
 
     def _searcher(self, arm: Arm, parent_run_id: str, study: Any) -> Any:
         """The arm's searcher on its prepared study, which first asks for the point of each trial an
         earlier session left interrupted, then for the spec's starting points, each once; each
         trial drawn with the seed of its place in the search (run/study_search.py)."""
         # lazy: Optuna, loaded only when an arm is tuned
-        from nerplat.run.study import enqueue_unfinished, interrupted_numbers, points_to_queue
+        from nerplat.run.study import enqueue_unfinished, interrupted_numbers, starting_points
 
         settings = self.context.plan.tune
         interrupted = self.context.ledger.interrupted_trials(parent_run_id)
-        enqueue_unfinished(study, points_to_queue(interrupted, settings.enqueue.get(arm.method, ())))
+        enqueue_unfinished(study, starting_points(interrupted, settings.enqueue.get(arm.method, ())), interrupted)
         seeds = TrialSeeds(settings.seed, arm.id, interrupted_numbers(study, interrupted))
         return SEARCHERS.build(
             settings.searcher.name, settings.searcher.params, at="tune.search", space=arm.search_space, seeds=seeds, study=study

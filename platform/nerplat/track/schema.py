@@ -31,6 +31,8 @@ SEED = "nerplat.seed"
 PARTITION = "nerplat.partition"
 TRIAL = "nerplat.trial"  # trial id within its arm's tune phase
 SAMPLED = "nerplat.sampled"  # JSON of a tuning trial's searched values (exact types); on tune parents: the chosen ones
+# a tuning trial's place in its search's sampling order: the earliest of tied trials is chosen (run/trial_choice.py)
+SAMPLE_INDEX = "nerplat.sample_index"
 BEST_TRIAL = "nerplat.best_trial"  # "true" on the tuning trial whose configuration its arm chose
 RAY_NODE = "nerplat.ray_node"  # the Ray node a trial ran on (its last one, after retries)
 MALLOC = "nerplat.malloc"  # the allocator of the trial's worker: tcmalloc | jemalloc | system (run.allocator)

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from nerplat.data.corpus import Sentence
-from nerplat.run.job import TrialJob
-from nerplat.run.ledger import FinishedTrial, RunLedger
+from nerplat.run.job import SAMPLE_INDEX_KEY, TrialJob
+from nerplat.run.ledger import RunLedger
+from nerplat.run.trial_choice import FinishedTrial, InterruptedTrial
 from nerplat.track import schema
 from nerplat.track.predictions import read_conll_predictions
 from nerplat.trial.results import Timings, TrialResult
@@ -26,11 +27,15 @@ def tune_parent(ledger: RunLedger, mom) -> str:
     return ledger.start_phase(mom, "tune", params={"search_space": {}}).run_id
 
 
-def start_tuning_trial(ledger: RunLedger, arm, parent_run_id: str, trial_id: str, value: float = 0.5) -> str:
+def start_tuning_trial(
+    ledger: RunLedger, arm, parent_run_id: str, trial_id: str, value: float = 0.5, sample_index: int | None = None
+) -> str:
+    """A trial Tune starts; with `sample_index`, as nerplat's searcher gives it (else as an earlier nerplat's did)."""
     job = TrialJob(
         arm=arm, phase="tune", seed=0, partition=0, eval_split=None, select_metric="micro_f1", parent_run_id=parent_run_id
     )
-    ledger.start_trial(trial_id, job, {"objective.lambda": value})
+    index = {} if sample_index is None else {SAMPLE_INDEX_KEY: sample_index}
+    ledger.start_trial(trial_id, job, {"objective.lambda": value, **index})
     return ledger.open[trial_id].run_id
 
 
@@ -387,25 +392,56 @@ def test_a_phase_is_completed_only_once_its_parent_run_ended_completed(ledger, t
     assert ledger.phase_completed(mom, "tune") and not ledger.phase_completed(mom, "replicate")
 
 
-def test_interrupted_trials_are_those_a_stop_ended_in_the_order_they_started_with_their_points(
+def test_interrupted_trials_are_those_a_stop_ended_in_their_sampling_order_with_their_points(
     ledger, mom, tune_parent, evaluation_at
 ):
-    """Issue 47: a resumed search runs each one's point again; a failed trial's point is not run again."""
-    from nerplat.run.ledger import InterruptedTrial
-
-    stopped = start_tuning_trial(ledger, mom, tune_parent, "stopped", value=0.1)
-    start_tuning_trial(ledger, mom, tune_parent, "failed", value=0.2)
+    """Issue 47: a resumed search runs each one's point again; a failed trial's point is not run again.
+    Issue 62: in the order the search sampled them, which concurrent trials do not start in."""
+    stopped = start_tuning_trial(ledger, mom, tune_parent, "stopped", value=0.1, sample_index=1)
+    start_tuning_trial(ledger, mom, tune_parent, "failed", value=0.2, sample_index=2)
     ledger.end("failed", failed=True)
-    start_tuning_trial(ledger, mom, tune_parent, "done", value=0.3)
+    start_tuning_trial(ledger, mom, tune_parent, "done", value=0.3, sample_index=3)
     ledger.record_evaluation("done", evaluation_at(2, 0.7), awaits_checkpoint=False)
     ledger.end("done", failed=False)
     ledger.interrupt_open()  # Ctrl-C: "stopped" is interrupted
-    orphan = start_tuning_trial(ledger, mom, tune_parent, "orphan", value=0.4)  # then a driver dies with it running
+    orphan = start_tuning_trial(ledger, mom, tune_parent, "orphan", value=0.4, sample_index=0)  # then a driver dies
 
     resumed = RunLedger(ledger.tracker)
     # orphan still RUNNING
-    assert resumed.interrupted_trials(tune_parent) == [InterruptedTrial({"objective.lambda": 0.1}, stopped)]
+    assert resumed.interrupted_trials(tune_parent) == [InterruptedTrial({"objective.lambda": 0.1}, stopped, 1)]
     resumed.finished_trials(tune_parent, "dev_best_micro_f1")  # what a resume does first: marks the orphan interrupted
     assert resumed.interrupted_trials(tune_parent) == [
-        InterruptedTrial({"objective.lambda": 0.1}, stopped), InterruptedTrial({"objective.lambda": 0.4}, orphan)
+        InterruptedTrial({"objective.lambda": 0.4}, orphan, 0), InterruptedTrial({"objective.lambda": 0.1}, stopped, 1)
     ]  # neither the failed trial nor the finished one
+    assert resumed.taken_sample_indexes(tune_parent) == {0, 1, 2, 3}
+    assert run_of(ledger, orphan).data.tags[schema.SAMPLE_INDEX] == "0"
+
+
+def test_runs_of_an_earlier_nerplat_take_sample_indexes_in_start_order_before_the_recorded_ones(
+    ledger, mom, tune_parent, evaluation_at
+):
+    for trial_id, index in (("old-a", None), ("old-b", None), ("new", 2)):
+        start_tuning_trial(ledger, mom, tune_parent, trial_id, value={"old-a": 0.1, "old-b": 0.2, "new": 0.3}[trial_id],
+                           sample_index=index)
+        ledger.record_evaluation(trial_id, evaluation_at(2, 0.7), awaits_checkpoint=False)
+        ledger.end(trial_id, failed=False)
+    finished = ledger.finished_trials(tune_parent, "dev_best_micro_f1")
+    assert [(t.values["objective.lambda"], t.sample_index) for t in finished] == [(0.1, 0), (0.2, 1), (0.3, 2)]
+
+
+def test_a_completed_tune_phase_s_choice_is_read_back_as_recorded(ledger, mom, tune_parent, evaluation_at):
+    """Issue 62: read, never chosen again; None when the record does not name a finished trial."""
+    for trial_id, value in (("a", 0.25), ("b", 0.75)):
+        start_tuning_trial(ledger, mom, tune_parent, trial_id, value=value, sample_index=int(value > 0.5))
+        ledger.record_evaluation(trial_id, evaluation_at(2, 0.7), awaits_checkpoint=False)
+        ledger.end(trial_id, failed=False)
+    assert ledger.recorded_choice(mom, "dev_best_micro_f1") is None  # nothing chosen yet
+    chosen = ledger.finished_trials(tune_parent, "dev_best_micro_f1")[1]
+    ledger.record_choice(tune_parent, chosen, "dev_best_micro_f1")
+    ledger.finish(tune_parent, "completed")
+    assert ledger.recorded_choice(mom, "dev_best_micro_f1") == chosen
+    assert ledger.replicated_choice(mom) is None
+    ledger.start_phase(mom, "replicate", params={}, tags={schema.SAMPLED: json.dumps({"objective.lambda": 0.25})})
+    assert ledger.replicated_choice(mom) == {"objective.lambda": 0.25}
+    ledger.tracker.client.set_tag(tune_parent, schema.SAMPLED, json.dumps({"objective.lambda": 0.5}))  # no trial's point
+    assert ledger.recorded_choice(mom, "dev_best_micro_f1") is None
