@@ -19,6 +19,7 @@ markdown table; `nerplat claims table` writes it between the markers of docs/res
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import polars as pl
@@ -26,6 +27,7 @@ import polars as pl
 from nerplat.analysis.aggregate import GROUP_KEYS
 from nerplat.analysis.compare import setting_axes
 from nerplat.analysis.context_tables import verdicts_table
+from nerplat.analysis.evidence import DatedRegistration
 from nerplat.analysis.render import to_markdown
 from nerplat.analysis.report import analyse, write_report
 from nerplat.analysis.report_folder import MANIFEST, install, owned_files
@@ -50,13 +52,15 @@ TABLE_END = "<!-- verdicts: end -->"
 
 
 def reanalyse_report(
-    folder: Path, settings: AnalysisSettings, experiment: str, plan_arms: pl.DataFrame | None = None
+    folder: Path, settings: AnalysisSettings, experiment: str, plan_arms: pl.DataFrame | None = None,
+    registered: Mapping[str, DatedRegistration] | None = None,
 ) -> list[Path]:
     """The analysis of the report in `folder` again, by the current code from the report's own frames
     (runs, trials, chosen and the dev curves) with `settings` (the spec's analysis and claims): every
     file an analysis writes is rewritten, anything else in the folder (RUN.md, console.txt) is kept.
     Nothing is retrained. `plan_arms` (`verdicts.arm_frame` of the spec's plan) gives an arm's epoch cap
-    where its runs do not record one (an arm without tune trials). Returns the files written."""
+    where its runs do not record one (an arm without tune trials); `registered` the claims'
+    registrations (`evidence.dated_registrations`). Returns the files written."""
     import shutil
     import tempfile
 
@@ -77,7 +81,7 @@ def reanalyse_report(
         read_report_frame(epochs_file, EPOCH_SCHEMA) if epochs_file.is_file()
         else _table_epochs(folder, usable, axes, curve_metric)
     )
-    analysis = analyse(replicates, trials, settings, epochs, chosen, arms_from_runs(usable, trials, plan_arms))
+    analysis = analyse(replicates, trials, settings, epochs, chosen, arms_from_runs(usable, trials, plan_arms), registered)
     runs = ExperimentRuns("", replicates, trials, None, None, epochs, chosen)
     scratch = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
     try:

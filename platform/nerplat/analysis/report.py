@@ -16,7 +16,7 @@ import base64
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -37,6 +37,8 @@ from nerplat.analysis.compare import (
     with_power,
 )
 from nerplat.analysis.convergence import convergence, dev_curves, unconverged_cells, with_cell_convergence, with_convergence
+from nerplat.analysis.evidence import DatedRegistration, dated_registrations, with_evidence
+from nerplat.analysis.registrations import DEFAULT_REGISTRATIONS
 from nerplat.analysis.render import EXTENSIONS, FORMATS, RENDERERS, html_page, to_html, to_latex, to_markdown
 from nerplat.analysis.run_frames import EPOCH_SCHEMA, ExperimentRuns, fetch_experiment, with_stops_before_learning
 from nerplat.analysis.report_folder import install, owned_files, refuse_clashes
@@ -82,6 +84,7 @@ def analyze_experiment(
     settings: AnalysisSettings | None = None,
     *,
     keep_unchanged: bool = False,
+    registrations: Path | None = None,
 ) -> Report:
     """Analyses every replicate and trial run of `experiment`; writes tables, plots and frames to
     `out_dir` (the report folder itself, e.g. `reports/<experiment>`) and logs them to the
@@ -89,7 +92,9 @@ def analyze_experiment(
 
     `settings` None reads the `analysis` object of the summary run's plan.json (defaults when absent).
     With `keep_unchanged` (`nerplat run`), a report in `out_dir` built from the same inputs
-    (`report_inputs`) is kept as it is, and nothing is written.
+    (`report_inputs`) is kept as it is, and nothing is written. `registrations` is the folder of the
+    claims' registrations (`analysis.registrations`; default specs/registered here), which decides
+    which verdicts are confirmatory.
     """
     formats = check_formats(formats)
     out_dir = Path(os.path.abspath(out_dir))  # "." has a name and a parent for the scratch folder
@@ -109,7 +114,8 @@ def analyze_experiment(
         files = tuple(out_dir / name for name in previous)
         warnings = runs.ignored + tuple(kept.get("warnings", ()))
         return Report(experiment, out_dir, files, warnings, runs.summary_run_id, tuple(kept.get("unconverged", ())), kept=True)
-    analysis = analyse(runs.replicates, runs.trials, settings, runs.epochs, runs.chosen, arm_frame(runs.plan))
+    registered = dated_registrations(registrations if registrations is not None else DEFAULT_REGISTRATIONS)
+    analysis = analyse(runs.replicates, runs.trials, settings, runs.epochs, runs.chosen, arm_frame(runs.plan), registered)
     failure = f"the report of '{experiment}' could not be written to {out_dir} or logged to {tracking_uri}"
     with storage_failures(failure):
         out_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -227,6 +233,7 @@ def analyse(
     epochs: pl.DataFrame | None = None,
     chosen: pl.DataFrame | None = None,
     arms: pl.DataFrame | None = None,
+    registered: Mapping[str, DatedRegistration] | None = None,
 ) -> Analysis:
     """Statistics, tables and plots of one experiment's frames; pure (no MLflow, no files).
 
@@ -234,6 +241,7 @@ def analyse(
     verdicts read; `epochs` (per-epoch dev metrics, `runs.epoch_frame`) gives the dev curves.
     `chosen` (`runs.chosen_frame`) gives the table of the hyper-parameters each tuned arm chose.
     `arms` (`verdicts.arm_frame` of the plan) gives each claim's tuning effort and cost.
+    `registered` (`evidence.dated_registrations`) says which verdicts are confirmatory (`evidence`).
     """
     warnings: list[str] = []
     unfinished = replicates.filter(pl.col("status").is_in(UNUSABLE_STATUSES))
@@ -252,7 +260,7 @@ def analyse(
     unconverged = unconverged_cells(summary)
     warnings += _missing_warnings(comparison.missing) + unconverged
 
-    judged = verdicts(usable, settings, axes, arms, trials)
+    judged = with_evidence(verdicts(usable, settings, axes, arms, trials), replicates, registered or {})
     claims = context_tables.verdicts_table(judged)
     tables = [claims] if claims else []
     tables += layouts.size_tables(summary, settings, axes)

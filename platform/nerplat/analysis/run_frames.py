@@ -113,11 +113,29 @@ def _run_frame(runs: list[Run], extra: dict[str, pl.DataType], row_extra) -> pl.
     return frame
 
 
+REPLICATE_COLUMNS = {"stopped_by": pl.String(), "registrations": pl.String(), "test_evaluated_at": pl.Float64()}
+
+
 def replicate_frame(runs: list[Run]) -> pl.DataFrame:
-    """One row per replicate run: identity columns, `stopped_by`, then every metric (latest value) by
-    name, with `stopped_epoch` as Int64 and `converged_run` (`with_stopping`)."""
-    frame = _run_frame(runs, {"stopped_by": pl.String()}, lambda run: {"stopped_by": run.data.tags.get(schema.STOPPED_BY)})
+    """One row per replicate run: identity columns, `stopped_by`, the registrations it served (JSON of
+    its `nerplat.registrations` tag, `analysis.registrations`), when it was first evaluated on test
+    (`test_evaluated_at`), then every metric (latest value) by name, with `stopped_epoch` as Int64 and
+    `converged_run` (`with_stopping`)."""
+    frame = _run_frame(runs, REPLICATE_COLUMNS, _replicate_columns)
     return with_stopping(frame).sort("dataset", "sampler", "method", "seed", "partition", "run_id")
+
+
+def _replicate_columns(run: Run) -> dict[str, Any]:
+    tags = run.data.tags
+    return {"stopped_by": tags.get(schema.STOPPED_BY), "registrations": tags.get(schema.REGISTRATIONS),
+            "test_evaluated_at": _first_test_logged(run)}
+
+
+def _first_test_logged(run: Run) -> float | None:
+    """Unix seconds of the run's earliest logged test metric (MLflow's timestamp): when it was first
+    evaluated on test; None when it has none."""
+    stamps = [metric.timestamp for metric in run.to_proto().data.metrics if metric.key.startswith("test_")]
+    return min(stamps) / 1000 if stamps else None
 
 
 BEFORE_LEARNING = "patience_before_learning"

@@ -117,6 +117,8 @@ SCHEMA = {
     "method_trials": pl.Int64(), "partner_trials": pl.Int64(), "method_searched": pl.String(), "partner_searched": pl.String(),
     "method_epochs": pl.Int64(), "partner_epochs": pl.Int64(), "cpu_hours": pl.Float64(), "gpu_hours": pl.Float64(),
     "arms": pl.List(pl.String()), "note": pl.String(),
+    # filled by analysis/evidence.py (the registrations' contract), null until then
+    "registration": pl.String(), "evidence": pl.String(), "evidence_reason": pl.String(), "first_test_at": pl.String(),
 }
 VERDICT_COLUMNS = tuple(SCHEMA)
 ARM_SCHEMA = {"arm": pl.String(), "tune_trials": pl.Int64(), "searched": pl.String(), "epochs": pl.Int64(),

@@ -59,6 +59,10 @@ def analyze(
         False, "--json",
         help="Print {out_dir, files, summary_run_id, warnings, results} as JSON on stdout (results: the headline table's rows).",
     ),
+    registrations: Path = typer.Option(
+        Path("specs/registered"), "--registrations", metavar="DIR",
+        help="The claims' registrations (nerplat claims register): which verdicts are confirmatory.",
+    ),
 ) -> None:
     """Analyse an experiment: paper-style tables, plots and paired tests in reports/<experiment>/,
     also logged to the experiment's summary run. Settings come from the run's plan.json; flags override them.
@@ -74,7 +78,8 @@ def analyze(
     overrides = {k: v for k, v in flags.items() if v is not None}
     settings = experiment_settings(experiment, uri, overrides)
     chosen = [f.strip() for f in formats.split(",") if f.strip()]
-    report = analyze_experiment(experiment, uri, out or Path("reports") / experiment, chosen, settings)
+    report = analyze_experiment(experiment, uri, out or Path("reports") / experiment, chosen, settings,
+                                registrations=registrations)
     notes = message_console(stderr=True)  # warnings are notes: -q keeps results and errors only, as for `run`
     for warning in report.warnings:
         print_unfolded(notes, f"[yellow]warning:[/] {escape(warning)}", hanging=2)

@@ -38,15 +38,19 @@ def reanalyze(
 ) -> None:
     """Analyse a report folder again from its own frames with the current code: tables, tests,
     convergence and the spec's claims (verdicts.parquet). Nothing is retrained; RUN.md and other
-    files you added are kept. For reports made by an earlier nerplat or before their spec had claims."""
+    files you added are kept. For reports made by an earlier nerplat or before their spec had claims.
+    A verdict is confirmatory only where the spec's registrations (registered/ beside it) allow it."""
     # lazy: polars, which --help does not need
     from nerplat.analysis.committed import reanalyse_report
+    from nerplat.analysis.evidence import dated_registrations
+    from nerplat.analysis.registrations import registration_folder
     from nerplat.analysis.report import settings_from_plan
     from nerplat.analysis.verdicts import arm_frame
 
     plan = compile_spec(spec, profile)
     settings = settings_from_plan(plan.model_dump(mode="json"), str(spec))
-    written = reanalyse_report(report, settings, plan.experiment, arm_frame(plan.model_dump(mode="json")))
+    registered = dated_registrations(registration_folder(spec))
+    written = reanalyse_report(report, settings, plan.experiment, arm_frame(plan.model_dump(mode="json")), registered)
     console = Console(emoji=False, highlight=False, markup=False)
     verdicts = report / "verdicts.parquet"
     if verdicts.is_file():
@@ -122,7 +126,8 @@ def register_command(
     the spec (the claim as the paper states it, its setting, the design that will decide it, the units it
     draws, and their digest). Commit the file before the run: the commit is the registration date, and
     only runs after it give the claim a confirmatory verdict. All claims or none are written."""
-    from nerplat.analysis.registrations import register_claims  # lazy: numpy and the compiler, which --help does not need
+    # lazy: numpy, which --help does not need
+    from nerplat.analysis.registration_document import register_claims
 
     plan = compile_spec(spec, profile)
     console = Console(emoji=False, highlight=False, markup=False, soft_wrap=True)

@@ -5,7 +5,7 @@ the runner builds one `PhaseContext` once its ledger and study storage are open,
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -32,3 +32,5 @@ class PhaseContext:
     study_storage: Any = None  # the Optuna storage, open when an arm is tuned
     optuna_storage: str | None = None  # its URL, for messages
     undecidable: frozenset[str] = frozenset()  # claims replicated beyond the first look only when the run is asked to
+    registrations: dict[str, str] = field(default_factory=dict)  # claim id -> digest of the registration the run serves
+    through_look: int | None = None  # a sequential design stops after this look (1-based); a --resume takes the next

@@ -29,7 +29,8 @@ class ReplicatePhase:
     def replicate(self, arms: list[Arm], outcomes: dict[str, ArmOutcome]) -> None:
         """Re-trains each arm's chosen configuration for every replicate not yet completed: all at
         once, or look by look under a sequential design (`run.looks`) while some claim needs the arm
-        (a claim in `undecidable` needs none beyond the first look)."""
+        (a claim in `undecidable` needs none beyond the first look). With `through_look` k the looks stop
+        after the k-th: a later --resume recomputes the looks taken and runs look k + 1 on the next units."""
         plan, ledger, board = self.context.plan, self.context.ledger, self.context.board
         parents: dict[str, str] = {}
         asked = {arm.id: arm.replicates for arm in arms}
@@ -52,7 +53,7 @@ class ReplicatePhase:
                     if arm.id not in needed:  # its claims are decided: the progress table counts what it ran
                         board.phase(arm.id, "replicate", len(arm.replicates)).total = len(asked[arm.id])
                 active = [arm for arm in active if arm.id in needed and len(asked[arm.id]) < len(arm.replicates)]
-                if not active:
+                if not active or look + 1 == self.context.through_look:
                     break
         for arm in arms:
             statuses = ledger.statuses(parents[arm.id])
@@ -104,6 +105,10 @@ class ReplicatePhase:
             if run.finished and run.status == "completed":
                 skipped += 1
                 continue
+            if context.registrations:  # what this run serves; a run finished earlier keeps what it served then
+                context.ledger.tracker.edits.set_tags(
+                    run.run_id, {schema.REGISTRATIONS: json.dumps(context.registrations, sort_keys=True)}
+                )
             job = TrialJob(
                 arm=arm,
                 phase="replicate",

@@ -44,6 +44,8 @@ DEVICE = "nerplat.device"  # what the trial computed on: `cpu: <model> x<threads
 CPU_CAPABILITY = "nerplat.cpu_capability"
 STOPPED_BY = "nerplat.stopped_by"  # why training ended: "patience" (train.early_stopping) | "cap" (train.epochs)
 STATUS = "nerplat.status"  # "completed" | "early_stopped" | "failed" | "interrupted"
+# replicate runs: JSON {claim id: digest} of the registrations the run served (analysis/registrations.py)
+REGISTRATIONS = "nerplat.registrations"
 GIT_DIRTY = "nerplat.git_dirty"  # "true" when the nerplat source tree had uncommitted changes
 GIT_COMMIT = "mlflow.source.git.commit"  # MLflow's own tag, so the UI shows it
 PARENT_RUN = "mlflow.parentRunId"  # MLflow's own tag that nests child runs under their parent

@@ -1,5 +1,6 @@
-"""A registration: the claim and its design from the compiled plan, hashed; one file per claim; a
-register that writes all or nothing, never on units an earlier registration of the claim held."""
+"""A registration: the claim and its design from the compiled plan, hashed; one file per claim, read
+back intact or named; a register that writes all or nothing, never on units an earlier registration
+of the claim held; a run serves a registration only when its plan reproduces it."""
 
 from __future__ import annotations
 
@@ -8,16 +9,14 @@ import copy
 import pytest
 from spec_testing import fake_catalog
 
+from nerplat.analysis.registration_document import register_claims, registration_document, served_registrations
 from nerplat.analysis.registrations import (
     DESIGN_KEYS,
     digest_of,
     load_registrations,
     read_registration,
-    register_claims,
     registered_design,
-    registration_document,
     registration_text,
-    served_registrations,
 )
 from nerplat.errors import UserInputError
 from nerplat.plan.compiler import compile_plan
