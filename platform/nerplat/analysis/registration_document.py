@@ -15,6 +15,7 @@ from nerplat.analysis.claim_design import claim_arms
 from nerplat.analysis.registrations import (
     Registration,
     digest_of,
+    earlier_registrations,
     load_registrations,
     registration_folder,
     registration_path,
@@ -139,15 +140,15 @@ def served_registrations(plan: Plan, spec: Path, folder: Path | None = None) -> 
 
 
 def overlapping_units(document: dict[str, Any], earlier: Iterable[Registration]) -> list[str]:
-    """One line per earlier registration of the same claim that holds some of the document's units."""
-    units = set(document["design"]["units"])
-    lines = []
-    for registration in earlier:
-        held = sorted(units & set(registration.units))
-        if registration.claim_id == document["claim"]["id"] and held:
-            lines.append(f"{registration.path} already holds {registration.unit}s {held} of claim "
-                         f"{registration.claim_id}: draw units no registration used (replicate.seeds, replicate.partitions)")
-    return lines
+    """A line naming the document's units that an earlier registration of the same claim held (the
+    file as it is, or a version in git's history), if any."""
+    claim, units = document["claim"]["id"], set(document["design"]["units"])
+    held = [r for r in earlier if r.claim_id == claim and units & set(r.units)]
+    if not held:
+        return []
+    taken = sorted(set().union(*(units & set(r.units) for r in held)))
+    return [f"{held[0].path} (or its git history) already holds {held[0].unit}s {taken} of claim {claim}: "
+            "draw units no registration of it used (replicate.seeds, replicate.partitions)"]
 
 
 @dataclass(frozen=True)
@@ -194,7 +195,8 @@ def register_claims(
                 f"claim {claim_id} is already registered with another design (digest {earlier.digest[:12]}); "
                 "give --replace to register a new study of it on units the old one did not hold", source=str(earlier.path)))
             continue
-        problems += [Problem(line, path=f"claims.{claim_id}") for line in overlapping_units(document, existing.values())]
+        held = [*existing.values(), *earlier_registrations(registration_path(folder, claim_id))]
+        problems += [Problem(line, path=f"claims.{claim_id}") for line in overlapping_units(document, held)]
         documents.append((document, True))
     if problems:
         raise UserInputError(problems)

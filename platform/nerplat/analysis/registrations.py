@@ -4,7 +4,7 @@ evaluates on test data, so that its verdict is confirmatory rather than read aft
 `nerplat claims register SPEC -p PROFILE` writes one file per claim, `<spec folder>/registered/
 <claim id>.yaml` (specs/registered/ for the repository's specs), from the compiled plan
 (`analysis.registration_document`); this module is the file: its format, digest, reading and date.
-The commit that adds it is its date (`registered_at`, from `nerplat.git_dates`). A run serves the
+The commit that adds it is its date (`registered_at`, from `nerplat.git_history`). A run serves the
 registrations whose design its own plan reproduces (`registration_document.served_registrations`,
 recorded on its runs); the analysis gives a claim a confirmatory verdict only when the registration
 its runs served is still the file's, and was committed before the first of those runs evaluated on
@@ -62,7 +62,7 @@ import yaml
 
 from nerplat.analysis.sequential import SequentialDesign, boundaries
 from nerplat.errors import Problem, UserInputError
-from nerplat.git_dates import committed_at
+from nerplat.git_history import committed_at, committed_texts
 from nerplat.plan.model import sha256_of
 
 REGISTERED_FOLDER = "registered"  # beside the specs: specs/registered/<claim id>.yaml
@@ -142,10 +142,30 @@ def registration_text(document: dict[str, Any]) -> str:
 def read_registration(path: Path) -> Registration:
     """One registration file as a `Registration`; UserInputError naming the file and the field when
     it is not one."""
-    source = str(path)
     try:
-        document = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise UserInputError(Problem(f"cannot read a registration: {error}", source=str(path))) from None
+    return parse_registration(text, Path(path), str(path))
+
+
+def earlier_registrations(path: Path) -> list[Registration]:
+    """The registrations git's history holds at `path`, oldest first: those a replacement replaced too
+    (a version that is no registration is left out: it held no units)."""
+    found = []
+    for number, text in enumerate(committed_texts(path), 1):
+        try:
+            found.append(parse_registration(text, Path(path), f"{path}, committed version {number}"))
+        except UserInputError:
+            continue
+    return found
+
+
+def parse_registration(text: str, path: Path, source: str) -> Registration:
+    """A registration's text as a `Registration` of the file at `path`; UserInputError naming `source`."""
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as error:
         raise UserInputError(Problem(f"cannot read a registration: {error}", source=source)) from None
     if not isinstance(document, dict) or set(document) != set(KEYS):
         found = sorted(document) if isinstance(document, dict) else type(document).__name__
@@ -163,7 +183,7 @@ def read_registration(path: Path) -> Registration:
             claim_id=claim_id, digest=document["digest"], looks=tuple(int(n) for n in design["looks"]),
             max_units=int(design["max_units"]), spending=design["spending"], alpha=float(design["alpha"]),
             units=tuple(int(u) for u in design["units"]), unit=str(design["unit"]), metric=str(design["metric"]),
-            path=Path(path), intact=digest_of(document) == document["digest"],
+            path=path, intact=digest_of(document) == document["digest"],
         )
     except (TypeError, ValueError) as error:
         raise UserInputError(Problem(f"registration's design is malformed ({error}); register the claim anew",

@@ -5,6 +5,8 @@ of the claim held; a run serves a registration only when its plan reproduces it.
 from __future__ import annotations
 
 import copy
+import os
+import subprocess
 
 import pytest
 from spec_testing import fake_catalog
@@ -196,3 +198,21 @@ def test_the_registered_design_is_the_verdicts_boundaries(plan_of, tmp_path):
     registration = load_registrations(spec.parent / "registered")["mom_vs_ce"]
     design = registered_design(registration)
     assert design.looks == (3, 6, 9) and design.alpha == pytest.approx(0.025) and design.spending == "pocock"
+
+
+def test_units_a_replaced_registration_held_stay_held(plan_of, tmp_path):
+    def commit(message):
+        env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
+               "GIT_COMMITTER_EMAIL": "t@example.org"}
+        for command in (["add", "specs"], ["commit", "-q", "-m", message]):
+            subprocess.run(["git", "-C", str(tmp_path), *command], check=True, capture_output=True, env=env)
+
+    subprocess.run(["git", "-C", str(tmp_path), "init", "-q"], check=True, capture_output=True)
+    plan, spec = plan_of()
+    register_claims(plan, spec, ["mom_vs_ce"])  # seeds 5-13
+    commit("first")
+    second, _ = plan_of(SPEC.replace("[5, 6, 7, 8, 9, 10, 11, 12, 13]", "[14, 15, 16, 17, 18, 19, 20, 21, 22]"))
+    register_claims(second, spec, ["mom_vs_ce"], replace=True)
+    commit("second")
+    with pytest.raises(UserInputError, match=r"\(or its git history\) already holds seeds \[5, 6, 7, 8, 9, 10, 11, 12, 13\]"):
+        register_claims(plan, spec, ["mom_vs_ce"], replace=True)  # the first study's seeds again

@@ -1,4 +1,5 @@
-"""A file's date is the commit that brought its present text; uncommitted or edited text has none."""
+"""A file's date is the commit that brought its present text (uncommitted or edited text has none), and its
+committed versions are read back oldest first."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from nerplat.git_dates import committed_at
+from nerplat.git_history import committed_at, committed_texts
 
 
 def git(folder, *arguments, date="2026-12-07T05:00:00+00:00"):
@@ -53,3 +54,14 @@ def test_outside_a_repository_or_missing_there_is_no_date(tmp_path):
     path.write_text("x")
     assert committed_at(path) is None
     assert committed_at(tmp_path / "missing.yaml") is None
+
+
+def test_the_committed_versions_of_a_file_oldest_first(repo):
+    path = repo / "claim.yaml"
+    assert committed_texts(path) == []
+    for text in ("first\n", "second\n"):
+        path.write_text(text)
+        git(repo, "add", "claim.yaml")
+        git(repo, "commit", "-q", "-m", text)
+    path.write_text("not committed\n")
+    assert committed_texts(path) == ["first\n", "second\n"]

@@ -1,7 +1,9 @@
-"""When git first committed a file as it is now: the date a registration (`analysis.registrations`)
-was made, which the analysis holds against MLflow's timestamps of the runs' test evaluations.
+"""What git's history says of a file: when it was first committed as it is now (the date a
+registration, `analysis.registrations`, was made, which the analysis holds against MLflow's
+timestamps of the runs' test evaluations), and its earlier committed versions (the units earlier
+registrations of a claim held).
 
-The only module that runs `git` for a date. The date is the committer date of the oldest commit
+The only module that runs `git` for them. The date is the committer date of the oldest commit
 whose version of the file is byte for byte the file in the working tree: a registration replaced
 later (`nerplat claims register --replace`) dates from the commit that brought its present text,
 and a file edited since its last commit has no date (None), as has one never committed or one
@@ -36,12 +38,23 @@ def committed_at(path: Path) -> datetime | None:
     return None
 
 
-def _git(folder: Path, *arguments: str) -> str | None:
-    """git's stripped output in `folder`, or None when git fails or is missing."""
+def committed_texts(path: Path) -> list[str]:
+    """The text of `path` in every commit that changed it, oldest first (deleted versions left out);
+    [] outside a git repository."""
+    path = Path(path).resolve()
+    history = _git(path.parent, "log", "--format=%H", "--reverse", "--", path.name)
+    texts = [_git(path.parent, "show", f"{commit}:./{path.name}", strip=False) for commit in (history or "").split()]
+    return [text for text in texts if text is not None]
+
+
+def _git(folder: Path, *arguments: str, strip: bool = True) -> str | None:
+    """git's output in `folder` (stripped unless asked not to), or None when git fails or is missing."""
     try:
         done = subprocess.run(
             ["git", "-C", str(folder), *arguments], capture_output=True, text=True, timeout=GIT_TIMEOUT_S, check=False
         )
     except (OSError, subprocess.SubprocessError):
         return None
-    return done.stdout.strip() if done.returncode == 0 else None
+    if done.returncode != 0:
+        return None
+    return done.stdout.strip() if strip else done.stdout
