@@ -25,12 +25,34 @@ class VerdictText:
     paper: str  # the paper's effect, or its direction, or "on par (±margin)"
     delta: str
     interval: str
-    p_holm: str
+    p: str  # the p the verdict's rule is equivalent to: stage-wise (sequential), Holm's (fixed; TOST's for on par), or none
+    margin: str  # a decided row: |t| beyond its boundary ("+0.031 over 3.252"); "" while undecided
     units: str  # "9 partitions", "6 seeds"
     direction: str  # direction_verdict (equivalent claims: the TOST's)
     magnitude: str  # magnitude_verdict, with its interval
     verdict: str  # the gated verdict, with the look that decided the interval and whether the runs converged
     power: str  # power at max units and the units for 0.8, with what those assume
+    metric: str  # the verdict's column, without its split: "macro_f1"
+
+
+def rule_p(row: dict[str, Any]) -> str:
+    """The p a row's verdict rule is equivalent to (p <= alpha at the claim's level): the stage-wise p
+    of a stopped sequential design's superior claim, none for another sequential row (a repeated
+    interval has no fixed-design p), else the fixed design's Holm-adjusted p (the TOST's for on par)."""
+    if str(row.get("design") or "").startswith("sequential"):
+        if "p_stagewise" not in row:
+            return OLD_REPORT
+        return "none" if row["p_stagewise"] is None else f"{p_text(row['p_stagewise'])} (stage-wise)"
+    which = "Holm, TOST" if row.get("kind") == "equivalent" else "Holm"
+    return f"{p_text(row.get('p_holm'))} ({which})"
+
+
+def epochs_text(row: dict[str, Any], side: str) -> str:
+    """Epochs one side's replicates trained (their mean) beside its cap: "14.2 of 30 ep", or the cap alone."""
+    cap, trained = row.get(f"{side}_epochs"), row.get(f"{side}_epochs_trained")
+    if trained is None:
+        return f"cap {cap or '?'} ep"
+    return f"{trained:.1f} of {cap or '?'} ep"
 
 
 def verdict_text(row: dict[str, Any], decimals: int = 4) -> VerdictText:
@@ -46,11 +68,16 @@ def verdict_text(row: dict[str, Any], decimals: int = 4) -> VerdictText:
         verdict += " (convergence not recorded)"
     elif not converged:
         verdict += " (not converged)"
-    if row["decided_look"] is not None:
+    if row.get("decided_look") is not None:
         verdict += f", interval decided at look {row['decided_look'] + 1}"
     magnitude = row.get("magnitude_verdict") or OLD_REPORT
     if row.get("magnitude_ci_low") is not None:  # a report older than the column has none
         magnitude += f" ([{signed(row['magnitude_ci_low'])}, {signed(row['magnitude_ci_high'])}])"
+    if row.get("paper_in_interval") is False:
+        magnitude += "; paper's effect outside our interval"
+    margin = ""
+    if row.get("boundary_margin") is not None and row.get("boundary_t") is not None:
+        margin = f"{row['boundary_margin']:+.3f} over {row['boundary_t']:.3f}"
     comparison = f"{row['method']} vs {row['partner']}"
     if row.get("partner_chosen_at"):
         comparison += f" (best other on dev, {row['partner_chosen_at']})"
@@ -73,10 +100,12 @@ def verdict_text(row: dict[str, Any], decimals: int = 4) -> VerdictText:
         paper=row["direction"] if row["paper_effect"] is None or row.get("kind") == "equivalent" else signed(row["paper_effect"]),
         delta=signed(row["delta"]),
         interval=interval,
-        p_holm=p_text(row["p_holm"]),
+        p=rule_p(row),
+        margin=margin,
         units=units,
         direction=row.get("direction_verdict") or OLD_REPORT,
         magnitude=magnitude,
         verdict=verdict,
         power=power,
+        metric=str(row.get("metric") or "").removeprefix("test_").removeprefix("dev_"),
     )

@@ -19,7 +19,19 @@ the seed. Units are ordered by partition index (else seed), the order the looks 
   delta               the mean unit-level difference
   p_value, p_holm     the paired test of the analysis (`analysis.test`) on units (for an equivalent
                       claim the TOST's p, the larger one-sided paired t p), Holm-adjusted over all
-                      the report's claims (one family)
+                      the report's claims (one family): a fixed design's; a sequential verdict
+                      does not read them (p_stagewise)
+  p_stagewise         a sequential design's superior claim, once stopped (decided, or its last look
+                      taken): the stage-wise ordering p of its look (`sequential.stagewise_p`), at
+                      most the claim's alpha / m exactly when the look decided; null otherwise
+  t_stat, boundary_t, the paired t of the units the verdict rests on (delta over its standard error),
+  boundary_margin     the critical t of its interval (the look's boundary, or the fixed design's
+                      Holm-matched one) and, for a decided row, by how much the interval clears the
+                      edge that decided it in t units: |t| - boundary (superior); the nearer
+                      one-sided t to the margins minus the boundary (equivalent), the farther
+                      (not equivalent); null while inconclusive
+  paper_in_interval   the paper's effect lies within the interval (null without an effect): read
+                      even where magnitudes are not comparable
   ci_low, ci_high     the direction's interval for the mean difference, at the claim's level in
                       that family:
                       fixed design: the t interval at level L = alpha p / p_holm (1 - 2L for an
@@ -67,7 +79,9 @@ the seed. Units are ordered by partition index (else seed), the order the looks 
                       to test against)
   aso_eps_min,        Almost Stochastic Order (Dror et al. 2019, via `deepsig`) on units: eps_min of
   aso_eps_min_reverse method over partner and of partner over method, as information
-  tuning columns      both arms' tune trials, searched keys and epochs: the effort each side got
+  tuning columns      both arms' tune trials, searched keys and epochs (the cap): the effort each
+                      side got; method_epochs_trained and partner_epochs_trained the mean epochs
+                      the replicates behind the verdict trained (`stopped_epoch`), null where unrecorded
   cpu_hours           reserved CPU-hours (GPU-hours in gpu_hours) of both arms' tune trials and of
                       the replicates the verdict rests on
 
@@ -95,6 +109,7 @@ from nerplat.analysis.sequential import (
     decide,
     design_power,
     equivalence_power,
+    stagewise_p,
     equivalence_units,
     look_schedule,
     units_for_power,
@@ -117,6 +132,8 @@ SCHEMA = {
     "method_trials": pl.Int64(), "partner_trials": pl.Int64(), "method_searched": pl.String(), "partner_searched": pl.String(),
     "method_epochs": pl.Int64(), "partner_epochs": pl.Int64(), "cpu_hours": pl.Float64(), "gpu_hours": pl.Float64(),
     "arms": pl.List(pl.String()), "note": pl.String(),
+    "t_stat": pl.Float64(), "boundary_t": pl.Float64(), "boundary_margin": pl.Float64(), "p_stagewise": pl.Float64(),
+    "paper_in_interval": pl.Boolean(), "method_epochs_trained": pl.Float64(), "partner_epochs_trained": pl.Float64(),
     # filled by analysis/evidence.py (the registrations' contract), null until then
     "registration": pl.String(), "evidence": pl.String(), "evidence_reason": pl.String(), "first_test_at": pl.String(),
 }
@@ -218,6 +235,12 @@ def verdicts(
         row |= _tuning(side, arms)
         finite = row["ci_low"] is not None and row["ci_high"] is not None
         row["direction_verdict"] = side.rule.verdict(row["ci_low"], row["ci_high"]) if finite else "inconclusive"
+        row["boundary_margin"] = _boundary_margin(side.rule, row["direction_verdict"], side.a[:used] - side.b[:used],
+                                                  row["boundary_t"])
+        row["paper_in_interval"] = (
+            bool(row["ci_low"] <= side.claim.effect <= row["ci_high"]) if finite and side.claim.effect is not None else None
+        )
+        row |= _epochs_trained(replicates, side.runs[:used])
         row["converged"] = _converged(replicates, runs)
         row["verdict"] = row["direction_verdict"] if row["converged"] else "inconclusive"
         row |= _magnitude(side.claim, side.a[:used] - side.b[:used], critical)
@@ -337,7 +360,7 @@ def _interval(side: _Side, p: float, p_holm: float, design: SequentialDesign | N
 
     d = side.a - side.b
     row: dict[str, Any] = {"p_value": _finite(p), "p_holm": _finite(p_holm), "looks_taken": None, "decided_look": None,
-                           "unit": side.unit}
+                           "unit": side.unit, "p_stagewise": None}
     if design is not None and d.size >= design.looks[0]:
         decision = decide(d, side.rule, design)
         last = decision.looks[-1]
@@ -345,6 +368,10 @@ def _interval(side: _Side, p: float, p_holm: float, design: SequentialDesign | N
         row |= {"ci_low": last.ci_low, "ci_high": last.ci_high, "ci_level": 1 - last.nominal_alpha,
                 "looks_taken": len(decision.looks), "decided_look": decision.decided_look,
                 "design": f"sequential ({design.spending}, looks at {list(design.looks)} {side.unit}s)"}
+        stopped = decision.decided_look is not None or last.index == len(design.looks) - 1
+        if stopped and side.claim.kind == "superior":
+            row["p_stagewise"] = _finite(stagewise_p(design, last.index, _t_stat(d[:used])))
+        row["boundary_t"] = _finite(critical)
     else:
         used = d.size
         level = alpha * p / p_holm if (np.isfinite(p) and np.isfinite(p_holm) and p_holm > 0) else alpha
@@ -355,10 +382,12 @@ def _interval(side: _Side, p: float, p_holm: float, design: SequentialDesign | N
             with np.errstate(invalid="ignore", divide="ignore"):
                 half = critical * d.std(ddof=1) / math.sqrt(used)
         mean = d.mean() if used else math.nan
-        row |= {"ci_low": mean - half, "ci_high": mean + half, "ci_level": 1 - 2 * tail, "design": "fixed"}
+        row |= {"ci_low": mean - half, "ci_high": mean + half, "ci_level": 1 - 2 * tail, "design": "fixed",
+                "boundary_t": _finite(critical)}
         critical = float(stats.t.isf(magnitude_alpha / 2, used - 1)) if used >= 2 else math.nan
     kept = d[:used]
     row["delta"] = float(kept.mean()) if used else None
+    row["t_stat"] = _finite(_t_stat(kept))
     row["n_units"] = int(used)
     row["p_vs_paper"] = _p_vs_paper(side.claim, kept)
     row["ci_low"], row["ci_high"] = _finite(row["ci_low"]), _finite(row["ci_high"])
@@ -373,6 +402,39 @@ def _p_vs_paper(claim: Claim, d: np.ndarray) -> float | None:
 
     t = (d.mean() - claim.effect) / math.hypot(d.std(ddof=1) / math.sqrt(d.size), claim.paper_se)
     return float(2 * stats.t.sf(abs(t), d.size - 1))
+
+
+def _t_stat(d: np.ndarray) -> float:
+    """The paired t of unit-level differences: their mean over its standard error (NaN under 2 units or no spread)."""
+    if d.size < 2:
+        return math.nan
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return float(d.mean() / (d.std(ddof=1) / math.sqrt(d.size)))
+
+
+def _boundary_margin(rule: VerdictRule, verdict: str, d: np.ndarray, boundary: float | None) -> float | None:
+    """By how much a decided interval clears the edge that decided it, in t units (module docstring)."""
+    t = _t_stat(d)
+    if verdict == "inconclusive" or boundary is None or not math.isfinite(t):
+        return None
+    if rule.margin is None:
+        return _finite(abs(t) - boundary)
+    se = float(d.std(ddof=1)) / math.sqrt(d.size)
+    to_upper, to_lower = (rule.margin - d.mean()) / se, (d.mean() + rule.margin) / se  # positive inside the band
+    nearer = min(to_upper, to_lower) if verdict == "equivalent" else max(-to_upper, -to_lower)
+    return _finite(nearer - boundary)
+
+
+def _epochs_trained(replicates: pl.DataFrame, runs: Sequence[tuple[str, ...]]) -> dict[str, float | None]:
+    """Mean epochs the method's and the partner's replicates trained (`stopped_epoch`); each unit's
+    runs alternate method, partner (`_units`)."""
+    found: dict[str, float | None] = {"method_epochs_trained": None, "partner_epochs_trained": None}
+    if "stopped_epoch" not in replicates.columns:
+        return found
+    for key, offset in (("method_epochs_trained", 0), ("partner_epochs_trained", 1)):
+        ids = [run for unit in runs for run in unit[offset::2]]
+        found[key] = _finite(replicates.filter(pl.col("run_id").is_in(ids))["stopped_epoch"].cast(pl.Float64).mean())
+    return found
 
 
 def _finite(value: float | None) -> float | None:

@@ -8,6 +8,7 @@ import pytest
 
 from nerplat.analysis.context_tables import paper_and_source, verdicts_table
 from nerplat.analysis.settings import AnalysisSettings
+from nerplat.analysis.table_model import p_text
 from nerplat.analysis.synthetic import synthetic_replicates
 from nerplat.analysis.verdict_text import OLD_REPORT, verdict_text
 from nerplat.analysis.verdicts import VERDICT_COLUMNS, arm_frame, claim_looks, verdicts
@@ -339,7 +340,10 @@ def test_the_table_shows_both_verdicts_and_reads_a_report_older_than_them():
     )
     for table in (verdicts_table(new), verdicts_table(old)):
         names = [c.name for c in table.columns]
-        assert {"Direction", "Magnitude", "Verdict", "Units"} <= set(names)
+        assert {"Direction", "Magnitude", "Verdict", "Units", "Metric"} <= set(names) and "p (Holm)" not in names
+        assert names[0] == "Verdict"  # early: visible without scrolling
+    assert (text.p, text.metric) == (f"{p_text(new['p_holm'][0])} (Holm)", "macro_f1")
+    assert "ep" in verdicts_table(new).rows[0].cells[-1].text
 
 
 def test_the_test_against_the_paper_counts_its_standard_error_and_needs_one():
@@ -362,3 +366,58 @@ def test_the_paper_cell_names_the_citation_once_then_the_source():
     assert paper_and_source("Wang & Wang 2022", "Table 3") == "Wang & Wang 2022, Table 3"
     assert paper_and_source("Nemoto et al. 2024, Fig. 2", None) == "Nemoto et al. 2024, Fig. 2"  # older report: no source
     assert paper_and_source("a preprint", "sec. 4") == "a preprint, sec. 4"  # no year to cut at
+
+
+def test_a_sequential_row_gives_its_stagewise_p_t_boundary_and_margin():
+    from nerplat.analysis.sequential import boundaries, stagewise_p
+
+    sequential = Sequential(max_seeds=9, look_every=3, spending="pocock")
+    frame = _frame({"ce": 0.0, "mom": 0.05}, seeds=2, partitions=9, noise=0.002)
+    (row,) = _rows(frame, _claim(0.04), sequential=sequential).values()
+    design = boundaries((3, 6, 9), 9, 0.05, "pocock")
+    assert row["boundary_t"] == pytest.approx(design.critical_t[0])
+    assert row["boundary_margin"] == pytest.approx(abs(row["t_stat"]) - row["boundary_t"]) and row["boundary_margin"] > 0
+    assert row["p_stagewise"] == pytest.approx(stagewise_p(design, 0, row["t_stat"])) and row["p_stagewise"] <= 0.05
+    assert row["t_stat"] == pytest.approx(row["delta"] / ((row["ci_high"] - row["delta"]) / row["boundary_t"]))
+    midway = _frame({"ce": 0.0, "mom": 0.0}, seeds=6, noise=0.01)  # undecided with looks to come: not stopped
+    (row,) = _rows(midway, _claim(0.005), sequential=sequential).values()
+    assert row["decided_look"] is None and row["p_stagewise"] is None and row["boundary_margin"] is None
+    last = _frame({"ce": 0.0, "mom": 0.0}, seeds=9, noise=0.01)  # undecided at its last look: stopped, p above alpha
+    (row,) = _rows(last, _claim(0.005), sequential=sequential).values()
+    assert row["looks_taken"] == 3 and row["p_stagewise"] > 0.05
+
+
+def test_a_fixed_row_gives_no_stagewise_p_and_an_equivalent_one_its_margin_to_the_band():
+    frame = _frame({"ce": 0.0, "mom": 0.001, "focal": 0.05}, noise=0.002)
+    on_par = _claim(claim_id="on_par", kind="equivalent", margin=0.01)
+    apart = Claim(id="apart", paper="x", source="sec. V", kind="equivalent", margin=0.01, method="focal", partner="ce",
+                  metric="macro_f1")
+    rows = _rows(frame, on_par, apart, _claim(0.02, claim_id="plain"))
+    assert all(r["p_stagewise"] is None for r in rows.values())
+    row = rows["on_par"]
+    se = (row["ci_high"] - row["delta"]) / row["boundary_t"]
+    assert row["boundary_margin"] == pytest.approx(min(0.01 - row["delta"], row["delta"] + 0.01) / se - row["boundary_t"])
+    row = rows["apart"]
+    se = (row["ci_high"] - row["delta"]) / row["boundary_t"]
+    assert row["boundary_margin"] == pytest.approx((row["delta"] - 0.01) / se - row["boundary_t"]) and row["boundary_margin"] >= 0
+
+
+def test_the_paper_s_effect_outside_the_interval_is_read_where_magnitudes_are_not_comparable():
+    """ce2t_collapses_100: an interval about zero excludes the paper's -0.495 many times over."""
+    frame = _frame({"ce": 0.0, "mom": 0.0}, noise=0.01)
+    claims = (_claim(-0.495, claim_id="far"), _claim(0.001, claim_id="near"), _claim(claim_id="none", direction="better"))
+    rows = _rows(frame, *claims)
+    assert rows["far"]["verdict"] == "inconclusive" and rows["far"]["magnitude_verdict"] == "not comparable"
+    assert rows["far"]["paper_in_interval"] is False and rows["near"]["paper_in_interval"] is True
+    assert rows["none"]["paper_in_interval"] is None
+    assert "paper's effect outside our interval" in verdict_text(rows["far"]).magnitude
+    assert "outside" not in verdict_text(rows["near"]).magnitude
+
+
+def test_epochs_trained_are_the_mean_stopped_epoch_of_each_side_s_replicates():
+    frame = _frame({"ce": 0.0, "mom": 0.03})
+    frame = frame.with_columns(pl.when(pl.col("method") == "mom").then(12).otherwise(pl.col("seed") + 20).alias("stopped_epoch"))
+    (row,) = _rows(frame, _claim(0.02)).values()
+    assert row["method_epochs_trained"] == 12.0 and row["partner_epochs_trained"] == pytest.approx(22.5)
+    (row,) = _rows(frame.drop("stopped_epoch"), _claim(0.02)).values()
+    assert row["method_epochs_trained"] is None
