@@ -63,8 +63,9 @@ from nerplat.plan.compiler import compile_plan
 from nerplat.track import schema
 from nerplat.trial.batching import ids_to_tags, join_windows
 from nerplat.trial.data import prepare_trial_data
-from nerplat.trial.device import autocast, resolve_eval_precision, resolve_precision
+from nerplat.trial.device import autocast
 from nerplat.trial.features import featurize_windows
+from nerplat.trial.precision_calibration import resolve_eval_precision, resolve_precision
 
 PEER_SEARCH_SEED = 0  # the order in which Optuna's grid sampler visits nerplat's learning rates
 BEST_DEV = "dev_best_micro_f1"  # a nerplat trial's best dev evaluation by the sweep's metric
@@ -217,7 +218,8 @@ def hf_optuna_sweep(arm: Any, threads: int, learning_rates: list[float], seed: i
     config = arm.trial_config({key: space.low}, seed=seed, eval_split=None)
     train = config.train
     cpu = torch.device("cpu")
-    eval_precision = resolve_eval_precision(train.eval_precision, resolve_precision(train.precision, cpu), cpu)
+    trained_in = resolve_precision(train.precision, cpu, threads)
+    eval_precision = resolve_eval_precision(train.eval_precision, trained_in, cpu, threads)
     started = time.perf_counter()
     torch.set_num_threads(threads)
     encoder = load_encoder(config.encoder)

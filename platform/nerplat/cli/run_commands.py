@@ -168,11 +168,17 @@ def _undecidable(plan: Any, pilot: Path | None, replicate_undecidable: bool, con
 
 
 def _warn_before_start(plan: Any, loud: Console) -> None:
-    """What a run warns about before Ray starts: bf16 asked for on a CPU that emulates it (`trial.device`)."""
-    from nerplat.trial.device import emulated_bf16_warnings  # lazy: torch, which --help does not need
+    """What a run says before Ray starts: bf16 asked for on a CPU that emulates it (`trial.device`), and
+    what `auto` resolves to here for the arms asking for it, and why: measured on this host now (once per
+    CPU model, torch and thread count, then cached), so the trials read it and never measure."""
+    # lazy: torch, which --help does not need
+    from nerplat.estimate.host import precision_lines
+    from nerplat.trial.device import emulated_bf16_warnings
 
     for line in emulated_bf16_warnings(plan.arms):
         print_unfolded(loud, f"[yellow]warning:[/] {escape(line)}", hanging=2)
+    for line in precision_lines(plan.arms, announce=lambda text: print_unfolded(loud, escape(text), hanging=2)):
+        print_unfolded(loud, escape(line), hanging=2)
 
 
 def _registrations(plan: Any, spec: Path, loud: Console) -> tuple[dict[str, str], Path]:

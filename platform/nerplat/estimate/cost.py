@@ -46,7 +46,8 @@ and the analysis are left out.
 
 The device is what runs record in `nerplat.device` (`trial.device.device_label`: CPU model and
 threads, or GPU name). Runs made before that tag existed match any device; a prediction from them
-says so.
+says so. The arithmetic is what `auto` resolves to here (`trial.precision_calibration`: measured
+on this host, cached), and the lines begin with what it chose for each arm asking for it and why.
 """
 
 from __future__ import annotations
@@ -92,6 +93,8 @@ class Machine:
     gpus: int
     label_of: Callable[[Arm], str]  # the device label an arm's trials would record here
     precision_of: Callable[[Arm], str]  # the arithmetic an arm's trials would run here
+    # what `auto` resolves to for the arms asking for it, and why (`estimate.host.precision_lines`)
+    precision_lines: Callable[[Sequence[Arm]], list[str]] = lambda arms: []
 
 
 @dataclass(frozen=True)
@@ -171,13 +174,14 @@ class SpecCost:
     device_hours: dict[str, float]  # by unit, over the arms that have a prediction
     looks: int = 1  # looks of replicates the wall time counts
     calibrations: list[Calibration] = field(default_factory=list)  # run here for arms without earlier runs
+    precision: list[str] = field(default_factory=list)  # what `auto` resolves to here, and why
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     def lines(self) -> list[str]:
         """One line per arm and a total, for `nerplat plan --cost`."""
-        lines = [calibration.line() for calibration in self.calibrations]
+        lines = self.precision + [calibration.line() for calibration in self.calibrations]
         for cost in self.arms:
             if cost.trial_s is None:
                 lines.append(f"cost {cost.label}: no prediction: {cost.basis}")
@@ -216,8 +220,9 @@ def predict_cost(
     wall = _spec_wall(plan, arms, machine, looks) if len(predicted) == len(arms) else None
     used = {calibration_key(arm, machine) for arm in plan.arms}
     return SpecCost(
-        arms=arms, wall_s=wall, device_hours=hours, looks=len(looks), calibrations=[c for k, c in calibrated.items() if k in used]
-    )
+        arms=arms, wall_s=wall, device_hours=hours, looks=len(looks),
+        calibrations=[c for k, c in calibrated.items() if k in used], precision=machine.precision_lines(plan.arms),
+    )  # fmt: skip
 
 
 def uncalibrated(plan: Plan, runs: Iterable[MeasuredRun], machine: Machine) -> list[Arm]:

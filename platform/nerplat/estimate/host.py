@@ -1,10 +1,10 @@
 """What this host offers an arm's trials (CPUs, GPUs, the device label and arithmetic they would
-get) and the work a trial of an arm does, counted on its data before it runs."""
+get, with why: `precision_lines`) and the work a trial of an arm does, counted on its data before it runs."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import torch
 
@@ -16,9 +16,12 @@ from nerplat.objectives.registry import OBJECTIVES
 from nerplat.plan.model import Arm
 from nerplat.trial.data import prepare_corpus
 from nerplat.trial.dev_subset import dev_subset
-from nerplat.trial.device import device_label, resolve_precision
+from nerplat.trial.device import device_label
+from nerplat.trial.precision_calibration import HostKey, auto_precision, cached_calibration, resolve_precision
 from nerplat.trial.variant import Examples
 from nerplat.trial.variant_registry import featurize_for_head
+
+PHASE_NAMES = {"train": "training", "evaluate": "evaluation"}
 
 
 def this_machine() -> Machine:
@@ -30,10 +33,40 @@ def this_machine() -> Machine:
         return device_label(device_of(arm), arm_threads(arm))
 
     def precision_of(arm: Arm) -> str:
-        return resolve_precision(arm.fixed["train"].get("precision", "fp32"), device_of(arm))
+        return resolve_precision(arm.fixed["train"].get("precision", "fp32"), device_of(arm), arm_threads(arm))
 
     gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
-    return Machine(cpus=os.cpu_count() or 1, gpus=gpus, label_of=label_of, precision_of=precision_of)
+    return Machine(
+        cpus=os.cpu_count() or 1, gpus=gpus, label_of=label_of, precision_of=precision_of, precision_lines=precision_lines
+    )
+
+
+def precision_lines(arms: Sequence[Arm], announce: Callable[[str], None] | None = None) -> list[str]:
+    """What `auto` resolves to for the arms that ask for it (training, evaluation), and why, one line per
+    distinct answer, then the calibrations behind them: a run's first lines and `plan --cost`'s. Measures
+    this host where it has no cached calibration (`announce` is told first)."""
+    chosen: dict[str, list[str]] = {}
+    keys: list[HostKey] = []
+    for arm in arms:
+        train, device, threads = arm.fixed["train"], device_of(arm), arm_threads(arm)
+        choices = {
+            phase: auto_precision(phase, device, threads, announce)
+            for phase, field in (("train", "precision"), ("evaluate", "eval_precision"))
+            if train.get(field) == "auto"
+        }
+        if choices:
+            text = "; ".join(f"{PHASE_NAMES[phase]} auto: {choice.reason}" for phase, choice in choices.items())
+            chosen.setdefault(text, []).append(arm.label)
+        if any(choice.measured for choice in choices.values()):
+            keys.append(HostKey.here(threads))
+    lines = [f"precision of {_arms_text(labels)}: {text}" for text, labels in chosen.items()]
+    calibrations = (cached_calibration(key) for key in dict.fromkeys(keys))
+    return lines + [calibration.line() for calibration in calibrations if calibration is not None]
+
+
+def _arms_text(labels: list[str]) -> str:
+    shown = ", ".join(labels[:3]) + (f" and {len(labels) - 3} more" if len(labels) > 3 else "")
+    return f"arm{'s' * (len(labels) > 1)} {shown}"
 
 
 def device_of(arm: Arm) -> torch.device:

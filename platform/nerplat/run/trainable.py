@@ -75,19 +75,19 @@ def _worker_facts(trial_config: Any) -> dict[str, str]:
     """Where and how this worker runs the trial, for the driver to tag its run with (after `_set_threads`)."""
     import torch
 
-    # lazy: torch, which only the trial's worker needs
-    from nerplat.trial.device import (  # as `run_trial` picks them
-        cpu_capability, device_label, resolve_eval_precision, resolve_precision, trial_device,
-    )
+    # lazy: torch, which only the trial's worker needs; as `run_trial` picks them (`auto` from the host's cached calibration)
+    from nerplat.trial.device import cpu_capability, device_label, trial_device
+    from nerplat.trial.precision_calibration import resolve_eval_precision, resolve_precision
 
     device, train = trial_device(), trial_config.train
-    precision = resolve_precision(train.precision, device)
+    threads = train.threads or torch.get_num_threads()
+    precision = resolve_precision(train.precision, device, threads)
     return {
         NODE_KEY: ray_node_name(),
         MALLOC_KEY: process_malloc(),
         PRECISION_KEY: precision,
-        EVAL_PRECISION_KEY: resolve_eval_precision(train.eval_precision, precision, device),
-        DEVICE_KEY: device_label(device, train.threads or torch.get_num_threads()),
+        EVAL_PRECISION_KEY: resolve_eval_precision(train.eval_precision, precision, device, threads),
+        DEVICE_KEY: device_label(device, threads),
         CPU_CAPABILITY_KEY: cpu_capability(),
     }
 

@@ -9,15 +9,14 @@ the gradient scaler (`train.precision`).
   test evaluation run their forward passes in the same arithmetic (a model trained under autocast
   is evaluated the way it trained, at the same saving); decoding, thresholds and metrics read the
   scores in fp32. A trial in fp32 trains and evaluates in fp32.
-- `train.eval_precision` sets evaluation's arithmetic apart from training's (`auto`: bf16 where the
-  device runs it natively, else as training): a forward pass in bf16 costs a fraction of fp32's
-  on a bf16 CPU (docs/performance.md, "Cheaper evaluation"), so an fp32 trial can evaluate its dev
-  set every epoch for less.
-- `auto` is bf16 where the device runs bf16 natively, fp32 elsewhere (`resolve_precision`): CPUs
-  with AVX512-BF16 or AMX whose kernels torch dispatches at AVX512 (their bf16 matrix products run
-  several times faster than fp32's: docs/performance.md, "This host"; without those instructions
-  bf16 has no matrix units to run on), CUDA devices of compute capability 8.0 (Ampere) and later.
-  The resolved precision is what the trial runs, and what its run records.
+- `train.eval_precision` sets evaluation's arithmetic apart from training's: a forward pass in bf16
+  can cost a fraction of fp32's on a bf16 CPU (docs/performance.md, "Cheaper evaluation"), so an fp32
+  trial can evaluate its dev set every epoch for less.
+- `auto` (of either) is measured, not read from the CPU's flags: `trial.precision_calibration` times
+  both arithmetics on this host where bf16 has units to run on (`runs_bf16_natively`: CPUs with
+  AVX512-BF16 or AMX whose kernels torch dispatches at AVX512, CUDA devices of compute capability 8.0
+  and later) and picks bf16 only where it is measurably faster. The resolved precision is what the
+  trial runs, and what its run records.
 - A spec that asks for `bf16` (training or evaluation) on trials without a GPU, on a CPU without bf16
   units, is warned about by `nerplat validate`, `plan`, `run` and `train` (`emulated_bf16_warnings`):
   there bf16 is emulated and costs several times fp32's time, so `auto` picks fp32.
@@ -43,7 +42,6 @@ if TYPE_CHECKING:
     from nerplat.plan.model import Arm
 
 AUTOCAST_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}  # fp32: no autocast
-AUTO = "auto"  # train.precision: bf16 where the device runs it natively, else fp32
 NATIVE_BF16_CPU_FLAGS = frozenset({"avx512_bf16", "amx_bf16"})  # /proc/cpuinfo flags of bf16 matrix instructions
 NATIVE_BF16_DISPATCH = "AVX512"  # torch's CPU capability whose kernels use them
 CPUINFO = Path("/proc/cpuinfo")
@@ -152,20 +150,6 @@ def cpu_model() -> str:
     import platform
 
     return platform.processor() or platform.machine() or "unknown CPU"
-
-
-def resolve_precision(precision: str, device: torch.device, otherwise: str = "fp32") -> str:
-    """The arithmetic a trial runs on `device`: `auto` resolved to bf16, or `otherwise` where the device
-    has no bf16 units; any other value as given."""
-    if precision != AUTO:
-        return precision
-    return "bf16" if runs_bf16_natively(device) else otherwise
-
-
-def resolve_eval_precision(eval_precision: str | None, training: str, device: torch.device) -> str:
-    """The arithmetic of evaluation forward passes: as training (`training`, resolved) unless
-    `train.eval_precision` says otherwise."""
-    return training if eval_precision is None else resolve_precision(eval_precision, device, otherwise=training)
 
 
 def precision_runs_on(precision: str, device: torch.device) -> bool:

@@ -45,11 +45,10 @@ from nerplat.optim import build_optimizer, clip_gradients, end_epoch
 from nerplat.config.trial import TrialConfig
 from nerplat.trial.batching import Batch
 from nerplat.trial.data import TrialData, prepare_corpus, prepare_trial_data
-from nerplat.trial.device import (
-    autocast, grad_scaler, refuse_fp16_off_cuda, resolve_eval_precision, resolve_precision, trial_device,
-)
+from nerplat.trial.device import autocast, grad_scaler, refuse_fp16_off_cuda, trial_device
 from nerplat.trial.features import featurize_windows
 from nerplat.metrics import evaluate_tags
+from nerplat.trial.precision_calibration import resolve_eval_precision, resolve_precision
 from nerplat.trial.predict import Inference, evaluate_sentences
 from nerplat.trial.results import Evaluation, Thresholds, Timings, TrainedTagger, TrialResult
 from nerplat.trial.stopping import stopped_by
@@ -112,8 +111,9 @@ class TrialSession:
             )
         self.config = config
         self.device = device or trial_device()
-        self.precision = resolve_precision(config.train.precision, self.device)  # `auto` made concrete
-        self.eval_precision = resolve_eval_precision(config.train.eval_precision, self.precision, self.device)
+        threads = config.train.threads or torch.get_num_threads()  # `auto` made concrete, measured at these
+        self.precision = resolve_precision(config.train.precision, self.device, threads)
+        self.eval_precision = resolve_eval_precision(config.train.eval_precision, self.precision, self.device, threads)
         refuse_fp16_off_cuda(self.precision, self.device)
         refuse_fp16_off_cuda(self.eval_precision, self.device, "train.eval_precision")
         self.keep_weights = keep_weights

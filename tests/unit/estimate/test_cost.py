@@ -176,3 +176,14 @@ def test_earlier_runs_win_over_a_calibration_and_only_arms_without_them_need_one
     assert uncalibrated(sweep, [run("another/arm", device=None)], machine()) == []
     (arm_cost,) = predict_cost(sweep, [run(arm.id)], machine(), work(0.0), calibrations=[calibration()]).arms
     assert arm_cost.trial_s == pytest.approx(6.0) and arm_cost.runs == 1
+
+
+def test_the_cost_lines_begin_with_what_auto_chose_here_and_why(sweep):
+    said = ["precision of arm ce: evaluation auto: bf16 1.60x slower than fp32 here: fp32", "precision calibration (...)"]
+    told = Machine(
+        cpus=2, gpus=0, label_of=lambda arm: DEVICE, precision_of=lambda arm: "fp32",
+        precision_lines=lambda arms: said if list(arms) == list(sweep.arms) else pytest.fail("other arms"),
+    )  # fmt: skip
+    cost = predict_cost(sweep, [run(sweep.arms[0].id)], told, work_of=work(2000))
+    assert cost.lines()[:2] == said and cost.as_dict()["precision"] == said
+    assert predict_cost(sweep, [run(sweep.arms[0].id)], machine(), work_of=work(2000)).precision == []

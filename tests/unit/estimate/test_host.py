@@ -71,3 +71,45 @@ def test_the_epoch_tokens_of_an_mrc_arm_count_every_querys_example(tmp_path):
     assert types == 4  # CoNLL-2003: PER, LOC, ORG, MISC
     assert work.tokens == types * features.token_counts().sum() + features.num_windows * pair
     assert work.dev_tokens > types * 10  # the dev subset's 10 sentences, each read once per query
+
+
+TINY_RUN = REPO / "tests" / "integration" / "specs" / "tiny_run.yaml"
+
+
+def tiny_arms(*overrides: str):
+    return compile_plan(TINY_RUN, default_catalog(), overrides=overrides).arms
+
+
+def test_the_precision_lines_say_what_auto_chose_for_the_arms_and_the_calibration_behind_it(monkeypatch, tmp_path):
+    from nerplat.estimate.host import arm_threads, precision_lines, this_machine
+    from precision_hosts import calibrated_host
+
+    arms = tiny_arms("train.precision=auto", "train.eval_precision=auto", "train.threads=1")
+    calibration = calibrated_host(monkeypatch, tmp_path, threads=1, train_bf16=1.6, evaluate_bf16=0.5)
+    assert {arm_threads(arm) for arm in arms} == {1}
+    lines = precision_lines(arms)
+    assert lines == [
+        "precision of arms ce, mom: training auto: bf16 1.60x slower than fp32 here: fp32; "
+        "evaluation auto: bf16 2.00x faster than fp32 here: bf16",
+        calibration.line(),
+    ]
+    assert this_machine().precision_of(arms[0]) == "fp32"  # `plan --cost` matches earlier runs by it
+
+
+def test_no_precision_lines_for_arms_that_name_their_arithmetic(monkeypatch, tmp_path):
+    from nerplat.estimate.host import precision_lines
+    from precision_hosts import calibrated_host
+
+    calibrated_host(monkeypatch, tmp_path, threads=1, train_bf16=1.6, evaluate_bf16=0.5)
+    assert precision_lines(tiny_arms("train.precision=fp32")) == []
+
+
+def test_a_cpu_without_bf16_units_gets_its_reason_and_no_calibration(monkeypatch, tmp_path):
+    from nerplat.estimate.host import precision_lines
+    from nerplat.trial import device
+
+    monkeypatch.setenv("NERPLAT_CACHE", str(tmp_path))
+    monkeypatch.setattr(device, "cpu_flags", lambda: frozenset({"avx2"}))
+    (line,) = precision_lines(tiny_arms("methods.mom.train.precision=auto"))
+    assert line.startswith("precision of arm mom: training auto: bf16 emulated on this cpu (torch CPU capability ")
+    assert line.endswith("): fp32")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from nerplat.run.job import PHASE_KEY, TrialJob
 from nerplat.run.trainable import trial_resources
 
@@ -29,23 +31,26 @@ def test_a_trial_asks_ray_for_its_share_of_a_gpu_and_of_custom_resources(tiny_pl
     assert bundles == [{"CPU": 0.5, "fake_gpu": 0.25}]
 
 
-def test_a_trial_reports_the_precision_its_worker_resolved_auto_to(monkeypatch):
+@pytest.mark.parametrize(("bf16_step", "resolved"), [(0.5, "bf16"), (1.6, "fp32")])
+def test_a_trial_reports_the_precision_its_worker_resolved_auto_to(monkeypatch, tmp_path, bf16_step, resolved):
+    """From the host's cached calibration (as the driver left it): the worker never measures."""
     from nerplat.config.trial import DatasetRef, TrainSettings, TrialConfig
     from nerplat.run import trainable
     from nerplat.run.job import CPU_CAPABILITY_KEY, DEVICE_KEY, EVAL_PRECISION_KEY, MALLOC_KEY, NODE_KEY, PRECISION_KEY
     from nerplat.trial import device
+    from nerplat.trial import precision_calibration
+    from precision_hosts import calibrated_host
 
     monkeypatch.setattr(trainable, "ray_node_name", lambda: "node-1")
     monkeypatch.setattr(device, "trial_device", lambda: device.torch.device("cpu"))
     config = TrialConfig(dataset=DatasetRef(name="conll2003"), train=TrainSettings(precision="auto"))
     fp32_trained = TrialConfig(dataset=DatasetRef(name="conll2003"), train=TrainSettings(eval_precision="auto"))
-    monkeypatch.setattr(device.torch.backends.cpu, "get_cpu_capability", lambda: "AVX512")
-    for flags, resolved in ((frozenset({"amx_bf16"}), "bf16"), (frozenset(), "fp32")):
-        monkeypatch.setattr(device, "cpu_flags", lambda flags=flags: flags)
-        facts = trainable._worker_facts(config)
-        assert facts[PRECISION_KEY] == resolved and facts[NODE_KEY] == "node-1" and MALLOC_KEY in facts
-        assert facts[DEVICE_KEY].startswith("cpu: ") and facts[DEVICE_KEY].endswith(" threads")
-        assert facts[CPU_CAPABILITY_KEY] == device.torch.backends.cpu.get_cpu_capability()
-        assert facts[EVAL_PRECISION_KEY] == resolved  # as training, unless set apart
-        cheaper = trainable._worker_facts(fp32_trained)
-        assert (cheaper[PRECISION_KEY], cheaper[EVAL_PRECISION_KEY]) == ("fp32", resolved)
+    calibrated_host(monkeypatch, tmp_path, device.torch.get_num_threads(), train_bf16=bf16_step, evaluate_bf16=bf16_step)
+    monkeypatch.setattr(precision_calibration, "measure", lambda *args, **kwargs: pytest.fail("the worker measured"))
+    facts = trainable._worker_facts(config)
+    assert facts[PRECISION_KEY] == resolved and facts[NODE_KEY] == "node-1" and MALLOC_KEY in facts
+    assert facts[DEVICE_KEY].startswith("cpu: ") and facts[DEVICE_KEY].endswith(" threads")
+    assert facts[CPU_CAPABILITY_KEY] == device.torch.backends.cpu.get_cpu_capability()
+    assert facts[EVAL_PRECISION_KEY] == resolved  # as training, unless set apart
+    cheaper = trainable._worker_facts(fp32_trained)
+    assert (cheaper[PRECISION_KEY], cheaper[EVAL_PRECISION_KEY]) == ("fp32", resolved)

@@ -18,7 +18,6 @@ from nerplat.trial.device import (
     grad_scaler,
     pins_memory,
     refuse_fp16_off_cuda,
-    resolve_precision,
     runs_bf16_natively,
     to_device,
 )
@@ -82,34 +81,20 @@ def test_a_cpu_runs_bf16_natively_only_with_avx512_bf16_or_amx(tmp_path, monkeyp
     monkeypatch.setattr(device_module, "cpu_flags", lambda: flags)
     monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: "AVX512")
     assert runs_bf16_natively(CPU) == native
-    assert resolve_precision("auto", CPU) == ("bf16" if native else "fp32")
 
 
 def test_a_bf16_cpu_whose_kernels_torch_holds_to_avx2_emulates_bf16(monkeypatch):
     monkeypatch.setattr(device_module, "cpu_flags", lambda: frozenset({"avx512_bf16", "amx_bf16"}))
     monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: "AVX2")  # ATEN_CPU_CAPABILITY=avx2
     assert not runs_bf16_natively(CPU)
-    assert resolve_precision("auto", CPU) == "fp32"
     (warning,) = emulated_bf16_warnings(arms_with("train.precision=bf16"))
     assert "its AVX512-BF16 or AMX unused: torch's kernels are held to AVX2" in warning
 
 
-def test_a_machine_without_cpuinfo_has_no_flags_and_trains_auto_in_fp32(tmp_path, monkeypatch):
+def test_a_machine_without_cpuinfo_has_no_flags_and_no_bf16_units(tmp_path, monkeypatch):
     assert cpu_flags.__wrapped__(tmp_path / "missing") == frozenset()
     monkeypatch.setattr(device_module, "cpu_flags", lambda: frozenset())
-    assert resolve_precision("auto", CPU) == "fp32"
-
-
-@pytest.mark.parametrize(("capability", "resolved"), [((7, 5), "fp32"), ((8, 0), "bf16"), ((9, 0), "bf16")])
-def test_auto_on_cuda_is_bf16_from_compute_capability_8(monkeypatch, capability, resolved):
-    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: capability)
-    assert resolve_precision("auto", CUDA) == resolved
-
-
-@pytest.mark.parametrize("precision", ["fp32", "bf16", "fp16"])
-def test_a_precision_other_than_auto_is_kept_whatever_the_device(monkeypatch, precision):
-    monkeypatch.setattr(device_module, "cpu_flags", lambda: frozenset({"avx512_bf16"}))
-    assert resolve_precision(precision, CPU) == precision
+    assert not runs_bf16_natively(CPU)
 
 
 TINY_RUN = Path(__file__).parents[2] / "integration" / "specs" / "tiny_run.yaml"

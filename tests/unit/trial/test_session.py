@@ -177,45 +177,55 @@ def test_trial_result_round_trips_through_plain_data():
     assert TrialResult.from_dict(result.to_dict()) == result
 
 
-def test_auto_resolves_on_the_device_and_the_trial_trains_and_evaluates_in_it(monkeypatch):
-    from nerplat.trial import device as device_module
+@pytest.mark.parametrize(("train_bf16", "resolved"), [(0.5, "bf16"), (1.6, "fp32")])
+def test_auto_resolves_by_the_hosts_calibration_and_the_trial_trains_and_evaluates_in_it(
+    monkeypatch, tmp_path, train_bf16, resolved
+):
+    """On a CPU listing avx512_bf16 either way: bf16 where it measured faster, fp32 where slower."""
     from nerplat.trial import predict as predict_module
+    from precision_hosts import calibrated_host
 
     evaluated_in = []
     real_autocast = predict_module.autocast
     monkeypatch.setattr(
         predict_module, "autocast", lambda precision, device: evaluated_in.append(precision) or real_autocast(precision, device)
     )
-    for flags, resolved in ((frozenset({"avx512_bf16"}), "bf16"), (frozenset({"avx2"}), "fp32")):
-        monkeypatch.setattr(device_module, "cpu_flags", lambda flags=flags: flags)
-        monkeypatch.setattr(device_module.torch.backends.cpu, "get_cpu_capability", lambda: "AVX512")
-        session = started(tiny_config(precision="auto", epochs=1))
-        assert session.precision == resolved and not session.scaler.is_enabled()
-        session.train_epoch(1)
-        evaluated_in.clear()
-        session.evaluate()
-        assert set(evaluated_in) == {resolved}
+    calibrated_host(monkeypatch, tmp_path, threads=1, train_bf16=train_bf16, evaluate_bf16=0.5)
+    session = started(tiny_config(precision="auto", epochs=1))
+    assert session.precision == resolved and not session.scaler.is_enabled()
+    session.train_epoch(1)
+    evaluated_in.clear()
+    session.evaluate()
+    assert set(evaluated_in) == {resolved}  # eval_precision none: as training
 
 
-def test_eval_precision_auto_evaluates_an_fp32_trial_in_bf16_only_where_the_device_runs_it(monkeypatch):
+def test_auto_on_a_cpu_without_bf16_units_trains_in_fp32(monkeypatch):
     from nerplat.trial import device as device_module
+
+    monkeypatch.setattr(device_module, "cpu_flags", lambda: frozenset({"avx2"}))
+    assert started(tiny_config(precision="auto", epochs=1)).precision == "fp32"
+
+
+@pytest.mark.parametrize(("evaluate_bf16", "resolved"), [(0.5, "bf16"), (1.3, "fp32")])
+def test_eval_precision_auto_evaluates_an_fp32_trial_in_bf16_only_where_it_measured_faster(
+    monkeypatch, tmp_path, evaluate_bf16, resolved
+):
     from nerplat.trial import predict as predict_module
+    from precision_hosts import calibrated_host
 
     evaluated_in = []
     real_autocast = predict_module.autocast
     monkeypatch.setattr(
         predict_module, "autocast", lambda precision, device: evaluated_in.append(precision) or real_autocast(precision, device)
     )
-    for flags, resolved in ((frozenset({"amx_bf16"}), "bf16"), (frozenset(), "fp32")):
-        monkeypatch.setattr(device_module, "cpu_flags", lambda flags=flags: flags)
-        monkeypatch.setattr(device_module.torch.backends.cpu, "get_cpu_capability", lambda: "AVX512")
-        session = started(tiny_config(eval_precision="auto", epochs=1))
-        assert (session.precision, session.eval_precision) == ("fp32", resolved)
-        session.train_epoch(1)
-        evaluated_in.clear()
-        session.evaluate()
-        session.finish()
-        assert set(evaluated_in) == {resolved}  # dev and the final evaluation alike
+    calibrated_host(monkeypatch, tmp_path, threads=1, train_bf16=1.6, evaluate_bf16=evaluate_bf16)
+    session = started(tiny_config(eval_precision="auto", epochs=1))
+    assert (session.precision, session.eval_precision) == ("fp32", resolved)
+    session.train_epoch(1)
+    evaluated_in.clear()
+    session.evaluate()
+    session.finish()
+    assert set(evaluated_in) == {resolved}  # dev and the final evaluation alike
 
 
 def test_evaluation_batches_fill_a_token_budget_at_the_longest_window():
