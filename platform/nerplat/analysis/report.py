@@ -108,14 +108,13 @@ def analyze_experiment(
             Problem(f"experiment '{experiment}' has no replicate or trial runs to analyse; did `nerplat run` finish?")
         )
     check_methods(runs.replicates, settings)
-    registered = dated_registrations(registrations if registrations is not None else DEFAULT_REGISTRATIONS)
-    read = {claim: [r.registration.digest, r.registration.intact, str(r.registered_at)] for claim, r in registered.items()}
-    digest = inputs_digest(runs, settings, formats, read)
+    digest = inputs_digest(runs, settings, formats)
     kept = unchanged_report(out_dir, previous, digest) if keep_unchanged else None
     if kept is not None:
         files = tuple(out_dir / name for name in previous)
         warnings = runs.ignored + tuple(kept.get("warnings", ()))
         return Report(experiment, out_dir, files, warnings, runs.summary_run_id, tuple(kept.get("unconverged", ())), kept=True)
+    registered = dated_registrations(registrations if registrations is not None else DEFAULT_REGISTRATIONS)
     analysis = analyse(runs.replicates, runs.trials, settings, runs.epochs, runs.chosen, arm_frame(runs.plan), registered)
     failure = f"the report of '{experiment}' could not be written to {out_dir} or logged to {tracking_uri}"
     with storage_failures(failure):

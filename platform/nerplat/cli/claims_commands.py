@@ -131,13 +131,11 @@ def register_command(
 
     plan = compile_spec(spec, profile)
     console = Console(emoji=False, highlight=False, markup=False, soft_wrap=True)
-    registered = register_claims(plan, spec, claim, replace=replace)
-    for done in registered:
+    for done in register_claims(plan, spec, claim, replace=replace):
         state = "registered" if done.written else "already registered (unchanged)"
         units = ", ".join(str(u) for u in done.units)
         console.print(f"{done.claim_id}: {state} in {done.path}, digest {done.digest[:12]}, {done.unit}s {units}")
-    if any(done.written for done in registered):
-        console.print("commit the registrations before running: git add them and git commit; the commit dates them")
+    console.print("commit the registrations before running: git add them and git commit; the commit dates them")
 
 
 @claims_app.command("registrations")

@@ -2,7 +2,8 @@
 sampler makes of it, and get a registered public corpus from its source.
 
 Both print a readable table by default and JSON (on stdout, nothing else there) with ``--json``.
-DATASET is a registered corpus name, ``hf:<id>``, or a folder holding ``train.txt``.
+DATASET is a registered corpus name, ``hf:<id>``, a folder holding ``train.txt``, or one file (read
+with a spec's default ``split: {dev: 0.1, test: 0.1, seed: 0}``).
 """
 
 from __future__ import annotations
@@ -18,19 +19,25 @@ from rich.console import Console
 from rich.table import Table
 
 from nerplat.cli.options import err_console, message_console
-from nerplat.config.trial import Component, DatasetRef
+from nerplat.config.trial import Component, DatasetRef, FileSplit
 from nerplat.data.conll import write_conll
 from nerplat.data.corpus import Corpus
 from nerplat.data.corpus_stats import corpus_stats, token_count
 from nerplat.errors import Problem, UserInputError
+from nerplat.unfolded import print_unfolded
 
 data_app = typer.Typer(
     name="data", help="Corpora: statistics, what samplers make of them, and fetching the public ones.", no_args_is_help=True
 )
 
-DATASET_HELP = "Registered corpus name (see `nerplat registry`), hf:<hub id or saved folder>, or a folder of split files."
+DATASET_HELP = (
+    "Registered corpus name (see `nerplat registry`), hf:<hub id or saved folder>, a folder of split files, or one file "
+    "(split as a spec's default split: {dev: 0.1, test: 0.1, seed: 0})."
+)
 FORMAT_OPTION = typer.Option(
-    "conll", "--format", help="Format of a folder's files: conll, jsonl_tokens, jsonl_text, ... (`nerplat registry`)."
+    None, "--format",
+    help="Format of a folder's files: conll, jsonl_tokens, jsonl_text, ... (`nerplat registry`). Default: conll; for one "
+    ".jsonl file, jsonl_text when its first record has text, else jsonl_tokens.",
 )
 
 
@@ -39,17 +46,24 @@ def register(app: typer.Typer) -> None:
     app.add_typer(data_app, name="data")
 
 
-def dataset_ref(text: str, iob1: str = "convert", data_format: str = "conll") -> DatasetRef:
+def dataset_ref(text: str, iob1: str = "convert", data_format: str | None = None) -> DatasetRef:
     """A name when it is registered or a hub id, a path when it is an existing folder or file (a file
-    is refused with the folder to make of it), else a name (to fail with hints)."""
-    from nerplat.data.corpora import CORPORA, HUB_PREFIX  # lazy: the corpus readers (regex), which --help does not need
+    with a spec's default split, in `data_format` or the one its name and first record say), else a
+    name (to fail with hints)."""
+    # lazy: the corpus readers (regex), which --help does not need
+    from nerplat.data.corpora import CORPORA, HUB_PREFIX
+    from nerplat.data.formats import DEFAULT_FORMAT, format_of_file
 
-    if text not in CORPORA and not text.startswith(HUB_PREFIX) and Path(text).exists():
-        return DatasetRef(path=text, iob1=iob1, format=Component(name=data_format))
-    return DatasetRef(name=text, iob1=iob1)
+    path = Path(text)
+    if text in CORPORA or text.startswith(HUB_PREFIX) or not path.exists():
+        return DatasetRef(name=text, iob1=iob1)
+    if path.is_file():
+        chosen = Component(name=data_format or format_of_file(path))
+        return DatasetRef(path=text, iob1=iob1, format=chosen, split=FileSplit())
+    return DatasetRef(path=text, iob1=iob1, format=Component(name=data_format or DEFAULT_FORMAT))
 
 
-def _load(dataset: str, iob1: str, seed: int = 0, data_format: str = "conll") -> Corpus:
+def _load(dataset: str, iob1: str, seed: int = 0, data_format: str | None = None) -> Corpus:
     from nerplat.data.corpora import load_corpus  # lazy: the corpus readers (regex), which --help does not need
 
     with err_console.status(f"reading {dataset}"):
@@ -65,7 +79,7 @@ def stats(
     dataset: str = typer.Argument(..., help=DATASET_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print JSON (the manifest's fields and more) on stdout."),
     iob1: str = typer.Option("convert", help="IOB1 input: convert it to IOB2, or refuse it."),
-    data_format: str = FORMAT_OPTION,
+    data_format: Optional[str] = FORMAT_OPTION,
 ) -> None:
     """Per split: sentences, tokens, mentions per type, % B/I/O, % sentences with entities, type shares."""
     if iob1 not in ("convert", "refuse"):
@@ -136,7 +150,7 @@ def sample(
         None, "--out", help="Write the sampled corpus here as CoNLL (train.txt, and the other splits)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
-    data_format: str = FORMAT_OPTION,
+    data_format: Optional[str] = FORMAT_OPTION,
 ) -> None:
     """Apply one sampler to DATASET and summarise the training set it makes."""
     # lazy: the sampler entries, which --help does not need
@@ -149,6 +163,10 @@ def sample(
         config = SAMPLERS.config(sampler, params)
     except UserInputError as error:
         raise UserInputError([replace(p, path=f"--param {p.path}" if p.path else "--param") for p in error.problems]) from None
+    if out is not None and out.exists() and not out.is_dir():
+        raise UserInputError(Problem(
+            f"{out} exists and is not a folder: --out names the folder the sampled split files go in", path="--out"
+        ))
     corpus = _load(dataset, "convert", seed, data_format)
     sampled = apply_samplers(corpus, [Component(name=sampler, params=params)], seed=seed, partition=partition)
     summary: dict[str, Any] = {
@@ -213,8 +231,7 @@ def fetch(
     if root is None:
         raise UserInputError(Problem("set NERPLAT_DATA (the folder runs read corpora from) or give --root", path="--root"))
     notes = message_console(stderr=True)
-    notes.print(f"writing into {root} (where runs read corpora from)", markup=False)
-    fetched = fetch_corpus(name, root, source, log=lambda line: notes.print(line, markup=False))
+    fetched = fetch_corpus(name, root, source, log=lambda line: print_unfolded(notes, line, hanging=2, markup=False))
     payload = {
         "corpus": name, "folder": str(fetched.folder), "source": fetched.source,
         "matches_reference": fetched.matches_reference, "splits": fetched.splits,

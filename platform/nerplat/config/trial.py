@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from nerplat.config.frozen import Frozen
 
@@ -21,15 +21,38 @@ class Component(Frozen):
     params: dict[str, Any] = Field(default_factory=dict, description="Parameters of the entry's config model.")
 
 
+class FileSplit(Frozen):
+    """How one corpus file is cut into train, dev and test: seeded shares of its sentences."""
+
+    dev: float = Field(0.1, ge=0, lt=1, description="Share of the file's sentences drawn as the dev split (0: none).")
+    test: float = Field(0.1, gt=0, lt=1, description="Share of the file's sentences drawn as the test split.")
+    seed: int = Field(
+        0, ge=0, description="Seed of the draw: the corpus's, never a trial's, so every replicate sees the same splits."
+    )
+
+    @model_validator(mode="after")
+    def _train_left(self) -> "FileSplit":
+        if self.dev + self.test >= 1:
+            raise ValueError(f"dev {self.dev} and test {self.test} leave no sentence to train on: make their sum below 1")
+        return self
+
+
 class DatasetRef(Frozen):
-    """A corpus: a registry name ("conll2003", "hf:eriktks/conll2003") or a folder of split files in a format."""
+    """A corpus: a registry name ("conll2003", "hf:eriktks/conll2003"), a folder of split files in a
+    format, or one file in a format with the `split` that carves its dev and test splits."""
 
     name: str | None = Field(None, description="Registered corpus name, or hf:<hub id or folder saved by datasets>.")
-    path: str | None = Field(None, description="Folder with train/dev/test files in `format`.")
+    path: str | None = Field(None, description="Folder with train/dev/test files in `format`, or one file (with `split`).")
     format: Component = Field(Component(name="conll"), description="Corpus format of a folder's files (registry `formats`).")
     iob1: Literal["convert", "refuse"] = Field("convert", description="What to do with IOB1-tagged input.")
     dev_from_train: float | None = Field(
         None, gt=0, lt=1, description="Carve a seeded dev split of this share from train when the corpus has none."
+    )
+    split: FileSplit | None = Field(
+        None,
+        exclude_if=lambda split: split is None,  # plans of folder corpora keep the hash they had before it existed
+        description="For a path that is one file: the seeded shares of it drawn as dev and test, e.g. "
+        "{dev: 0.1, test: 0.1, seed: 0}.",
     )
 
 

@@ -3,11 +3,14 @@
 A registered name ``x`` reads ``$NERPLAT_DATA/x/{train,dev,test}.txt`` (the splits the corpus
 has); its registration also says where ``nerplat data fetch`` gets a copy (a ``CorpusSource``) or
 why it cannot. A ``DatasetRef(path=...)`` reads the split files of any folder in the ref's format
-(``nerplat.data.formats``: ``train.txt`` for CoNLL, ``train.jsonl`` for JSONL, ...); ``hf:<id>``
+(``nerplat.data.formats``: ``train.txt`` for CoNLL, ``train.jsonl`` for JSONL, ...), and a
+``DatasetRef(path=FILE, split=...)`` one file, whose seeded dev and test splits ``split`` draws
+(the rule is part of the ref, so of the plan; its notes and checksums record the draw); ``hf:<id>``
 loads a hub dataset, ``hf:<folder>`` one saved with ``save_to_disk`` (``nerplat.data.hub``).
 Without ``$NERPLAT_DATA``, the corpora are looked up in the repository's ``../shared/data``.
 ``load_corpus`` is the one entry point runs use: it validates, carves a dev split when asked, and
-records in ``Corpus.notes`` everything it did.
+records in ``Corpus.notes`` everything it did. A carved dev split (``dev_from_train``, a file's
+``split``) is a dev split everywhere: ``has_split`` says which splits a corpus will have.
 
 GMB has no official split (its folder holds only ``all.txt``). Decision: ``gmb`` splits all of it
 3:1 into train/test, and ``gmb_subset`` (Wang & Wang 2022's corpus: its 2,999 sentences and 66,161 tokens match
@@ -219,6 +222,11 @@ def dataset_problems(ref: DatasetRef) -> list[str]:
     if (ref.name is None) == (ref.path is None):
         return ["give a corpus either by name or by path (exactly one of them)"]
     problems = []
+    if ref.split is not None and (ref.path is None or not Path(ref.path).is_file()):
+        return [
+            "split draws dev and test from one file given as path; a registered corpus or a folder has its own split "
+            "files: remove split"
+        ]
     if ref.name is not None and ref.name.startswith(HUB_PREFIX):
         if ref.format.name != DEFAULT_FORMAT:
             problems.append(f"corpus '{ref.name}' comes from Hugging Face datasets: remove format '{ref.format.name}'")
@@ -240,6 +248,8 @@ def dataset_problems(ref: DatasetRef) -> list[str]:
     else:
         if ref.format.name not in FORMATS:
             return problems + [FORMATS.unknown_message(ref.format.name)]
+        if Path(ref.path).is_file():
+            return problems + _file_corpus_problems(ref)
         folder, files = Path(ref.path), (split_file(Path(ref.path), "train", ref.format.name).name,)
     if folder.is_file():
         return problems + [single_file_message(folder, ref.format.name)]
@@ -254,21 +264,33 @@ def dataset_problems(ref: DatasetRef) -> list[str]:
     return problems
 
 
+def _file_corpus_problems(ref: DatasetRef) -> list[str]:
+    """A corpus given as one file: its `split` draws dev and test, so dev_from_train has nothing to do."""
+    if ref.split is None:
+        return [single_file_message(Path(ref.path), ref.format.name)]
+    if ref.dev_from_train is not None:
+        return [f"split draws the dev split of {ref.path} already: remove dev_from_train"]
+    return []
+
+
+FILE_SPLIT_EXAMPLE = "split: {dev: 0.1, test: 0.1, seed: 0}"
+
+
 def single_file_message(path: Path, data_format: str) -> str:
-    """Why one file is no corpus, and the folder to make of it: a corpus is a folder of split files."""
+    """What to write for one file to be a corpus: the `split` that draws its dev and test splits."""
     known = data_format if data_format in FORMATS else DEFAULT_FORMAT
     train, dev, test = (split_file(Path("DIR"), split, known).name for split in SPLITS)
     return (
-        f"{path} is a file; a corpus is a folder of split files: {train} (required), {dev} and {test} "
-        f"(optional; without {test} replicates cannot be evaluated on test): mkdir DIR && cp {path} DIR/{train}, "
-        f"then give `path: DIR` (or `nerplat data stats DIR`)"
+        f"{path} is one file: give it with the seeded shares drawn from it as dev and test, "
+        f"`dataset: {{path: {path}, {FILE_SPLIT_EXAMPLE}}}` (or make a folder of {train}, {dev} and {test})"
     )
 
 
 def missing_split_file(ref: DatasetRef, split: str) -> Path | None:
-    """The file of `split` a corpus folder given by path lacks; None when it has it, or for registered
-    and hub corpora (the registry's folders are checked whole, the hub's splits are known on download)."""
-    if ref.path is None or not Path(ref.path).is_dir():
+    """The file of `split` a corpus folder given by path lacks; None when it has it or the split is
+    drawn (a dev split from `dev_from_train`, a file's `split`), or for registered and hub corpora (the
+    registry's folders are checked whole, the hub's splits are known on download)."""
+    if ref.path is None or not Path(ref.path).is_dir() or (split == "dev" and ref.dev_from_train is not None):
         return None
     path = split_file(Path(ref.path), split, ref.format.name)
     return None if path.is_file() else path
@@ -301,9 +323,9 @@ _READ_PROBLEMS: dict[tuple[str, tuple[tuple[str, int, int], ...]], list[str]] = 
 
 
 def _files_state(ref: DatasetRef) -> tuple[tuple[str, int, int], ...]:
-    """Name, size and modification time of every file of the corpus folder."""
+    """Name, size and modification time of the corpus file, or of every file of the corpus folder."""
     folder = Path(ref.path) if ref.path is not None else data_root() / CORPORA.get(ref.name).factory.folder
-    files = sorted(f for f in folder.iterdir() if f.is_file())
+    files = [folder] if folder.is_file() else sorted(f for f in folder.iterdir() if f.is_file())
     return tuple((f.name, f.stat().st_size, f.stat().st_mtime_ns) for f in files)
 
 
@@ -313,7 +335,8 @@ def load_corpus(ref: DatasetRef, seed: int = 0) -> Corpus:
     Parameters
     ----------
     ref
-        A registered name, ``hf:<id>``, or a folder with ``train.txt`` (``dev.txt``/``test.txt`` optional).
+        A registered name, ``hf:<id>``, a folder with ``train.txt`` (``dev.txt``/``test.txt`` optional),
+        or one file with the ``split`` that draws its dev and test splits.
     seed
         Seeds the dev split carved from train when ``ref.dev_from_train`` asks for one.
 
@@ -328,6 +351,8 @@ def load_corpus(ref: DatasetRef, seed: int = 0) -> Corpus:
         corpus = load_hub_corpus(ref.name[len(HUB_PREFIX) :], ref.iob1)
     elif ref.name is not None:
         corpus = CORPORA.build(ref.name, {}, root=data_root(), iob1=ref.iob1)
+    elif ref.split is not None:
+        corpus = split_file_corpus(ref)
     else:
         folder = Path(ref.path)
         present = tuple(s for s in SPLITS if split_file(folder, s, ref.format.name).is_file())
@@ -336,6 +361,28 @@ def load_corpus(ref: DatasetRef, seed: int = 0) -> Corpus:
         corpus = with_dev_from_train(corpus, ref.dev_from_train, seed)
     note = unseen_labels_note(corpus)
     return corpus.with_note(note) if note else corpus
+
+
+def split_file_corpus(ref: DatasetRef) -> Corpus:
+    """One file's sentences cut by ``ref.split``: test drawn first, then dev from the rest, each seeded
+    with the split's own seed, so every run and replicate reads the same three splits."""
+    path, rule = Path(ref.path), ref.split
+    read = FORMATS.build(ref.format.name, ref.format.params, at="dataset.format", path=path, iob1=ref.iob1)
+    try:
+        rest, test = carve(read.sentences, rule.test, "file-split-test", rule.seed)
+        train, dev = carve(rest, rule.dev / (1 - rule.test), "file-split-dev", rule.seed) if rule.dev else (rest, None)
+    except ValueError as error:
+        raise UserInputError(Problem(f"split of {path}: {error}", str(path))) from None
+    drawn = {"train": train, "dev": dev, "test": test}
+    sizes = "/".join(str(len(s)) for s in drawn.values() if s is not None)
+    note = (
+        f"{path}: one file split into {'/'.join(n for n, s in drawn.items() if s is not None)} ({sizes} of "
+        f"{len(read.sentences)} sentences: dev {rule.dev}, test {rule.test}, seed {rule.seed})"
+    )
+    checksums = {"all": read.sha256, **{n: sentences_sha256(s) for n, s in drawn.items() if s is not None}}
+    return Corpus(
+        name=ref.path, train=train, dev=dev, test=test, checksums=checksums, notes=(note, *reading_notes([read]))
+    )
 
 
 def with_dev_from_train(corpus: Corpus, fraction: float, seed: int) -> Corpus:

@@ -116,7 +116,11 @@ def fetch_corpus(name: str, root: Path, source: str | None = None, log: Callable
     the folder exists, or what was read differs from the reference in its statistics.
     """
     if name not in CORPORA:
-        raise UserInputError(Problem(CORPORA.unknown_message(name)))
+        raise UserInputError(Problem(
+            f"{CORPORA.unknown_message(name)}. Your own corpus needs no fetch: give its folder (train.txt, dev.txt, "
+            "test.txt) or one file in the spec, dataset: {path: FOLDER} or dataset: {path: FILE, split: {dev: 0.1, "
+            "test: 0.1, seed: 0}}"
+        ))
     entry = CORPORA.get(name).factory
     folder_name = entry.folder
     reference = reference_statistics().get(folder_name)
@@ -136,15 +140,18 @@ def fetch_corpus(name: str, root: Path, source: str | None = None, log: Callable
         raise UserInputError(Problem(f"corpus '{name}' has no reference statistics to check a fetched copy against"))
     splits = tuple(split for split in (*SPLITS, "all") if split in reference["splits"])
     if source is not None and source.startswith(HUB_PREFIX):
+        log(f"writing {name} into {target} (where runs read corpora from)")
         sentences = _hub_splits(source[len(HUB_PREFIX):], splits)
         where = source
     else:
         files = registered.files if registered is not None else {split: f"{split}.txt" for split in splits}
         reader = READERS[registered.reader if registered is not None else "conll"]
         base = source or registered.base
+        urls = {split: _split_url(base.rstrip("/"), files[split], split, local=source is not None) for split in splits}
+        _check_local_files(urls, files)
+        log(f"writing {name} into {target} (where runs read corpora from)")
         sentences = {}
-        for split in splits:
-            url = _split_url(base.rstrip("/"), files[split], split, local=source is not None)
+        for split, url in urls.items():
             log(f"downloading {url}")
             sentences[split] = reader(download(url), url)
         where = base
@@ -165,6 +172,20 @@ def _split_url(base: str, upstream: str, split: str, local: bool) -> str:
     if _local_file(url).is_file() or not _local_file(own).is_file():
         return url
     return own
+
+
+def _check_local_files(urls: dict[str, str], upstream: dict[str, str]) -> None:
+    """Every split file of a local (file://) source, or all those it lacks named at once, by nerplat's
+    own name (and the upstream one it may hold instead), before anything is read or written."""
+    missing = [split for split, url in urls.items() if url.startswith("file://") and not _local_file(url).is_file()]
+    if not missing:
+        return
+    folder = _local_file(urls[missing[0]]).parent
+    names = ", ".join(
+        f"{split}.txt" + (f" (or the upstream {upstream[split]})" if upstream[split] != f"{split}.txt" else "")
+        for split in missing
+    )
+    raise UserInputError(Problem(f"the --source folder {folder} lacks {names}", path="--source"))
 
 
 def _local_file(url: str) -> Path:

@@ -9,6 +9,7 @@ with ``@FORMATS.register(name, config)`` on a `CorpusFormat`.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,3 +67,18 @@ def split_file(folder: Path, split: str, format_name: str) -> Path:
     """Where `split` of a corpus folder in `format_name` lives."""
     return folder / f"{split}{FORMATS.get(format_name).factory.extension}"
 
+
+
+def format_of_file(path: Path) -> str:
+    """The format a file is in when nobody said: a `.jsonl`/`.json` file is jsonl_text when its first
+    record has "text", else jsonl_tokens; any other file is CoNLL. A broken file gets the format whose
+    reader then names its line."""
+    if path.suffix.lower() not in (".jsonl", ".json"):
+        return DEFAULT_FORMAT
+    try:
+        with open(path, encoding="utf-8-sig", errors="replace") as stream:
+            first = next((line for line in stream if line.strip()), "")
+        record = json.loads(first)
+    except (OSError, json.JSONDecodeError):
+        return "jsonl_tokens"
+    return "jsonl_text" if isinstance(record, dict) and "text" in record else "jsonl_tokens"

@@ -5,7 +5,9 @@ with token offsets (end exclusive), or ``"tags": [...]`` instead of spans (IOB2,
 ``scheme: bioes``). ``jsonl_text``: ``{"text": "Ada Lovelace wrote", "spans": [{"start": 0, "end": 12,
 "label": "PER"}]}`` with character offsets, tokenised by a named tokenizer (`TOKENIZERS`); a span must
 start and end on token boundaries. Every bad record of a file is reported at once with its file:line;
-tags then pass the CoNLL reader's checks (illegal tags, IOB1 conversion or refusal).
+tags then pass the CoNLL reader's checks (illegal tags, IOB1 conversion or refusal). The key that
+holds the spans is ``spans`` unless the format's ``spans_key`` names another (``entities``, as many
+tools write it); records without a key are reported once per key and file, with the fix.
 
 Hostile files cost little: a line longer than `MAX_RECORD_BYTES` is refused unparsed, values quoted
 in messages are cut short, and a file reports its first `PROBLEMS_SHOWN` bad records and how many
@@ -46,11 +48,17 @@ MAX_RECORD_BYTES = 1_000_000  # a sentence, or a short document; a longer line i
 PROBLEMS_SHOWN = 10  # of one file: a broken file can have thousands of bad records
 
 
+SPANS_KEY_FIELD = Field(
+    "spans", min_length=1, description="The record key holding the spans, e.g. entities (nerplat's own name: spans)."
+)
+
+
 class TokenSpansFormat(BaseModel):
     """Options of ``jsonl_tokens``."""
 
     model_config = ConfigDict(extra="forbid")
     scheme: Literal["iob", "bioes"] = Field("iob", description="Scheme of a record's `tags` (spans need none).")
+    spans_key: str = SPANS_KEY_FIELD
 
 
 class TextSpansFormat(BaseModel):
@@ -58,6 +66,7 @@ class TextSpansFormat(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     tokenizer: str = Field("words", description=f"How text becomes tokens: {', '.join(TOKENIZERS)}.")
+    spans_key: str = SPANS_KEY_FIELD
 
     @field_validator("tokenizer")
     @classmethod
@@ -71,15 +80,23 @@ class _BadRecord(Exception):
     """One record that cannot be read; the message says what to write instead."""
 
 
+class _MissingKey(_BadRecord):
+    """A record without `key`: files that lack it lack it in every record, so it is reported once."""
+
+    def __init__(self, key: str, keys: list[str], fix: str) -> None:
+        super().__init__(key)
+        self.key, self.keys, self.fix = key, keys, fix
+
+
 def read_token_spans(path: Path, config: TokenSpansFormat, iob1: str) -> ConllFile:
     """Reads a ``jsonl_tokens`` file (see the module docstring)."""
-    return _read_records(path, iob1, lambda record: _token_record(record, config.scheme))
+    return _read_records(path, iob1, lambda record: _token_record(record, config.scheme, config.spans_key))
 
 
 def read_text_spans(path: Path, config: TextSpansFormat, iob1: str) -> ConllFile:
     """Reads a ``jsonl_text`` file, tokenising each text with ``config.tokenizer``."""
     pattern = TOKENIZERS[config.tokenizer]
-    return _read_records(path, iob1, lambda record: _text_record(record, pattern))
+    return _read_records(path, iob1, lambda record: _text_record(record, pattern, config.spans_key))
 
 
 def _read_records(path: Path, iob1: str, to_sentence: Callable[[Any], Sentence]) -> ConllFile:
@@ -91,12 +108,16 @@ def _read_records(path: Path, iob1: str, to_sentence: Callable[[Any], Sentence])
     sentences: list[Sentence] = []
     lines: list[int] = []
     problems: list[Problem] = []
+    missing: dict[str, tuple[_MissingKey, int, list[int]]] = {}  # key -> first error, its line, count
     bad = 0
     for number, raw in enumerate(data.split(b"\n"), start=1):
         if not raw.strip():
             continue
         try:
             sentence = to_sentence(_record(raw))
+        except _MissingKey as error:
+            missing.setdefault(error.key, (error, number, []))[2].append(number)
+            continue
         except _BadRecord as error:
             bad += 1
             if bad <= PROBLEMS_SHOWN:
@@ -107,6 +128,11 @@ def _read_records(path: Path, iob1: str, to_sentence: Callable[[Any], Sentence])
             lines.append(number)
     if bad > PROBLEMS_SHOWN:
         problems.append(Problem(f"... and {bad - PROBLEMS_SHOWN:,} more bad records in this file", source))
+    for error, first, numbers in missing.values():
+        records = "the record has" if len(numbers) == 1 else f"{len(numbers):,} records have"
+        keys = shown(error.keys) if error.keys else "none"
+        problems.append(Problem(f"{records} no '{error.key}' (keys here: {keys}): {error.fix}", source, first))
+    problems.sort(key=lambda p: p.line or 0)
     if not sentences and not problems:
         problems.append(Problem("empty JSONL file: no sentences", source))
     if problems:
@@ -130,33 +156,46 @@ def _record(raw: bytes) -> Any:
         raise _BadRecord("not a JSON object: it nests lists or objects too deeply") from None
 
 
-def _field(record: Any, key: str, kind: type, example: str) -> Any:
+def _field(record: Any, key: str, kind: type, example: str, fix: str = "") -> Any:
     if not isinstance(record, dict):
         raise _BadRecord(f"expected a JSON object per line, e.g. {example}")
     if key not in record:
-        raise _BadRecord(f"the record has no '{key}' (keys: {shown(list(record)) if record else 'none'}), e.g. {example}")
+        raise _MissingKey(key, list(record), fix or f"write records like {example}")
     value = record[key]
     if not isinstance(value, kind):
         raise _BadRecord(f"'{key}' must be a {kind.__name__}, not {type(value).__name__}")
     return value
 
 
-def _token_record(record: Any, scheme: str) -> Sentence:
-    example = '{"tokens": ["Ada", "wrote"], "spans": [{"start": 0, "end": 1, "label": "PER"}]}'
+def _spans_key_fix(record: dict, key: str, format_name: str) -> str:
+    """How to point the format at the record's spans: the key of a list beside the known ones."""
+    known = {"tokens", "text", "tags", key}
+    candidates = [k for k, v in record.items() if k not in known and isinstance(v, list)]
+    other = candidates[0] if len(candidates) == 1 else "KEY"
+    return (
+        f"name the key holding the spans on the dataset, format: {{{format_name}: {{spans_key: {other}}}}}"
+        + ("" if key != "spans" else " (nerplat's own name is spans)")
+    )
+
+
+def _token_record(record: Any, scheme: str, spans_key: str) -> Sentence:
+    example = f'{{"tokens": ["Ada", "wrote"], "{spans_key}": [{{"start": 0, "end": 1, "label": "PER"}}]}}'
     tokens = _field(record, "tokens", list, example)
     if not all(isinstance(t, str) and t.strip() and not any(c.isspace() for c in t) for t in tokens):
         raise _BadRecord("'tokens' must be non-empty strings without spaces")
-    if "tags" in record and "spans" not in record:
+    if "tags" in record and spans_key not in record:
         return Sentence(tuple(tokens), _checked_tags(_field(record, "tags", list, example), len(tokens), scheme))
-    spans = _spans(_field(record, "spans", list, example), len(tokens), "token")
+    fix = _spans_key_fix(record, spans_key, "jsonl_tokens")
+    spans = _spans(_field(record, spans_key, list, example, fix), len(tokens), "token")
     return Sentence(tuple(tokens), _tags_of(spans, len(tokens)))
 
 
-def _text_record(record: Any, pattern: regex.Pattern) -> Sentence:
-    example = '{"text": "Ada wrote", "spans": [{"start": 0, "end": 3, "label": "PER"}]}'
+def _text_record(record: Any, pattern: regex.Pattern, spans_key: str) -> Sentence:
+    example = f'{{"text": "Ada wrote", "{spans_key}": [{{"start": 0, "end": 3, "label": "PER"}}]}}'
     text = _field(record, "text", str, example)
     found = list(pattern.finditer(text))
-    spans = _spans(_field(record, "spans", list, example), len(text), "character")
+    fix = _spans_key_fix(record, spans_key, "jsonl_text")
+    spans = _spans(_field(record, spans_key, list, example, fix), len(text), "character")
     starts = {m.start(): i for i, m in enumerate(found)}
     ends = {m.end(): i + 1 for i, m in enumerate(found)}
     token_spans = []

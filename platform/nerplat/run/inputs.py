@@ -58,6 +58,8 @@ def corpus_files(dataset: Mapping[str, Any]) -> list[tuple[str, Path]]:
             return []
         return [(f"{ref.name}/{name}", root / folder / name) for name in names]
     folder = Path(ref.path)
+    if folder.is_file():  # one file whose splits `ref.split` draws
+        return [(ref.path, folder)]
     present = [split_file(folder, split, ref.format.name) for split in SPLITS]
     return [(f"{ref.path}/{path.name}", path) for path in present if path.is_file()]
 

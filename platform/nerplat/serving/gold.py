@@ -8,7 +8,6 @@ other file is CoNLL.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from nerplat.data.corpus import Sentence
@@ -17,24 +16,12 @@ from nerplat.errors import Problem, UserInputError
 
 def read_gold(path: Path, format_name: str | None) -> tuple[Sentence, ...]:
     """The file's sentences with their gold tags; UserInputError naming the file and line otherwise."""
-    from nerplat.data.formats import FORMATS  # lazy: the corpus formats (regex), which --help does not need
+    from nerplat.data.formats import FORMATS, format_of_file  # lazy: the corpus formats (regex), which --help does not need
 
-    name = format_name or guess_format(path)
+    name = format_name or format_of_file(path)
     if name not in FORMATS:
         raise UserInputError(Problem(f"--format {name!r}: choose one of {', '.join(FORMATS.names())}", path="--format"))
     if not path.is_file():
         raise UserInputError(Problem(f"no such file: {path}", path="FILE"))
     entry = FORMATS.get(name)
     return entry.factory(entry.config(), path=path, iob1="convert").sentences
-
-
-def guess_format(path: Path) -> str:
-    if path.suffix.lower() not in (".jsonl", ".json"):
-        return "conll"
-    try:
-        with open(path, encoding="utf-8-sig", errors="replace") as stream:
-            first = next((line for line in stream if line.strip()), "")
-        record = json.loads(first)
-    except (OSError, json.JSONDecodeError):
-        return "jsonl_tokens"  # its reader then says what is wrong, with the line
-    return "jsonl_text" if isinstance(record, dict) and "text" in record else "jsonl_tokens"

@@ -1,9 +1,11 @@
 """Datasets of a spec resolved to `DatasetRef`s with the labels arm ids use.
 
-A name must be registered (`nerplat registry` lists the corpora) or be `hf:<hub id>`; a path is a
-folder, relative to the spec's own folder unless absolute, whose files are in a registered format
-(`conll` unless `format:` says otherwise). Labels: the name with '/' written '--' (`hf:org--corpus`),
-or the folder's name, with what a run key cannot hold written as `%XX` (`o'brien` -> `o%27brien`,
+A name must be registered (`nerplat registry` lists the corpora) or be `hf:<hub id>`; a path,
+relative to the spec's own folder unless absolute, is a folder whose files are in a registered
+format (`conll` unless `format:` says otherwise), or one file given with the `split` that draws its
+dev and test splits (its format, unless written, from the file: `data.formats.format_of_file`).
+Labels: the name with '/' written '--' (`hf:org--corpus`), or the folder's name (a file's without
+its suffix), with what a run key cannot hold written as `%XX` (`o'brien` -> `o%27brien`,
 `nerplat.track.names.key_text`).
 """
 
@@ -15,6 +17,7 @@ from pathlib import Path
 
 from nerplat.config.trial import Component, DatasetRef
 from nerplat.data.corpora import single_file_message
+from nerplat.data.formats import format_of_file
 from nerplat.errors import Problem
 from nerplat.registry import Catalog
 from nerplat.spec.loader import Document, YamlPath, format_path
@@ -65,19 +68,23 @@ def resolve_datasets(
         else:
             folder = Path(section.path).expanduser()
             folder = folder if folder.is_absolute() else (spec_folder / folder)
-            if folder.is_file():
+            if folder.is_file() and section.split is None:
                 problems.append(document.problem(_single_file_message(folder, section.format.name), at + ("path",)))
                 continue
-            if not folder.is_dir():
-                problems.append(document.problem(f"no corpus folder at {folder}", at + ("path",)))
+            if not folder.exists():
+                problems.append(document.problem(f"no corpus folder or file at {folder}", at + ("path",)))
                 continue
-            label, path = key_text(folder.resolve().name), str(folder.resolve())
+            if folder.is_file() and _value_at(document, at + ("format",)) is None:
+                section = section.model_copy(update={"format": type(section.format).model_validate(format_of_file(folder))})
+            label = key_text(folder.resolve().stem if folder.is_file() else folder.resolve().name)
+            path = str(folder.resolve())
         data_format, found = _resolve_format(document, section, at, catalog)
         if found:
             problems += found
             continue
         ref = DatasetRef(
-            name=section.name, path=path, format=data_format, iob1=section.iob1, dev_from_train=section.dev_from_train
+            name=section.name, path=path, format=data_format, iob1=section.iob1, dev_from_train=section.dev_from_train,
+            split=section.split,
         )
         if check is not None:
             deeper = check(ref)

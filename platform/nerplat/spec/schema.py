@@ -16,7 +16,7 @@ from pydantic import (
 )
 
 from nerplat.config.experiment import DEFAULT_TUNE_METRIC, Analysis, Claim, Resources, Sequential
-from nerplat.config.trial import DatasetRef, EncoderSettings
+from nerplat.config.trial import DatasetRef, EncoderSettings, FileSplit
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
 MAX_NAME_LENGTH = 64  # names become parts of file names (255 bytes) and of MLflow run names
@@ -94,16 +94,21 @@ def parse_component_ref(value: Any) -> dict[str, Any]:
 
 
 class DatasetSection(Section):
-    """A corpus: a registered name, `hf:<hub id>`, or a folder of CoNLL files."""
+    """A corpus: a registered name, `hf:<hub id>`, a folder of split files, or one file with its `split`."""
 
     name: str | None = DatasetRef.model_fields["name"]
-    path: str | None = Field(None, description="Folder with train/dev/test files; relative paths start at the spec's folder.")
+    path: str | None = Field(
+        None,
+        description="Folder with train/dev/test files, or one file given with `split`; relative paths start at the spec's "
+        "folder.",
+    )
     format: ComponentRef = Field(
         default_factory=lambda: ComponentRef.model_validate("conll"),
         description="Format of the folder's files: conll, jsonl_tokens, jsonl_text, or {name: {options}} (registry `formats`).",
     )
     iob1: Literal["convert", "refuse"] = DatasetRef.model_fields["iob1"]
     dev_from_train: float | None = DatasetRef.model_fields["dev_from_train"]
+    split: FileSplit | None = DatasetRef.model_fields["split"]
 
     @model_validator(mode="before")
     @classmethod

@@ -174,6 +174,7 @@ def validate_document(
     problems += found
     if dataset_check is not None and not found:
         problems += _replicate_split_problems(document, sections, datasets)
+    problems += _tuned_and_reported_on_dev(document, sections)
 
     encoder = None
     if "model" in sections:
@@ -235,18 +236,39 @@ def _replicated_partitions(
 
 def _replicate_split_problems(document: Document, sections: dict[str, Any], datasets: list[NamedDataset]) -> list[Problem]:
     """A corpus folder without the split the replicates are evaluated on (`replicate.split`), each
-    named with the file it lacks: found at validate, not as an empty results table after the run."""
+    named with the one fix that works for it: found at validate, not as an empty results table after
+    the run. A dev split drawn from train or from a file counts as one."""
     replicate = sections.get("replicate")
     split = "test" if replicate is None else replicate.split
     problems = []
     for dataset in datasets:
         missing = missing_split_file(dataset.ref, split)
-        if missing is not None:
-            problems.append(document.problem(
-                f"dataset '{dataset.label}' has no {split} split ({missing} is missing) but replicate.split is {split}: "
-                f"add {missing.name}, or set replicate.split: {'dev' if split == 'test' else 'test'}", dataset.at,
-            ))  # fmt: skip
+        if missing is None:
+            continue
+        if split == "dev":
+            fix = f"add {missing.name}, or set dev_from_train: 0.1 on the dataset to draw a seeded dev split from train"
+        elif missing_split_file(dataset.ref, "dev") is None and sections.get("tune") is None:
+            fix = f"add {missing.name}, or set replicate.split: dev"
+        else:
+            fix = f"add {missing.name} (a share of train moved there; replicates are scored on it)"
+        problems.append(document.problem(
+            f"dataset '{dataset.label}' has no {split} split ({missing} is missing) but replicate.split is {split}: {fix}",
+            dataset.at,
+        ))  # fmt: skip
     return problems
+
+
+def _tuned_and_reported_on_dev(document: Document, sections: dict[str, Any]) -> list[Problem]:
+    """Replicates scored on dev while tuning selects on dev: the search's pick would be judged on
+    the sentences it was picked on, its scores biased upward."""
+    replicate = sections.get("replicate")
+    if replicate is None or replicate.split != "dev" or sections.get("tune") is None:
+        return []
+    return [document.problem(
+        "replicate.split is dev, the split tuning selects on: the replicates' scores would be biased upward by the "
+        "search. Set replicate.split: test (a corpus without a test split: add test.txt, or give one file with "
+        "split: {dev: 0.1, test: 0.1, seed: 0})", ("replicate", "split"),
+    )]  # fmt: skip
 
 
 def _section_datasets(

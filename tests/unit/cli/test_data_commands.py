@@ -94,12 +94,26 @@ def test_stats_reads_a_folder_in_another_format(capsys, tmp_path):
     assert code == 2 and "did you mean 'jsonl_tokens'" in err
 
 
-def test_a_single_file_is_refused_with_the_folder_to_make(capsys, tmp_path):
+def test_a_single_file_too_short_to_split_is_refused_naming_it(capsys, tmp_path):
     single = tmp_path / "mine.conll"
     single.write_text("EU\tB-ORG\n\n")
     assert main(["data", "stats", str(single)]) == 2
     err = " ".join(capsys.readouterr().err.split())
     assert "unknown corpus" not in err
-    assert f"{single} is a file; a corpus is a folder of split files: train.txt (required), dev.txt and test.txt" in err
-    assert main(["data", "stats", str(single), "--format", "jsonl_tokens"]) == 2
-    assert "train.jsonl (required), dev.jsonl and test.jsonl" in " ".join(capsys.readouterr().err.split())
+    assert f"split of {single}: cannot split fewer than two sentences" in err
+
+
+def test_sample_out_onto_a_file_exits_2_before_anything_is_read(capsys, tmp_path):
+    taken = tmp_path / "taken"
+    taken.write_text("mine\n")
+    code, _, err = run(capsys, "data", "sample", TINY, "--sampler", "sc", "--out", str(taken))
+    assert code == 2 and "is not a folder" in err and "Traceback" not in err
+    assert taken.read_text() == "mine\n"
+
+
+def test_stats_of_one_file_reads_it_with_the_default_split(capsys, tmp_path):
+    lines = "\n\n".join(f"w{i}\tB-PER\nx{i}\tO" for i in range(20))
+    (tmp_path / "all.conll").write_text(lines + "\n")
+    code, out, err = run(capsys, "data", "stats", str(tmp_path / "all.conll"), "--json")
+    assert code == 0, err
+    assert {name: split["sentences"] for name, split in json.loads(out)["splits"].items()} == {"train": 16, "dev": 2, "test": 2}

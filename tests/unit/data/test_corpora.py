@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from corpus_fakes import FIXTURES
 
-from nerplat.config.trial import DatasetRef
+from nerplat.config.trial import DatasetRef, FileSplit
 from nerplat.data import corpora
 from nerplat.data.corpora import CORPORA, CorpusFiles, dataset_problems, load_corpus
 from nerplat.errors import UserInputError
@@ -123,6 +123,40 @@ def test_dev_from_train_is_seeded_recorded_and_partitions_train(no_dev, tiny):
     seeds_differ = {load_corpus(ref, seed=s).dev for s in range(8)}
     assert len(seeds_differ) > 1 and other.dev in seeds_differ
     assert load_corpus(DatasetRef(path=str(no_dev))).dev is None
+
+
+def test_one_file_is_a_corpus_whose_seeded_split_draws_dev_and_test(tmp_path):
+    lines = "\n\n".join(f"w{i}\tB-PER\nx{i}\tO" for i in range(20))
+    (tmp_path / "all.conll").write_text(lines + "\n")
+    ref = DatasetRef(path=str(tmp_path / "all.conll"), split=FileSplit(dev=0.1, test=0.2, seed=5))
+    first, again = load_corpus(ref), load_corpus(ref)
+    assert (len(first.train), len(first.dev), len(first.test)) == (14, 2, 4)
+    assert first.splits() == again.splits()  # the split's seed, not a trial's, draws them
+    assert sorted(s.tokens for s in first.train + first.dev + first.test) == sorted((f"w{i}", f"x{i}") for i in range(20))
+    other = load_corpus(ref.model_copy(update={"split": FileSplit(dev=0.1, test=0.2, seed=6)}))
+    assert other.test != first.test
+    assert set(first.checksums) == {"all", "train", "dev", "test"}
+    assert any("one file split into train/dev/test (14/2/4 of 20 sentences: dev 0.1, test 0.2, seed 5)" in n for n in first.notes)
+    assert dataset_problems(ref) == []
+
+
+@pytest.mark.parametrize(
+    "update, expected",
+    [
+        ({"split": None}, "split: {dev: 0.1, test: 0.1, seed: 0}"),
+        ({"dev_from_train": 0.1}, "remove dev_from_train"),
+    ],
+)
+def test_one_file_needs_its_split_and_nothing_else_drawing_dev(tmp_path, update, expected):
+    (tmp_path / "all.conll").write_text("EU\tB-ORG\n")
+    ref = DatasetRef(path=str(tmp_path / "all.conll"), split=FileSplit()).model_copy(update=update)
+    [problem] = dataset_problems(ref)
+    assert expected in problem
+
+
+def test_a_split_on_a_folder_is_refused(no_dev):
+    [problem] = dataset_problems(DatasetRef(path=str(no_dev), split=FileSplit()))
+    assert "remove split" in problem
 
 
 def test_a_registered_corpus_knows_its_folder_and_files():

@@ -50,7 +50,7 @@ def test_a_corpus_from_a_file_url_is_written_in_the_reference_layout_and_verifie
     for split in ("train", "dev", "test"):
         assert (root / "ncbi_disease" / f"{split}.txt").read_bytes() == (REFERENCE / "ncbi_disease" / f"{split}.txt").read_bytes()
     assert sorted(p.name for p in (root / "ncbi_disease").iterdir()) == ["dev.txt", "test.txt", "train.txt"]
-    assert "downloading file://" in err
+    assert "downloading file://" in " ".join(err.split())
 
 
 def test_nerplat_data_is_where_the_corpus_goes_and_a_second_fetch_is_refused(tmp_path, capsys, monkeypatch):
@@ -148,12 +148,13 @@ def test_a_local_source_may_hold_nerplats_own_layout_and_a_missing_file_is_named
     for split in ("train", "dev"):
         shutil.copy(REFERENCE / "ncbi_disease" / f"{split}.txt", own / f"{split}.txt")
     code, _, err = fetch(capsys, "ncbi_disease", "--root", str(tmp_path / "data"), "--source", own.as_uri())
-    assert code == 2 and f"no file {own / 'test.tsv'}: the --source folder lacks it" in " ".join(err.split())
+    assert code == 2 and f"the --source folder {own} lacks test.txt (or the upstream test.tsv)" in " ".join(err.split())
     assert "offline?" not in err and not (tmp_path / "data").exists()
+    assert "writing" not in err and "downloading" not in err  # checked before anything is read or said
     shutil.copy(REFERENCE / "ncbi_disease" / "test.txt", own / "test.txt")
     code, out, err = fetch(capsys, "ncbi_disease", "--root", str(tmp_path / "data"), "--source", own.as_uri())
     assert code == 0, err
-    assert f"downloading {own.as_uri()}/train.txt" in err and "matches the reference copy" in out
+    assert f"downloading {own.as_uri()}/train.txt" in " ".join(err.split()) and "matches the reference copy" in out
 
 
 def test_without_nerplat_data_the_corpus_goes_where_runs_read_corpora(tmp_path, capsys, monkeypatch):
@@ -164,5 +165,10 @@ def test_without_nerplat_data_the_corpus_goes_where_runs_read_corpora(tmp_path, 
     (tmp_path / "shared").mkdir()
     code, _, err = fetch(capsys, "ncbi_disease", "--source", source_folder(tmp_path, "ncbi_disease").as_uri())
     assert code == 0, err
-    assert f"writing into {tmp_path / 'shared'}" in " ".join(err.split())
+    assert f"writing ncbi_disease into {tmp_path / 'shared' / 'ncbi_disease'}" in " ".join(err.split())
     assert (tmp_path / "shared" / "ncbi_disease" / "train.txt").is_file()
+
+
+def test_an_unknown_corpus_points_to_a_dataset_path(tmp_path, capsys):
+    code, _, err = fetch(capsys, "my_corpus", "--root", str(tmp_path))
+    assert code == 2 and "dataset: {path: FOLDER}" in " ".join(err.split())

@@ -131,3 +131,22 @@ def test_span_labels_are_entity_types_and_offsets_whole_numbers(tmp_path, span, 
     path = write_lines(tmp_path / "train.jsonl", [{"tokens": ["Ada", "wrote"], "spans": [span]}])
     with pytest.raises(UserInputError, match=re.escape(message)):
         read_token_spans(path, TokenSpansFormat(), "convert")
+
+
+def test_records_without_the_spans_key_are_reported_once_with_the_key_to_map(tmp_path):
+    records = [{"text": f"Ada wrote {i}", "entities": [{"start": 0, "end": 3, "label": "PER"}]} for i in range(120)]
+    path = write_lines(tmp_path / "train.jsonl", records)
+    with pytest.raises(UserInputError) as caught:
+        read_text_spans(path, TextSpansFormat(), "convert")
+    [problem] = caught.value.problems
+    assert problem.line == 1 and "120 records have no 'spans'" in problem.message
+    assert "format: {jsonl_text: {spans_key: entities}}" in problem.message
+    read = read_text_spans(path, TextSpansFormat(spans_key="entities"), "convert")
+    assert len(read.sentences) == 120 and read.sentences[0].tags == ("B-PER", "O", "O")
+
+
+def test_token_records_read_their_spans_from_the_mapped_key(tmp_path):
+    record = {"tokens": ["Ada", "wrote"], "entities": [{"start": 0, "end": 1, "label": "PER"}]}
+    path = write_lines(tmp_path / "train.jsonl", [record])
+    read = read_token_spans(path, TokenSpansFormat(spans_key="entities"), "convert")
+    assert read.sentences[0].tags == ("B-PER", "O")

@@ -73,7 +73,7 @@ def test_several_datasets_by_name_hub_id_and_path(catalog, write_spec, tmp_path)
         ("dataset: {iob1: convert}", "dataset", 2, "either a name"),
         ("dataset: {name: conll2003, iob1: maybe}", "dataset.iob1", 2, "input should be 'convert' or 'refuse' (got 'maybe')"),
         ("dataset: {name: conll2003, dev_from_train: 1.5}", "dataset.dev_from_train", 2, "less than 1"),
-        ("dataset: {path: nowhere}", "dataset.path", 2, "no corpus folder at"),
+        ("dataset: {path: nowhere}", "dataset.path", 2, "no corpus folder or file at"),
         ("dataset: 'hf:'", "dataset", 2, "write a hub dataset as hf:<owner>/<name>"),
         ("datasets: [conll2003, wnut17, conll2003]", "datasets[2]", 2,
          "dataset 'conll2003' is given twice (also at datasets[0])"),
@@ -310,15 +310,30 @@ def test_bad_precisions_are_located(catalog, write_spec, text, path, line, messa
     assert message in found[0][2]
 
 
-def test_a_single_corpus_file_is_refused_with_the_folder_to_make(catalog, write_spec, tmp_path):
+def test_a_single_corpus_file_without_its_split_is_refused_with_the_split_to_write(catalog, write_spec, tmp_path):
     (tmp_path / "mine.conll").write_text("EU B-ORG\n\n")
     for dataset, path in (("{path: mine.conll}", "dataset.path"), ("mine.conll", "dataset")):
         [(at, line, message)] = spec_problems(
             catalog, write_spec, f"experiment: t\ndataset: {dataset}\nmethods: {{ce: {{loss: ce}}}}\n"
         )
         assert (at, line) == (path, 2)
-        assert "is a file; a corpus is a folder of split files: train.txt (required), dev.txt and test.txt" in message
-        assert f"cp {tmp_path / 'mine.conll'} DIR/train.txt" in message
+        assert f"`dataset: {{path: {tmp_path / 'mine.conll'}, split: {{dev: 0.1, test: 0.1, seed: 0}}}}`" in message
+
+
+def test_a_single_corpus_file_with_its_split_is_a_corpus(catalog, write_spec, tmp_path):
+    (tmp_path / "mine.conll").write_text("EU B-ORG\n\n")
+    text = "experiment: t\ndataset: {path: mine.conll, split: {dev: 0.2, test: 0.1, seed: 3}}\nmethods: {ce: {loss: ce}}\n"
+    [dataset] = load_spec(write_spec(text), catalog, dataset_check=lambda ref: []).datasets
+    assert dataset.label == "mine" and dataset.ref.path == str(tmp_path / "mine.conll")
+    assert dataset.ref.model_dump(mode="json")["split"] == {"dev": 0.2, "test": 0.1, "seed": 3}  # in the plan's arms
+    assert "split" not in DatasetRef(name="conll2003").model_dump(mode="json")  # folder corpora's plans keep their hash
+
+
+def test_a_file_split_leaves_sentences_to_train_on(catalog, write_spec, tmp_path):
+    (tmp_path / "mine.conll").write_text("EU B-ORG\n\n")
+    text = "experiment: t\ndataset: {path: mine.conll, split: {dev: 0.5, test: 0.5}}\nmethods: {ce: {loss: ce}}\n"
+    [(at, _, message)] = spec_problems(catalog, write_spec, text)
+    assert at == "dataset.split" and "leave no sentence to train on" in message
 
 
 def test_a_corpus_without_test_is_refused_when_replicates_evaluate_on_test(catalog, write_spec, tmp_path):
@@ -330,8 +345,26 @@ def test_a_corpus_without_test_is_refused_when_replicates_evaluate_on_test(catal
     assert message.startswith(
         f"dataset 'mine' has no test split ({tmp_path / 'mine' / 'test.txt'} is missing) but replicate.split is test"
     )
+    assert "replicate.split: dev" not in message  # there is no dev split either: the advice must not go in a circle
     assert spec_problems(catalog, write_spec, text + "replicate: {split: dev}\n", dataset_check=lambda ref: []) == [
         ("dataset", 2,
          f"dataset 'mine' has no dev split ({tmp_path / 'mine' / 'dev.txt'} is missing) but replicate.split is dev: add dev.txt,"
-         " or set replicate.split: test")
+         " or set dev_from_train: 0.1 on the dataset to draw a seeded dev split from train")
     ]
+
+
+def test_a_dev_split_drawn_from_train_counts_as_a_dev_split(catalog, write_spec, tmp_path):
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "train.txt").write_text("EU B-ORG\n\n")
+    text = "experiment: t\ndataset: {path: mine, dev_from_train: 0.1}\nmethods: {ce: {loss: ce}}\nreplicate: {split: dev}\n"
+    assert load_spec(write_spec(text), catalog, dataset_check=lambda ref: [])
+    on_test = text.replace("split: dev", "split: test")
+    [(_, _, message)] = spec_problems(catalog, write_spec, on_test, dataset_check=lambda ref: [])
+    assert message.endswith("add test.txt, or set replicate.split: dev")
+
+
+def test_replicates_reported_on_the_split_tuning_selects_on_are_refused(catalog, write_spec):
+    text = TUNED + "tune: {}\nreplicate: {seeds: 1}\n"
+    assert load_spec(write_spec(text), catalog)
+    [(at, _, message)] = spec_problems(catalog, write_spec, text, overrides=["replicate.split=dev"])
+    assert at == "replicate.split" and "the split tuning selects on" in message
