@@ -29,8 +29,10 @@ commit=$(git -C "$repo" rev-parse HEAD)
 # resuming, else a short calibration on this machine), every run counted at its epoch cap.
 plan=(nerplat plan "specs/$spec.yaml" --cost --json --tracking-uri "sqlite:///$work/mlflow.db")
 [ -n "$profile" ] && plan+=(--profile "$profile")
-predicted=$(cd "$repo" && "$repo/.venv/bin/${plan[0]}" "${plan[@]:1}" 2>"$work/plan-cost.err" \
-  | "$repo/.venv/bin/python" -c 'import json, sys; print("%.1f min" % (json.load(sys.stdin)["cost"]["wall_s"] / 60))' || echo "none (nerplat plan --cost failed: see plan-cost.err in the scratch folder)")
+(cd "$repo" && "$repo/.venv/bin/${plan[0]}" "${plan[@]:1}" >"$work/plan-cost.json" 2>"$work/plan-cost.err") || true
+predicted=$("$repo/.venv/bin/python" -c 'import json, sys; print("%.1f min" % (json.load(sys.stdin)["cost"]["wall_s"] / 60))' \
+  <"$work/plan-cost.json" || echo "none (nerplat plan --cost failed: see plan-cost.err in the scratch folder)")
+experiment=$("$repo/.venv/bin/python" -c 'import json, sys; print(json.load(sys.stdin)["experiment"])' <"$work/plan-cost.json" || true)
 dirty=$(git -C "$repo" status --porcelain -- platform specs | wc -l)
 started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -46,6 +48,10 @@ if [ "$status" -ne 0 ]; then
 fi
 seconds=$(( $(date +%s) - begin ))
 load_end=$(cut -d' ' -f1-3 /proc/loadavg)
+# The arithmetic the runs recorded and this host's calibration behind `auto` (the run's first lines
+# measured or read it), with the runs that ran the arithmetic it measured slower.
+precision=$("$repo/.venv/bin/python" -m nerplat.estimate.precision_used --tracking-uri "sqlite:///$work/mlflow.db" \
+  "$experiment" 2>&1 || echo "- precision used: not read (python -m nerplat.estimate.precision_used failed)")
 rm -rf "$out"
 mkdir -p "$out"
 cp -r "$work/reports/$spec/." "$out/"
@@ -58,6 +64,7 @@ cat > "$out/RUN.md" <<MD
 - started: $started; wall time: $((seconds / 60)) min $((seconds % 60)) s$( [ -n "$resumed" ] && echo " (this resumed run only; console.txt holds every attempt)" )
 - machine: $(nproc) CPU cores ($cpu_model), no GPU; torch CPU capability: $capability; NERPLAT_DATA=${NERPLAT_DATA:-unset}
 - predicted before the run: $predicted (\`${plan[*]}\`, every run at its epoch cap: early stopping can only shorten it)
+$precision
 - load average (1, 5, 15 min) at the start: $load_start; at the end: $load_end (on 2 cores a load above 2 means other work shared the machine)
 - MLflow store of the run: a scratch directory (not committed); \`console.txt\` is what the command printed
 MD
