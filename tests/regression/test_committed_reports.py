@@ -15,7 +15,8 @@ import pytest
 import yaml
 from repo_paths import REPO
 
-from nerplat.analysis.committed import TABLE_END, TABLE_START, verdict_table
+from nerplat.analysis.committed import FOREST_PLOT, SUMMARY_END, SUMMARY_START, TABLE_END, TABLE_START, claims_tables
+from nerplat.analysis.registrations import load_registrations
 from nerplat.analysis.report import analyse
 from nerplat.analysis.settings import AnalysisSettings
 from nerplat.analysis.synthetic import synthetic_replicates
@@ -43,12 +44,16 @@ def test_the_synthetic_experiment_fills_both_frames():
     assert {"p_value", "p_holm", "mde", "n_needed"} <= set(columns["tests"])
 
 
-def test_the_results_readme_holds_the_verdict_table_the_reports_generate():
-    """The README's verdict table is `nerplat claims table docs/results --readme ...`'s output from
-    the committed verdicts.parquet files, never typed or left behind a rerun report."""
+def test_the_results_readme_holds_the_claims_table_the_reports_generate():
+    """The README's summary and claims table are `nerplat claims table docs/results --readme ...`'s output
+    from the committed verdicts.parquet files and specs/registered, never typed or left behind a rerun
+    report or a new registration."""
     text = (RESULTS / "README.md").read_text(encoding="utf-8")
-    block = text.split(TABLE_START, 1)[1].split(TABLE_END, 1)[0]
-    assert block == "\n" + verdict_table(RESULTS)
+    tables = claims_tables(RESULTS, load_registrations(REPO / "specs" / "registered"), FOREST_PLOT)
+    assert text.split(TABLE_START, 1)[1].split(TABLE_END, 1)[0] == "\n" + tables.markdown
+    assert text.split(SUMMARY_START, 1)[1].split(SUMMARY_END, 1)[0] == "\n" + tables.summary
+    assert text.index(SUMMARY_START) < text.index("\n## ")  # the summary opens the README, before the prose
+    assert (RESULTS / FOREST_PLOT).is_file()
 
 
 def test_entity_ratio_runs_the_configurations_the_committed_auc2t_report_chose():

@@ -32,6 +32,9 @@ the seed. Units are ordered by partition index (else seed), the order the looks 
                       (not equivalent); null while inconclusive
   paper_in_interval   the paper's effect lies within the interval (null without an effect): read
                       even where magnitudes are not comparable
+  unit_keys,          every unit of the report's runs (partition or seed index) and its difference,
+  unit_differences    in unit order, used or not: the claims table (`claims_table`) joins the units
+                      of every report serving one registration into one sequence of looks
   ci_low, ci_high     the direction's interval for the mean difference, at the claim's level in
                       that family:
                       fixed design: the t interval at level L = alpha p / p_holm (1 - 2L for an
@@ -134,6 +137,7 @@ SCHEMA = {
     "arms": pl.List(pl.String()), "note": pl.String(),
     "t_stat": pl.Float64(), "boundary_t": pl.Float64(), "boundary_margin": pl.Float64(), "p_stagewise": pl.Float64(),
     "paper_in_interval": pl.Boolean(), "method_epochs_trained": pl.Float64(), "partner_epochs_trained": pl.Float64(),
+    "unit_keys": pl.List(pl.Int64()), "unit_differences": pl.List(pl.Float64()),
     # filled by analysis/evidence.py (the registrations' contract), null until then
     "registration": pl.String(), "evidence": pl.String(), "evidence_reason": pl.String(), "first_test_at": pl.String(),
 }
@@ -175,6 +179,7 @@ class _Side:
     b: np.ndarray
     pairs: np.ndarray  # run pairs per unit
     runs: tuple[tuple[str, ...], ...]  # per unit, the run ids of its pairs (both sides)
+    keys: np.ndarray  # per unit, its partition or seed index
 
     @property
     def arms(self) -> list[str]:
@@ -241,6 +246,7 @@ def verdicts(
             bool(row["ci_low"] <= side.claim.effect <= row["ci_high"]) if finite and side.claim.effect is not None else None
         )
         row |= _epochs_trained(replicates, side.runs[:used])
+        row |= {"unit_keys": [int(k) for k in side.keys], "unit_differences": (side.a - side.b).tolist()}
         row["converged"] = _converged(replicates, runs)
         row["verdict"] = row["direction_verdict"] if row["converged"] else "inconclusive"
         row |= _magnitude(side.claim, side.a[:used] - side.b[:used], critical)
@@ -332,7 +338,7 @@ def _units(claim: Claim, partner: str, chosen_at: str | None, setting: dict[str,
     values, index, counts = np.unique(keys, return_inverse=True, return_counts=True)
     runs = tuple(tuple(run for i in np.flatnonzero(index == k) for run in run_ids[i]) for k in range(values.size))
     return _Side(claim, partner, chosen_at, setting, own, other, unit,
-                 np.bincount(index, a, values.size) / counts, np.bincount(index, b, values.size) / counts, counts, runs)
+                 np.bincount(index, a, values.size) / counts, np.bincount(index, b, values.size) / counts, counts, runs, values)
 
 
 def _p_value(side: _Side, settings: AnalysisSettings) -> float:

@@ -69,18 +69,40 @@ def reanalyze(
 def table(
     root: Path = typer.Argument(Path("docs/results"), help="Folder whose report folders hold verdicts.parquet."),
     readme: Path | None = typer.Option(
-        None, "--readme", help="Write the table between the verdict markers of this file instead of printing it."
+        None, "--readme",
+        help="Write the tables between the verdict markers of this file, its summary between the summary markers (if it "
+        "has them) and the forest plot beside it, instead of printing the tables.",
+    ),
+    registrations: Path = typer.Option(
+        Path("specs/registered"), "--registrations", help="The folder of registered claims (nerplat claims register)."
     ),
 ) -> None:
-    """The verdict table of every ROOT/*/verdicts.parquet, as markdown."""
-    from nerplat.analysis.committed import update_readme, verdict_table  # lazy: polars, which --help does not need
+    """The claims table of every ROOT/*/verdicts.parquet, as markdown: one verdict per registered claim
+    (all of its confirmatory runs joined under its registered design; "registered, not yet run"
+    without any), then the exploratory readings (chosen after results) with a pooled estimate."""
+    # lazy: polars, which --help does not need
+    from nerplat.analysis.claims_table import save_forest_plot
+    from nerplat.analysis.committed import FOREST_PLOT, SUMMARY_START, claims_tables, update_readme
+    from nerplat.analysis.registrations import load_registrations
 
-    text = verdict_table(root)
+    found = load_registrations(registrations)
     if readme is None:
-        typer.echo(text, nl=False)
+        typer.echo(claims_tables(root, found).markdown, nl=False)
         return
-    update_readme(readme, text)
-    Console(emoji=False, highlight=False, markup=False).print(f"wrote the verdict table of {root} into {readme}")
+    with_summary = SUMMARY_START in _text_or_empty(readme)
+    tables = claims_tables(root, found, FOREST_PLOT if with_summary else None)
+    update_readme(readme, tables.markdown, tables.summary if with_summary else None)
+    if with_summary and tables.forest is not None:
+        save_forest_plot(tables.forest, readme.resolve().parent / FOREST_PLOT)
+    Console(emoji=False, highlight=False, markup=False).print(f"wrote the claims table of {root} into {readme}")
+
+
+def _text_or_empty(path: Path) -> str:
+    """The file's text, or "" when it cannot be read (`update_readme` then says why)."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
 
 
 @claims_app.command("reading")
@@ -131,11 +153,13 @@ def register_command(
 
     plan = compile_spec(spec, profile)
     console = Console(emoji=False, highlight=False, markup=False, soft_wrap=True)
-    for done in register_claims(plan, spec, claim, replace=replace):
+    registered = register_claims(plan, spec, claim, replace=replace)
+    for done in registered:
         state = "registered" if done.written else "already registered (unchanged)"
         units = ", ".join(str(u) for u in done.units)
         console.print(f"{done.claim_id}: {state} in {done.path}, digest {done.digest[:12]}, {done.unit}s {units}")
-    console.print("commit the registrations before running: git add them and git commit; the commit dates them")
+    if any(done.written for done in registered):
+        console.print("commit the registrations before running: git add them and git commit; the commit dates them")
 
 
 @claims_app.command("registrations")

@@ -9,7 +9,17 @@ import polars as pl
 import pytest
 
 from nerplat.analysis.convergence import VERDICT_COLUMNS as CONVERGENCE_COLUMNS
-from nerplat.analysis.committed import TABLE_END, TABLE_START, reanalyse_report, update_readme, verdict_table
+from nerplat.analysis.committed import (
+    FOREST_PLOT,
+    SUMMARY_END,
+    SUMMARY_START,
+    TABLE_END,
+    TABLE_START,
+    claims_tables,
+    reanalyse_report,
+    update_readme,
+    verdict_table,
+)
 from nerplat.analysis.settings import AnalysisSettings
 from nerplat.analysis.verdicts import VERDICT_COLUMNS
 from nerplat.config.experiment import Claim
@@ -65,17 +75,26 @@ def test_a_report_older_than_the_stopping_columns_reads_convergence_from_its_fit
     assert pl.read_parquet(report / "runs.parquet")["converged_run"].to_list() == [True] * runs.height
 
 
-def test_the_verdict_table_is_generated_between_the_readme_markers(report: Path, tmp_path: Path):
+def test_the_claims_table_and_summary_are_generated_between_the_readme_markers(report: Path, tmp_path: Path):
     reanalyse_report(report, AnalysisSettings(claims=CLAIMS, average="macro"), "mom_conll")
-    table = verdict_table(report.parent)
+    tables = claims_tables(report.parent, {}, FOREST_PLOT)
+    table = tables.markdown
     rows = [line for line in table.splitlines() if line.startswith("| mom_vs")]
-    assert len(rows) == 2
-    assert rows[0].startswith("| mom_vs_ce | [mom_conll](mom_conll/report.md) | inconclusive | macro_f1 | mom vs ce |")
+    assert len(rows) == 2  # no registrations: both claims exploratory, one row each
+    assert rows[1].startswith("| mom_vs_ce | macro_f1 | mom vs ce |") and "[mom_conll](mom_conll/report.md)" in rows[1]
+    assert table == verdict_table(report.parent)
     readme = tmp_path / "README.md"
-    readme.write_text(f"# Results\n\n{TABLE_START}\nold, typed by hand\n{TABLE_END}\n\nafter\n", encoding="utf-8")
-    update_readme(readme, table)
+    readme.write_text(
+        f"# Results\n\n{SUMMARY_START}\nold summary\n{SUMMARY_END}\n\nprose\n\n{TABLE_START}\nold, typed by hand\n{TABLE_END}\n\n"
+        "after\n", encoding="utf-8")
+    update_readme(readme, table, tables.summary)
     text = readme.read_text(encoding="utf-8")
-    assert "typed by hand" not in text and table in text and text.endswith(f"{TABLE_END}\n\nafter\n")
+    assert "typed by hand" not in text and "old summary" not in text and table in text and tables.summary in text
+    assert text.endswith(f"{TABLE_END}\n\nafter\n") and text.index(tables.summary) < text.index("prose")
+    assert f"]({FOREST_PLOT})" in tables.summary and tables.forest is not None
+    readme.write_text(f"{TABLE_START}\n{TABLE_END}\n", encoding="utf-8")
+    with pytest.raises(UserInputError, match="no summary markers"):
+        update_readme(readme, table, tables.summary)
     readme.write_text("no markers\n", encoding="utf-8")
     with pytest.raises(UserInputError, match="no verdict markers"):
         update_readme(readme, table)

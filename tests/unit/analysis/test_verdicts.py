@@ -421,3 +421,14 @@ def test_epochs_trained_are_the_mean_stopped_epoch_of_each_side_s_replicates():
     assert row["method_epochs_trained"] == 12.0 and row["partner_epochs_trained"] == pytest.approx(22.5)
     (row,) = _rows(frame.drop("stopped_epoch"), _claim(0.02)).values()
     assert row["method_epochs_trained"] is None
+
+
+def test_every_unit_and_its_difference_is_kept_in_unit_order_for_the_claims_table():
+    sequential = Sequential(max_seeds=9, look_every=3, spending="pocock")
+    frame = _frame({"ce": 0.0, "mom": 0.05}, seeds=2, partitions=9, noise=0.002)
+    (row,) = _rows(frame, _claim(0.04), sequential=sequential).values()
+    assert row["n_units"] == 3 and row["unit_keys"] == list(range(9))  # decided at 3 units, all 9 kept
+    mom, ce = (
+        frame.filter(pl.col("method") == m).sort("partition", "seed")[METRIC].to_numpy().reshape(9, 2) for m in ("mom", "ce")
+    )
+    assert row["unit_differences"] == pytest.approx((mom - ce).mean(axis=1).tolist())

@@ -10,7 +10,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from nerplat.analysis.committed import TABLE_END, TABLE_START
+from nerplat.analysis.committed import FOREST_PLOT, SUMMARY_END, SUMMARY_START, TABLE_END, TABLE_START
 from nerplat.cli import main
 
 RESULTS = Path(__file__).resolve().parents[3] / "docs" / "results"
@@ -78,7 +78,17 @@ def test_a_readme_symlink_is_written_through_and_kept(root, tmp_path, capsys):
     assert main(["claims", "table", str(root), "--readme", str(link)]) == 0
     assert link.is_symlink() and link.resolve() == real
     text = real.read_text(encoding="utf-8")
-    assert "| mom_vs_ce_3pct | [mom_conll](mom_conll/report.md)" in text and "\nold\n" not in text
+    assert "| mom_vs_ce_3pct | " in text and "[mom_conll](mom_conll/report.md)" in text and "\nold\n" not in text
+
+
+def test_a_readme_with_summary_markers_gets_the_summary_and_the_forest_plot_beside_it(root, tmp_path, capsys):
+    readme = tmp_path / "results" / "README.md"
+    readme.write_text(f"# Results\n\n{SUMMARY_START}\n{SUMMARY_END}\n\n{TABLE_START}\nold\n{TABLE_END}\n", encoding="utf-8")
+    registrations = tmp_path / "registered"  # none: every claim is exploratory
+    assert main(["claims", "table", str(root), "--readme", str(readme), "--registrations", str(registrations)]) == 0
+    text = readme.read_text(encoding="utf-8")
+    assert "**0 registered claims**" in text and f"]({FOREST_PLOT})" in text
+    assert (readme.parent / FOREST_PLOT).read_bytes().startswith(b"\x89PNG")
 
 
 def test_reanalyze_of_a_damaged_runs_parquet_is_named_and_writes_nothing(tmp_path, capsys):
