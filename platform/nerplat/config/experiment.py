@@ -23,7 +23,7 @@ class Resources(Frozen):
     custom: dict[str, Annotated[float, Field(ge=0, allow_inf_nan=False)]] = Field(
         default_factory=dict, description="Custom Ray resources per worker, e.g. {accelerator_type:A100: 0.01}."
     )
-    max_retries: int = Field(0, ge=0, description="Times a failed trial is restarted before it counts as failed.")
+    max_retries: int = Field(0, ge=0, le=100, description="Times a failed trial is restarted before it counts as failed.")
 
 
 DEFAULT_TUNE_METRIC = "dev_micro_f1"  # also what runs select on without a tune section (`Plan.select_metric`)
@@ -241,7 +241,9 @@ class Analysis(Frozen):
         description="Methods tested against the best other method, chosen per setting from the results: "
         "the highest mean dev score of the replicates (Nemoto et al. 2024's 'best other method').",
     )
-    bootstrap_resamples: int = Field(1000, ge=100, description="Resamples of the bootstrapped standard error.")
+    bootstrap_resamples: int = Field(
+        1000, ge=100, le=1_000_000, description="Resamples of the bootstrapped standard error."
+    )
     confidence: float = Field(0.95, gt=0, lt=1, description="Coverage of the bootstrap percentile intervals.")
     seed: int = Field(0, ge=0, description="Seed of the bootstrap: same seed, same numbers.")
     average: Literal["micro", "macro"] = Field(

@@ -13,6 +13,11 @@ from pydantic import Field, model_validator
 
 from nerplat.config.frozen import Frozen
 
+# Upper bounds of counts a spec gives, far beyond any real run: `epochs: 99999999999999999999999999`
+# validated once and trained until killed.
+MAX_EPOCHS = 10_000
+MAX_THREADS = 1024
+
 
 class Component(Frozen):
     """A registry entry named by a spec, with its (concrete) parameters."""
@@ -75,16 +80,22 @@ class EarlyStopping(Frozen):
 
 
 class TrainSettings(Frozen):
-    epochs: int = Field(10, ge=1, description="Passes over the (sampled) training set; with early_stopping, the cap.")
+    epochs: int = Field(
+        10, ge=1, le=MAX_EPOCHS, description="Passes over the (sampled) training set; with early_stopping, the cap."
+    )
     batch_size: int = Field(32, ge=1, description="Sentences per optimiser step (over all workers).")
     lr: float = Field(5e-5, gt=0, description="Learning rate of the pretrained encoder.")
     head_lr: float | None = Field(None, gt=0, description="Learning rate of heads and loss state; default lr.")
     weight_decay: float = Field(0.01, ge=0, description="AdamW weight decay.")
     warmup_ratio: float = Field(0.1, ge=0, le=1, description="Share of steps with linear learning-rate warm-up.")
     max_grad_norm: float | None = Field(1.0, gt=0, description="Gradient-norm clipping; none: no clipping.")
-    eval_every: int = Field(1, ge=1, description="Evaluate on dev every this many epochs (and after the last).")
+    eval_every: int = Field(
+        1, ge=1, le=MAX_EPOCHS, description="Evaluate on dev every this many epochs (and after the last)."
+    )
     dev_subset: int | None = Field(None, ge=1, description="Tune on a fixed, seeded sample of this many dev sentences.")
-    threads: int | None = Field(None, ge=1, description="torch intra-op threads; default: the CPUs given to the worker.")
+    threads: int | None = Field(
+        None, ge=1, le=MAX_THREADS, description="torch intra-op threads; default: the CPUs given to the worker."
+    )
     precision: Literal["fp32", "bf16", "fp16", "auto"] = Field(
         "fp32",
         description="Arithmetic of forward passes: fp32, or bf16/fp16 under torch.autocast (fp16 with a gradient "

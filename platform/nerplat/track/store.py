@@ -17,7 +17,9 @@ version is refused rather than created or migrated.
 
 `check_store` talks to a server with no retries and a short timeout: MLflow's own client retries
 7 times with exponential backoff (`MLFLOW_HTTP_REQUEST_MAX_RETRIES`, `..._BACKOFF_FACTOR`,
-`..._TIMEOUT`), which turns "the server is down" into a four-minute hang. Later calls of a driver
+`..._TIMEOUT`), which turns "the server is down" into a four-minute hang. A database URI
+(PostgreSQL, MySQL) gets one connection attempt with the same timeout first: MLflow's SQL store
+tries 10 times over about two minutes, a warning each, before it gives up. Later calls of a driver
 go through `PatientClient`, which retries a server that stops answering with a visible message
 per attempt and gives up after `NERPLAT_STORE_PATIENCE` seconds (default 120) with `StoreLost`.
 """
@@ -125,7 +127,7 @@ def check_store(uri: str, timeout: float = 5.0, *, create: bool = True) -> None:
     if is_server_uri(uri):
         _check_server(uri, timeout)
     else:
-        _check_database(uri, create)
+        _check_database(uri, create, timeout)
 
 
 def _check_server(uri: str, timeout: float) -> None:
@@ -169,11 +171,13 @@ def _unreachable(uri: str, reason: str) -> Problem:
         )
     else:
         fix = "check that it runs and that this machine can reach it"
+    return Problem(f"MLflow server at {uri} is not reachable ({reason}): {fix}{_or_another_store(uri)}")
+
+
+def _or_another_store(uri: str) -> str:
     if os.environ.get("MLFLOW_TRACKING_URI") == uri:
-        fix += ", or unset MLFLOW_TRACKING_URI to use a local SQLite store"
-    else:
-        fix += ", or change the tracking uri in the spec"
-    return Problem(f"MLflow server at {uri} is not reachable ({reason}): {fix}")
+        return ", or unset MLFLOW_TRACKING_URI to use a local SQLite store"
+    return ", or change the tracking uri in the spec"
 
 
 def _short_reason(message: str) -> str:
@@ -185,12 +189,14 @@ def _short_reason(message: str) -> str:
     return message.splitlines()[0][:200]
 
 
-def _check_database(uri: str, create: bool) -> None:
+def _check_database(uri: str, create: bool, timeout: float) -> None:
     from mlflow import MlflowClient
 
     path = sqlite_path(uri)
     if path is not None:
         _check_sqlite_file(path, create)
+    elif urlparse(uri).scheme.split("+")[0] in _DATABASES:
+        _check_database_answers(uri, timeout)
     try:
         if path is not None and create:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -198,6 +204,44 @@ def _check_database(uri: str, create: bool) -> None:
             MlflowClient(tracking_uri=uri).search_experiments(max_results=1)
     except Exception as error:  # any failure to open the store is the user's to fix
         raise UserInputError(f"MLflow store {uri} cannot be used: {error}") from error
+
+
+_DATABASES = ("postgresql", "mysql", "mssql")  # MLflow's SQL stores besides SQLite, by URI scheme
+
+
+def _check_database_answers(uri: str, timeout: float) -> None:
+    """One connection to a database store, given up after about `timeout` seconds (the drivers of
+    PostgreSQL and MySQL take `connect_timeout`), before MLflow's engine retries for two minutes."""
+    import sqlalchemy
+    from sqlalchemy.pool import NullPool
+
+    try:
+        url = sqlalchemy.engine.make_url(uri)
+        waits = {"connect_timeout": max(1, round(timeout))} if url.get_backend_name() in ("postgresql", "mysql") else {}
+        engine = sqlalchemy.create_engine(url, connect_args=waits, poolclass=NullPool)
+    except ImportError as error:
+        raise UserInputError(
+            f"MLflow store {uri} needs a database driver that is not installed ({error}): install it into nerplat's "
+            "environment, or name an installed driver in the URI"
+        ) from None
+    except Exception as error:  # sqlalchemy's ArgumentError and the like: not a database URL it reads
+        raise UserInputError(f"MLflow store {uri} cannot be used: {_first_line(error)}") from None
+    try:
+        with engine.connect():
+            pass
+    except Exception as error:  # any failure to connect is the user's to fix
+        reason = _first_line(getattr(error, "orig", None) or error)
+        raise UserInputError(
+            f"MLflow store {uri} is not reachable ({reason}): check that the database runs and that this machine can "
+            f"reach it{_or_another_store(uri)}"
+        ) from None
+    finally:
+        engine.dispose()
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0][:200] if text else type(error).__name__
 
 
 _MLFLOW_MARKS = {"alembic_version", "experiments"}  # tables every MLflow store has had

@@ -78,6 +78,27 @@ def test_run_refuses_a_ray_storage_it_cannot_write_before_the_store_opens_or_ray
     assert not ray.is_initialized() and not (tmp_path / "work").exists() and "Traceback" not in err
 
 
+def test_run_refuses_an_unreachable_database_store_in_one_line(capfd, tmp_path, monkeypatch):
+    """Issue 62: an unreachable PostgreSQL store printed 113 s of MLflow's retry warnings before
+    nerplat's error; one connection attempt now says so at once."""
+    import ray
+
+    from nerplat.loopback import free_port
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    uri = f"postgresql+psycopg://127.0.0.1:{free_port()}/mlflow"  # nothing listens there
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(f"experiment: hostile\ndataset: conll2003\nmethods: {{ce: {{loss: ce}}}}\ntracking: {{uri: '{uri}'}}\n")
+    code = main(["run", str(spec), "--workdir", str(tmp_path / "work")])
+    err = capfd.readouterr().err
+    assert code == 2, err
+    [line] = [line for line in err.splitlines() if line.strip()]
+    assert line.startswith(f"error: MLflow store {uri} is not reachable (connection failed: connection to server at")
+    assert line.endswith("check that the database runs and that this machine can reach it, or change the tracking uri in the "
+                         "spec")
+    assert not ray.is_initialized() and not (tmp_path / "work").exists()
+
+
 def test_a_spec_larger_than_a_megabyte_is_refused_unread(capsys, tmp_path):
     spec = tmp_path / "huge.yaml"
     spec.write_text("experiment: huge\ndescription: '" + "x" * 1_100_000 + "'\n")
