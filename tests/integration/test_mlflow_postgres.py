@@ -125,7 +125,7 @@ def test_concurrent_writers_lose_and_duplicate_nothing(mlflow_server: str, tmp_p
     from mlflow.entities import ViewType
 
     from nerplat.track import schema
-    from nerplat.track.names import trial_run_key
+    from nerplat.run_keys import trial_run_key
     from nerplat.track.experiment_tracker import ExperimentTracker
 
     tracker = ExperimentTracker.open(mlflow_server, "pg-concurrency", timeout=30)

@@ -1,5 +1,5 @@
 """No import cycle between nerplat's subpackages (and top-level modules), so units on one floor of
-docs/architecture.md's layers never import each other both ways (that no import runs up a floor is
+docs/architecture.md's layers never import each other both ways (that every import runs down a floor is
 test_layers.py's); and no cycle between its files: no module imports one that imports it back,
 directly or through others.
 

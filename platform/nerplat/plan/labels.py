@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from nerplat.track.names import SEPARATOR  # labels and run names share it: `mom · p0 · s1`
+from nerplat.run_keys import SEPARATOR  # labels and run names share it: `mom · p0 · s1`
 
 
 def arm_label_parts(cells: Sequence[tuple[str, str, str]]) -> list[tuple[str, ...]]:

@@ -31,7 +31,7 @@ from typing import Any
 
 from nerplat.run.job import TrialJob
 from nerplat.run.progress import PhaseProgress
-from nerplat.track.names import SEPARATOR
+from nerplat.run_keys import SEPARATOR
 from nerplat.trial.results import Evaluation
 
 RAY_PREFIX = "ray_"  # what Ray's metrics agent puts before every application metric's name

@@ -51,7 +51,7 @@ from nerplat.run.trial_choice import FinishedTrial, InterruptedTrial, legacy_sam
 from nerplat.serving.mlflow_models import unregister_run
 from nerplat.track import schema
 from nerplat.track.lease import ExperimentLease
-from nerplat.track.names import replicate_run_name
+from nerplat.run_keys import replicate_run_name
 from nerplat.track.params import flatten_params
 from nerplat.track.experiment_tracker import ExperimentTracker, TrackedRun
 from nerplat.trial.results import Evaluation, TrialResult

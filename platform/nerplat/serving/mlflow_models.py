@@ -34,7 +34,7 @@ from typing import Any, Iterator, Literal, Sequence
 
 from nerplat.config.trial import Component, EncoderSettings
 from nerplat.track import schema
-from nerplat.track.names import SEPARATOR
+from nerplat.run_keys import SEPARATOR
 
 MODEL_NAME = "tagger"  # the logged model's name on its run
 ModelRule = Literal["best", "all", "none"]

@@ -6,7 +6,7 @@ format (`conll` unless `format:` says otherwise), or one file given with the `sp
 dev and test splits (its format, unless written, from the file: `data.formats.format_of_file`).
 Labels: the name with '/' written '--' (`hf:org--corpus`), or the folder's name (a file's without
 its suffix), with what a run key cannot hold written as `%XX` (`o'brien` -> `o%27brien`,
-`nerplat.track.names.key_text`).
+`nerplat.run_keys.key_text`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from nerplat.registry import Catalog
 from nerplat.spec.loader import Document, YamlPath, format_path
 from nerplat.spec.params import check_params
 from nerplat.spec.schema import HUB_PREFIX, SAVED_FOLDER_PREFIXES, DatasetSection
-from nerplat.track.names import key_text
+from nerplat.run_keys import key_text
 
 DatasetCheck = Callable[[DatasetRef], list[str]]  # deeper checks by the data layer: messages, [] when fine
 

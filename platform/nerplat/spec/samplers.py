@@ -28,7 +28,7 @@ from nerplat.registry import Catalog
 from nerplat.spec.loader import Document, YamlPath, format_path
 from nerplat.spec.params import canonical_keys, check_params
 from nerplat.spec.schema import parse_component_ref
-from nerplat.track.names import key_text
+from nerplat.run_keys import key_text
 from nerplat.validation import describe
 
 NO_SAMPLER_LABEL = "full"

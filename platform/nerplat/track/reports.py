@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nerplat.track import schema
-from nerplat.track.names import SUMMARY_RUN_KEY, SUMMARY_RUN_NAME
+from nerplat.run_keys import SUMMARY_RUN_KEY, SUMMARY_RUN_NAME
 
 if TYPE_CHECKING:
     from mlflow import MlflowClient

@@ -15,7 +15,7 @@ TAG_PREFIX = "nerplat."
 
 # Tags on every nerplat run.
 EXPERIMENT = "nerplat.experiment"  # spec experiment name
-RUN_KEY = "nerplat.run_key"  # deterministic key, unique in the experiment, that resume looks up (track/names.py)
+RUN_KEY = "nerplat.run_key"  # deterministic key, unique in the experiment, that resume looks up (run_keys.py)
 SPEC_SHA = "nerplat.spec_sha256"
 ARM = "nerplat.arm"  # arm id, e.g. "conll2003/low_resource-100/mom"
 PHASE = "nerplat.phase"  # "tune" | "replicate" | "summary"

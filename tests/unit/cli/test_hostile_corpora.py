@@ -110,7 +110,7 @@ def test_a_folder_name_a_run_key_cannot_hold_is_written_as_percent_escapes(folde
     """Run keys go into MLflow filters between quotes: `run` once died on such a folder after Ray started."""
     from nerplat.catalog import default_catalog
     from nerplat.plan.compiler import compile_plan
-    from nerplat.track.names import arm_run_key, replicate_run_key
+    from nerplat.run_keys import arm_run_key, replicate_run_key
 
     folder = tmp_path / folder_name
     shutil.copytree(TINY, folder)

@@ -1,5 +1,8 @@
 """Run keys, which resume looks up, and run names, which people read.
 
+Plain text, no MLflow: a leaf, so the spec (labels fit for keys), the plan (arm labels, which start every
+run name) and the tracker share it without the spec or the plan importing the storage layer.
+
 A key is deterministic and unique in its experiment; it is the `nerplat.run_key` tag of the run:
 
     <arm>/<phase>                                  parent run of an arm's tune or replicate phase

@@ -1,6 +1,6 @@
 import pytest
 
-from nerplat.track.names import (
+from nerplat.run_keys import (
     SUMMARY_RUN_KEY,
     SUMMARY_RUN_NAME,
     arm_run_key,
@@ -39,7 +39,7 @@ def test_keys_that_search_filters_cannot_match_are_refused(arm):
 
 
 def test_key_text_writes_what_a_run_key_cannot_hold_as_percent_escapes():
-    from nerplat.track.names import check_run_key_part, key_text
+    from nerplat.run_keys import check_run_key_part, key_text
 
     assert key_text("o'brien") == "o%27brien" and key_text(' a"b\\c\t') == "%20a%22b%5Cc%09"
     assert key_text("low_resource-100") == "low_resource-100"
