@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
@@ -39,7 +39,7 @@ DESIGN_PANEL = "Claims the design cannot decide"
 
 def run(
     spec: Path = typer.Argument(..., help="The experiment spec (YAML)."),
-    profile: Optional[str] = PROFILE_OPTION,
+    profile: str | None = PROFILE_OPTION,
     overrides: list[str] = SET_OPTION,
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted experiment: finished trials are kept."),
     rerun_changed: bool = typer.Option(
@@ -48,12 +48,12 @@ def run(
         "anew the arms whose runs it changes (their runs are deleted in MLflow); every other arm keeps its finished runs. "
         "Without it such a resume is refused.",
     ),
-    address: Optional[str] = typer.Option(
+    address: str | None = typer.Option(
         None, "--address",
         help="Ray cluster to join, HOST:PORT or ray://HOST:PORT (default: $RAY_ADDRESS, else a new embedded Ray on "
         "127.0.0.1, never one found in /tmp/ray).",
     ),
-    storage: Optional[str] = typer.Option(
+    storage: str | None = typer.Option(
         None, "--storage", help="Ray Tune storage_path (shared directory or s3://...); default .nerplat/ray."
     ),
     workdir: Path = typer.Option(Path("."), "--workdir", help="Where mlflow.db, .nerplat/ and reports/ go."),
@@ -65,19 +65,19 @@ def run(
         help="When the progress output is not a terminal (CI logs, nohup), print a plain timestamped progress line "
         "every SECONDS.",
     ),
-    metrics_port: Optional[int] = typer.Option(
+    metrics_port: int | None = typer.Option(
         None, "--metrics-port", envvar="NERPLAT_METRICS_PORT", show_envvar=False, metavar="PORT",
         help="Serve the embedded Ray's Prometheus metrics (Ray's and nerplat's) on 127.0.0.1 at PORT, path /metrics "
         "(default: a free port Ray picks; also from the environment variable NERPLAT_METRICS_PORT). "
         "Not with --address: a cluster's nodes have their own.",
     ),
-    pilot: Optional[Path] = typer.Option(None, "--pilot", metavar="DIR", help=PILOT_HELP, rich_help_panel=DESIGN_PANEL),
+    pilot: Path | None = typer.Option(None, "--pilot", metavar="DIR", help=PILOT_HELP, rich_help_panel=DESIGN_PANEL),
     replicate_undecidable: bool = typer.Option(
         False, "--replicate-undecidable", rich_help_panel=DESIGN_PANEL,
         help="Under a sequential design, replicate the arms of claims undecidable at this budget (power below 0.5 at the "
         "design's most units, from their pilot sd: see nerplat plan) beyond the first look too; by default they stop there.",
     ),
-    through_look: Optional[int] = typer.Option(
+    through_look: int | None = typer.Option(
         None, "--through-look", min=1, metavar="K", rich_help_panel=DESIGN_PANEL,
         help="Under a sequential design, stop after look K (a budget): a later --resume runs look K + 1 on the next "
         "units, judged by the same boundaries (a registered claim keeps its registration).",
@@ -319,7 +319,7 @@ def register(app: typer.Typer) -> None:
 
 @bench_app.command("run")
 def bench_run_command(
-    profile: Optional[str] = typer.Option(None, "--profile", help="Profile of the bench sweep (smoke: tiny encoder, 5 trials)."),
+    profile: str | None = typer.Option(None, "--profile", help="Profile of the bench sweep (smoke: tiny encoder, 5 trials)."),
     repeats: int = typer.Option(
         5, "--repeats",
         help="Blocks of consecutive trials, and in-process runs (at least 5): figures are their median (min-max).",
@@ -345,18 +345,18 @@ def bench_run_command(
 
 @bench_app.command("peer")
 def bench_peer_command(
-    trials: Optional[int] = typer.Option(
+    trials: int | None = typer.Option(
         None, "--trials", min=1,
         help="Trials of each side's sweep in each repeat (default: 4; the bench sweep's own 20 take about 7 minutes a repeat).",
     ),
-    epochs: Optional[int] = typer.Option(None, "--epochs", min=1, help="Epochs of each trial (default: the sweep's 4)."),
-    sentences: Optional[int] = typer.Option(
+    epochs: int | None = typer.Option(None, "--epochs", min=1, help="Epochs of each trial (default: the sweep's 4)."),
+    sentences: int | None = typer.Option(
         None, "--sentences", min=1, help="CoNLL-2003 training sentences (default: the sweep's 100)."
     ),
-    encoder: Optional[str] = typer.Option(
+    encoder: str | None = typer.Option(
         None, "--encoder", help="Encoder (default: the sweep's minilm-l6; tiny for a quick check)."
     ),
-    threads: Optional[int] = typer.Option(
+    threads: int | None = typer.Option(
         None, "--threads", min=1, help="torch threads of each side's one running trial (default: all CPUs)."
     ),
     repeats: int = typer.Option(
@@ -411,11 +411,11 @@ def bench_tracking_command(
     ),
     trials: int = typer.Option(2, "--trials", min=1, metavar="N", help="Trials each writer runs, one after another."),
     epochs: int = typer.Option(10, "--epochs", min=1, metavar="N", help="Per-epoch reports of each trial."),
-    postgres: Optional[str] = typer.Option(
+    postgres: str | None = typer.Option(
         None, "--postgres", metavar="URL",
         help="Also measure an `mlflow server` on this PostgreSQL database (postgresql://USER:PASSWORD@HOST:PORT/DB).",
     ),
-    postgres_bin: Optional[Path] = typer.Option(
+    postgres_bin: Path | None = typer.Option(
         None, "--postgres-bin",
         help="Also measure an `mlflow server` on a throwaway PostgreSQL started from this folder's initdb and pg_ctl "
         "(Debian: /usr/lib/postgresql/<major>/bin).",
