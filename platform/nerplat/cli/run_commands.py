@@ -35,6 +35,11 @@ if TYPE_CHECKING:
     from nerplat.analysis.headline import Headline
 
 DESIGN_PANEL = "Claims the design cannot decide"
+THROUGH_LOOK_OPTION = typer.Option(
+    None, "--through-look", min=1, metavar="K", rich_help_panel=DESIGN_PANEL,
+    help="Under a sequential design, stop after look K (a budget): a later --resume runs look K + 1 on the next units, "
+    "judged by the same boundaries (a registered claim keeps its registration).",
+)
 
 
 def run(
@@ -77,11 +82,7 @@ def run(
         help="Under a sequential design, replicate the arms of claims undecidable at this budget (power below 0.5 at the "
         "design's most units, from their pilot sd: see nerplat plan) beyond the first look too; by default they stop there.",
     ),
-    through_look: int | None = typer.Option(
-        None, "--through-look", min=1, metavar="K", rich_help_panel=DESIGN_PANEL,
-        help="Under a sequential design, stop after look K (a budget): a later --resume runs look K + 1 on the next "
-        "units, judged by the same boundaries (a registered claim keeps its registration).",
-    ),
+    through_look: int | None = THROUGH_LOOK_OPTION,
 ) -> None:
     """Run every arm of SPEC: tune on dev, replicate the best configuration, analyse.
 
@@ -111,14 +112,10 @@ def run(
     plan = compile_spec(spec, profile, overrides)
     _warn_before_start(plan, loud)
     undecidable = _undecidable(plan, pilot, replicate_undecidable, console)
-    if through_look is not None and plan.sequential is None:
-        raise UserInputError("--through-look stops a sequential design after a look: the spec has no replicate.sequential")
-    served, registered_in = _registrations(plan, spec, loud)
     options = RunOptions(
         workdir=workdir.resolve(), resume=resume, rerun_changed=rerun_changed, address=address, storage=storage,
         analyze=analyze, replicate=not tune_only, verbose=Verbosity.verbose(), progress_every=progress_every,
-        metrics_port=metrics_port, undecidable=undecidable, registrations=served,
-        registered_in=registered_in, through_look=through_look,
+        metrics_port=metrics_port, undecidable=undecidable, **_registered(plan, spec, through_look, loud),
     )
     runner = ExperimentRunner(plan, options, console)
     hint = resume_command(
@@ -181,19 +178,22 @@ def _warn_before_start(plan: Any, loud: Console) -> None:
         print_unfolded(loud, escape(line), hanging=2)
 
 
-def _registrations(plan: Any, spec: Path, loud: Console) -> tuple[dict[str, str], Path]:
-    """The registrations this run serves (claim id -> digest) and their folder, said before it starts,
-    with those of its claims it does not serve and why (their verdicts will be exploratory)."""
+def _registered(plan: Any, spec: Path, through_look: int | None, loud: Console) -> dict[str, Any]:
+    """`RunOptions`' registrations this run serves (claim id -> digest), their folder and the look it
+    stops after. The registrations are said before the run starts, with those of its claims it does
+    not serve and why (their verdicts will be exploratory)."""
     # lazy: numpy, which --help does not need
     from nerplat.analysis.registration_document import served_registrations
     from nerplat.analysis.registrations import registration_folder
 
+    if through_look is not None and plan.sequential is None:
+        raise UserInputError("--through-look stops a sequential design after a look: the spec has no replicate.sequential")
     served, notes = served_registrations(plan, spec)
     for line in notes:
         print_unfolded(loud, f"[yellow]warning:[/] {escape(line)}", hanging=2)
     for claim, digest in served.items():
         print_unfolded(loud, escape(f"claim {claim}: serves its registration (digest {digest[:12]})"), hanging=2)
-    return served, registration_folder(spec)
+    return {"registrations": served, "registered_in": registration_folder(spec), "through_look": through_look}
 
 
 def _advise_after_failure(loud: Console, hint: list[str]) -> None:
