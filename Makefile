@@ -12,15 +12,17 @@ export TOKENIZERS_PARALLELISM ?= false
 # torch: on machines without an NVIDIA GPU take the 2.13.0 CPU build (the unpinned wheel is a
 # multi-GB CUDA build); GPU machines let pip choose. LibAUC goes in with --no-deps because its
 # declared dependencies pull a CUDA torch and torch_geometric; without them AUCMLoss, PESG and
-# libauc.metrics import and work.
+# libauc.metrics import and work. It goes in last: a later pip install checks the installed packages'
+# declared dependencies and prints "ERROR: pip's dependency resolver ..." for LibAUC's missing ones,
+# which reads as a failed install; --no-deps skips that check.
 # The bench extra is installed too: tests run `nerplat bench peer`, whose Trainer needs accelerate.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then \
 	  $(BIN)/pip install --quiet torch; else $(BIN)/pip install --quiet torch==2.13.0; fi
-	$(BIN)/pip install --quiet --no-deps libauc==2.0.1
 	$(BIN)/pip install --quiet -e '.[test,bench]'
+	$(BIN)/pip install --quiet --no-deps libauc==2.0.1
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -38,6 +38,15 @@ def print_unfolded(console: Console, text: str | Text, hanging: int = 0, markup:
         console.print(line, soft_wrap=True)
 
 
+def print_message(console: Console, text: str, hanging: int = 2) -> None:
+    """An error or warning (console markup): in a terminal wrapped between words at its width, as
+    `print_unfolded`; into a file or pipe one line, whole, for grep and logs."""
+    if console.is_terminal:
+        print_unfolded(console, text, hanging)
+    else:
+        console.print(text, soft_wrap=True, highlight=False)
+
+
 def command_lines(words: Sequence[str], width: int, indent: int = 2) -> list[str]:
     """The shell command `words` as lines of at most `width` cells that a shell reads as one: broken
     before an option, kept with its value where they fit a line together, with a trailing backslash;

@@ -11,6 +11,7 @@ from nerplat.cli.help_text import flow_help
 from nerplat.cli.options import Verbosity, err_console, package_version
 from nerplat.cli.process_exit import run_program
 from nerplat.errors import StorageError, UserInputError
+from nerplat.unfolded import print_message
 
 app = typer.Typer(
     name="nerplat",
@@ -56,7 +57,6 @@ def _register_commands() -> None:
         ui_commands,
         cluster_commands,
         data_commands,
-        host_commands,
         model_commands,
         run_commands,
         spec_commands,
@@ -65,7 +65,7 @@ def _register_commands() -> None:
 
     groups = (
         spec_commands, data_commands, train_commands, run_commands, model_commands, ui_commands, analyze_commands,
-        claims_commands, cluster_commands, host_commands,
+        claims_commands, cluster_commands,
     )
     for module in groups:
         module.register(app)
@@ -73,9 +73,10 @@ def _register_commands() -> None:
 
 
 def report_problems(error: UserInputError) -> None:
-    """Every problem on stderr; its text is the user's (paths, values), never rich markup."""
+    """Every problem on stderr, in a terminal wrapped between words at its width (a path longer than a
+    line stands whole on its own); its text is the user's (paths, values), never rich markup."""
     for problem in error.problems:
-        err_console.print(f"[bold red]error:[/] {escape(str(problem))}", soft_wrap=True)
+        print_message(err_console, f"[bold red]error:[/] {escape(str(problem))}")
 
 
 GLOBAL_FLAGS = ("-q", "--quiet", "-v", "--verbose")
@@ -113,7 +114,7 @@ def _run(argv: list[str]) -> int:
         report_problems(error)
         return UserInputError.exit_code
     except StorageError as error:
-        err_console.print(f"[bold red]error:[/] {escape(str(error))}", soft_wrap=True)
+        print_message(err_console, f"[bold red]error:[/] {escape(str(error))}")
         return StorageError.exit_code
     except typer.Exit as done:
         return done.exit_code

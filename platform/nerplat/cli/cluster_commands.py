@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import typer
 from rich.console import Console
 
-from nerplat.cli.options import PROFILE_OPTION, package_version
+from nerplat.cli.options import package_version
+from nerplat.unfolded import print_command, print_unfolded
 from nerplat.errors import Problem, UserInputError
 
 cluster_app = typer.Typer(
@@ -19,6 +20,7 @@ cluster_app = typer.Typer(
 console = Console(emoji=False, highlight=False, markup=False)  # user text (paths, names) may hold [brackets]
 err_console = Console(emoji=False, stderr=True, highlight=False, markup=False)
 
+ProfileOption = typer.Option(None, "--profile", "-p", help="Profile of the spec to run (e.g. paper).")
 ImageOption = typer.Option(
     None, "--image",
     help="Container image of the Ray pods (default: the one in --cluster; for the base, nerplat:<version>, the "
@@ -38,16 +40,16 @@ def _rayjob_for_spec(spec: Path, profile: str | None, image: str | None, cluster
 
     sizing = load_sizing(spec, spec_catalog(spec), profile)
     if sizing.resources.gpus_per_worker == 0:
-        err_console.print(f"note: {spec} asks for no GPUs (resources.gpus_per_worker), so its worker pods get none")
+        no_gpus = f"note: {spec} asks for no GPUs (resources.gpus_per_worker), so its worker pods get none"
+        print_unfolded(err_console, no_gpus, hanging=2, markup=False)
 
     default_image = f"nerplat:{package_version()}"
     rayjob = render_rayjob(spec, sizing, profile=profile, image=image, cluster_dir=cluster, default_image=default_image)
     images = {c["image"] for g in _pod_groups(rayjob) for c in g["template"]["spec"]["containers"]}
     if image is None and default_image in images:
-        err_console.print(
-            f"note: image {default_image} (build it with `docker build -f cluster/Dockerfile -t {default_image} .`); "
-            "give --image REGISTRY/nerplat:TAG for a registry the cluster pulls from"
-        )
+        note = f"note: image {default_image}, which you build with this command (or give --image REGISTRY/nerplat:TAG for a "
+        print_unfolded(err_console, note + "registry the cluster pulls from):", hanging=2, markup=False)
+        print_command(err_console, ["docker", "build", "-f", "cluster/Dockerfile", "-t", default_image, "."])
     validate_manifests([Manifest(rayjob, f"<RayJob rendered from {spec}>")])
     return rayjob
 
@@ -76,10 +78,10 @@ def _rayjob_in_file(path: Path) -> dict[str, Any] | None:
 @cluster_app.command("render")
 def render(
     spec: Path = typer.Argument(..., help="Spec under specs/ (the folder the image carries)."),
-    profile: str | None = PROFILE_OPTION,
-    image: str | None = ImageOption,
+    profile: Optional[str] = ProfileOption,
+    image: Optional[str] = ImageOption,
     cluster: Path = ClusterOption,
-    out: Path | None = typer.Option(None, "--out", "-o", help="Write here instead of printing."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write here instead of printing."),
 ) -> None:
     """Write the RayJob that runs SPEC on its own autoscaling Ray cluster, sized from the spec's resources."""
     # lazy: the manifest checks, which --help does not need
@@ -96,12 +98,12 @@ def render(
 @cluster_app.command("submit")
 def submit(
     target: Path = typer.Argument(..., help="A RayJob manifest, or a spec to render first."),
-    address: str | None = typer.Option(
+    address: Optional[str] = typer.Option(
         None, "--address", help="Ray job API of a running cluster, e.g. http://127.0.0.1:8265 (else kubectl apply)."
     ),
     kubectl: bool = typer.Option(False, "--kubectl", help="Apply the RayJob with kubectl (the default without --address)."),
-    profile: str | None = PROFILE_OPTION,
-    image: str | None = ImageOption,
+    profile: Optional[str] = ProfileOption,
+    image: Optional[str] = ImageOption,
     cluster: Path = typer.Option(
         Path("cluster/base"), "--cluster", help="Kustomization whose RayCluster the job copies (kubectl only)."
     ),

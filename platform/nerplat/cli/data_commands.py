@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import typer
 import yaml
@@ -79,7 +79,7 @@ def stats(
     dataset: str = typer.Argument(..., help=DATASET_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print JSON (the manifest's fields and more) on stdout."),
     iob1: str = typer.Option("convert", help="IOB1 input: convert it to IOB2, or refuse it."),
-    data_format: str | None = FORMAT_OPTION,
+    data_format: Optional[str] = FORMAT_OPTION,
 ) -> None:
     """Per split: sentences, tokens, mentions per type, % B/I/O, % sentences with entities, type shares."""
     if iob1 not in ("convert", "refuse"):
@@ -108,14 +108,16 @@ def stats(
     for name, split in result["splits"].items():
         least, most = split["least_frequent_type"], split["most_frequent_type"]
         if least:
-            console.print(
+            print_unfolded(
+                console,
                 f"{name}: least frequent type {least['type']} ({least['pct_tokens']}% of tokens), "
-                f"most frequent {most['type']} ({most['pct_tokens']}%)"
-            )
+                f"most frequent {most['type']} ({most['pct_tokens']}%)",
+                hanging=2, markup=False,
+            )  # fmt: skip
     for split, labels in result["unseen_labels"].items():
-        console.print(f"warning: {split} has labels absent from train: {', '.join(labels)}")
+        print_unfolded(console, f"warning: {split} has labels absent from train: {', '.join(labels)}", 2, False)
     for note in result["notes"]:
-        console.print(f"note: {note}")
+        print_unfolded(console, f"note: {note}", hanging=2, markup=False)
 
 
 def parse_params(pairs: list[str]) -> dict[str, Any]:
@@ -146,11 +148,11 @@ def sample(
     param: list[str] = typer.Option([], "--param", help="Sampler parameter KEY=VALUE; repeatable."),
     seed: int = typer.Option(0, "--seed", help="Seed of random samplers (and of a carved dev split)."),
     partition: int = typer.Option(0, "--partition", help="Partition index for partitioned samplers (low_resource)."),
-    out: Path | None = typer.Option(
+    out: Optional[Path] = typer.Option(
         None, "--out", help="Write the sampled corpus here as CoNLL (train.txt, and the other splits)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
-    data_format: str | None = FORMAT_OPTION,
+    data_format: Optional[str] = FORMAT_OPTION,
 ) -> None:
     """Apply one sampler to DATASET and summarise the training set it makes."""
     # lazy: the sampler entries, which --help does not need
@@ -202,12 +204,12 @@ def fetch(
     name: str = typer.Argument(
         ..., help="Registered corpus: conll2003, wnut17, ncbi_disease, bc5cdr, linnaeus, anatem, anem, gmb."
     ),
-    root: Path | None = typer.Option(
+    root: Optional[Path] = typer.Option(
         None, "--root", envvar="NERPLAT_DATA", show_envvar=False,
         help="Folder of the corpora (default: where runs read them: $NERPLAT_DATA, else ../shared/data beside the "
         "repository); the corpus goes into ROOT/NAME.",
     ),
-    source: str | None = typer.Option(
+    source: Optional[str] = typer.Option(
         None, "--source",
         help="Read from here instead of the registered source: a URL folder holding the same files (file:///... for a "
         "local copy), or hf:<hub id or save_to_disk folder>.",

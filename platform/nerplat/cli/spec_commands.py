@@ -205,12 +205,18 @@ def _arm_table(compiled: Any) -> tuple[Table, list[tuple[str, ...]]]:
     rows = [
         (
             arm.label, arm.objective, arm.head,
-            "\n".join(f"{key} ~ {d.label()}" for key, d in arm.search_space.items()) or "-",
+            "\n".join(f"{key} ~ {_unbroken(d.label())}" for key, d in arm.search_space.items()) or "-",
             str(arm.tune_trials), str(len(arm.replicates)),
         )
         for arm in compiled.arms
     ]  # fmt: skip
     return table, rows
+
+
+def _unbroken(label: str) -> str:
+    """A distribution's label as one word (`loguniform(3e-05,0.0003)`): a table wraps its cells between
+    words, and a distribution cut after its comma reads as two."""
+    return label.replace(", ", ",")
 
 
 def _warnings(variant: Any) -> list[str]:

@@ -6,6 +6,7 @@ import signal
 import sys
 import time
 from pathlib import Path
+from typing import Optional
 
 import typer
 from rich.console import Console
@@ -40,17 +41,17 @@ def register(app: typer.Typer) -> None:
 
 
 def ui(
-    tracking_uri: str | None = typer.Option(
+    tracking_uri: Optional[str] = typer.Option(
         None, "--tracking-uri", help="MLflow store. Default: $MLFLOW_TRACKING_URI, else <workdir>/mlflow.db."
     ),
-    experiment: str | None = typer.Option(
+    experiment: Optional[str] = typer.Option(
         None, "--experiment", "-e",
         help="Spec experiment whose runs table and studies to print. Default: every nerplat experiment.",
     ),
     port: int = typer.Option(
         0, "--port", min=0, max=65535, metavar="PORT", help="Port of the MLflow UI on 127.0.0.1; 0 picks a free one."
     ),
-    optuna_storage: str | None = OPTUNA_STORAGE_OPTION,
+    optuna_storage: Optional[str] = OPTUNA_STORAGE_OPTION,
     workdir: Path = typer.Option(Path("."), "--workdir", help="Directory where `nerplat run` keeps its local stores."),
 ) -> None:
     """Start the MLflow UI and optuna-dashboard for an experiment's stores and print their URLs.

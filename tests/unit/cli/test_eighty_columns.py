@@ -4,6 +4,7 @@ a line wider than 80 holds one such item alone (the terminal may wrap it; nerpla
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 import pytest
@@ -163,3 +164,33 @@ def test_plan_lines_fold_no_path_and_indent_what_they_continue(tmp_path, monkeyp
     assert_unfolded(text, [str(pilot / "runs.parquet")])
     claim = next(k for k, line in enumerate(lines) if line.startswith("  claim auc2t_vs_ce_100: pilot sd"))
     assert lines[claim + 1].startswith(f"    ({pilot}")  # continued, indented
+
+
+def test_errors_in_a_terminal_wrap_between_words_and_keep_a_path_whole(tmp_path, monkeypatch, capsys):
+    from nerplat.cli import main
+    from nerplat.cli.options import err_console
+
+    folder = tmp_path / LONG.strip("/") / "mine"
+    folder.mkdir(parents=True)
+    (folder / "train.txt").write_text("EU\tB-ORG\n\n")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(f"experiment: t\ndataset: {{path: {folder}}}\nmethods: {{ce: {{loss: ce}}}}\n")
+    monkeypatch.setattr(err_console, "_force_terminal", True)
+    monkeypatch.setattr(err_console, "_color_system", None)
+    monkeypatch.setattr(err_console, "width", WIDTH)
+    assert main(["validate", str(spec)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) > 1
+    assert_unfolded(err, [str(folder / "test.txt")])
+    assert "add test.txt" in " ".join(err.split())
+
+
+def test_plan_tables_keep_a_distribution_whole(monkeypatch, capsys):
+    from nerplat.cli import main
+
+    root = Path(__file__).parents[3]
+    monkeypatch.setenv("COLUMNS", str(WIDTH))
+    assert main(["plan", str(root / "specs" / "auc2t_lowres_conll.yaml"), "-p", "cpu"]) == 0
+    out = capsys.readouterr().out
+    assert "loguniform(3e-05,0.0003)" in out
+    assert not re.search(r"uniform\([^)\n]*\n", out), "a distribution cut across lines"

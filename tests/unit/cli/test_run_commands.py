@@ -255,3 +255,19 @@ def test_a_malformed_cluster_address_is_refused_before_anything_is_written(
     assert "is not a Ray cluster address: give HOST:PORT (the GCS, e.g. 10.0.0.5:6379) or ray://HOST:PORT" in err
     assert f"at {named}" in err
     assert list(tmp_path.iterdir()) == [] and "Traceback" not in err
+
+
+def test_run_says_what_it_starts_before_it_checks_the_spec(monkeypatch, capsys, tmp_path):
+    from nerplat.cli import main, run_commands
+    from nerplat.errors import UserInputError
+
+    printed_before = []
+
+    def checking(*args, **kwargs):  # where the seconds of imports and corpus reading go
+        printed_before.append(capsys.readouterr().out)
+        raise UserInputError("stop here")
+
+    monkeypatch.setattr(run_commands, "compile_spec", checking)
+    spec = tmp_path / "quickstart.yaml"
+    assert main(["run", str(spec)]) == 2
+    assert printed_before and printed_before[0].startswith(f"nerplat run {spec}: checking the spec")

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 from repo_paths import CLUSTER
+from shell_text import joined_continuations
 
 from nerplat.cli import main
 from nerplat.cluster.manifests import Manifest
@@ -41,7 +42,8 @@ def test_render_without_image_takes_the_dockerfiles_tag(spec_repo: Path, monkeyp
     (rayjob,) = yaml.safe_load_all(captured.out)
     head = rayjob["spec"]["rayClusterSpec"]["headGroupSpec"]
     assert head["template"]["spec"]["containers"][0]["image"] == f"nerplat:{package_version()}"
-    assert "docker build -f cluster/Dockerfile" in captured.err
+    build = f"  docker build -f cluster/Dockerfile -t nerplat:{package_version()} ."
+    assert build in joined_continuations(captured.err).splitlines()  # a line of its own, to copy whole
 
 
 def test_render_errors_exit_2_and_write_nothing(spec_repo: Path, monkeypatch, capsys):
