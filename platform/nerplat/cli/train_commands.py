@@ -82,7 +82,6 @@ def train(
     """
     # lazy: torch, which --help does not need
     from nerplat.serving.bundle import check_bundle_target, save_bundle
-    from nerplat.trial.device import emulated_bf16_warnings
     from nerplat.trial.loop import NonFiniteLoss, run_trial
 
     if split not in ("test", "dev"):
@@ -103,8 +102,7 @@ def train(
     def keep_model(trained) -> None:
         save_bundle(save, trained.tagger, trained.tokenizer, trained.labels, trained.config.head, trained.config.encoder)
 
-    for line in emulated_bf16_warnings([arm]):
-        print_unfolded(console, f"warning: {line}", hanging=2, markup=False)
+    _say_arithmetic(arm, console)
     print_unfolded(console, f"arm {arm.id}  seed {seed}  partition {partition}  {format_values(values)}", hanging=2, markup=False)
     columns = (
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("loss {task.fields[loss]:.4f}"),
@@ -124,6 +122,19 @@ def train(
         typer.echo(json.dumps(metrics, indent=2))
     else:
         _print_result(console, result, split)
+
+
+def _say_arithmetic(arm: Any, console: Console) -> None:
+    """bf16 asked for on a CPU that emulates it, and what `auto` resolves to here and why (measured on
+    this host the first time, then cached: `trial.precision_calibration`)."""
+    # lazy: torch, which --help does not need
+    from nerplat.estimate.host import precision_lines
+    from nerplat.trial.device import emulated_bf16_warnings
+
+    for line in emulated_bf16_warnings([arm]):
+        print_unfolded(console, f"warning: {line}", hanging=2, markup=False)
+    for line in precision_lines([arm], announce=lambda text: print_unfolded(console, text, hanging=2, markup=False)):
+        print_unfolded(console, line, hanging=2, markup=False)
 
 
 def _one_arm(plan: Any, spec: Path, method: str, arm_id: str | None) -> Any:

@@ -271,3 +271,30 @@ def test_run_says_what_it_starts_before_it_checks_the_spec(monkeypatch, capsys, 
     spec = tmp_path / "quickstart.yaml"
     assert main(["run", str(spec)]) == 2
     assert printed_before and printed_before[0].startswith(f"nerplat run {spec}: checking the spec")
+
+
+def test_run_and_train_say_at_start_what_precision_auto_chose_here_and_why(tmp_path, monkeypatch, capsys):
+    """On a CPU listing avx512_bf16 whose calibration measured bf16 slower: fp32, with the ratio and the calibration."""
+    from nerplat.cli import main
+    from nerplat.run import runner
+    from nerplat.trial import loop
+    from precision_hosts import calibrated_host
+
+    def interrupted(self):
+        raise Interrupted()
+
+    def failed(*args, **kwargs):
+        raise loop.NonFiniteLoss("stopped here by the test")
+
+    monkeypatch.setattr(runner.ExperimentRunner, "run", interrupted)
+    monkeypatch.setattr(loop, "run_trial", failed)
+    calibrated_host(monkeypatch, tmp_path / "cache", threads=1, train_bf16=1.6, evaluate_bf16=1.2)
+    spec = str(Path(__file__).parents[2] / "integration" / "specs" / "tiny_run.yaml")
+    auto = ["--set", "methods.ce.train.precision=auto", "--set", "train.threads=1"]
+    chosen = "precision of arm ce: training auto: bf16 1.60x slower than fp32 here: fp32"
+    assert main(["run", spec, "--workdir", str(tmp_path), *auto]) == 130
+    out = " ".join(capsys.readouterr().out.split())
+    assert chosen in out and "precision calibration (" in out and "at load" in out
+    assert main(["train", spec, "-m", "ce", *auto]) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert chosen in out and out.index(chosen) < out.index("stopped here by the test")
