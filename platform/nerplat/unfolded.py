@@ -4,6 +4,7 @@ copy is broken between its arguments with a shell's line continuation."""
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from collections.abc import Sequence
@@ -39,9 +40,10 @@ def print_unfolded(console: Console, text: str | Text, hanging: int = 0, markup:
 
 
 def print_message(console: Console, text: str, hanging: int = 2) -> None:
-    """An error or warning (console markup): in a terminal wrapped between words at its width, as
-    `print_unfolded`; into a file or pipe one line, whole, for grep and logs."""
-    if console.is_terminal:
+    """An error or warning (console markup): in a terminal, or where COLUMNS says how wide the reader
+    is, wrapped between words at that width, as `print_unfolded`; into a file or pipe one line,
+    whole, for grep and logs."""
+    if console.is_terminal or os.environ.get("COLUMNS"):
         print_unfolded(console, text, hanging)
     else:
         console.print(text, soft_wrap=True, highlight=False)

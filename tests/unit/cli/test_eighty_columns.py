@@ -166,7 +166,8 @@ def test_plan_lines_fold_no_path_and_indent_what_they_continue(tmp_path, monkeyp
     assert lines[claim + 1].startswith(f"    ({pilot}")  # continued, indented
 
 
-def test_errors_in_a_terminal_wrap_between_words_and_keep_a_path_whole(tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("reader", ["terminal", "COLUMNS"])
+def test_errors_wrap_between_words_and_keep_a_path_whole(tmp_path, monkeypatch, capsys, reader):
     from nerplat.cli import main
     from nerplat.cli.options import err_console
 
@@ -175,14 +176,28 @@ def test_errors_in_a_terminal_wrap_between_words_and_keep_a_path_whole(tmp_path,
     (folder / "train.txt").write_text("EU\tB-ORG\n\n")
     spec = tmp_path / "spec.yaml"
     spec.write_text(f"experiment: t\ndataset: {{path: {folder}}}\nmethods: {{ce: {{loss: ce}}}}\n")
-    monkeypatch.setattr(err_console, "_force_terminal", True)
-    monkeypatch.setattr(err_console, "_color_system", None)
+    if reader == "terminal":
+        monkeypatch.setattr(err_console, "_force_terminal", True)
+        monkeypatch.setattr(err_console, "_color_system", None)
+    else:
+        monkeypatch.setenv("COLUMNS", str(WIDTH))  # the tour's setting, its output a pipe
     monkeypatch.setattr(err_console, "width", WIDTH)
     assert main(["validate", str(spec)]) == 2
     err = capsys.readouterr().err
     assert len(err.splitlines()) > 1
     assert_unfolded(err, [str(folder / "test.txt")])
     assert "add test.txt" in " ".join(err.split())
+
+
+def test_errors_into_a_pipe_stay_one_line_each(tmp_path, monkeypatch, capsys):
+    from nerplat.cli import main
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("experiment: t\ndataset: {path: nowhere-" + "x" * 100 + "}\nmethods: {ce: {loss: ce}}\n")
+    assert main(["validate", str(spec)]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith("error: no corpus folder or file at")
 
 
 def test_plan_tables_keep_a_distribution_whole(monkeypatch, capsys):
