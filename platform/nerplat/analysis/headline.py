@@ -15,8 +15,10 @@ import polars as pl
 
 from nerplat.analysis.settings import AnalysisSettings
 from nerplat.analysis.table_model import method_order, natural_key
+from nerplat.analysis.tables import HEADLINE
 from nerplat.plan.labels import arm_label_parts
 from nerplat.run_keys import SEPARATOR
+from nerplat.track.params import param_key
 
 SUMMARY_FILE = "summary.parquet"
 SETTINGS_FILE = "settings.json"
@@ -116,3 +118,19 @@ def report_headline(report_dir: Path) -> Headline:
     verdicts = report_dir / VERDICTS_FILE
     claims = pl.read_parquet(verdicts).select(VERDICT_FIELDS).to_dicts() if verdicts.is_file() else []
     return Headline(rows, settings.headline("f1"), settings.decimals, claims)
+
+
+def headline_metrics(summary: pl.DataFrame, settings: AnalysisSettings) -> dict[str, float]:
+    """The headline table's numbers as MLflow metrics: `<arm label>/<metric>_mean` and `_se` for
+    precision, recall and F1, the label's parts joined by `/` (`mom/test_micro_f1_mean`)."""
+    headline = [settings.headline(m) for m, _ in HEADLINE]
+    rows = summary.filter(pl.col("metric").is_in(headline))
+    cells = sorted({(r["dataset"], r["sampler_label"], r["method"]) for r in rows.iter_rows(named=True)}, key=str)
+    paths = {cell: "/".join(param_key(part) for part in parts) for cell, parts in zip(cells, arm_label_parts(cells))}
+    metrics = {}
+    for row in rows.iter_rows(named=True):
+        path = paths[(row["dataset"], row["sampler_label"], row["method"])]
+        for stat, value in (("mean", row["mean"]), ("se", row["se"])):
+            if value is not None:
+                metrics[f"{path}/{row['metric']}_{stat}"] = value
+    return metrics

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from nerplat.analysis.claim_design import claim_arms
 from nerplat.analysis.registrations import (
     Registration,
@@ -124,19 +126,45 @@ def served_registrations(plan: Plan, spec: Path, folder: Path | None = None) -> 
         if registration is None:
             continue
         try:
-            digest = registration_document(plan, claim.id, spec)["digest"]
+            document = registration_document(plan, claim.id, spec)
         except UserInputError as error:
             notes.append(f"claim {claim.id}: {registration.path} not served: {error}")
             continue
         if not registration.intact:
             notes.append(f"claim {claim.id}: {registration.path} was edited after it was written (its digest no longer "
                          "matches its text): not served; register the claim anew")
-        elif digest != registration.digest:
+        elif document["digest"] != registration.digest and not reproduces(registered_document(registration), document):
             notes.append(f"claim {claim.id}: this plan's design differs from {registration.path} (digest "
-                         f"{digest[:12]} against {registration.digest[:12]}): not served, its verdict will be exploratory")
+                         f"{document['digest'][:12]} against {registration.digest[:12]}): not served, its verdict will be "
+                         "exploratory")
         else:
-            served[claim.id] = digest
+            served[claim.id] = registration.digest
     return served, notes
+
+
+def registered_document(registration: Registration) -> dict[str, Any]:
+    """The registration's file as data (it was read and checked once already by `load_registrations`)."""
+    return yaml.safe_load(Path(registration.path).read_text(encoding="utf-8"))
+
+
+def reproduces(registered: Any, document: Any) -> bool:
+    """Whether a plan's registration `document` reproduces a `registered` one: every registered value
+    equal, and every key the registration lacks absent in effect (null, empty or false).
+
+    A setting nerplat gained after the registration was written (a new config field) then leaves
+    the design as registered: its default is absent, and the run serves the registration. A new or
+    changed value of it does not. The digests are not compared here: they cover the new keys too.
+    """
+    if isinstance(registered, dict) and isinstance(document, dict):
+        extra = document.keys() - registered.keys() - {"digest"}
+        return all(key in document and reproduces(value, document[key])
+                   for key, value in registered.items() if key != "digest") and all(
+            document[key] in (None, False, {}, []) for key in extra)
+    if isinstance(registered, list) and isinstance(document, list):
+        return len(registered) == len(document) and all(map(reproduces, registered, document))
+    if isinstance(registered, bool) or isinstance(document, bool):
+        return registered is document
+    return registered == document
 
 
 def overlapping_units(document: dict[str, Any], earlier: Iterable[Registration]) -> list[str]:

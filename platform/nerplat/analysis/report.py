@@ -38,6 +38,7 @@ from nerplat.analysis.compare import (
 )
 from nerplat.analysis.convergence import convergence, dev_curves, unconverged_cells, with_cell_convergence, with_convergence
 from nerplat.analysis.evidence import DatedRegistration, dated_registrations, with_evidence
+from nerplat.analysis.headline import headline_metrics
 from nerplat.analysis.registrations import DEFAULT_REGISTRATIONS
 from nerplat.analysis.render import EXTENSIONS, FORMATS, RENDERERS, html_page, to_html, to_latex, to_markdown
 from nerplat.analysis.run_frames import EPOCH_SCHEMA, ExperimentRuns, fetch_experiment, with_stops_before_learning
@@ -51,11 +52,9 @@ from nerplat.config.trial import DatasetRef
 from nerplat.data.corpora import CORPORA, HUB_PREFIX, dataset_problems, load_corpus
 from nerplat.data.corpus_stats import corpus_stats
 from nerplat.errors import Problem, StorageError, UserInputError
-from nerplat.plan.labels import arm_label_parts
 from nerplat.suggest import did_you_mean
 from nerplat.track import schema
 from nerplat.track.experiment_reader import find_experiment, find_summary_run, open_client, read_plan
-from nerplat.track.params import param_key
 from nerplat.track.reports import create_summary_run, log_report
 from nerplat.track.store import store_errors
 
@@ -108,13 +107,14 @@ def analyze_experiment(
             Problem(f"experiment '{experiment}' has no replicate or trial runs to analyse; did `nerplat run` finish?")
         )
     check_methods(runs.replicates, settings)
-    digest = inputs_digest(runs, settings, formats)
+    registered = dated_registrations(registrations if registrations is not None else DEFAULT_REGISTRATIONS)
+    read = {claim: [r.registration.digest, r.registration.intact, str(r.registered_at)] for claim, r in registered.items()}
+    digest = inputs_digest(runs, settings, formats, read)
     kept = unchanged_report(out_dir, previous, digest) if keep_unchanged else None
     if kept is not None:
         files = tuple(out_dir / name for name in previous)
         warnings = runs.ignored + tuple(kept.get("warnings", ()))
         return Report(experiment, out_dir, files, warnings, runs.summary_run_id, tuple(kept.get("unconverged", ())), kept=True)
-    registered = dated_registrations(registrations if registrations is not None else DEFAULT_REGISTRATIONS)
     analysis = analyse(runs.replicates, runs.trials, settings, runs.epochs, runs.chosen, arm_frame(runs.plan), registered)
     failure = f"the report of '{experiment}' could not be written to {out_dir} or logged to {tracking_uri}"
     with storage_failures(failure):
@@ -433,22 +433,6 @@ def _settings_line(settings: AnalysisSettings) -> str:
         f"metric; extra pairs: {pairs}; bootstrap {settings.bootstrap_resamples} resamples, seed {settings.seed}; "
         f"{settings.split} split, {settings.average} averages"
     )
-
-
-def headline_metrics(summary: pl.DataFrame, settings: AnalysisSettings) -> dict[str, float]:
-    """The headline table's numbers as MLflow metrics: `<arm label>/<metric>_mean` and `_se` for
-    precision, recall and F1, the label's parts joined by `/` (`mom/test_micro_f1_mean`)."""
-    headline = [settings.headline(m) for m, _ in layouts.HEADLINE]
-    rows = summary.filter(pl.col("metric").is_in(headline))
-    cells = sorted({(r["dataset"], r["sampler_label"], r["method"]) for r in rows.iter_rows(named=True)}, key=str)
-    paths = {cell: "/".join(param_key(part) for part in parts) for cell, parts in zip(cells, arm_label_parts(cells))}
-    metrics = {}
-    for row in rows.iter_rows(named=True):
-        path = paths[(row["dataset"], row["sampler_label"], row["method"])]
-        for stat, value in (("mean", row["mean"]), ("se", row["se"])):
-            if value is not None:
-                metrics[f"{path}/{row['metric']}_{stat}"] = value
-    return metrics
 
 
 def _report_markdown(experiment: str, settings: AnalysisSettings, analysis: Analysis, embed_from: Path | None = None) -> str:

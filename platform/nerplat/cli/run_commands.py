@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
@@ -35,11 +35,16 @@ if TYPE_CHECKING:
     from nerplat.analysis.headline import Headline
 
 DESIGN_PANEL = "Claims the design cannot decide"
+THROUGH_LOOK_OPTION = typer.Option(
+    None, "--through-look", min=1, metavar="K", rich_help_panel=DESIGN_PANEL,
+    help="Under a sequential design, stop after look K (a budget): a later --resume runs look K + 1 on the next units, "
+    "judged by the same boundaries (a registered claim keeps its registration).",
+)
 
 
 def run(
     spec: Path = typer.Argument(..., help="The experiment spec (YAML)."),
-    profile: Optional[str] = PROFILE_OPTION,
+    profile: str | None = PROFILE_OPTION,
     overrides: list[str] = SET_OPTION,
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted experiment: finished trials are kept."),
     rerun_changed: bool = typer.Option(
@@ -48,12 +53,12 @@ def run(
         "anew the arms whose runs it changes (their runs are deleted in MLflow); every other arm keeps its finished runs. "
         "Without it such a resume is refused.",
     ),
-    address: Optional[str] = typer.Option(
+    address: str | None = typer.Option(
         None, "--address",
         help="Ray cluster to join, HOST:PORT or ray://HOST:PORT (default: $RAY_ADDRESS, else a new embedded Ray on "
         "127.0.0.1, never one found in /tmp/ray).",
     ),
-    storage: Optional[str] = typer.Option(
+    storage: str | None = typer.Option(
         None, "--storage", help="Ray Tune storage_path (shared directory or s3://...); default .nerplat/ray."
     ),
     workdir: Path = typer.Option(Path("."), "--workdir", help="Where mlflow.db, .nerplat/ and reports/ go."),
@@ -65,23 +70,19 @@ def run(
         help="When the progress output is not a terminal (CI logs, nohup), print a plain timestamped progress line "
         "every SECONDS.",
     ),
-    metrics_port: Optional[int] = typer.Option(
+    metrics_port: int | None = typer.Option(
         None, "--metrics-port", envvar="NERPLAT_METRICS_PORT", show_envvar=False, metavar="PORT",
         help="Serve the embedded Ray's Prometheus metrics (Ray's and nerplat's) on 127.0.0.1 at PORT, path /metrics "
         "(default: a free port Ray picks; also from the environment variable NERPLAT_METRICS_PORT). "
         "Not with --address: a cluster's nodes have their own.",
     ),
-    pilot: Optional[Path] = typer.Option(None, "--pilot", metavar="DIR", help=PILOT_HELP, rich_help_panel=DESIGN_PANEL),
+    pilot: Path | None = typer.Option(None, "--pilot", metavar="DIR", help=PILOT_HELP, rich_help_panel=DESIGN_PANEL),
     replicate_undecidable: bool = typer.Option(
         False, "--replicate-undecidable", rich_help_panel=DESIGN_PANEL,
         help="Under a sequential design, replicate the arms of claims undecidable at this budget (power below 0.5 at the "
         "design's most units, from their pilot sd: see nerplat plan) beyond the first look too; by default they stop there.",
     ),
-    through_look: Optional[int] = typer.Option(
-        None, "--through-look", min=1, metavar="K", rich_help_panel=DESIGN_PANEL,
-        help="Under a sequential design, stop after look K (a budget): a later --resume runs look K + 1 on the next "
-        "units, judged by the same boundaries (a registered claim keeps its registration).",
-    ),
+    through_look: int | None = THROUGH_LOOK_OPTION,
 ) -> None:
     """Run every arm of SPEC: tune on dev, replicate the best configuration, analyse.
 
@@ -113,14 +114,10 @@ def run(
     plan = compile_spec(spec, profile, overrides)
     _warn_before_start(plan, loud)
     undecidable = _undecidable(plan, pilot, replicate_undecidable, console)
-    if through_look is not None and plan.sequential is None:
-        raise UserInputError("--through-look stops a sequential design after a look: the spec has no replicate.sequential")
-    served, registered_in = _registrations(plan, spec, loud)
     options = RunOptions(
         workdir=workdir.resolve(), resume=resume, rerun_changed=rerun_changed, address=address, storage=storage,
         analyze=analyze, replicate=not tune_only, verbose=Verbosity.verbose(), progress_every=progress_every,
-        metrics_port=metrics_port, undecidable=undecidable, registrations=served,
-        registered_in=registered_in, through_look=through_look,
+        metrics_port=metrics_port, undecidable=undecidable, **_registered(plan, spec, through_look, loud),
     )
     runner = ExperimentRunner(plan, options, console)
     hint = resume_command(
@@ -183,19 +180,22 @@ def _warn_before_start(plan: Any, loud: Console) -> None:
         print_unfolded(loud, escape(line), hanging=2)
 
 
-def _registrations(plan: Any, spec: Path, loud: Console) -> tuple[dict[str, str], Path]:
-    """The registrations this run serves (claim id -> digest) and their folder, said before it starts,
-    with those of its claims it does not serve and why (their verdicts will be exploratory)."""
+def _registered(plan: Any, spec: Path, through_look: int | None, loud: Console) -> dict[str, Any]:
+    """`RunOptions`' registrations this run serves (claim id -> digest), their folder and the look it
+    stops after. The registrations are said before the run starts, with those of its claims it does
+    not serve and why (their verdicts will be exploratory)."""
     # lazy: numpy, which --help does not need
     from nerplat.analysis.registration_document import served_registrations
     from nerplat.analysis.registrations import registration_folder
 
+    if through_look is not None and plan.sequential is None:
+        raise UserInputError("--through-look stops a sequential design after a look: the spec has no replicate.sequential")
     served, notes = served_registrations(plan, spec)
     for line in notes:
         print_unfolded(loud, f"[yellow]warning:[/] {escape(line)}", hanging=2)
     for claim, digest in served.items():
         print_unfolded(loud, escape(f"claim {claim}: serves its registration (digest {digest[:12]})"), hanging=2)
-    return served, registration_folder(spec)
+    return {"registrations": served, "registered_in": registration_folder(spec), "through_look": through_look}
 
 
 def _advise_after_failure(loud: Console, hint: list[str]) -> None:
@@ -321,7 +321,7 @@ def register(app: typer.Typer) -> None:
 
 @bench_app.command("run")
 def bench_run_command(
-    profile: Optional[str] = typer.Option(None, "--profile", help="Profile of the bench sweep (smoke: tiny encoder, 5 trials)."),
+    profile: str | None = typer.Option(None, "--profile", help="Profile of the bench sweep (smoke: tiny encoder, 5 trials)."),
     repeats: int = typer.Option(
         5, "--repeats",
         help="Blocks of consecutive trials, and in-process runs (at least 5): figures are their median (min-max).",
@@ -347,18 +347,18 @@ def bench_run_command(
 
 @bench_app.command("peer")
 def bench_peer_command(
-    trials: Optional[int] = typer.Option(
+    trials: int | None = typer.Option(
         None, "--trials", min=1,
         help="Trials of each side's sweep in each repeat (default: 4; the bench sweep's own 20 take about 7 minutes a repeat).",
     ),
-    epochs: Optional[int] = typer.Option(None, "--epochs", min=1, help="Epochs of each trial (default: the sweep's 4)."),
-    sentences: Optional[int] = typer.Option(
+    epochs: int | None = typer.Option(None, "--epochs", min=1, help="Epochs of each trial (default: the sweep's 4)."),
+    sentences: int | None = typer.Option(
         None, "--sentences", min=1, help="CoNLL-2003 training sentences (default: the sweep's 100)."
     ),
-    encoder: Optional[str] = typer.Option(
+    encoder: str | None = typer.Option(
         None, "--encoder", help="Encoder (default: the sweep's minilm-l6; tiny for a quick check)."
     ),
-    threads: Optional[int] = typer.Option(
+    threads: int | None = typer.Option(
         None, "--threads", min=1, help="torch threads of each side's one running trial (default: all CPUs)."
     ),
     repeats: int = typer.Option(
@@ -413,11 +413,11 @@ def bench_tracking_command(
     ),
     trials: int = typer.Option(2, "--trials", min=1, metavar="N", help="Trials each writer runs, one after another."),
     epochs: int = typer.Option(10, "--epochs", min=1, metavar="N", help="Per-epoch reports of each trial."),
-    postgres: Optional[str] = typer.Option(
+    postgres: str | None = typer.Option(
         None, "--postgres", metavar="URL",
         help="Also measure an `mlflow server` on this PostgreSQL database (postgresql://USER:PASSWORD@HOST:PORT/DB).",
     ),
-    postgres_bin: Optional[Path] = typer.Option(
+    postgres_bin: Path | None = typer.Option(
         None, "--postgres-bin",
         help="Also measure an `mlflow server` on a throwaway PostgreSQL started from this folder's initdb and pg_ctl "
         "(Debian: /usr/lib/postgresql/<major>/bin).",

@@ -11,6 +11,7 @@ import subprocess
 import pytest
 from spec_testing import fake_catalog
 
+from nerplat.analysis import registration_document as registration_module
 from nerplat.analysis.registration_document import register_claims, registration_document, served_registrations
 from nerplat.analysis.registrations import (
     DESIGN_KEYS,
@@ -216,3 +217,38 @@ def test_units_a_replaced_registration_held_stay_held(plan_of, tmp_path):
     commit("second")
     with pytest.raises(UserInputError, match=r"\(or its git history\) already holds seeds \[5, 6, 7, 8, 9, 10, 11, 12, 13\]"):
         register_claims(plan, spec, ["mom_vs_ce"], replace=True)  # the first study's seeds again
+
+
+def test_a_setting_added_to_nerplat_after_registering_leaves_it_served(plan_of, monkeypatch):
+    """A config field nerplat gains later (its default null, empty or false) changes the digest but not
+    the design: the run still serves the registration, under the registered digest."""
+    plan, spec = plan_of()
+    register_claims(plan, spec, ["mom_vs_ce"])
+    registered = load_registrations(spec.parent / "registered")["mom_vs_ce"].digest
+
+    def with_new_field(*args, **kwargs):
+        document = registration_document(*args, **kwargs)
+        document["design"]["arms"]["method"]["fixed"]["dataset"]["split"] = None
+        return document | {"digest": digest_of({k: v for k, v in document.items() if k != "digest"})}
+
+    monkeypatch.setattr(registration_module, "registration_document", with_new_field)
+    assert registration_module.served_registrations(plan, spec)[0] == {"mom_vs_ce": registered}
+
+
+@pytest.mark.parametrize("change", [
+    lambda fixed: fixed["dataset"].__setitem__("split", {"dev": 0.1}),  # a new field given a value
+    lambda fixed: fixed["train"].__setitem__("epochs", 5),               # a registered value changed
+    lambda fixed: fixed["train"].pop("epochs"),                          # a registered value gone
+])
+def test_a_new_or_changed_value_is_not_served(plan_of, monkeypatch, change):
+    plan, spec = plan_of()
+    register_claims(plan, spec, ["mom_vs_ce"])
+
+    def changed(*args, **kwargs):
+        document = registration_document(*args, **kwargs)
+        change(document["design"]["arms"]["method"]["fixed"])
+        return document | {"digest": digest_of({k: v for k, v in document.items() if k != "digest"})}
+
+    monkeypatch.setattr(registration_module, "registration_document", changed)
+    served, notes = registration_module.served_registrations(plan, spec)
+    assert served == {} and "this plan's design differs from" in notes[0]
