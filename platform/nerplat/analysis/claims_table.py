@@ -41,7 +41,7 @@ from nerplat.analysis.pooling import Pooled, dersimonian_laird
 from nerplat.analysis.registrations import Registration
 from nerplat.analysis.sequential import SequentialDecision, VerdictRule, boundaries, decide, stagewise_p
 from nerplat.analysis.table_model import Cell, Column, Row, Table, p_text
-from nerplat.analysis.verdict_text import verdict_text
+from nerplat.analysis.verdict_text import epochs_text, verdict_text
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -64,6 +64,7 @@ class RegisteredRow:
     p_stagewise: float | None
     margin: float | None  # |t| beyond the deciding look's boundary
     boundary: float | None
+    epochs: str = ""  # per report, epochs the method's / partner's runs trained beside the cap
 
     @property
     def verdict(self) -> str:
@@ -145,8 +146,9 @@ def _registered_row(registration: Registration, claim: dict[str, Any], rows: lis
     flags = [row.get("converged") for row in rows]
     converged = False if False in flags else (None if None in flags or not flags else True)
     reports = tuple(dict.fromkeys(row["report"] for row in rows))
+    epochs = "; ".join(f"{row['report']}: {_epochs(row)}" for row in rows)
     if len(differences) < registration.looks[0]:
-        return RegisteredRow(registration, claim, reports, len(differences), None, converged, None, None, None)
+        return RegisteredRow(registration, claim, reports, len(differences), None, converged, None, None, None, epochs)
     design = boundaries(registration.looks, registration.max_units, registration.alpha,
                         registration.spending or FIXED_SPENDING)
     rule = claim_rule(claim)
@@ -160,7 +162,11 @@ def _registered_row(registration: Registration, claim: dict[str, Any], rows: lis
     stopped = decision.decided_look is not None or last.index == len(design.looks) - 1
     p = stagewise_p(design, last.index, t) if stopped and rule.margin is None and math.isfinite(t) else None
     margin = abs(t) - boundary if decision.decided_look is not None and rule.margin is None and math.isfinite(t) else None
-    return RegisteredRow(registration, claim, reports, len(differences), decision, converged, p, margin, boundary)
+    return RegisteredRow(registration, claim, reports, len(differences), decision, converged, p, margin, boundary, epochs)
+
+
+def _epochs(row: dict[str, Any]) -> str:
+    return f"{epochs_text(row, 'method')} / {epochs_text(row, 'partner')}"
 
 
 def exploratory_rows(verdicts: pl.DataFrame) -> list[ExploratoryRow]:
@@ -236,12 +242,12 @@ def registered_table(rows: list[RegisteredRow]) -> Table | None:
             "none" if row.p_stagewise is None else f"{p_text(row.p_stagewise)} (stage-wise)",
             "" if row.margin is None else f"{row.margin:+.3f} over {row.boundary:.3f}",
             f"{row.units} of {registration.max_units} {registration.unit}s",
-            ", ".join(f"[{r}]({r}/report.md)" for r in row.reports) or "none yet",
+            ", ".join(f"[{r}]({r}/report.md)" for r in row.reports) or "none yet", row.epochs or "none yet",
             f"{registration.digest[:12]} ({registration.spending or 'fixed'}, looks at {list(registration.looks)})",
         )
         body.append(Row(registration.claim_id, tuple(Cell(text=t) for t in cells)))
     names = ("Verdict", "Metric", "Comparison", "Paper's effect", "Ours (Δ)", "Interval", "p (stage-wise)",
-             "Margin (t over boundary)", "Units", "Reports", "Registration (digest, design)")
+             "Margin (t over boundary)", "Units", "Reports", "Epochs trained: method / partner", "Registration (digest, design)")
     caption = (
         "Registered claims: one verdict each, from all of its confirmatory evidence (the runs that served its "
         "registration, committed before their first test evaluation) under the design registered before it. The units of "
@@ -280,7 +286,7 @@ def exploratory_table(rows: list[ExploratoryRow]) -> Table | None:
         cells = (text.metric, text.comparison, text.where, text.paper, pooled_text, pooled_reading(row), readings)
         body.append(Row(row.claim, tuple(Cell(text=t) for t in cells)))
     names = ("Metric", "Comparison", "Where", "Paper's effect", "Pooled Δ [95%] (DerSimonian-Laird)", "Pooled reading",
-             "Reports: Δ, interval, units, verdict (why exploratory)")
+             "Reports: Δ, interval, units, epochs trained (method / partner), verdict (why exploratory)")
     caption = (
         "Exploratory, chosen after results: runs that served no registration, or one made or changed after test scores "
         "were seen, or reports from before registrations. Their designs (which runs, how many units, when to stop) were "
@@ -295,7 +301,8 @@ def _reading(row: dict[str, Any]) -> str:
     """One report's row in the exploratory table: a link, its estimate, interval, units and verdict, and why exploratory."""
     text = verdict_text(row)
     why = f" ({row['evidence_reason']})" if row.get("evidence_reason") else ""
-    return f"[{row['report']}]({row['report']}/report.md) {text.delta} {text.interval} over {text.units}: {row['verdict']}{why}"
+    return (f"[{row['report']}]({row['report']}/report.md) {text.delta} {text.interval} over {text.units}, "
+            f"{_epochs(row)}: {row['verdict']}{why}")
 
 
 def claims_summary(registered: list[RegisteredRow], exploratory: list[ExploratoryRow], forest: str | None) -> str:
