@@ -177,12 +177,14 @@ HTML = CellMarkup(
 
 
 def to_html(table: Table) -> str:
-    """An HTML fragment (a <figure> holding the table in a box of its own that scrolls sideways when the
-    table is wider than the page, and the notes below it); `html_page` wraps fragments in a page."""
+    """An HTML fragment (a <figure> holding its caption, then the table in a box of its own that scrolls
+    sideways when the table is wider than the page, and the notes below it); `html_page` wraps fragments
+    in a page. The caption stays outside the scroller, so it wraps at the page's width and never scrolls
+    away; the row labels stay in view while the columns scroll (`HTML_STYLE`)."""
     e = html.escape
     lines = [
-        f'<figure class="nerplat-table" id="{e(table.name)}">', '<div class="table-scroll">', "<table>",
-        f"<caption>{e(table.caption)}</caption>", "<thead>",
+        f'<figure class="nerplat-table" id="{e(table.name)}">', f"<figcaption>{e(table.caption)}</figcaption>",
+        '<div class="table-scroll">', "<table>", "<thead>",
     ]
     if table.has_groups():
         cells = [f'<th rowspan="2">{e(table.row_header)}</th>'] + [
@@ -212,7 +214,8 @@ body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 80em; co
 figure.nerplat-table { margin: 2em 0; }
 .table-scroll { overflow-x: auto; max-width: 100%; }
 table { border-collapse: collapse; font-variant-numeric: tabular-nums; }
-caption { caption-side: top; text-align: left; padding-bottom: .5em; }
+figure.nerplat-table figcaption { padding-bottom: .5em; }
+tbody th:first-child { position: sticky; left: 0; background: #fff; }
 th, td { padding: .25em .6em; text-align: right; white-space: nowrap; }
 th:first-child, td.text { text-align: left; }
 thead { border-top: 2px solid #222; border-bottom: 1px solid #222; }
