@@ -1,10 +1,11 @@
 """What the tune and replicate phases (run/tune_phase.py, run/replicate_phase.py) take from the run:
 the runner builds one `PhaseContext` once its ledger and study storage are open, and hands it to both.
+It holds values and objects the phases call down into, Ray's side among them (`TuneDriver`), and none
+of the runner's own methods: nothing a phase does calls back up into the runner.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
     from nerplat.run.exported_metrics import TrialMetrics
     from nerplat.run.ledger import RunLedger
     from nerplat.run.progress import ProgressBoard
+    from nerplat.run.tune_driver import TuneDriver
 
 
 @dataclass(frozen=True)
@@ -26,9 +28,7 @@ class PhaseContext:
     console: Console
     tracking_uri: str
     select_metric: str  # the metric, without its `dev_` prefix, that chooses a configuration
-    connect_ray: Callable[[], None]  # starts or joins Ray, once: called before a phase builds a Tuner
-    ray_run_config: Callable[[str, Any, int], Any]  # (Tuner name, trial events, max retries) -> tune.RunConfig
-    fit: Callable[..., bool]  # runs a Tuner: `ExperimentRunner._fit`
+    ray: TuneDriver  # connects to Ray once (before a phase builds a Tuner), builds and runs the Tuners
     study_storage: Any = None  # the Optuna storage, open when an arm is tuned
     optuna_storage: str | None = None  # its URL, for messages
     undecidable: frozenset[str] = frozenset()  # claims replicated beyond the first look only when the run is asked to

@@ -1,7 +1,8 @@
 """The driver's Ray session: the environment it sets and forwards, connecting to (or starting) Ray,
 how many trials fit the cluster, and stopping on Ctrl-C or SIGTERM.
 
-`ExperimentRunner` (run/runner.py) uses these; nothing here knows about arms' phases or MLflow runs.
+`TuneDriver` (run/tune_driver.py) and `ExperimentRunner` (run/runner.py) use these; nothing here knows
+about arms' phases or MLflow runs.
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ def quiet_library_logs(verbose: bool) -> None:
 
 def connect_ray(address: str | None, verbose: bool, metrics_port: int | None = None, flag: str = "--address") -> str | None:
     """Embedded local Ray, reachable from this machine only, unless `address` names a running cluster
-    (the runner's `ray_address`: --address, else RAY_ADDRESS; `flag` says which, for messages).
+    (the `TuneDriver`'s `address`: --address, else RAY_ADDRESS; `flag` says which, for messages).
     Returns the Ray dashboard's URL (None when the cluster runs none).
 
     The embedded Ray is always a new cluster (`address="local"`): without it `ray.init` joins the

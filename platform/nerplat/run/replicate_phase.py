@@ -136,7 +136,7 @@ class ReplicatePhase:
         from nerplat.run.events import TrialEvents
 
         context = self.context
-        context.connect_ray()
+        context.ray.connect()
         events = TrialEvents(context.ledger, context.board, context.metrics)
         limit = context.plan.tune.max_concurrent if context.plan.tune else None
         tuner = tune.Tuner(
@@ -148,9 +148,9 @@ class ReplicatePhase:
                 reuse_actors=True,
                 trial_dirname_creator=lambda trial: trial.trial_id,
             ),
-            run_config=context.ray_run_config("replicate", events, max(a.resources.max_retries for a in arms)),
+            run_config=context.ray.run_config("replicate", events, max(a.resources.max_retries for a in arms)),
         )
-        context.fit(tuner, events, expected=len(jobs))
+        context.ray.fit(tuner, events, expected=len(jobs))
         return events.errors
 
     def _register_models(self, arm: Arm, parent_run_id: str) -> None:

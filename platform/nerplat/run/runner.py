@@ -13,15 +13,14 @@ their points run again before the searcher draws new ones (counted once, as a cl
 them). This works the same after Ctrl-C, a killed driver, or on another cluster.
 
 The phases are objects the runner holds, `run/tune_phase.py` and `run/replicate_phase.py`, built once
-the ledger is open with what they share of the run (`run/phase_context.py`); starting Ray, its
-environment and how many trials fit are `run/ray_session.py`; what a run returns is `run/outcomes.py`.
+the ledger is open with what they share of the run (`run/phase_context.py`), Ray's side of the run among
+it: the `TuneDriver` (`run/tune_driver.py`) that connects to Ray once and builds and runs their Tuners;
+what a run returns is `run/outcomes.py`.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
-import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -30,11 +29,10 @@ from rich.console import Console
 from rich.markup import escape
 
 from nerplat.analysis.report_folder import owned_files
-from nerplat.errors import Problem, StorageError, UserInputError
+from nerplat.errors import StorageError, UserInputError
 from nerplat.kill_points import kill_point
 from nerplat.plugins import files_record
 from nerplat.plan.model import Plan
-from nerplat.run.allocator import worker_malloc_line
 from nerplat.run.exported_metrics import TrialMetrics
 from nerplat.run.inputs import arm_inputs, input_changes
 from nerplat.run.ledger import RunLedger
@@ -44,17 +42,15 @@ from nerplat.run.progress import DEFAULT_EVERY, ProgressBoard
 from nerplat.run.ray_preflight import refuse_unusable_ray
 from nerplat.run.ray_session import (
     Interrupted,
-    concurrency,
     configure_ray_environment,
-    connect_ray,
     is_local,
     path_component,
-    placement_problem,
     quiet_library_logs,
     treat_sigterm_as_ctrl_c,
 )
 from nerplat.run.replicate_phase import ReplicatePhase
 from nerplat.run.spec_change import SpecChange, spec_change
+from nerplat.run.tune_driver import TuneDriver
 from nerplat.run.tune_phase import TunePhase
 from nerplat.serving.files import check_writable_folder
 from nerplat.track import schema
@@ -86,8 +82,8 @@ class RunOptions:
 
 
 class ExperimentRunner:
-    """Runs one plan; holds the run ledger (MLflow), the progress board, the Ray storage location and
-    the tune and replicate phases."""
+    """Runs one plan; holds the run ledger (MLflow), the progress board, Ray's side of the run (its
+    `TuneDriver`) and the tune and replicate phases."""
 
     def __init__(self, plan: Plan, options: RunOptions, console: Console):
         self.plan = plan
@@ -104,8 +100,11 @@ class ExperimentRunner:
         self.board = ProgressBoard(plan.experiment, console, every=options.progress_every)
         self.board.describe(plan.arms)
         self.metrics = TrialMetrics(plan.experiment)
+        self.ray = TuneDriver(
+            plan, self.board, self.metrics, console, storage=self.storage, address=options.address,
+            verbose=options.verbose, metrics_port=options.metrics_port,
+        )  # fmt: skip
         self.spec_change: SpecChange | None = None  # set when a resume's spec differs from the experiment's
-        self._ray_connected = False  # `_connect_ray` has run
         self.tune_phase: TunePhase | None = None  # both set once the ledger is open (`_open_phases`)
         self.replicate_phase: ReplicatePhase | None = None
 
@@ -119,9 +118,9 @@ class ExperimentRunner:
         quiet_library_logs(self.options.verbose)
         treat_sigterm_as_ctrl_c()
         self._refuse_unwritable_ray_storage()
-        if self.ray_address:
-            self.board.stage(f"checking the Ray cluster at {self.ray_address}")
-        refuse_unusable_ray(self.ray_address, self._address_flag, self.options.metrics_port)
+        if self.ray.address:
+            self.board.stage(f"checking the Ray cluster at {self.ray.address}")
+        refuse_unusable_ray(self.ray.address, self.ray.address_flag, self.options.metrics_port)
         self.board.stage(f"opening the MLflow store {self.tracking_uri}")
         self._refuse_unwritable_store()
         if self.options.resume and not experiment_exists(self.tracking_uri, self.plan.experiment):
@@ -147,7 +146,7 @@ class ExperimentRunner:
             owned_files(self.report_dir)  # a folder no report wrote is refused now, not after training
         configure_ray_environment(self.storage)
         if self._work_left():
-            self._connect_ray()
+            self.ray.connect()
         summary_run = self.ledger.start_summary(self.plan, plugin_files=files_record(), change=self.spec_change)
         if self.spec_change is not None:
             self._rerun_changed_arms(self.spec_change)
@@ -173,22 +172,11 @@ class ExperimentRunner:
         self.ledger.finish_summary(summary_run.run_id, summary.status)
         return summary
 
-    @property
-    def ray_address(self) -> str | None:
-        """The running cluster the run joins (--address, else RAY_ADDRESS); None for an embedded Ray."""
-        return self.options.address or os.environ.get("RAY_ADDRESS")
-
-    @property
-    def _address_flag(self) -> str:
-        """Where `ray_address` comes from, as messages name it."""
-        return "--address" if self.options.address else "RAY_ADDRESS"
-
     def _open_phases(self) -> None:
         """The tune and replicate phases, sharing what this run has opened (its ledger, the study storage)."""
         context = PhaseContext(
             plan=self.plan, ledger=self.ledger, board=self.board, metrics=self.metrics, console=self.console,
-            tracking_uri=self.tracking_uri, select_metric=self.select_metric, connect_ray=self._connect_ray,
-            ray_run_config=self._ray_run_config, fit=self._fit,
+            tracking_uri=self.tracking_uri, select_metric=self.select_metric, ray=self.ray,
             study_storage=self.study_storage, optuna_storage=self.optuna_storage, undecidable=self.undecidable,
             registrations=self.options.registrations, through_look=self.options.through_look,
         )
@@ -197,7 +185,7 @@ class ExperimentRunner:
     def _hold_final_metrics(self) -> None:
         """A scraped run's last values (final counts, the last trials' series) would leave with Ray
         when the driver exits: they stay exported `LINGER_SECONDS` after the last change first."""
-        scraped = self.options.metrics_port is not None or self.ray_address
+        scraped = self.options.metrics_port is not None or self.ray.address
         seconds = self.metrics.hold_seconds()
         if scraped and seconds > 0:
             self.board.stage(f"keeping the final metrics exported {seconds:.0f} s more, for Prometheus to scrape")
@@ -215,32 +203,6 @@ class ExperimentRunner:
             self.ledger.phase_completed(arm, phase)
             for arm in self.plan.arms for phase in phases if phase == "replicate" or arm.tune_trials
         )
-
-    def _connect_ray(self) -> None:
-        """Starts or joins Ray once, when this session first needs it, then refuses arms no node can
-        place and starts exporting the trials' metrics."""
-        if self._ray_connected:
-            return
-        self._start_ray()
-        treat_sigterm_as_ctrl_c()
-        self._refuse_unplaceable()
-        self.metrics.start()
-        self._ray_connected = True
-
-    def _start_ray(self) -> None:
-        """Connects to Ray (its start takes tens of seconds: said before, and its dashboard after)."""
-        address = self.ray_address
-        self.board.stage(f"connecting to Ray at {address}" if address else "starting Ray (embedded, on 127.0.0.1)")
-        url = connect_ray(address, self.options.verbose, self.options.metrics_port, self._address_flag)
-        started = f"connected to Ray at {address}" if address else "Ray started"
-        line = f"{started}, dashboard at {url}" if url else f"{started} (no dashboard URL)"
-        if self.options.metrics_port is not None:
-            line += f"; Prometheus metrics at http://127.0.0.1:{self.options.metrics_port}/metrics"
-        if not address:
-            line += f"; {worker_malloc_line(os.environ)}"
-        self.board.stage(line)
-        limit = self.plan.tune.max_concurrent if self.plan.tune else None
-        self.board.concurrency = concurrency(self.plan.arms[0], limit)
 
     def _run_arms(self) -> RunSummary:
         """Tunes every arm, then replicates the arms whose tuning is complete."""
@@ -291,7 +253,7 @@ class ExperimentRunner:
         summary.report_dir, summary.unconverged = report.out_dir, report.unconverged
 
     def _refuse_unreachable_store(self) -> None:
-        address = self.ray_address
+        address = self.ray.address
         if address and sqlite_path(self.tracking_uri) is not None and not is_local(address):
             raise UserInputError(
                 f"the MLflow store {self.tracking_uri} is a file on this machine, but Ray at {address} runs trials on "
@@ -402,73 +364,6 @@ class ExperimentRunner:
             "the other arms keep their finished runs"
         )
 
-    def _refuse_unplaceable(self) -> None:
-        """Arms whose trials no node can place: refused on an embedded cluster; on a given cluster an
-        autoscaler may add nodes, so the wait is announced instead of silent."""
-        import ray
-
-        nodes = [node["Resources"] for node in ray.nodes() if node.get("Alive")]
-        problems = [problem for arm in self.plan.arms if (problem := placement_problem(arm, nodes))]
-        if not problems:
-            return
-        if not self.ray_address:
-            raise UserInputError(
-                [
-                    Problem(
-                        f"{problem}: lower resources.cpus_per_worker / workers, or pass --address of a larger Ray cluster",
-                        path="resources",
-                    )
-                    for problem in problems
-                ]
-            )
-        for problem in problems:
-            self.console.print(
-                f"[yellow]waiting:[/] {escape(problem)}; Tune waits until a node that fits joins "
-                "(an autoscaler may add one; Ctrl-C stops)"
-            )
-
-    # -- Ray plumbing ------------------------------------------------------------------------
-
-    def _ray_run_config(self, name: str, events: Any, max_retries: int) -> Any:
-        from ray import tune
-
-        experiment_dir = Path(self.storage) / path_component(self.plan.experiment) / name
-        if "://" not in self.storage and experiment_dir.exists():
-            shutil.rmtree(experiment_dir)  # resume state lives in MLflow; stale Ray state would confuse Tune
-        return tune.RunConfig(
-            name=f"{path_component(self.plan.experiment)}/{name}",
-            storage_path=self.storage,
-            callbacks=[events],
-            checkpoint_config=tune.CheckpointConfig(num_to_keep=1),
-            failure_config=tune.FailureConfig(max_failures=max_retries),
-            verbose=0,
-        )
-
-    def _fit(self, tuner: Any, events: Any, expected: int, time_budget_s: float | None = None) -> bool:
-        """Runs the Tuner; Interrupted when it stopped before all `expected` trials ended (Ctrl-C,
-        SIGTERM: Tune then returns early, possibly between two trials); StoreLost from its callbacks.
-
-        Returns True when `time_budget_s` ended it early instead: Tune stops its trials once the
-        budget is spent, which is the spec's choice, not an interruption (trials it cut are closed
-        as interrupted all the same, so --resume never counts them as finished)."""
-        started = time.monotonic()
-        try:
-            tuner.fit()
-        except KeyboardInterrupt:
-            events.mark_interrupted()
-            raise Interrupted() from None
-        except Exception as error:
-            lost = _store_lost_in(error)
-            if lost is None:
-                raise
-            raise lost from error
-        ended = len(events.outcomes)
-        if events.mark_interrupted() or ended < expected:
-            if time_budget_s is not None and time.monotonic() - started >= time_budget_s:
-                return True
-            raise Interrupted()
-        return False
-
     def _analyze(self) -> Any:
         from nerplat.analysis.report import analyze_experiment  # lazy: polars, which only the analysis needs
 
@@ -484,13 +379,3 @@ def _summary_status(summary: RunSummary, replicated: bool) -> str:
         return "failed"
     return "completed" if replicated else "interrupted"
 
-
-def _store_lost_in(error: BaseException) -> StoreLost | None:
-    """The StoreLost a Tune callback raised, however Tune wrapped it."""
-    seen: set[int] = set()
-    while error is not None and id(error) not in seen:
-        if isinstance(error, StoreLost):
-            return error
-        seen.add(id(error))
-        error = error.__cause__ or error.__context__
-    return None

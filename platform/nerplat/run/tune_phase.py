@@ -162,7 +162,7 @@ class TunePhase:
         from nerplat.run.study import fail_running
 
         context = self.context
-        context.connect_ray()
+        context.ray.connect()
         settings = context.plan.tune
         metric = f"dev_best_{context.select_metric}"
         study = self._arm_study(arm, parent_run_id, previous)
@@ -188,10 +188,10 @@ class TunePhase:
                 reuse_actors=True,
                 trial_dirname_creator=lambda trial: trial.trial_id,
             ),
-            run_config=context.ray_run_config(f"{path_component(arm.id)}__tune", events, arm.resources.max_retries),
+            run_config=context.ray.run_config(f"{path_component(arm.id)}__tune", events, arm.resources.max_retries),
         )
         try:
-            budget_spent = context.fit(tuner, events, expected=remaining, time_budget_s=settings.time_budget_s)
+            budget_spent = context.ray.fit(tuner, events, expected=remaining, time_budget_s=settings.time_budget_s)
         finally:
             fail_running(study)
         return events.errors.get(arm.id, []), budget_spent
