@@ -110,14 +110,12 @@ def run(
     # The first line, before the seconds of imports and corpus reading that checking the spec takes.
     print_unfolded(console, f"nerplat run {spec}: checking the spec and reading its corpora", hanging=2, markup=False)
     from nerplat.run.runner import ExperimentRunner, RunOptions  # lazy: the runner's modules, which --help does not need
-
     plan = compile_spec(spec, profile, overrides)
     _warn_before_start(plan, loud)
-    undecidable = _undecidable(plan, pilot, replicate_undecidable, console)
     options = RunOptions(
         workdir=workdir.resolve(), resume=resume, rerun_changed=rerun_changed, address=address, storage=storage,
         analyze=analyze, replicate=not tune_only, verbose=Verbosity.verbose(), progress_every=progress_every,
-        metrics_port=metrics_port, undecidable=undecidable, **_registered(plan, spec, through_look, loud),
+        metrics_port=metrics_port, **_claim_options(plan, spec, pilot, replicate_undecidable, through_look, console, loud),
     )
     runner = ExperimentRunner(plan, options, console)
     hint = resume_command(
@@ -180,22 +178,28 @@ def _warn_before_start(plan: Any, loud: Console) -> None:
         print_unfolded(loud, escape(line), hanging=2)
 
 
-def _registered(plan: Any, spec: Path, through_look: int | None, loud: Console) -> dict[str, Any]:
-    """`RunOptions`' registrations this run serves (claim id -> digest), their folder and the look it
-    stops after. The registrations are said before the run starts, with those of its claims it does
-    not serve and why (their verdicts will be exploratory)."""
+def _claim_options(
+    plan: Any, spec: Path, pilot: Path | None, replicate_undecidable: bool, through_look: int | None, console: Console,
+    loud: Console,
+) -> dict[str, Any]:
+    """`RunOptions`' claims part from the flags (--pilot, --replicate-undecidable, --through-look): the
+    claims undecidable at this budget (`_undecidable`), the registrations this run serves (claim id ->
+    digest), their folder and the look it stops after. The registrations are said before the run
+    starts, with those of its claims it does not serve and why (their verdicts will be exploratory)."""
     # lazy: numpy, which --help does not need
     from nerplat.analysis.registration_document import served_registrations
     from nerplat.analysis.registrations import registration_folder
 
     if through_look is not None and plan.sequential is None:
         raise UserInputError("--through-look stops a sequential design after a look: the spec has no replicate.sequential")
+    undecidable = _undecidable(plan, pilot, replicate_undecidable, console)
     served, notes = served_registrations(plan, spec)
     for line in notes:
         print_unfolded(loud, f"[yellow]warning:[/] {escape(line)}", hanging=2)
     for claim, digest in served.items():
         print_unfolded(loud, escape(f"claim {claim}: serves its registration (digest {digest[:12]})"), hanging=2)
-    return {"registrations": served, "registered_in": registration_folder(spec), "through_look": through_look}
+    return {"undecidable": undecidable, "registrations": served, "registered_in": registration_folder(spec),
+            "through_look": through_look}
 
 
 def _advise_after_failure(loud: Console, hint: list[str]) -> None:
