@@ -6,7 +6,6 @@ import signal
 import sys
 import time
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.console import Console
@@ -19,12 +18,13 @@ from nerplat.track.ui_server import (
     LocalMlflowServer,
     LocalOptunaDashboard,
     LocalServer,
+    LocalUiFront,
     experiments_to_show,
     optuna_dashboard_executable,
     optuna_dashboard_hint,
     study_url,
 )
-from nerplat.track.view import runs_table_url, shared_view_url
+from nerplat.track.view import runs_table_url
 
 
 OPTUNA_STORAGE_OPTION = typer.Option(
@@ -41,30 +41,31 @@ def register(app: typer.Typer) -> None:
 
 
 def ui(
-    tracking_uri: Optional[str] = typer.Option(
+    tracking_uri: str | None = typer.Option(
         None, "--tracking-uri", help="MLflow store. Default: $MLFLOW_TRACKING_URI, else <workdir>/mlflow.db."
     ),
-    experiment: Optional[str] = typer.Option(
+    experiment: str | None = typer.Option(
         None, "--experiment", "-e",
         help="Spec experiment whose runs table and studies to print. Default: every nerplat experiment.",
     ),
     port: int = typer.Option(
         0, "--port", min=0, max=65535, metavar="PORT", help="Port of the MLflow UI on 127.0.0.1; 0 picks a free one."
     ),
-    optuna_storage: Optional[str] = OPTUNA_STORAGE_OPTION,
+    optuna_storage: str | None = OPTUNA_STORAGE_OPTION,
     workdir: Path = typer.Option(Path("."), "--workdir", help="Directory where `nerplat run` keeps its local stores."),
 ) -> None:
     """Start the MLflow UI and optuna-dashboard for an experiment's stores and print their URLs.
 
-    First the MLflow runs table of each experiment (the columns this browser chose, oldest run first),
-    and the same table with nerplat's columns (tuned values, scores, status), which MLflow opens as a
-    shared view ("Override saved view" keeps it); then optuna-dashboard's page of each tuned arm's
-    Optuna study (trials with their MLflow runs, hyper-parameter importances, parallel coordinates;
-    live while `nerplat run` goes). Both listen on 127.0.0.1 on free ports; Ctrl-C stops both.
+    First the MLflow runs table of each experiment, oldest run first, with nerplat's columns (scores
+    to four significant digits, tuned values, status) until the browser is given others, in MLflow's
+    model-training view without its assistant panel or promotions; then optuna-dashboard's page of
+    each tuned arm's Optuna study (trials with their MLflow runs, hyper-parameter importances,
+    parallel coordinates; live while `nerplat run` goes). All listen on 127.0.0.1 on free ports;
+    Ctrl-C stops them.
 
-    An MLflow server (--tracking-uri http://...) is not started again, only its URLs are printed. When
-    optuna-dashboard cannot start (not installed, no study yet), the command that serves the studies
-    is printed instead.
+    An MLflow server (--tracking-uri http://...) is not started again: its UI is served through
+    nerplat's front on 127.0.0.1 all the same. When optuna-dashboard cannot start (not installed, no
+    study yet), the command that serves the studies is printed instead.
     """
     uri = tracking_uri or resolve_tracking_uri(None, workdir)
     database = sqlite_path(uri)
@@ -79,29 +80,27 @@ def ui(
     dashboard = _optuna_dashboard(studies)
     mlflow = None
     if not is_server_uri(uri):
-        mlflow = LocalMlflowServer(uri, local_artifact_root(uri) or workdir.resolve() / "mlartifacts", port)
-    servers = [server for server in (mlflow, dashboard) if server is not None]
-    if not servers:  # an MLflow server already serves the runs, and there are no studies to serve
-        _print_urls(uri, experiments)
-        return
-    typer.echo(f"starting {' and '.join(server.name for server in servers)} ...", err=True)
+        mlflow = LocalMlflowServer(uri, local_artifact_root(uri) or workdir.resolve() / "mlartifacts")
+    front = LocalUiFront(uri if mlflow is None else mlflow.url, port)
+    servers = [server for server in (mlflow, front, dashboard) if server is not None]
+    typer.echo(f"starting {', '.join(server.name for server in servers)} ...", err=True)
     # Ctrl-C and SIGTERM both stop the servers; SIGINT is set explicitly because a process started
     # in the background by a script inherits it ignored.
     previous = {signum: signal.signal(signum, _interrupt) for signum in (signal.SIGINT, signal.SIGTERM)}
     try:
         for server in servers:
             server.launch()
-        _print_urls(mlflow.wait_until_healthy() if mlflow else uri, experiments)
+        if mlflow is not None:
+            mlflow.wait_until_healthy()
+        _print_urls(front.wait_until_healthy(), experiments)
         if dashboard is not None and not _print_studies(dashboard, studies, experiments):
             servers.remove(dashboard)
-            if not servers:
-                raise typer.Exit(1)
         typer.echo("Press Ctrl-C to stop.", err=True)
         stopped, code = _first_to_exit(servers)
         typer.echo(f"{stopped.name} stopped by itself (exit code {code})", err=True)
         raise typer.Exit(1)
     except KeyboardInterrupt:
-        typer.echo(f"stopping {' and '.join(server.name for server in servers)}", err=True)
+        typer.echo(f"stopping {', '.join(server.name for server in servers)}", err=True)
     finally:
         for server in servers:
             server.stop()
@@ -128,7 +127,6 @@ def _print_urls(server_url: str, experiments: list[tuple[str, str]]) -> None:
         typer.echo(f"{server_url.rstrip('/')}/#/experiments\n  (no nerplat experiment in this store yet)")
     for name, experiment_id in experiments:
         typer.echo(f"{runs_table_url(server_url, experiment_id)}\n  ({name})")
-        typer.echo(f"{shared_view_url(server_url, experiment_id)}\n  ({name}: nerplat's columns, a shared view)")
     sys.stdout.flush()
 
 

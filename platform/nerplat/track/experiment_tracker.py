@@ -65,7 +65,7 @@ from nerplat.track.predictions import write_conll_predictions
 from nerplat.track.run_claims import ChildRunClaims, log_params, rewrite_on_race
 from nerplat.track.run_edits import RunEdits
 from nerplat.track.store import PatientClient, check_store, is_server_uri, local_artifact_root
-from nerplat.track.view import EXPERIMENT_KIND_TAG, MODEL_TRAINING, runs_view_tag
+from nerplat.track.view import EXPERIMENT_KIND_TAG, HIDDEN_EXPERIMENT_TAG, MODEL_TRAINING, runs_view_tag
 
 # nerplat status -> MLflow run status. Early-stopped trials ran correctly, so MLflow calls them
 # FINISHED; the nerplat.status tag is what tells them apart.
@@ -373,7 +373,8 @@ class ExperimentTracker:
 
     def _get_or_create_experiment(self, name: str, tags: Mapping[str, str]) -> str:
         """The active experiment `name`, created with `tags`; refused when deleted. An experiment
-        created before nerplat set `mlflow.experimentKind` gets it (a kind a user chose is kept)."""
+        created before nerplat set `mlflow.experimentKind` or hid its bookkeeping experiments gets
+        those tags (a kind a user chose is kept)."""
         from mlflow.exceptions import MlflowException
 
         experiment = self.client.get_experiment_by_name(name)
@@ -392,8 +393,9 @@ class ExperimentTracker:
                 f"`mlflow experiments restore --experiment-id {experiment.experiment_id}`, remove it for good with "
                 "`mlflow gc`, or rename the spec's experiment"
             )
-        if EXPERIMENT_KIND_TAG in tags and EXPERIMENT_KIND_TAG not in experiment.tags:
-            self.client.set_experiment_tag(experiment.experiment_id, EXPERIMENT_KIND_TAG, tags[EXPERIMENT_KIND_TAG])
+        for key in (EXPERIMENT_KIND_TAG, HIDDEN_EXPERIMENT_TAG):
+            if key in tags and key not in experiment.tags:
+                self.client.set_experiment_tag(experiment.experiment_id, key, tags[key])
         return experiment.experiment_id
 
     def _create_top_level_run(self, name: str, tags: Mapping[str, str], params: Mapping[str, str]):
@@ -409,9 +411,8 @@ class ExperimentTracker:
         if self._bookkeeping_experiment_id is None:
             name = f"{self.experiment_name}{BOOKKEEPING_EXPERIMENT_SUFFIX}"
             note = f"What nerplat keeps for experiment '{self.experiment_name}': child run claims and the driver lease."
-            self._bookkeeping_experiment_id = self._get_or_create_experiment(
-                name, {schema.BOOKKEEPING_FOR: self.experiment_name, "mlflow.note.content": note}
-            )
+            tags = {schema.BOOKKEEPING_FOR: self.experiment_name, "mlflow.note.content": note, HIDDEN_EXPERIMENT_TAG: "true"}
+            self._bookkeeping_experiment_id = self._get_or_create_experiment(name, tags)
         run = self.client.create_run(
             self._bookkeeping_experiment_id, run_name=key, tags={schema.EXPERIMENT: self.experiment_name, schema.RUN_KEY: key}
         )

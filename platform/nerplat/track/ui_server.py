@@ -1,7 +1,8 @@
 """The UI servers `nerplat ui` starts as child processes on 127.0.0.1, and the experiments to show.
 
-`mlflow server` for the runs (the URL to open is `track/view.py`'s `runs_table_url`);
-`optuna-dashboard` for the arms' Optuna studies (track/studies.py), a study being
+`mlflow server` for the runs, and the front a browser opens it through (`track/ui_front.py`: it
+gives the browser nerplat's settings of MLflow's UI, `track/view.py`; the URL to open is
+`runs_table_url`); `optuna-dashboard` for the arms' Optuna studies (track/studies.py), a study being
 `/dashboard/studies/<id>`. The MLflow server takes several seconds to become healthy, optuna-dashboard
 fewer (docs/performance.md, "Figures behind the code's choices"), so both are launched first and then
 waited for. Each runs in its own process group and
@@ -32,6 +33,11 @@ from nerplat.suggest import closest
 from nerplat.track.schema import EXPERIMENT
 
 OPTUNA_DASHBOARD = "optuna-dashboard"
+# The environment of `mlflow server`: MLflow 3 also starts a job runner and 7 consumers for GenAI
+# scorers by default, which nerplat uses none of and which made the start several times longer on a
+# busy machine (docs/performance.md, "Figures behind the code's choices"); nor does nerplat use the
+# AI gateway, whose entry the UI then leaves out.
+MLFLOW_SERVER_SETTINGS = {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false", "MLFLOW_ENABLE_AI_GATEWAY": "false"}
 STOP_GRACE = 10.0  # seconds a server's group gets between SIGTERM and SIGKILL
 
 # What the watchdog runs (`python -I -S -c`, so it starts in milliseconds and imports nothing of ours).
@@ -185,14 +191,26 @@ class LocalMlflowServer(LocalServer):
         ]  # fmt: skip
 
     def environment(self) -> dict[str, str]:
-        # MLflow 3 also starts a job runner and 7 consumers for GenAI scorers by default; nerplat
-        # uses none, and on a busy machine they made the start several times longer (docs/performance.md,
-        # "Figures behind the code's choices").
-        return {**os.environ, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
+        return {**os.environ, **MLFLOW_SERVER_SETTINGS}
 
     def launch(self) -> None:
         self.artifacts_destination.mkdir(parents=True, exist_ok=True)
         super().launch()
+
+
+class LocalUiFront(LocalServer):
+    """The front of MLflow's UI (`track/ui_front.py`) for the MLflow server at `upstream_url`;
+    healthy once the server answers through it."""
+
+    name = "MLflow UI front"
+    health_path = "/health"
+
+    def __init__(self, upstream_url: str, port: int = 0):
+        super().__init__(port)
+        self.upstream_url = upstream_url
+
+    def command(self) -> list[str]:
+        return [sys.executable, "-m", "nerplat.track.ui_front", self.upstream_url, str(self.port)]
 
 
 class LocalOptunaDashboard(LocalServer):

@@ -11,7 +11,7 @@ from nerplat.track import schema
 from nerplat.track.predictions import read_conll_predictions
 from nerplat.track.run_claims import child_claim_key
 from nerplat.track.experiment_tracker import BOOKKEEPING_EXPERIMENT_SUFFIX, ExperimentTracker
-from nerplat.track.view import EXPERIMENT_KIND_TAG, MODEL_TRAINING
+from nerplat.track.view import EXPERIMENT_KIND_TAG, HIDDEN_EXPERIMENT_TAG, MODEL_TRAINING
 
 ARM = "conll2003/low_resource-100/mom"
 CONFIG = TrialConfig(dataset=DatasetRef(name="conll2003"), objective=Component(name="mom", params={"lambda": 0.3}))
@@ -197,7 +197,8 @@ def test_a_deleted_child_is_created_again_under_a_new_claim(tracker):
 
 def test_claims_and_the_lease_live_on_bookkeeping_runs_out_of_the_experiment(tracker, tracking_uri):
     """Arm and summary runs keep their params for people: the claims of their children are params
-    of a bookkeeping run in a companion experiment, which `nerplat ui` does not list."""
+    of a bookkeeping run in a companion experiment, which neither `nerplat ui` nor MLflow's list of
+    experiments shows (the tag MLflow's list leaves out)."""
     from nerplat.track.ui_server import experiments_to_show
 
     arm = tracker.start_arm_run(ARM, "tune", params={"search_space": {"objective.lambda": "uniform(0, 1)"}})
@@ -211,8 +212,16 @@ def test_claims_and_the_lease_live_on_bookkeeping_runs_out_of_the_experiment(tra
     companion = tracker.client.get_experiment(bookkeeping.info.experiment_id)
     assert companion.name == f"unit-experiment{BOOKKEEPING_EXPERIMENT_SUFFIX}"
     assert companion.tags[schema.BOOKKEEPING_FOR] == "unit-experiment" and schema.EXPERIMENT not in companion.tags
+    assert companion.tags[HIDDEN_EXPERIMENT_TAG] == "true"
+    assert HIDDEN_EXPERIMENT_TAG not in tracker.client.get_experiment(tracker.experiment_id).tags
     assert tracker.bookkeeping_run_id(summary.run_id) not in (summary.run_id, bookkeeping.info.run_id)
     assert experiments_to_show(tracking_uri, None) == [("unit-experiment", tracker.experiment_id)]
+
+
+def test_a_bookkeeping_experiment_made_before_it_was_hidden_is_hidden_by_its_next_run(tracker):
+    older = tracker.client.create_experiment(f"unit-experiment{BOOKKEEPING_EXPERIMENT_SUFFIX}")
+    tracker.start_arm_run(ARM, "tune")
+    assert tracker.client.get_experiment(older).tags[HIDDEN_EXPERIMENT_TAG] == "true"
 
 
 def test_an_experiment_written_when_keys_were_run_names_resumes_in_place(tracker):
