@@ -34,13 +34,14 @@ def test_shared_train_settings_change_every_arm(tiny_plan, tiny_plan_with):
 
 
 def test_added_replicates_keep_every_arms_runs_and_fewer_change_them(tiny_plan_with):
-    """Raising the seeds (also under a sequential design, whose max_seeds counts the tiny spec's two
-    partitions) continues the experiment; fewer seeds would leave finished replicates the plan no
-    longer has."""
+    """Raising the seeds (also under a sequential design, whose max_seeds counts partitions: three, its
+    first look's fewest) continues the experiment; fewer seeds would leave finished replicates the plan
+    no longer has."""
     two, three = tiny_plan_with("replicate.seeds=2"), tiny_plan_with("replicate.seeds=3")
     assert spec_change("", started(two), three).rerun == ()
-    sequential = tiny_plan_with("replicate={seeds: 3, sequential: {max_seeds: 2, look_every: 1}}")
-    assert spec_change("", started(two), sequential).rerun == ()
+    partitioned = "samplers=[{low_resource: {size: 40, partitions: 3}}]"
+    sequential = tiny_plan_with(partitioned, "replicate={seeds: 3, sequential: {max_seeds: 3, look_every: 1}}")
+    assert spec_change("", started(tiny_plan_with(partitioned, "replicate.seeds=2")), sequential).rerun == ()
     assert spec_change("", started(three), two).changed == (CE, MOM)
 
 
