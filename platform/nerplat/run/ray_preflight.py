@@ -114,8 +114,11 @@ def object_store_bytes() -> int:
 
 def refuse_unreachable_cluster(address: str, flag: str) -> None:
     """A cluster address that answers nothing, answers as something else, or refuses this driver's
-    token, is refused with the reason; `auto` is left to Ray (it reads the address `ray start` wrote)."""
+    token, is refused with the reason; `auto` is probed at the address Ray would join for it (the one
+    `ray start` wrote, else a cluster running on this machine): unprobed, a cluster wanting a token
+    printed twenty lines of gcs_client errors, then a refusal that did not name the token."""
     if address == "auto":
+        refuse_unreachable_cluster(auto_address(flag), flag)
         return
     host, port = cluster_host_port(address, flag)
     try:
@@ -159,13 +162,41 @@ def refuse_unreachable_cluster(address: str, flag: str) -> None:
         ))
 
 
+def auto_address(flag: str) -> str:
+    """The HOST:PORT `ray.init(address="auto")` joins, found as Ray finds it; refused when there is none."""
+    from ray._private.services import canonicalize_bootstrap_address  # lazy: Ray, which the embedded path starts later
+
+    try:
+        found = canonicalize_bootstrap_address("auto")
+    except (ConnectionError, ValueError) as error:
+        found, reason = None, str(error).strip().splitlines()[0] if str(error).strip() else ""
+    else:
+        reason = "no address recorded"
+    if not found:
+        raise UserInputError(
+            Problem(
+                f"auto finds no Ray cluster on this machine ({reason}): start one (`ray start --head`) or give its "
+                "address as HOST:PORT",
+                path=flag,
+            )
+        )
+    return found
+
+
 def joining_problem(address: str, flag: str, error: Exception) -> UserInputError:
-    """What `ray.init(address=...)` raised, as a refusal naming the address."""
+    """What `ray.init(address=...)` raised, as a refusal naming the address. A Ray Client address
+    (ray://) is not probed first, and a server wanting a token this driver lacks only times out: the
+    token is named as a cause to check."""
     first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    token = (
+        "; a cluster with token authentication (Ray's default) also needs RAY_AUTH_MODE=token and its token in "
+        "RAY_AUTH_TOKEN (or RAY_AUTH_TOKEN_PATH, or ~/.ray/auth_token)"
+        if address.startswith("ray://") else ""
+    )
     return UserInputError(
         Problem(
             f"could not join the Ray cluster at {address} ({type(error).__name__}: {first}): "
-            "check the address and that the cluster runs",
+            f"check the address and that the cluster runs{token}",
             path=flag,
         )
     )

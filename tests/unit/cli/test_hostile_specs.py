@@ -99,6 +99,35 @@ def test_run_refuses_an_unreachable_database_store_in_one_line(capfd, tmp_path, 
     assert not ray.is_initialized() and not (tmp_path / "work").exists()
 
 
+@pytest.mark.parametrize("found", ["a port where nothing listens", "no cluster"])
+def test_run_probes_the_cluster_auto_finds_before_joining_it(found, capsys, tmp_path, monkeypatch):
+    """Issue 62: `--address auto` skipped the probe, so a cluster wanting a token printed twenty lines of
+    gcs_client errors before a refusal that did not name the token; auto is now probed where Ray finds it."""
+    import ray
+    from ray._private import services
+
+    from nerplat.loopback import free_port
+
+    port = free_port()
+
+    def canonicalize(address, temp_dir=None):
+        if found == "no cluster":
+            raise ConnectionError("Could not find any running Ray instance.")
+        return f"127.0.0.1:{port}"
+
+    monkeypatch.setattr(services, "canonicalize_bootstrap_address", canonicalize)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("experiment: hostile\ndataset: conll2003\nmethods: {ce: {loss: ce}}\n")
+    code, err = run_cli(["run", str(spec), "--workdir", str(tmp_path / "work"), "--address", "auto"], capsys)
+    assert code == 2, err
+    expected = (
+        f"no Ray cluster answers at 127.0.0.1:{port}" if found != "no cluster"
+        else "auto finds no Ray cluster on this machine (Could not find any running Ray instance.)"
+    )
+    assert expected in err and "at --address" in err and "Traceback" not in err
+    assert not ray.is_initialized() and not (tmp_path / "work").exists()
+
+
 def test_a_spec_larger_than_a_megabyte_is_refused_unread(capsys, tmp_path):
     spec = tmp_path / "huge.yaml"
     spec.write_text("experiment: huge\ndescription: '" + "x" * 1_100_000 + "'\n")

@@ -79,3 +79,13 @@ def test_a_file_size_limit_below_the_object_store_is_refused_naming_ulimit():
     unlimited = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     if resource.getrlimit(resource.RLIMIT_FSIZE)[0] == resource.RLIM_INFINITY:
         assert unlimited == ""
+
+
+def test_a_ray_client_address_that_fails_to_join_names_the_token():
+    """Issue 62: a Ray Client (ray://) address is not probed, and a server wanting a token only times out."""
+    problem = ray_preflight.joining_problem("ray://head:10001", "--address", ConnectionError("ray client connection timeout"))
+    message = str(problem.problems[0])
+    assert "could not join the Ray cluster at ray://head:10001 (ConnectionError: ray client connection timeout)" in message
+    assert "RAY_AUTH_MODE=token" in message and "RAY_AUTH_TOKEN" in message
+    gcs = ray_preflight.joining_problem("head:6379", "--address", ConnectionError("x"))
+    assert "RAY_AUTH" not in str(gcs)  # a GCS address was probed for its token before
