@@ -1,5 +1,5 @@
 """The paired check before a profile trains in `train.precision: auto`: the same spec and profile run
-twice, in fp32 and in auto (bf16 where the device runs it natively), with the same seeds and
+twice, in fp32 and in auto (bf16 where this host measured it faster), with the same seeds and
 partitions, and each cell's replicates paired by seed and partition (`analysis.compare.paired_values`).
 
 A cell passes when its mean paired difference (auto minus fp32) lies within the replicate noise: its

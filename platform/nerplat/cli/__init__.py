@@ -57,6 +57,7 @@ def _register_commands() -> None:
         ui_commands,
         cluster_commands,
         data_commands,
+        host_commands,
         model_commands,
         run_commands,
         spec_commands,
@@ -65,7 +66,7 @@ def _register_commands() -> None:
 
     groups = (
         spec_commands, data_commands, train_commands, run_commands, model_commands, ui_commands, analyze_commands,
-        claims_commands, cluster_commands,
+        claims_commands, cluster_commands, host_commands,
     )
     for module in groups:
         module.register(app)

@@ -14,8 +14,8 @@ measured ratio as the reason ("bf16 1.60x slower than fp32 here: fp32").
 Where bf16 has no units to run on (`device.runs_bf16_natively` false) `auto` is fp32 without
 measuring (bf16 is emulated there, 2-2.5x slower); on a GPU it is bf16 from compute capability 8.0.
 
-The measurement is cached: one JSON file per `HostKey` (CPU model, torch CPU capability, torch
-version, threads) under `$NERPLAT_CACHE/precision/` (default `~/.cache/nerplat/precision/`), so a host
+The measurement is cached: one JSON file per `HostKey` (CPU model, the bf16 instructions it lists,
+torch CPU capability, torch version, threads) under `$NERPLAT_CACHE/precision/` (default `~/.cache/nerplat/precision/`), so a host
 measures once per torch build and thread count, and another host, torch or thread count measures
 anew. A lock file keeps two processes of one host from measuring at once (each would slow the
 other's steps). The driver (`nerplat run`, `train`, `plan --cost`) resolves `auto` before any trial
@@ -43,7 +43,8 @@ from pathlib import Path
 import torch
 
 from nerplat.npz_cache import default_cache_dir
-from nerplat.trial.device import autocast, cpu_capability, cpu_model, runs_bf16_natively
+from nerplat.trial import device
+from nerplat.trial.device import autocast, cpu_capability, runs_bf16_natively
 
 FORMAT = 1  # of the cached files: a file of another format is measured anew
 MIN_SPEEDUP = 1.10  # bf16 is chosen only where its step takes at most 1/1.10 of fp32's
@@ -67,20 +68,23 @@ class HostKey:
     kernels (its build and dispatch level) and thread counts."""
 
     cpu_model: str
+    bf16_units: str  # the bf16 instructions the CPU lists: virtual machines of one model name differ in them
     capability: str
     torch_version: str
     threads: int
 
     @classmethod
     def here(cls, threads: int) -> HostKey:
-        return cls(cpu_model(), cpu_capability(), torch.__version__, threads)
+        units = ",".join(sorted(device.cpu_flags() & device.NATIVE_BF16_CPU_FLAGS)) or "none"
+        return cls(device.cpu_model(), units, device.cpu_capability(), torch.__version__, threads)
 
     def path(self, cache_dir: Path | None = None) -> Path:
         text = json.dumps(asdict(self), sort_keys=True)
         return (cache_dir or default_cache_dir()) / "precision" / f"{hashlib.sha256(text.encode()).hexdigest()[:16]}.json"
 
     def text(self) -> str:
-        return f"{self.cpu_model}, {self.capability}, torch {self.torch_version}, {self.threads} thread{'s' * (self.threads > 1)}"
+        threads = f"{self.threads} thread{'s' * (self.threads > 1)}"
+        return f"{self.cpu_model}, bf16 units {self.bf16_units}, {self.capability}, torch {self.torch_version}, {threads}"
 
 
 @dataclass(frozen=True)

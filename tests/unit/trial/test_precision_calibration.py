@@ -94,12 +94,17 @@ def test_a_calibration_is_measured_once_then_read_from_the_cache(cache):
     assert cached_calibration(HostKey.here(2)) == first
 
 
-def test_another_thread_count_torch_build_or_cpu_model_measures_anew(cache, monkeypatch):
+def test_another_thread_count_torch_build_cpu_model_or_bf16_units_measures_anew(cache, monkeypatch):
     host_calibration(2, timer=fake_timer(1.6, 1.6))
     assert host_calibration(1, timer=fake_timer(0.5, 0.5)).choice("train").precision == "bf16"
     monkeypatch.setattr(torch, "__version__", "9.9.9")
     assert cached_calibration(HostKey.here(2)) is None
-    monkeypatch.setattr(calibration_module, "cpu_model", lambda: "Another CPU")
+    host_calibration(2, timer=fake_timer(1.6, 1.6))
+    listed = device_module.cpu_flags() & device_module.NATIVE_BF16_CPU_FLAGS
+    other = frozenset({"avx512_bf16"}) if listed != {"avx512_bf16"} else frozenset({"amx_bf16", "avx512_bf16"})
+    monkeypatch.setattr(device_module, "cpu_flags", lambda: other)  # same model name, other bf16 units
+    assert cached_calibration(HostKey.here(2)) is None and HostKey.here(2).bf16_units == ",".join(sorted(other))
+    monkeypatch.setattr(device_module, "cpu_model", lambda: "Another CPU")
     assert host_calibration(2, timer=fake_timer(0.5, 0.5)).key.cpu_model == "Another CPU"
 
 
