@@ -135,7 +135,8 @@ def _load_module(name: str) -> Plugin:
     if name in _loaded:
         return _loaded[name]
     origin = f"plugin {name}"
-    with registering_from(origin):
+    imported_before = name in sys.modules  # its registrations, if any, were made then
+    with registering_from(origin) as registered:
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as error:
@@ -146,6 +147,8 @@ def _load_module(name: str) -> Plugin:
             raise _PluginError(f"plugin '{name}' failed to import: {error}") from None
         except BaseException as error:
             raise _PluginError(f"plugin '{name}' failed to import: {_failure(error)}") from None
+    if not registered and not imported_before:
+        raise _PluginError(_registers_nothing(name))
     top = sys.modules[name.split(".")[0]]
     ship = None if _is_installed(top) else _shippable(top)
     return _remember(Plugin(origin, name, _module_files(module), ship))
@@ -166,13 +169,23 @@ def _load_file(entry: Path, module_name: str, ship: Path, files: tuple[str, ...]
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
     origin = f"plugin {ship}"
-    with registering_from(origin):
+    with registering_from(origin) as registered:
         try:
             spec.loader.exec_module(module)
         except BaseException as error:
             del sys.modules[module_name]
             raise _PluginError(f"plugin '{ship}' failed to import: {_failure(error)}") from None
+    if not registered:
+        del sys.modules[module_name]
+        raise _PluginError(_registers_nothing(str(ship)))
     return _remember(Plugin(origin, module_name, files, str(ship)))
+
+
+def _registers_nothing(name: str) -> str:
+    return (
+        f"plugin '{name}' was imported but registers nothing: a plugin adds entries with a registry's decorator "
+        "(e.g. @OBJECTIVES.register(\"my_loss\"), docs/plugins.md); check that it names your module, or remove it"
+    )
 
 
 def _remember(plugin: Plugin) -> Plugin:

@@ -25,16 +25,20 @@ from nerplat.validation import validated
 F = TypeVar("F", bound=Callable[..., Any])
 BUILT_IN = "built-in"
 _origin: ContextVar[str] = ContextVar("registration_origin", default=BUILT_IN)
+_registered: ContextVar[list[str] | None] = ContextVar("registered_entries", default=None)
 
 
 @contextmanager
-def registering_from(origin: str) -> Iterator[None]:
-    """Entries registered inside this block record `origin` (a plugin file or entry point) as where they come from."""
-    token = _origin.set(origin)
+def registering_from(origin: str) -> Iterator[list[str]]:
+    """Entries registered inside this block record `origin` (a plugin file or entry point) as where they
+    come from; the block gets the list of what it registered ("loss 'my_loss'"), which tells a plugin
+    that registers nothing (a misnamed module) from one that does."""
+    origin_token, registered_token = _origin.set(origin), _registered.set([])
     try:
-        yield
+        yield _registered.get()
     finally:
-        _origin.reset(token)
+        _origin.reset(origin_token)
+        _registered.reset(registered_token)
 
 
 class EmptyConfig(BaseModel):
@@ -82,6 +86,8 @@ class Registry(Generic[F]):
             doc = (factory.__doc__ or "").strip().splitlines()
             text = summary if summary is not None else doc[0] if doc else ""
             self._entries[name] = Entry(name, config, factory, text, _origin.get(), tuple(examples), traits)
+            if (registered := _registered.get()) is not None:
+                registered.append(f"{self.kind} '{name}'")
             return factory
 
         return decorate

@@ -10,6 +10,7 @@ whole file.
 import os
 import re
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -218,3 +219,17 @@ def test_a_plugin_that_exits_or_interrupts_at_import_is_named_with_exit_2(body, 
     assert code == 2, err
     assert f"plugin '{tmp_path / 'exits_at_import.py'}' {text}" in err and f"at plugins[0] ({spec}:2)" in err, err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("plugin", ["this", "registers_nothing.py"])
+def test_a_plugin_that_registers_nothing_is_refused_naming_it(plugin, capsys, tmp_path, monkeypatch):
+    """Issue 62: `plugins: [this]` (a module that registers nothing, as a misnamed one) was accepted silently."""
+    monkeypatch.delitem(sys.modules, "this", raising=False)
+    (tmp_path / "registers_nothing.py").write_text("WEIGHT = 2.0\n")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(f"experiment: hostile\nplugins: [{plugin}]\ndataset: conll2003\nmethods: {{ce: {{loss: ce}}}}\n")
+    monkeypatch.chdir(tmp_path)
+    code, err = run_cli(["validate", str(spec)], capsys)
+    named = plugin if plugin == "this" else str(tmp_path / plugin)
+    assert code == 2, err
+    assert f"plugin '{named}' was imported but registers nothing" in err and f"at plugins[0] ({spec}:2)" in err, err
