@@ -130,3 +130,41 @@ def test_a_late_registration_injected_into_a_report_is_found(repo):
 
 def test_frames_without_the_evidence_columns_have_nothing_to_check():
     assert late_registrations(verdicts(), {}) == []
+
+
+def test_an_analysed_experiment_reads_the_tag_and_mlflows_test_timestamps(store, repo, tmp_path):
+    """End to end through a real MLflow store: each replicate carries the tag the replicate phase
+    writes, its test metric MLflow's timestamp; verdicts.parquet says confirmatory, then exploratory
+    for a registration committed after the runs' test evaluations."""
+    from mlflow.entities import Metric
+
+    from nerplat.analysis.report import analyze_experiment
+    from nerplat.analysis.settings import AnalysisSettings
+    from nerplat.config.experiment import Claim
+    from nerplat.track import schema
+
+    tag = json.dumps({"mom_vs_ce": document()["digest"]})
+    for seed, (ce, mom) in enumerate([(0.50, 0.55), (0.52, 0.58), (0.49, 0.56), (0.51, 0.57)]):
+        for method, value in (("ce", ce), ("mom", mom)):
+            run = store.run("replicate", {schema.ARM: f"toy/full/{method}", schema.METHOD: method, schema.DATASET: "toy",
+                                          schema.SAMPLER: "full", schema.SEED: seed, schema.PARTITION: 0,
+                                          schema.STATUS: "completed", schema.REGISTRATIONS: tag})
+            store.client.log_batch(run, metrics=[Metric("test_micro_f1", value, int(TESTED * 1000) + seed, 0)])
+    store.summary({"analysis": {}, "replicate_split": "test"})
+    claim = Claim(id="mom_vs_ce", paper="x", source="Table 3", method="mom", partner="ce", metric="micro_f1", effect=0.05)
+    settings = AnalysisSettings(claims=(claim,))
+    uri = store.client.tracking_uri
+    report = analyze_experiment(store.experiment, uri, tmp_path / "out", ["md"], settings, registrations=repo)
+    row = pl.read_parquet(report.out_dir / "verdicts.parquet").row(0, named=True)
+    assert (row["evidence"], row["registration"], row["first_test_at"]) == (
+        "confirmatory", document()["digest"], "2026-12-07T05:10:00Z"
+    )
+    late = tmp_path / "late"
+    late.mkdir()
+    git(late, "init", "-q")
+    (late / "mom_vs_ce.yaml").write_text(registration_text(document()), encoding="utf-8")
+    git(late, "add", "mom_vs_ce.yaml")
+    git(late, "commit", "-q", "-m", "late", date="2026-12-07T06:00:00+00:00")
+    report = analyze_experiment(store.experiment, uri, tmp_path / "out", ["md"], settings, registrations=late)
+    row = pl.read_parquet(report.out_dir / "verdicts.parquet").row(0, named=True)
+    assert row["evidence_reason"] == "registered 2026-12-07T06:00:00Z, after the first test evaluation 2026-12-07T05:10:00Z"
