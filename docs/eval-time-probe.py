@@ -37,6 +37,7 @@ from nerplat.catalog import default_catalog
 from nerplat.config.experiment import TUNE_SEED
 from nerplat.metrics import evaluate_tags
 from nerplat.plan.compiler import compile_plan
+from nerplat.spec.validate import SpecSource
 from nerplat.trial.batching import ids_to_tags
 from nerplat.trial.device import autocast
 from nerplat.trial.predict import head_outputs, predict
@@ -60,7 +61,7 @@ def int8_copy(session: TrialSession) -> torch.nn.Module:
 
 def main(repeats: int, profile: str | None, overrides: list[str]) -> None:
     torch.set_num_threads(2)
-    arm = compile_plan(SWEEP_SPEC, default_catalog(), profile, overrides=["train.threads=2", *overrides]).arms[0]
+    arm = compile_plan(SpecSource(SWEEP_SPEC, profile, overrides=["train.threads=2", *overrides]), default_catalog()).arms[0]
     session = TrialSession(arm.trial_config({"train.lr": 1.96e-4}, seed=TUNE_SEED, eval_split=None), keep_weights=False)
     session.setup()
     for epoch in (1, 2):

@@ -38,6 +38,7 @@ from nerplat.models.encoders import load_encoder
 from nerplat.models.heads.softmax import SoftmaxHead
 from nerplat.models.tagger import Tagger
 from nerplat.plan.compiler import compile_plan
+from nerplat.spec.validate import SpecSource
 from nerplat.trial.data import prepare_trial_data
 from nerplat.trial.features import featurize_windows
 from nerplat.trial.loop import run_trial
@@ -125,7 +126,7 @@ def main(lr: float, count: int, sentences: int, only_batches: bool, profile: str
     torch.set_num_threads(2)
     sample = f"samplers=[{{low_resource: {{size: {sentences}, partitions: 1}}}}]"
     overrides = ["train.threads=2", "resources.cpus_per_worker=2", sample, *overrides]
-    arm = compile_plan(SWEEP_SPEC, default_catalog(), profile, overrides=overrides).arms[0]
+    arm = compile_plan(SpecSource(SWEEP_SPEC, profile, overrides=overrides), default_catalog()).arms[0]
     print(f"{sentences} training sentences, learning rate {lr:g}")
     if not only_batches:
         print(f"same weights and batch, nerplat / peer: {same_pass(arm, lr)}")

@@ -24,6 +24,7 @@ from nerplat.catalog import default_catalog
 from nerplat.config.experiment import TUNE_SEED
 from nerplat.models.length_cut import cheapest_cut
 from nerplat.plan.compiler import compile_plan
+from nerplat.spec.validate import SpecSource
 from nerplat.trial.loop import run_trial
 
 COSTS = [0, 8, 32, 64, 128, 512]
@@ -46,7 +47,7 @@ def main(count: int, sentences: int, profile: str | None, overrides: list[str]) 
     torch.set_num_threads(2)
     sample = f"samplers=[{{low_resource: {{size: {sentences}, partitions: 1}}}}]"
     overrides = ["train.threads=2", "resources.cpus_per_worker=2", sample, *overrides]
-    arm = compile_plan(SWEEP_SPEC, default_catalog(), profile, overrides=overrides).arms[0]
+    arm = compile_plan(SpecSource(SWEEP_SPEC, profile, overrides=overrides), default_catalog()).arms[0]
     seeds = [TUNE_SEED - repeat for repeat in range(count)]
     rows = [(f"pieces at cost {cost}", cost, batching.MIN_GROUPS) for cost in COSTS]
     rows += [("whole batches", WHOLE, batching.MIN_GROUPS), ("sorted as one group", cheapest_cut.__defaults__[0], ONE_GROUP)]

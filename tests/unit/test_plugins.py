@@ -11,6 +11,7 @@ from nerplat import plugins
 from nerplat.catalog import default_catalog, spec_catalog
 from nerplat.errors import UserInputError
 from nerplat.plan.compiler import compile_plan
+from nerplat.spec.validate import SpecSource
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "plugin"
 
@@ -147,7 +148,7 @@ def test_the_documented_loss_works_as_written(tmp_path):
     spec.write_text(re.search(r"```yaml\n(.*?)```", section, re.S).group(1))
     plan = compile_plan(spec, spec_catalog(spec))
     tour = {
-        compile_plan(s, spec_catalog(s), p).experiment
+        compile_plan(SpecSource(s, p), spec_catalog(s)).experiment
         for s in (Path(__file__).parents[2] / "specs").glob("*.yaml")
         for p in (None, "smoke")
         if p is None or s.stem == "quickstart"

@@ -60,6 +60,7 @@ from nerplat.errors import UserInputError
 from nerplat.metrics import evaluate_tags
 from nerplat.models.encoders import load_encoder, quiet_transformers
 from nerplat.plan.compiler import compile_plan
+from nerplat.spec.validate import SpecSource
 from nerplat.track import schema
 from nerplat.trial.batching import ids_to_tags, join_windows
 from nerplat.trial.data import prepare_trial_data
@@ -151,7 +152,7 @@ def bench_peer(
         overrides.append(f"samplers=[{{low_resource: {{size: {sentences}, partitions: 1}}}}]")
     if encoder is not None:
         overrides.append(f"model.encoder={encoder}")
-    plan = compile_plan(SWEEP_SPEC, default_catalog(), overrides=overrides)
+    plan = compile_plan(SpecSource(SWEEP_SPEC, overrides=overrides), default_catalog())
     arm = plan.arms[0]
     drawn: list[float] = []  # the learning rates of the current repeat's nerplat sweep
 

@@ -33,6 +33,7 @@ from rich.console import Console
 from nerplat.bench.repeats import DEFAULT_REPEATS, Spread, check_repeats, ratios
 from nerplat.catalog import default_catalog
 from nerplat.plan.compiler import compile_plan
+from nerplat.spec.validate import SpecSource
 from nerplat.run.runner import ExperimentRunner, RunOptions
 from nerplat.trial.loop import run_trial
 
@@ -137,7 +138,7 @@ def run_sweep(plan: Any, console: Console) -> SweepRuns:
 
 def bench_run(console: Console, profile: str | None = None, repeats: int = DEFAULT_REPEATS) -> RunBenchResult:
     repeats = check_repeats(repeats)
-    plan = compile_plan(SWEEP_SPEC, default_catalog(), profile)
+    plan = compile_plan(SpecSource(SWEEP_SPEC, profile), default_catalog())
     arm = plan.arms[0]
     if arm.tune_trials < repeats:
         raise ValueError(f"the sweep has {arm.tune_trials} trials, fewer than the {repeats} blocks to cut it into")

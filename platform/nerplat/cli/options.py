@@ -66,9 +66,9 @@ def compile_spec(spec: Path, profile: str | None, overrides: Sequence[str] = ())
     # lazy: torch (the catalog's entries) and the compiler, which --help does not need
     from nerplat.catalog import spec_catalog
     from nerplat.plan.compiler import compile_plan
-    from nerplat.spec.validate import default_dataset_check
+    from nerplat.spec.validate import SpecSource, default_dataset_check
 
-    return compile_plan(spec, spec_catalog(spec), profile, dataset_check=default_dataset_check(), overrides=overrides)
+    return compile_plan(SpecSource(spec, profile, overrides=overrides), spec_catalog(spec), default_dataset_check())
 
 
 def format_values(values: Mapping[str, Any]) -> str:

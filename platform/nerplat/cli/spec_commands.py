@@ -57,14 +57,14 @@ def validate(
     """
     # lazy: torch (the catalog's entries) and the spec's checks, which --help does not need
     from nerplat.catalog import spec_catalog
-    from nerplat.spec.validate import default_dataset_check, validate_spec_file
+    from nerplat.spec.validate import SpecSource, default_dataset_check, validate_spec_file
 
     check = default_dataset_check()
     console = message_console(stderr=as_json)
     problems, checked = [], []
     for spec in specs:
         try:
-            variants = validate_spec_file(spec, spec_catalog(spec), profile, dataset_check=check, overrides=overrides)
+            variants = validate_spec_file(SpecSource(spec, profile, overrides=overrides), spec_catalog(spec), check)
         except UserInputError as error:
             problems += error.problems  # each names its file; all are reported at the end
             continue

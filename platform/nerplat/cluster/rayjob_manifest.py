@@ -22,6 +22,7 @@ from nerplat.cluster.manifests import Manifest
 from nerplat.config.experiment import Resources
 from nerplat.errors import Problem, UserInputError
 from nerplat.plan.compiler import compile_plan
+from nerplat.spec.validate import SpecSource
 from nerplat.plan.model import Plan
 from nerplat.plugins import PLUGINS_KEY, plugin_path
 from nerplat.registry import Catalog
@@ -208,7 +209,7 @@ def load_sizing(spec_path: Path, catalog: Catalog, profile: str | None) -> JobSi
     The caller hands the catalog down (the CLI's is `nerplat.catalog.spec_catalog`, with the spec's
     plugins), as it does to `spec` and `plan`: the real entries live a floor above this one.
     """
-    return sizing_of(compile_plan(spec_path, catalog, profile))
+    return sizing_of(compile_plan(SpecSource(spec_path, profile), catalog))
 
 
 def sizing_of(plan: Plan) -> JobSizing:

@@ -27,6 +27,7 @@ from nerplat.estimate.cost import ArmCost, Calibration, calibration_key, predict
 from nerplat.estimate.host import epoch_work_on_data, this_machine
 from nerplat.estimate.spec_cost import HostEstimator
 from nerplat.plan.compiler import compile_plan
+from nerplat.spec.validate import SpecSource
 from nerplat.plan.model import Plan
 
 
@@ -143,7 +144,7 @@ def main(argv: list[str] | None = None) -> None:
     for report in args.report:
         spec, profile = report_command(report)
         overrides = [o.split(":", 1)[1] for o in args.set if o.split(":", 1)[0] == report.name]
-        plan = compile_plan(spec, default_catalog(), profile=profile, overrides=overrides)
+        plan = compile_plan(SpecSource(spec, profile, overrides=overrides), default_catalog())
         checks.append(check_report(report, plan, estimator))
     print(HEADER)
     for check in checks:

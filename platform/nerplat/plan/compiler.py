@@ -16,7 +16,6 @@ that an untuned one did not.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pydantic import TypeAdapter
@@ -29,22 +28,16 @@ from nerplat.plan.model import Arm, Plan, Replicate, sha256_of
 from nerplat.registry import Catalog
 from nerplat.spec.datasets import DatasetCheck
 from nerplat.spec.methods import ResolvedMethod
-from nerplat.spec.validate import ValidatedSpec, load_spec
+from nerplat.spec.validate import SpecSource, ValidatedSpec, load_spec
 
 GRID_SEARCHER = "grid"
 _REPLICATES = TypeAdapter(tuple[Replicate, ...])
 
 
-def compile_plan(
-    spec: str | Path,
-    catalog: Catalog,
-    profile: str | None = None,
-    environ: Mapping[str, str] | None = None,
-    dataset_check: DatasetCheck | None = None,
-    overrides: Sequence[str] = (),
-) -> Plan:
-    """Validates the spec file with its `--set` overrides (raising `UserInputError` with every problem) and compiles it."""
-    return build_plan(load_spec(spec, catalog, profile, environ, dataset_check, overrides))
+def compile_plan(spec: SpecSource | str | Path, catalog: Catalog, dataset_check: DatasetCheck | None = None) -> Plan:
+    """Validates the spec file with its profile and `--set` overrides (raising `UserInputError` with every
+    problem) and compiles it."""
+    return build_plan(load_spec(spec, catalog, dataset_check))
 
 
 def build_plan(validated: ValidatedSpec) -> Plan:

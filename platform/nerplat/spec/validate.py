@@ -93,43 +93,51 @@ def default_dataset_check() -> DatasetCheck:
     return check
 
 
-def load_spec(
-    source: str | Path,
-    catalog: Catalog,
-    profile: str | None = None,
-    environ: Mapping[str, str] | None = None,
-    dataset_check: DatasetCheck | None = None,
-    overrides: Sequence[str] = (),
-) -> ValidatedSpec:
-    """Reads, merges `profile` and then the `--set` `overrides` into, and validates a spec file;
+@dataclass(frozen=True)
+class SpecSource:
+    """A spec file as one command reads it: the file, the profile merged over it, the environment its
+    `${VAR}`s come from (the process's when None) and the `--set` overrides applied last. A bare path
+    is the file as written: no profile, no overrides."""
+
+    path: str | Path
+    profile: str | None = None
+    environ: Mapping[str, str] | None = None
+    overrides: Sequence[str] = ()
+
+    @classmethod
+    def of(cls, source: SpecSource | str | Path) -> SpecSource:
+        return source if isinstance(source, SpecSource) else cls(source)
+
+    def read(self) -> tuple[Document, list[Problem], list[Override]]:
+        """The document (before its profile), the problems reading it and its profiles found, and the overrides."""
+        overrides = parse_overrides(self.overrides)
+        document, problems = read_document(self.path, self.environ)
+        return document, problems + profile_problems(document), overrides
+
+
+def load_spec(source: SpecSource | str | Path, catalog: Catalog, dataset_check: DatasetCheck | None = None) -> ValidatedSpec:
+    """Reads, merges the profile and then the `--set` overrides into, and validates a spec file;
     raises `UserInputError` with every problem."""
-    parsed = parse_overrides(overrides)
-    document, problems = read_document(source, environ)
-    problems += profile_problems(document)
-    merged = apply_overrides(apply_profile(document, profile), parsed)
-    validated, more = validate_document(merged, catalog, profile, Path(source).parent, dataset_check)
+    source = SpecSource.of(source)
+    document, problems, parsed = source.read()
+    merged = apply_overrides(apply_profile(document, source.profile), parsed)
+    validated, more = validate_document(merged, catalog, source.profile, Path(source.path).parent, dataset_check)
     _raise_if_any(document, problems, more, parsed)
     assert validated is not None
     return validated
 
 
 def validate_spec_file(
-    source: str | Path,
-    catalog: Catalog,
-    profile: str | None = None,
-    environ: Mapping[str, str] | None = None,
-    dataset_check: DatasetCheck | None = None,
-    overrides: Sequence[str] = (),
+    source: SpecSource | str | Path, catalog: Catalog, dataset_check: DatasetCheck | None = None
 ) -> list[ValidatedSpec]:
-    """Validates the spec as written and, without `profile`, merged with each of its profiles
-    (each with the `--set` `overrides` applied last).
+    """Validates the spec as written and, without a profile, merged with each of its profiles
+    (each with the `--set` overrides applied last).
 
     Returns one `ValidatedSpec` per variant checked; raises one `UserInputError` for all of them.
     """
-    parsed = parse_overrides(overrides)
-    document, problems = read_document(source, environ)
-    problems += profile_problems(document)
-    variants = [profile] if profile is not None else [None, *profile_names(document)]
+    source = SpecSource.of(source)
+    document, problems, parsed = source.read()
+    variants = [source.profile] if source.profile is not None else [None, *profile_names(document)]
     results, found = [], []
     for name in variants:
         try:
@@ -137,7 +145,7 @@ def validate_spec_file(
         except UserInputError as error:
             found += error.problems
             continue
-        validated, more = validate_document(merged, catalog, name, Path(source).parent, dataset_check)
+        validated, more = validate_document(merged, catalog, name, Path(source.path).parent, dataset_check)
         found += more
         if validated is not None:
             results.append(validated)

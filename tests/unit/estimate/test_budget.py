@@ -10,6 +10,7 @@ from nerplat.errors import UserInputError
 from nerplat.estimate.budget import advise, fitting_cuts, parse_budget
 from nerplat.estimate.cost import EpochWork, Machine, MeasuredRun, predict_cost
 from nerplat.plan.compiler import compile_plan
+from nerplat.spec.validate import SpecSource
 from nerplat.run.looks import replicates_by_look
 
 ENTITY_RATIO = Path(__file__).parents[3] / "specs" / "entity_ratio.yaml"
@@ -31,7 +32,7 @@ def test_a_budget_without_a_unit_is_refused_with_the_forms_it_takes(text):
 def replan(profile: str | None = "cpu"):
     """entity_ratio compiled again with `overrides`, its cap held at 20 epochs (the figures below), whatever the spec's."""
     return lambda overrides: compile_plan(
-        ENTITY_RATIO, default_catalog(), profile=profile, overrides=["train.epochs=20", *overrides]
+        SpecSource(ENTITY_RATIO, profile, overrides=["train.epochs=20", *overrides]), default_catalog()
     )
 
 

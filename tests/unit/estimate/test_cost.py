@@ -9,6 +9,7 @@ import pytest
 from nerplat.bench.runner_overhead import SWEEP_SPEC
 from nerplat.catalog import default_catalog
 from nerplat.plan.compiler import compile_plan
+from nerplat.spec.validate import SpecSource
 from nerplat.estimate.cost import Calibration, EpochWork, Machine, MeasuredRun, predict_cost, uncalibrated
 
 DEVICE = "cpu: Test CPU x2 threads"
@@ -94,7 +95,7 @@ def test_more_cpus_run_more_trials_at_once_up_to_max_concurrent(sweep):
 
 def test_the_spec_wall_time_tunes_arm_by_arm_then_runs_each_look_of_replicates_in_one_queue():
     """entity_ratio's cpu profile: no tuning, 3 arms of 1-CPU trials (40, 60 and 80 s), looks of 3 seeds each."""
-    plan = compile_plan(REPO / "specs" / "entity_ratio.yaml", default_catalog(), profile="cpu", overrides=["train.epochs=20"])
+    plan = compile_plan(SpecSource(REPO / "specs" / "entity_ratio.yaml", "cpu", overrides=["train.epochs=20"]), default_catalog())
     ce, auc, comauc = (arm.id for arm in plan.arms)
     # 20 epochs of a quarter of each run's tokens at its own speed: 5 x its training seconds, no rest
     runs = [run(ce, train_s=8.0, wall_s=8.0), run(auc, train_s=12.0, wall_s=12.0), run(comauc, train_s=16.0, wall_s=16.0)]

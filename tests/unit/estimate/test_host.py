@@ -9,6 +9,7 @@ from nerplat.config.trial import Component, DatasetRef, EncoderSettings
 from nerplat.estimate.host import epoch_work_on_data
 from nerplat.models.encoders import load_encoder
 from nerplat.plan.compiler import compile_plan
+from nerplat.spec.validate import SpecSource
 from nerplat.trial.data import prepare_corpus
 from nerplat.trial.variant_registry import featurize_for_head
 
@@ -20,14 +21,14 @@ REPO = Path(__file__).parents[3]
     [("ova_auc_lowres", "ova_auc", 3), ("auc2t_lowres_conll", "comauc_2t", 2), ("ova_auc_lowres", "ce", 1)],
 )
 def test_the_passes_a_batch_takes_come_from_the_objectives_config_on_the_arms_labels(spec, objective, passes):
-    plan = compile_plan(REPO / "specs" / f"{spec}.yaml", default_catalog(), profile="cpu")
+    plan = compile_plan(SpecSource(REPO / "specs" / f"{spec}.yaml", "cpu"), default_catalog())
     arm = next(arm for arm in plan.arms if arm.objective == objective)
     work_of = epoch_work_on_data(arm)
     assert work_of.passes == passes and work_of.tokens > 0
 
 
 def test_the_work_counts_the_dev_subset_and_the_test_split_an_evaluation_reads():
-    plan = compile_plan(REPO / "specs" / "entity_ratio.yaml", default_catalog(), profile="cpu")
+    plan = compile_plan(SpecSource(REPO / "specs" / "entity_ratio.yaml", "cpu"), default_catalog())
     work = epoch_work_on_data(plan.arms[0])
     assert 0 < work.dev_tokens < work.test_tokens  # train.dev_subset's 300 sentences; CoNLL-2003's 3453 test sentences
 
@@ -77,7 +78,7 @@ TINY_RUN = REPO / "tests" / "integration" / "specs" / "tiny_run.yaml"
 
 
 def tiny_arms(*overrides: str):
-    return compile_plan(TINY_RUN, default_catalog(), overrides=overrides).arms
+    return compile_plan(SpecSource(TINY_RUN, overrides=overrides), default_catalog()).arms
 
 
 def test_the_precision_lines_say_what_auto_chose_for_the_arms_and_the_calibration_behind_it(monkeypatch, tmp_path):

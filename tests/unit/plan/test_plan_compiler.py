@@ -12,6 +12,7 @@ from nerplat.catalog import default_catalog
 from nerplat.errors import UserInputError
 from nerplat.config.experiment import TUNE_SEED
 from nerplat.plan.compiler import compile_plan
+from nerplat.spec.validate import SpecSource
 from nerplat.plan.model import Plan
 
 COMPILE = Path(__file__).parents[2] / "fixtures" / "specs" / "compile"
@@ -140,7 +141,7 @@ def test_hashes_are_stable_and_follow_content_not_formatting(catalog, write_spec
 
 
 def test_a_profile_without_search_space_has_no_tune_phase(catalog):
-    plan = compile_plan(COMPILE / "tpe_profiles.yaml", catalog, profile="cpu")
+    plan = compile_plan(SpecSource(COMPILE / "tpe_profiles.yaml", "cpu"), catalog)
     assert plan.profile == "cpu" and plan.tune is None and plan.replicate_split == "dev"
     assert [(a.id, a.tune_trials, len(a.replicates)) for a in plan.arms] == [
         ("conll2003/full/ce", 0, 2), ("conll2003/full/mom", 0, 2)
@@ -153,7 +154,7 @@ def test_a_profile_without_search_space_has_no_tune_phase(catalog):
 
 @pytest.mark.parametrize(("spec", "profile"), [("lowres_grid", None), ("tpe_profiles", None), ("tpe_profiles", "cpu")])
 def test_compiled_plans_match_their_snapshots(catalog, match_snapshot, spec, profile):
-    plan = compile_plan(COMPILE / f"{spec}.yaml", catalog, profile=profile)
+    plan = compile_plan(SpecSource(COMPILE / f"{spec}.yaml", profile), catalog)
     name = spec + (f"--{profile}" if profile else "")
     match_snapshot(plan.model_dump(mode="json"), SNAPSHOTS / f"{name}.json")
 
@@ -188,7 +189,7 @@ SPECS = sorted((Path(__file__).parents[3] / "specs").glob("*.yaml"))
 def test_no_replicate_seed_is_a_tuning_trial_seed(spec):
     # issue 12 item 7: a replicate that repeats the chosen tuning trial is a best-of-N draw
     for profile in [None, *yaml.safe_load(spec.read_text()).get("profiles", {})]:
-        for arm in compile_plan(spec, default_catalog(), profile=profile).arms:
+        for arm in compile_plan(SpecSource(spec, profile), default_catalog()).arms:
             assert TUNE_SEED not in {r.seed for r in arm.replicates}, (spec.name, profile, arm.id)
 
 
@@ -249,7 +250,7 @@ def test_an_unknown_method_encoder_is_reported_at_its_line(write_spec):
 
 def test_the_resampling_spec_covers_002s_model_grid():
     spec = Path(__file__).parents[3] / "specs" / "resampling.yaml"
-    paper = compile_plan(spec, default_catalog(), profile="paper")
+    paper = compile_plan(SpecSource(spec, "paper"), default_catalog())
     models = {(arm.method, arm.fixed["encoder"]["name"], arm.head) for arm in paper.arms if arm.sampler == "full"}
     assert {
         ("softmax", "google-bert/bert-base-cased", "softmax"),
@@ -259,7 +260,7 @@ def test_the_resampling_spec_covers_002s_model_grid():
         ("bilstm_softmax", "minilm-static-50", "bilstm_softmax"),
         ("bilstm_crf", "minilm-static-50", "bilstm_crf"),
     } <= models
-    cpu = compile_plan(spec, default_catalog(), profile="cpu")
+    cpu = compile_plan(SpecSource(spec, "cpu"), default_catalog())
     word_models = {"shallow_softmax", "shallow_crf", "bilstm_softmax", "bilstm_crf"}
     assert {arm.dataset for arm in cpu.arms} == {"wnut17"}
     assert {arm.method for arm in cpu.arms} == {"softmax", "crf", "focal", "dice"} | word_models

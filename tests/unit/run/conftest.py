@@ -8,6 +8,7 @@ import pytest
 
 from nerplat.catalog import default_catalog
 from nerplat.plan.compiler import compile_plan
+from nerplat.spec.validate import SpecSource
 from nerplat.plan.model import Plan
 from nerplat.run.ledger import RunLedger
 from nerplat.track.experiment_tracker import ExperimentTracker
@@ -24,7 +25,7 @@ def tiny_plan() -> Plan:
 @pytest.fixture(scope="session")
 def tiny_plan_with():
     """The tiny integration spec's plan under `--set` overrides."""
-    return lambda *overrides: compile_plan(TINY_RUN, default_catalog(), overrides=overrides)
+    return lambda *overrides: compile_plan(SpecSource(TINY_RUN, overrides=overrides), default_catalog())
 
 
 @pytest.fixture

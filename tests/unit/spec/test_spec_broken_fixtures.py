@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from nerplat.errors import UserInputError
-from nerplat.spec.validate import validate_spec_file
+from nerplat.spec.validate import SpecSource, validate_spec_file
 
 BROKEN = Path(__file__).parents[2] / "fixtures" / "specs" / "broken"
 EXPECT = re.compile(r"^# expect: (\S*):(\d+) (.+)$")
@@ -32,7 +32,7 @@ def test_there_are_a_dozen_and_more_broken_specs():
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.stem)
 def test_broken_spec_reports_its_problems_with_path_and_line(path, catalog):
     with pytest.raises(UserInputError) as raised:
-        validate_spec_file(path, catalog, environ={})
+        validate_spec_file(SpecSource(path, environ={}), catalog)
     found = [(p.path, p.line, p.message) for p in raised.value.problems]
     expected = expectations(path)
     assert len(found) == len(expected), found

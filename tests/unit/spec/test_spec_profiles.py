@@ -3,7 +3,7 @@ import pytest
 from nerplat.errors import UserInputError
 from nerplat.spec.loader import format_path, parse_document
 from nerplat.spec.profiles import apply_profile, profile_names
-from nerplat.spec.validate import load_spec, validate_spec_file
+from nerplat.spec.validate import SpecSource, load_spec, validate_spec_file
 
 SPEC = """\
 experiment: demo
@@ -59,7 +59,7 @@ def test_profile_names():
 
 def test_an_unknown_profile_lists_the_defined_ones(write_spec, catalog):
     with pytest.raises(UserInputError) as raised:
-        load_spec(write_spec(SPEC), catalog, profile="cpuu")
+        load_spec(SpecSource(write_spec(SPEC), "cpuu"), catalog)
     (problem,) = raised.value.problems
     assert problem.message == "unknown profile 'cpuu'; did you mean 'cpu'? (defined: cpu, gpu)"
     assert (problem.path, problem.line) == ("profiles", 8)
@@ -68,11 +68,11 @@ def test_an_unknown_profile_lists_the_defined_ones(write_spec, catalog):
 def test_an_unknown_profile_when_none_are_defined(write_spec, catalog):
     path = write_spec("experiment: a\ndataset: conll2003\nmethods: {ce: {loss: ce}}\n")
     with pytest.raises(UserInputError, match=r"unknown profile 'cpu' \(defined: none\)"):
-        load_spec(path, catalog, profile="cpu")
+        load_spec(SpecSource(path, "cpu"), catalog)
 
 
 def test_load_spec_applies_the_profile(write_spec, catalog):
-    validated = load_spec(write_spec(SPEC), catalog, profile="cpu")
+    validated = load_spec(SpecSource(write_spec(SPEC), "cpu"), catalog)
     assert validated.profile == "cpu"
     assert [m.name for m in validated.methods] == ["ce"]
     assert validated.seeds == {"full": (0, 1)}

@@ -4,6 +4,7 @@ the variable in tracking.record_env; credentials in URLs never do."""
 import json
 
 from nerplat.plan.compiler import compile_plan
+from nerplat.spec.validate import SpecSource
 
 SECRETS = {"AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI-K7MDENG", "MLPW": "hunter22", "EPOCHS": "2"}
 
@@ -25,7 +26,7 @@ def compiled(catalog, write_spec, tmp_path, record_env="[]", profile=None):
     (tmp_path / "tiny").mkdir()
     (tmp_path / "tiny" / "train.txt").write_text("EU\tB-ORG\n")
     environ = {**SECRETS, "CORPORA": str(tmp_path)}
-    return compile_plan(write_spec(spec_text(record_env)), catalog, profile, environ=environ)
+    return compile_plan(SpecSource(write_spec(spec_text(record_env)), profile, environ=environ), catalog)
 
 
 def test_interpolated_values_are_recorded_as_their_references(catalog, write_spec, tmp_path):

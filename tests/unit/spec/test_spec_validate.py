@@ -6,7 +6,7 @@ import pytest
 
 from nerplat.config.trial import DatasetRef
 from nerplat.errors import UserInputError
-from nerplat.spec.validate import load_spec
+from nerplat.spec.validate import SpecSource, load_spec
 from spec_testing import spec_problems
 
 MINIMAL = "experiment: t\ndataset: conll2003\nmethods: {ce: {loss: ce}}\n"
@@ -26,7 +26,7 @@ def test_a_minimal_spec_takes_every_default(catalog, write_spec):
 
 def test_interpolation_reaches_the_spec(catalog, write_spec):
     text = MINIMAL + "train:\n  epochs: ${EPOCHS:-3}\n  lr: ${LR:-1.0e-4}\ntracking: {uri: '${MLFLOW:-sqlite:///m.db}'}\n"
-    validated = load_spec(write_spec(text), catalog, environ={"EPOCHS": "7"})
+    validated = load_spec(SpecSource(write_spec(text), environ={"EPOCHS": "7"}), catalog)
     assert validated.methods[0].train["epochs"] == 7
     assert validated.methods[0].train["lr"] == 1.0e-4
     assert validated.spec.tracking.uri == "sqlite:///m.db"
@@ -43,7 +43,7 @@ def test_the_optuna_storage_must_be_a_database_url(catalog, write_spec):
 def test_quoted_references_in_flow_mappings_are_coerced_by_the_schema(catalog, write_spec):
     # `{epochs: ${EPOCHS}}` is not YAML (a plain scalar in a flow mapping cannot hold braces): quote it.
     text = MINIMAL + "train: {epochs: '${EPOCHS:-3}'}\n"
-    assert load_spec(write_spec(text), catalog, environ={}).methods[0].train["epochs"] == 3
+    assert load_spec(SpecSource(write_spec(text), environ={}), catalog).methods[0].train["epochs"] == 3
 
 
 def test_x_keys_hold_anchors_and_are_not_sections(catalog, write_spec):
@@ -218,7 +218,7 @@ def test_a_profile_removes_the_search_settings_and_keeps_the_metric(catalog, wri
         "tune: {search: tpe, num_samples: 8, metric: dev_token_macro_f1}\n"
         "profiles:\n  fixed:\n    methods: {mom: {lambda: 0.5}}\n    tune: {search: null, num_samples: null}\n"
     )
-    plan_tune = load_spec(write_spec(text), catalog, profile="fixed").tune
+    plan_tune = load_spec(SpecSource(write_spec(text), "fixed"), catalog).tune
     assert plan_tune.metric == "dev_token_macro_f1"
 
 

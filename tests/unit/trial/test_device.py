@@ -104,8 +104,9 @@ def arms_with(*overrides: str):
     """The tiny integration spec's arms (ce, and mom with a searched lambda) under `--set` overrides."""
     from nerplat.catalog import default_catalog
     from nerplat.plan.compiler import compile_plan
+    from nerplat.spec.validate import SpecSource
 
-    return compile_plan(TINY_RUN, default_catalog(), overrides=overrides).arms
+    return compile_plan(SpecSource(TINY_RUN, overrides=overrides), default_catalog()).arms
 
 
 def test_bf16_on_a_cpu_without_bf16_units_is_warned_about_with_the_cpus_capability(monkeypatch):
