@@ -47,7 +47,8 @@ def test_serve_answers_an_http_request_on_loopback_with_spans(store):
     [served] = answer["predictions"]
     [expected] = predict_records(store.bundle, [{"text": "Peter Blackburn visited Brussels."}])
     assert served["tags"] == expected["tags"] and served["words"] == expected["words"]
-    assert served["scores"] == pytest.approx(expected["scores"], abs=1e-5)  # another process: other float sums
+    # another process: other float sums, each rounded to 4 digits (one may round the other way)
+    assert served["scores"] == pytest.approx(expected["scores"], abs=1.5e-4)
 
     def without_score(spans):
         return [{k: v for k, v in span.items() if k != "score"} for span in spans]
