@@ -7,7 +7,8 @@ with token offsets (end exclusive), or ``"tags": [...]`` instead of spans (IOB2,
 start and end on token boundaries. Every bad record of a file is reported at once with its file:line;
 tags then pass the CoNLL reader's checks (illegal tags, IOB1 conversion or refusal). The key that
 holds the spans is ``spans`` unless the format's ``spans_key`` names another (``entities``, as many
-tools write it); records without a key are reported once per key and file, with the fix.
+tools write it); records without a key are reported once per key and file, with the fix. A span
+is ``{"start", "end", "label"}`` or, as spaCy and doccano write it, ``[start, end, label]``.
 
 Hostile files cost little: a line longer than `MAX_RECORD_BYTES` is refused unparsed, values quoted
 in messages are cut short, and a file reports its first `PROBLEMS_SHOWN` bad records and how many
@@ -225,9 +226,15 @@ def _splits_a_character(text: str, offset: int) -> bool:
 def _spans(items: list[Any], limit: int, unit: str) -> list[tuple[int, int, str]]:
     spans = []
     for item in items:
-        if not isinstance(item, dict) or not {"start", "end", "label"} <= item.keys():
-            raise _BadRecord(f'a span is {{"start": {unit} offset, "end": exclusive offset, "label": type}}, not {shown(item)}')
-        start, end, label = item["start"], item["end"], item["label"]
+        if isinstance(item, list) and len(item) == 3:  # [start, end, label], as spaCy and doccano write them
+            start, end, label = item
+        elif isinstance(item, dict) and {"start", "end", "label"} <= item.keys():
+            start, end, label = item["start"], item["end"], item["label"]
+        else:
+            raise _BadRecord(
+                f'a span is {{"start": {unit} offset, "end": exclusive offset, "label": type}} or [start, end, label], '
+                f"not {shown(item)}"
+            )
         if type(start) is not int or type(end) is not int:  # bool is an int to Python, not to a span
             raise _BadRecord(f"span {shown(item)} needs whole-number {unit} offsets for start and end")
         if not 0 <= start < end <= limit:

@@ -150,3 +150,11 @@ def test_token_records_read_their_spans_from_the_mapped_key(tmp_path):
     path = write_lines(tmp_path / "train.jsonl", [record])
     read = read_token_spans(path, TokenSpansFormat(spans_key="entities"), "convert")
     assert read.sentences[0].tags == ("B-PER", "O")
+
+
+def test_spans_may_be_start_end_label_triples_as_spacy_and_doccano_write_them(tmp_path):
+    path = write_lines(tmp_path / "train.jsonl", [{"text": "Ada went to Paris", "label": [[0, 3, "PER"], [12, 17, "LOC"]]}])
+    read = read_text_spans(path, TextSpansFormat(spans_key="label"), "convert")
+    assert read.sentences[0].tags == ("B-PER", "O", "O", "B-LOC")
+    with pytest.raises(UserInputError, match=r"or \[start, end, label\]"):
+        read_text_spans(write_lines(tmp_path / "bad.jsonl", [{"text": "Ada", "spans": [[0, 3]]}]), TextSpansFormat(), "convert")
