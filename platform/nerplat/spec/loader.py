@@ -176,6 +176,11 @@ def _compose(text: str, source: str, what: str = "the spec") -> tuple[Node | Non
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         message = f"invalid YAML: {error.problem or error.context}"
+        if mark is not None and "got '{'" in message and "${" in text.splitlines()[mark.line]:
+            message += (
+                ": inside a flow mapping or list ({...}, [...]) YAML reads the braces of an unquoted ${VAR} as its own; "
+                "quote the value, e.g. {path: '${HOME}/corpus'}"
+            )
         raise UserInputError(Problem(message, source=source, line=mark.line + 1 if mark else None)) from None
     except yaml.reader.ReaderError as error:
         line = text.count("\n", 0, error.position) + 1

@@ -100,13 +100,14 @@ def check_params(
     base = {**result.values, **{name: probes[0][0] for name, probes in several.items()}}
     base_errors = _errors(config, base)
     seen_in_base = {(e["type"], e["msg"]) for e in base_errors if not e["loc"]}
-    for name, probes in several.items():
+    probed = {name: probes for name, probes in several.items() if name in canonical.values()}  # unknown: once, below
+    for name, probes in probed.items():
         for value, relative in probes:
             errors = _errors(config, {**base, name: value})
             mine = [e for e in errors if e["loc"][:1] == (name,) or (not e["loc"] and (e["type"], e["msg"]) not in seen_in_base)]
             where = at + (written_as[name],) + relative
             result.problems += [document.problem(describe(e, field_keys(config), what), where) for e in mine]
-    others = [e for e in base_errors if not e["loc"] or e["loc"][0] not in several]
+    others = [e for e in base_errors if not e["loc"] or e["loc"][0] not in probed]
     result.problems += problems_from(others, document, at, raw, config, what, rename=written_as)
     if not result.problems:
         dumped = config.model_validate(base).model_dump(mode="json", by_alias=True)
