@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from functools import partial
@@ -255,13 +256,30 @@ def dataset_problems(ref: DatasetRef) -> list[str]:
         return problems + [single_file_message(folder, ref.format.name)]
     if not folder.is_dir():
         return problems + [f"corpus folder {folder} does not exist"]
-    missing = [f for f in files if not (folder / f).is_file()]
+    missing = [f for f in files if not os.path.lexists(folder / f)]
     if missing:
         problems.append(f"corpus folder {folder} lacks {', '.join(missing)}")
+    problems += [
+        f"{folder / f} is {kind}, not a regular file: make it the file of its split"
+        for f in files if f not in missing and (kind := _not_regular(folder / f))
+    ]
     has_dev = split_file(folder, "dev", ref.format.name).is_file()
     if ref.dev_from_train is not None and has_dev:
         problems.append(f"corpus in {folder} already has a dev split; remove dev_from_train")
     return problems
+
+
+def _not_regular(path: Path) -> str | None:
+    """What `path` is when it is no regular file a corpus can be read from (followed through symlinks),
+    else None: a FIFO or /dev/zero would block or never end the read."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return f"a symlink to {os.readlink(path)}, which does not exist" if path.is_symlink() else "unreadable"
+    kinds = {
+        stat.S_ISDIR: "a folder", stat.S_ISFIFO: "a FIFO", stat.S_ISCHR: "a character device", stat.S_ISBLK: "a block device"
+    }
+    return None if stat.S_ISREG(mode) else next((name for test, name in kinds.items() if test(mode)), "a socket")
 
 
 def _file_corpus_problems(ref: DatasetRef) -> list[str]:

@@ -27,7 +27,7 @@ CASES = {
     "not_utf8": ("", "line is not UTF-8 text", "train.txt:9"),
     "binary_file": ("", "line is not UTF-8 text", "train.txt:1"),
     "no_train": ("", "lacks train.txt", None),
-    "train_is_a_folder": ("", "lacks train.txt", None),
+    "train_is_a_folder": ("", "train.txt is a folder, not a regular file: make it the file of its split", None),
     "broken_dev": ("", "illegal tag 'X-LOC'", "dev.txt:9"),
     "broken_test": ("", "illegal tag 'I'", "test.txt:1"),
     "dev_from_train_with_dev": (", dev_from_train: 0.2", "already has a dev split; remove dev_from_train", None),
@@ -81,13 +81,23 @@ def test_run_reads_the_corpus_before_ray_starts_and_writes_nothing(name, capsys,
     assert not ray.is_initialized() and not (tmp_path / "work").exists()
 
 
-def test_a_fifo_named_train_txt_is_refused_without_blocking(capsys, tmp_path):
-    folder = tmp_path / "fifo"
+@pytest.mark.parametrize(
+    ("make", "kind"),
+    [
+        (os.mkfifo, "a FIFO"),
+        (lambda path: path.symlink_to("/dev/zero"), "a character device"),
+        (lambda path: path.symlink_to("nowhere.txt"), "a symlink to nowhere.txt, which does not exist"),
+    ],
+    ids=["fifo", "symlink_to_dev_zero", "dangling_symlink"],
+)
+def test_a_train_txt_that_is_no_regular_file_is_refused_as_such_without_blocking(make, kind, capsys, tmp_path):
+    """Issue 62: a FIFO or a symlink to /dev/zero as train.txt was called missing."""
+    folder = tmp_path / "corpus"
     folder.mkdir()
-    os.mkfifo(folder / "train.txt")
+    make(folder / "train.txt")
     spec = spec_for(folder, "", tmp_path)
     assert main(["validate", str(spec)]) == 2
-    assert f"corpus folder {folder} lacks train.txt" in capsys.readouterr().err
+    assert f"{folder / 'train.txt'} is {kind}, not a regular file: make it the file of its split" in capsys.readouterr().err
 
 
 def test_a_corpus_fixed_after_a_failed_validate_is_read_again(capsys, tmp_path):
