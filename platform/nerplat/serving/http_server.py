@@ -11,7 +11,10 @@ The endpoints of `mlflow models serve`: GET /ping and /health (200 once the mode
 answered with `{"predictions": [record, ...]}` (`nerplat.serving.records`). Unlike MLflow's
 scoring server, where every input of the signature is optional and anything gets HTTP 200:
 
-- a body over `max_request_bytes` is refused (413) without being read whole;
+- a body over `max_request_bytes` is refused (413) without being read whole, and one that has not
+  arrived within `body_timeout` seconds (408), so clients sending slowly cannot hold connections;
+- headers over `HEADER_BYTES` are answered 431, and a request that is not HTTP 400, in JSON, and the
+  connection is closed only after the answer (uvicorn answered a bare 400 and reset the connection);
 - a body without rows, with an unknown field or a malformed row (a lone surrogate such as "\\ud800"
   included: JSON allows it, UTF-8 cannot carry it) is refused (400), the message naming the expected
   schema;
@@ -47,6 +50,8 @@ EXPECTED = (
 )
 ENDPOINTS = "POST /invocations and GET /ping, /health, /version"
 PROBLEMS_SHOWN = 5  # a request with 10,000 bad rows gets the first few, not a 1 MB answer
+HEADER_BYTES = 16 * 1024  # a request line and headers longer than this are refused (h11's own default limit)
+LINGER_SECONDS = 2.0  # how long a refused connection stays open for its answer to be read
 _log = logging.getLogger("uvicorn.error")  # printed by uvicorn's default logging setup
 
 
@@ -55,6 +60,7 @@ class ServingLimits:
     max_request_bytes: int = 1_000_000
     timeout: float = 60.0  # seconds a request may take, waiting included
     max_waiting: int = 8  # requests queued or running at once; more are answered 503
+    body_timeout: float = 30.0  # seconds a request body may take to arrive; then 408
 
 
 class Refused(Exception):
@@ -185,9 +191,8 @@ def tagging_app(
 
     async def invocations(request: Request) -> Response:
         try:
-            rows = rows_of_payload(
-                _decode(await _read_body(request, limits.max_request_bytes), request.headers.get("content-type"))
-            )
+            body = await _read_body_in_time(request, limits)
+            rows = rows_of_payload(_decode(body, request.headers.get("content-type")))
             return JSONResponse({"predictions": await queue.run(rows, request.is_disconnected)})
         except Refused as refused:
             return JSONResponse({"error_code": refused.error_code, "message": refused.message}, status_code=refused.status)
@@ -225,6 +230,19 @@ def tagging_app(
         queue.close()
 
     return Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: routing_error})
+
+
+async def _read_body_in_time(request: Any, limits: ServingLimits) -> bytes:
+    """`_read_body` within `limits.body_timeout` seconds (`Refused` 408 beyond): a client that sends
+    a body slowly, or never finishes it, held a connection and a descriptor for as long as it liked."""
+    try:
+        return await asyncio.wait_for(_read_body(request, limits.max_request_bytes), limits.body_timeout)
+    except TimeoutError:
+        _log.info("dropped a request: its body did not arrive within %g s", limits.body_timeout)
+        raise Refused(
+            408, f"the request body did not arrive within {limits.body_timeout:g} s: send it whole, at once",
+            "REQUEST_TIMEOUT",
+        ) from None
 
 
 async def _read_body(request: Any, limit: int) -> bytes:
@@ -269,8 +287,51 @@ def serve_forever(app: Any, host: str, port: int, quiet: bool = False) -> None:
     """Serves `app` until SIGINT or SIGTERM (uvicorn's handlers), then stops its running job."""
     import uvicorn
 
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning" if quiet else "info", timeout_graceful_shutdown=5)
-    uvicorn.Server(config).run()
+    uvicorn.Server(server_config(app, host, port, quiet)).run()
+
+
+def server_config(app: Any, host: str, port: int, quiet: bool = False) -> Any:
+    """The uvicorn settings `nerplat serve` runs `app` with."""
+    import uvicorn
+
+    return uvicorn.Config(
+        app, host=host, port=port, log_level="warning" if quiet else "info", timeout_graceful_shutdown=5,
+        http=refusing_protocol(), h11_max_incomplete_event_size=HEADER_BYTES,
+    )
+
+
+def refusing_protocol() -> type:
+    """uvicorn's HTTP/1.1 protocol, answering a request it cannot parse as this server answers every
+    error: 431 for headers over `HEADER_BYTES`, else 400, in JSON; it then stops reading and closes the
+    connection `LINGER_SECONDS` after its end of it, so the client reads the answer instead of a reset."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class RefusingH11Protocol(H11Protocol):
+        answered = False
+
+        def data_received(self, data: bytes) -> None:
+            if not self.answered:  # the rest of a refused request is dropped
+                super().data_received(data)
+
+        def send_400_response(self, msg: str) -> None:
+            if len(self.conn.trailing_data[0]) > HEADER_BYTES:
+                status, reason, code = 431, "Request Header Fields Too Large", "REQUEST_HEADER_FIELDS_TOO_LARGE"
+                message = f"the request line and headers are larger than {HEADER_BYTES:,} bytes: send shorter ones"
+            else:
+                status, reason, code = 400, "Bad Request", "BAD_REQUEST"
+                message = f"not an HTTP/1.1 request this server can read; it answers {ENDPOINTS}"
+            body = json.dumps({"error_code": code, "message": message}).encode()
+            head = (
+                f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n"
+                "connection: close\r\n\r\n"
+            )
+            self.transport.write(head.encode() + body)
+            self.answered = True
+            if self.transport.can_write_eof():
+                self.transport.write_eof()
+            asyncio.get_running_loop().call_later(LINGER_SECONDS, self.transport.close)
+
+    return RefusingH11Protocol
 
 
 def check_address(host: str, port: int) -> None:

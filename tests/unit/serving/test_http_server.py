@@ -1,14 +1,19 @@
-"""The /invocations body: MLflow's input formats, strictly (a real server is tested in tests/integration/test_serve.py)."""
+"""The /invocations body: MLflow's input formats, strictly; headers and bodies that come too large or too
+slowly, on a loopback port (a real model served is tested in tests/integration/test_serve.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import logging
+import socket
+import time
 
 import pytest
 
-from nerplat.serving.http_server import Refused, ServingLimits, rows_of_payload, tagging_app
+from nerplat.serving.http_server import (
+    HEADER_BYTES, Refused, ServingLimits, rows_of_payload, server_config, tagging_app,
+)
 
 
 @pytest.mark.parametrize(
@@ -118,3 +123,52 @@ def test_a_client_leaving_mid_body_is_one_info_line_not_an_error(caplog):
 def test_unknown_paths_and_methods_get_a_json_error(method, path, status, message):
     got, answer = call(method, path)
     assert got == status and message in answer["message"] and answer["error_code"]
+
+
+@pytest.fixture
+def served():
+    """`tagging_app` served as `nerplat serve` serves it, on a free loopback port: (port, its limits)."""
+    import threading
+
+    import uvicorn
+
+    from nerplat.loopback import free_port
+
+    limits = ServingLimits(body_timeout=1.0)
+    port = free_port()
+    server = uvicorn.Server(server_config(tagging_app(echo_tagger, limits, "test"), "127.0.0.1", port, quiet=True))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.05)
+    yield port
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+def answer_of(connection: socket.socket) -> tuple[int, dict]:
+    """The status and JSON body of the one answer on `connection`, read until the server closes it."""
+    received = b""
+    while chunk := connection.recv(65536):
+        received += chunk
+    head, _, body = received.partition(b"\r\n\r\n")
+    return int(head.split()[1]), json.loads(body)
+
+
+def test_headers_beyond_the_limit_are_answered_431_in_json(served):
+    """Issue 62: a 200 KB header got a reset without an HTTP answer."""
+    with socket.create_connection(("127.0.0.1", served), timeout=10) as connection:
+        connection.sendall(b"GET /ping HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 200_000 + b"\r\n\r\n")
+        status, answer = answer_of(connection)
+    assert status == 431 and answer["error_code"] == "REQUEST_HEADER_FIELDS_TOO_LARGE"
+    assert f"larger than {HEADER_BYTES:,} bytes" in answer["message"]
+
+
+def test_a_body_that_does_not_arrive_in_time_is_answered_408_and_the_connection_closed(served):
+    """Issue 62: serve had no body-read timeout (1,500 partial bodies held open, one descriptor each)."""
+    with socket.create_connection(("127.0.0.1", served), timeout=10) as connection:
+        connection.sendall(
+            b"POST /invocations HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"
+        )
+        status, answer = answer_of(connection)  # returns once the server has closed the connection
+    assert status == 408 and answer["error_code"] == "REQUEST_TIMEOUT" and "did not arrive within 1 s" in answer["message"]
