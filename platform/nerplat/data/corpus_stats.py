@@ -96,8 +96,17 @@ def unseen_labels_note(corpus: Corpus) -> str | None:
     unseen = unseen_labels(corpus)
     if not unseen:
         return None
-    listed = "; ".join(f"{split}: {', '.join(labels)}" for split, labels in unseen.items())
+    listed = "; ".join(f"{split}: {shown_labels(labels)}" for split, labels in unseen.items())
     return f"labels absent from train (a model trained on it never predicts them): {listed}"
+
+
+LABELS_SHOWN = 20
+
+
+def shown_labels(labels: list[str]) -> str:
+    """The first `LABELS_SHOWN` labels and how many more: 5,000 unseen types made a 244 KB line."""
+    more = f", ... and {len(labels) - LABELS_SHOWN:,} more" if len(labels) > LABELS_SHOWN else ""
+    return ", ".join(labels[:LABELS_SHOWN]) + more
 
 
 def corpus_stats(corpus: Corpus) -> dict[str, Any]:

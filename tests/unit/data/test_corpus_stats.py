@@ -1,6 +1,8 @@
 from corpus_fakes import corpus, sentence
 
-from nerplat.data.corpus_stats import corpus_stats, entity_token_share, size_factor, split_stats, unseen_labels
+from nerplat.data.corpus_stats import (
+    corpus_stats, entity_token_share, size_factor, split_stats, unseen_labels, unseen_labels_note,
+)
 
 
 def test_split_stats_by_hand():
@@ -34,3 +36,12 @@ def test_table1_of_wang_and_wang_on_conll2003(conll2003):
     assert (train["most_frequent_type"]["type"], train["most_frequent_type"]["pct_tokens"]) == ("PER", 5.47)
 
 
+
+
+def test_the_note_of_thousands_of_unseen_labels_lists_twenty_and_counts_the_rest():
+    """Issue 62: 5,000 unseen types made a 244 KB warning line."""
+    c = corpus(["a/B-A"], dev=[" ".join(f"x/B-T{i:04d}" for i in range(5000))])
+    note = unseen_labels_note(c)
+    assert note.endswith("dev: B-T0000, B-T0001, B-T0002, B-T0003, B-T0004, B-T0005, B-T0006, B-T0007, B-T0008, B-T0009, "
+                         "B-T0010, B-T0011, B-T0012, B-T0013, B-T0014, B-T0015, B-T0016, B-T0017, B-T0018, B-T0019, ... and "
+                         "4,980 more")
