@@ -45,11 +45,20 @@ WIDTH = 80
 
 def tour_commands() -> list[str]:
     """The lines of the fenced bash block under the README's "## A tour" heading."""
+    return [line for line in _tour_block("bash").splitlines() if line.strip()]
+
+
+def tour_run_output() -> list[str]:
+    """The lines the README says the tour's `nerplat run` ends with (its fenced text block)."""
+    return _tour_block("text").splitlines()
+
+
+def _tour_block(kind: str) -> str:
     text = (ROOT / "README.md").read_text()
     section = text[text.index("## A tour") :]
-    block = re.search(r"```bash\n(.*?)```", section, re.S)
-    assert block is not None, "the tour has no ```bash block"
-    return [line for line in block.group(1).splitlines() if line.strip()]
+    block = re.search(rf"```{kind}\n(.*?)```", section, re.S)
+    assert block is not None, f"the tour has no ```{kind} block"
+    return block.group(1)
 
 
 @pytest.fixture(scope="module")
@@ -84,6 +93,8 @@ def test_every_tour_command_runs_as_written(checkout: Path):
         process = shell(command, checkout)
         output, errors = process.communicate(timeout=900)
         assert process.returncode == 0, f"`{command}` exited {process.returncode}:\n{output[-3000:]}\n{errors[-3000:]}"
+        if command.startswith("nerplat run "):
+            assert_ends_with_the_readmes_sample(output)
         if "--json" in command:
             json.loads(output)  # stdout holds the JSON alone
         elif command.startswith("nerplat cluster render"):
@@ -113,6 +124,15 @@ def _serve_until_interrupted(command: str, folder: Path) -> None:
         rest, errors = process.communicate(timeout=60)
     assert process.returncode == 0, "".join(lines) + rest + errors
     assert_fits(command, "".join(lines) + rest + errors)
+
+
+def assert_ends_with_the_readmes_sample(output: str) -> None:
+    """The README shows what this commit prints: the smoke run is seeded, so its figures repeat."""
+    sample = tour_run_output()
+    lines = [line.rstrip() for line in output.splitlines()]
+    assert lines[-len(sample) :] == [line.rstrip() for line in sample], (
+        "the README's sample of the tour's `nerplat run` is not what it printed; it printed:\n" + "\n".join(lines[-len(sample) :])
+    )
 
 
 def assert_fits(command: str, text: str) -> None:
