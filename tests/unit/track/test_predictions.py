@@ -1,3 +1,6 @@
+import os
+import stat
+
 import pytest
 
 from nerplat.track.predictions import read_conll_predictions, write_conll_predictions
@@ -32,3 +35,13 @@ def test_misaligned_input_is_refused_and_nothing_is_written(tmp_path, tokens, go
     with pytest.raises(ValueError):
         write_conll_predictions(tmp_path / "p.conll", tokens, gold, pred)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_file_gets_the_umask_mode_as_the_other_artifacts_not_0600(tmp_path):
+    """Issue 62: 6 of a run's 94 artifacts (one predictions file per replicate) were mode 0600."""
+    previous = os.umask(0o022)
+    try:
+        path = write_conll_predictions(tmp_path / "predictions.conll", [["EU"]], [["B-ORG"]], [["B-ORG"]])
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644 and [p.name for p in tmp_path.iterdir()] == ["predictions.conll"]
