@@ -65,6 +65,12 @@ def tiny_run_copy(finished_tiny_run: FinishedRun, tmp_path: Path) -> Path:
     return tmp_path
 
 
+@pytest.fixture
+def stores_copier() -> Callable[[Path, Path], None]:
+    """`copy_stores`, for a test that runs a copy of another shared run than `finished_tiny_run`."""
+    return copy_stores
+
+
 def copy_stores(workdir: Path, folder: Path) -> None:
     """Copies what `nerplat run` left in `workdir` into `folder` with the absolute paths MLflow
     keeps (artifact locations, model sources, `MLmodel` files) moved along, so that nothing run in

@@ -225,30 +225,39 @@ def test_an_mlflow_server_lost_mid_run_is_retried_visibly_then_the_run_stops_wit
     assert Counter(status_of(r) for r in by_kind(all_runs, "replicate")) == {"completed": 2}
 
 
-# -- the kill harness (issue 31, item 3): the driver SIGKILLs itself at each recorded boundary ----------
+# -- the kill harness (issue 31, item 3; issue 62): the driver SIGKILLs itself at each recorded boundary --
 
 # Every tuning point is a starting point, so a resumed search evaluates the same three points as a
-# clean run and must choose the same one; one epoch, one trial at a time, one replicate per arm.
+# clean run and must choose the same one. Two trials at once (the quickstart's max_concurrent: they
+# start, and MLflow names their runs, in either order), and points so close that the tiny encoder
+# scores them alike: their dev values tie, so the choice rests on the tie-break alone (issue 62).
+# One epoch, one replicate per arm, and one claim, so the report has a verdict table.
+TIED_POINTS = "[{lambda: 0.5}, {lambda: 0.50001}, {lambda: 0.50002}]"
 KILL_SPEC_EDITS = (
     ("tune: {search: tpe, scheduler: asha, num_samples: 3, max_concurrent: 2}",
-     "tune: {search: tpe, scheduler: fifo, num_samples: 3, max_concurrent: 1,"
-     " enqueue: {mom: [{lambda: 0.1}, {lambda: 0.5}, {lambda: 0.9}]}}"),
+     f"tune: {{search: tpe, scheduler: fifo, num_samples: 3, max_concurrent: 2, enqueue: {{mom: {TIED_POINTS}}}}}"),
     ("epochs: 2", "epochs: 1"),
     FEW_REPLICATES,
+    ("analysis: {baseline: ce}",
+     'analysis: {baseline: ce}\nclaims:\n  - {id: on_par, paper: "a test claim", source: "none: a test", method: mom,'
+     " partner: ce, metric: micro_f1, kind: equivalent, margin: 1.0}"),
 )
 # boundary (NERPLAT_KILL_AT) -> what the killed driver had done: the n-th time each is reached
 KILL_AT = {
-    "trial_start:2": "the second tuning trial's MLflow run was created and its Optuna trial asked",
+    "trial_start:2": "both tuning trials ran: the second one's MLflow run was created and its Optuna trial asked",
     "status_tag:1": "the first trial's status tag was written, its run not ended",
     "mlflow_finish:2": "the second trial's MLflow run ended; the study not yet told",
     "optuna_commit:2": "the study was told the second trial's result",
+    "tune_end:1": "between the phases: the arm's choice recorded, its tune run ended, no replicate started",
     "replicate:1": "the first replicate's run ended",
     "analysis:1": "every replicate ended; the analysis not started",
 }
 # What a driver killed inside the tune phase left, and its choice, is complete when tuning ends: its
-# runs stop there, as the clean runs do (a replicate phase would start one more trial worker each).
+# resume stops there (a replicate phase would start one more trial worker each), but for the kill
+# while two trials ran, whose resume runs to the report (and is run again with optuna.db lost).
 TUNE_ONLY = ("--tune-only", "--no-analyze")
 TUNED_ARM = "conll2003/low_resource-40/mom"
+TO_THE_REPORT = ("trial_start:2", "tune_end:1", "replicate:1", "analysis:1")
 
 
 def kill_session(driver) -> None:
@@ -269,13 +278,17 @@ def kill_session(driver) -> None:
                 pass
 
 
-def one_record(workdir: Path, experiment: str, replicates: int) -> dict:
-    """Checks that MLflow and the tuned arm's Optuna study tell the same story, and that the
-    `replicates` replicates completed; returns the choice."""
+def one_record(workdir: Path, experiment: str) -> dict:
+    """Checks that MLflow and the tuned arm's Optuna study tell the same story; returns what a resumed
+    run must share with the clean one: the choice, the runs per kind and state (a kill's interrupted
+    trials left out: only a killed run has them), the study's COMPLETE trials (sample index, point,
+    value) and the report's verdict table, when there is a report."""
     import json
 
     import optuna
     from optuna.trial import TrialState
+
+    from nerplat.run.study import SAMPLE_INDEX_ATTR
 
     all_runs = runs(workdir, experiment)
     no_duplicates(all_runs)
@@ -290,45 +303,135 @@ def one_record(workdir: Path, experiment: str, replicates: int) -> dict:
     assert len({r.data.tags[schema.SAMPLED] for r in finished}) == 3  # no point twice
     assert study.get_trials(deepcopy=False, states=(TrialState.RUNNING, TrialState.WAITING)) == []
     (best,) = [r for r in finished if r.data.tags.get(schema.BEST_TRIAL) == "true"]
-    assert study.best_trial.user_attrs["mlflow_run_id"] == best.info.run_id
     (tune_run,) = [r for r in by_kind(all_runs, "arm") if key_of(r) == f"{TUNED_ARM}/tune"]
-    assert status_of(tune_run) == "completed"
-    assert Counter(status_of(r) for r in by_kind(all_runs, "replicate")) == Counter(completed=replicates)
-    return json.loads(tune_run.data.tags[schema.SAMPLED])
+    assert status_of(tune_run) == "completed" and best.data.tags[schema.SAMPLED] == tune_run.data.tags[schema.SAMPLED]
+    verdicts = workdir / "reports" / experiment / "verdicts.parquet"
+    return {
+        "choice": json.loads(tune_run.data.tags[schema.SAMPLED]),
+        "runs": Counter((kind_of(r), status_of(r)) for r in all_runs if status_of(r) != "interrupted"),
+        "study": sorted((t.user_attrs[SAMPLE_INDEX_ATTR], json.dumps(t.params), t.value) for t in complete),
+        "verdicts": verdict_table(verdicts) if verdicts.exists() else None,
+    }
+
+
+# verdicts.parquet's columns of what a run cost and when, which a killed and resumed run spends otherwise
+SPENT = ("cpu_hours", "gpu_hours", "first_test_at")
+
+
+def verdict_table(path: Path) -> str:
+    """The verdict table but what it cost, as JSON, where a NaN (a statistic one unit cannot give) equals itself."""
+    import json
+
+    import polars as pl
+
+    table = pl.read_parquet(path)
+    return json.dumps(table.drop([c for c in SPENT if c in table.columns]).to_dicts(), default=str)
+
+
+def kind_of(run) -> str:
+    """`trial`, `replicate`, `summary`, or an arm run's `arm/tune` or `arm/replicate`."""
+    kind = run.data.tags[schema.KIND]
+    return f"arm/{key_of(run).rsplit('/', 1)[1]}" if kind == "arm" else kind
+
+
+def tuned(record: dict) -> dict:
+    """The part of a run's record its tune phase decides."""
+    return {"choice": record["choice"], "study": record["study"], "trials": record["runs"][("trial", "completed")]}
 
 
 @pytest.fixture(scope="module")
-def clean_choice(run_once, tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """The choice of the kill harness's spec tuned without a kill, once for all xdist workers."""
+def clean_kill_run(run_once, tmp_path_factory: pytest.TempPathFactory):
+    """The kill harness's spec run to its report without a kill, once for all xdist workers."""
     spec = spec_file(tmp_path_factory.mktemp("clean"), "kill_clean", *KILL_SPEC_EDITS)
-    clean = run_once("kill-clean", spec, *TUNE_ONLY)
+    clean = run_once("kill-clean", spec)
     assert clean.code == 0, clean.output
-    return one_record(clean.workdir, "kill_clean", replicates=0)
+    return clean, spec
 
 
-@pytest.mark.parametrize("kill_at", list(KILL_AT))
+@pytest.fixture(scope="module")
+def clean_record(clean_kill_run) -> dict:
+    clean, _ = clean_kill_run
+    record = one_record(clean.workdir, "kill_clean")
+    assert len({value for _, _, value in record["study"]}) == 1, record["study"]  # the three trials tie
+    assert record["verdicts"], "the clean run's report has no verdict table"
+    return record
+
+
+@pytest.mark.parametrize(
+    "kill_at, optuna_db_lost", [(kill_at, False) for kill_at in KILL_AT] + [("trial_start:2", True)]
+)
 def test_a_driver_killed_at_a_boundary_resumes_to_one_record_and_the_clean_runs_choice(
-    kill_at: str, clean_choice: dict, tmp_path: Path
+    kill_at: str, optuna_db_lost: bool, clean_record: dict, tmp_path: Path
 ):
-    """H1, L1, M11: wherever the driver dies, after --resume MLflow and the study agree (three
-    finished trials, each COMPLETE once, the same best trial, nothing left running) and the arm
-    chooses what a clean run chose."""
+    """H1, L1, M11, issue 62: wherever the driver dies, two trials at a time and every score tied,
+    and with optuna.db deleted after the kill, after --resume MLflow and the study agree (three
+    finished trials, each COMPLETE once, nothing left running) and the run is the clean run's: the
+    same choice, runs per state, study trials and, where it reaches its report, verdict table."""
     boundary = kill_at.split(":")[0]
-    experiment = f"kill_{boundary}"
+    experiment = f"kill_{boundary}" + ("_lost_db" if optuna_db_lost else "")
     spec = spec_file(tmp_path, experiment, *KILL_SPEC_EDITS)
-    flags = {"replicate": ("--no-analyze",), "analysis": ()}.get(boundary, TUNE_ONLY)  # the phases up to the kill
+    flags = () if kill_at in TO_THE_REPORT else TUNE_ONLY
     driver = nerplat("run", str(spec), "--workdir", str(tmp_path), *flags, workdir=tmp_path, env={"NERPLAT_KILL_AT": kill_at})
     try:
         code, output = finish(driver)
     finally:
         kill_session(driver)
     assert code == -signal.SIGKILL, f"{kill_at} never reached ({KILL_AT[kill_at]}): exit {code}\n{output}"
+    if optuna_db_lost:
+        (tmp_path / "optuna.db").unlink()
 
     code, output = finish(nerplat("run", str(spec), "--workdir", str(tmp_path), *flags, "--resume", workdir=tmp_path))
     assert code == 0, output
-    assert one_record(tmp_path, experiment, replicates=0 if flags == TUNE_ONLY else 2) == clean_choice
-    if flags == ():
+    record = one_record(tmp_path, experiment)
+    if flags:
+        assert tuned(record) == tuned(clean_record)
+    else:
+        assert record == clean_record
+    if boundary == "analysis":
         resume_of_a_finished_experiment(spec, tmp_path, tmp_path / "reports" / experiment)
+
+
+def test_a_finished_run_whose_optuna_db_was_lost_resumes_and_analyzes_its_choice_rewriting_nothing(
+    clean_kill_run, clean_record: dict, stores_copier, tmp_path: Path
+):
+    """Issue 62, item 1: the three tuning trials tie; the resume rebuilt the study from MLflow newest
+    first, Optuna's lowest-number tie-break picked another point, the tune run's `nerplat.sampled`
+    and `nerplat.best_trial` were rewritten, then the replicate run refused "the spec changed", and
+    `nerplat analyze` reported a lambda the replicates were never trained with. Now the resume
+    rebuilds the study in sampling order, reads the choice back and writes no record of the run."""
+    clean, spec = clean_kill_run
+    stores_copier(clean.workdir, tmp_path)
+    before = recorded(tmp_path, "kill_clean")
+    (tmp_path / "optuna.db").unlink()
+    code, output = finish(nerplat("run", str(spec), "--workdir", str(tmp_path), "--resume", workdir=tmp_path))
+    assert code == 0, output
+    assert "spec changed" not in output and "starting Ray" not in output
+    assert recorded(tmp_path, "kill_clean") == before
+    assert one_record(tmp_path, "kill_clean") == clean_record
+    code, output = finish(nerplat("analyze", "kill_clean", "--out", str(tmp_path / "again"), workdir=tmp_path))
+    assert code == 0, output
+    import polars as pl
+
+    chosen = pl.read_parquet(tmp_path / "again" / "chosen.parquet")
+    assert chosen["param.objective.lambda"].drop_nulls().to_list() == [clean_record["choice"]["objective.lambda"]]
+
+
+def recorded(workdir: Path, experiment: str) -> dict:
+    """What a resume must leave as it found it: every run's tags, params and status but the summary
+    run's (its lease), and the metric histories of the tune phase's runs (the choice's value)."""
+    from mlflow import MlflowClient
+
+    client = MlflowClient(f"sqlite:///{workdir / 'mlflow.db'}")
+    found = {}
+    for run in runs(workdir, experiment):
+        if kind_of(run) == "summary":
+            continue
+        history = {
+            key: [(m.step, m.value) for m in client.get_metric_history(run.info.run_id, key)]
+            for key in run.data.metrics if kind_of(run) in ("trial", "arm/tune")
+        }
+        found[run.info.run_id] = (run.data.tags, run.data.params, history, run.info.status)
+    return found
 
 
 def resume_of_a_finished_experiment(spec: Path, workdir: Path, report: Path) -> None:
