@@ -206,12 +206,12 @@ _CITATION = re.compile(r".*?\b(?:19|20)\d\d[a-z]?\b")  # up to the first year: "
 
 
 def verdicts_table(verdicts: pl.DataFrame, name: str = "verdicts") -> Table | None:
-    """One row per claim (and setting), the verdict first: the verdict gated by convergence, the
-    metric, the comparison, the paper's effect, ours with its interval, the p the rule uses (or
-    none), the decided look's margin over its boundary, the units, the direction and magnitude
-    verdicts, the design's power, the paper and where it states the claim, then both arms' tuning
-    effort with the epochs trained beside the cap. A `report` column (a table of many reports) adds a
-    link to each report. None without claims."""
+    """One row per claim (and setting), the verdict first: the verdict gated by convergence, its
+    evidence (confirmatory, or exploratory and why), the metric, the comparison, the paper's effect,
+    ours with its interval, the p the rule uses (or none), the decided look's margin over its
+    boundary, the units, the direction and magnitude verdicts, the design's power, the paper and
+    where it states the claim, then both arms' tuning effort with the epochs trained beside the cap.
+    A `report` column (a table of many reports) adds a link to each report. None without claims."""
     if verdicts.is_empty():
         return None
     linked = "report" in verdicts.columns
@@ -224,27 +224,29 @@ def verdicts_table(verdicts: pl.DataFrame, name: str = "verdicts") -> Table | No
         )
         cells = [Cell(text=f"[{row['report']}]({row['report']}/report.md)")] if linked else []
         cells += [Cell(text=t) for t in (
-            text.verdict, text.metric, text.comparison, text.where, text.paper, text.delta, text.interval, text.p, text.margin,
-            text.units, text.direction, text.magnitude, text.power, paper_and_source(row["paper"], row.get("source")), effort,
+            text.verdict, text.evidence, text.metric, text.comparison, text.where, text.paper, text.delta, text.interval,
+            text.p, text.margin, text.units, text.direction, text.magnitude, text.power,
+            paper_and_source(row["paper"], row.get("source")), effort,
         )]  # fmt: skip
         body.append(Row(row["claim"], tuple(cells)))
     names = (
-        *(("Report",) if linked else ()), "Verdict", "Metric", "Comparison", "Where", "Paper's effect", "Ours (Δ)", "Interval",
-        "p (the rule's)", "Margin (t over boundary)", "Units", "Direction", "Magnitude", "Power; units for 0.8", "Paper",
-        "Tuning: method / partner (epochs trained of the cap)",
+        *(("Report",) if linked else ()), "Verdict", "Evidence", "Metric", "Comparison", "Where", "Paper's effect", "Ours (Δ)",
+        "Interval", "p (the rule's)", "Margin (t over boundary)", "Units", "Direction", "Magnitude", "Power; units for 0.8",
+        "Paper", "Tuning: method / partner (epochs trained of the cap)",
     )  # fmt: skip
     caption = (
-        "Every claim of the spec by one rule, on units (partitions where the runs have several, else seeds; a partition's pairs "
-        "averaged). Direction: the interval wholly on the paper's side of zero -> reproduced, wholly on the other -> opposite, "
-        "else inconclusive; a claim that the methods are on par: the interval within the margin -> equivalent, wholly beyond "
-        "it -> not equivalent. Magnitude, where the spec declares the setting comparable to the paper's: ours minus the "
-        "paper's effect (with the paper's standard error where printed) -> consistent, smaller, larger or inconclusive; "
-        "anywhere, whether the paper's effect lies outside our interval. Verdict: the direction when every run behind the "
-        "pairs stopped by patience (converged), else inconclusive. The interval bounds the mean difference at the claim's "
-        "level in the family of all claims (Holm for a fixed design, the repeated interval of the look it stopped at for a "
-        "sequential one). p: the one the rule is equivalent to (p <= alpha): Holm's for a fixed design (the TOST's for on "
-        "par), the stage-wise p of a stopped sequential design, none while a sequential claim has looks to come or is on "
-        "par. Margin: a decided row's |t| minus its look's boundary. Power: the design's at its most units at the paper's "
-        "effect with the observed sd; verdicts.parquet has every column."
+        "Every claim of the spec by one rule, on units (partitions where the runs have several, else seeds; a partition's "
+        "pairs averaged). Direction: the interval wholly on the paper's side of zero -> reproduced, wholly on the other -> "
+        "opposite, else inconclusive; a claim that the methods are on par: the interval within the margin -> equivalent, "
+        "wholly beyond it -> not equivalent. Magnitude, where the spec declares the setting comparable to the paper's: ours "
+        "minus the paper's effect (with the paper's standard error where printed) -> consistent, smaller, larger or "
+        "inconclusive; anywhere, whether the paper's effect lies outside our interval. Verdict: the direction when every run "
+        "behind the pairs stopped by patience (converged), else inconclusive. Evidence: confirmatory only where a "
+        "registration committed before the claim's first test evaluation stands behind its runs, else exploratory and why. "
+        "The interval bounds the mean difference at the claim's level in the family of all claims (Holm for a fixed design, "
+        "the repeated interval of the look it stopped at for a sequential one). p: the one the rule is equivalent to (p <= "
+        "alpha): Holm's for a fixed design (the TOST's for on par), the stage-wise p of a stopped sequential design, none "
+        "while a sequential claim has looks to come or is on par. Margin: a decided row's |t| minus its look's boundary. "
+        "Power: the design's at its most units at the paper's effect with the observed sd; verdicts.parquet has every column."
     )
     return Table(name, caption, "Claim", tuple(Column("", n, ranked=False) for n in names), tuple(body))

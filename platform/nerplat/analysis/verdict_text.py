@@ -33,6 +33,7 @@ class VerdictText:
     verdict: str  # the gated verdict, with the look that decided the interval and whether the runs converged
     power: str  # power at max units and the units for 0.8, with what those assume
     metric: str  # the verdict's column, without its split: "macro_f1"
+    evidence: str  # "confirmatory", or "exploratory (why)": whether a registration made before the runs stands behind it
 
 
 def rule_p(row: dict[str, Any]) -> str:
@@ -108,4 +109,12 @@ def verdict_text(row: dict[str, Any], decimals: int = 4) -> VerdictText:
         verdict=verdict,
         power=power,
         metric=str(row.get("metric") or "").removeprefix("test_").removeprefix("dev_"),
+        evidence=evidence_text(row),
     )
+
+
+def evidence_text(row: dict[str, Any]) -> str:
+    """"confirmatory", or "exploratory (no registration)" with `evidence.py`'s reason."""
+    if not row.get("evidence"):
+        return OLD_REPORT
+    return row["evidence"] + (f" ({row['evidence_reason']})" if row.get("evidence_reason") else "")

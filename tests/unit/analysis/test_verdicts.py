@@ -346,6 +346,20 @@ def test_the_table_shows_both_verdicts_and_reads_a_report_older_than_them():
     assert "ep" in verdicts_table(new).rows[0].cells[-1].text
 
 
+def test_the_table_says_whether_a_verdict_is_confirmatory_and_why_not():
+    """A report reads its evidence beside the verdict: exploratory with evidence.py's reason, or
+    confirmatory; a verdicts.parquet from before the evidence columns says it is old."""
+    frame = verdicts(_frame({"ce": 0.0, "mom": 0.03}), _settings(_claim(0.02)), aso=False)
+    exploratory = frame.with_columns(pl.lit("exploratory").alias("evidence"), pl.lit("no registration").alias("evidence_reason"))
+    confirmatory = frame.with_columns(pl.lit("confirmatory").alias("evidence"), pl.lit(None).alias("evidence_reason"))
+    old = frame.drop("evidence", "evidence_reason")
+    shown_for = ((exploratory, "exploratory (no registration)"), (confirmatory, "confirmatory"), (old, OLD_REPORT))
+    for verdict_rows, shown in shown_for:
+        table = verdicts_table(verdict_rows)
+        column = [c.name for c in table.columns].index("Evidence")
+        assert column == 1 and table.rows[0].cells[column].text == shown
+
+
 def test_the_test_against_the_paper_counts_its_standard_error_and_needs_one():
     """Welch-type: (delta - effect) over sqrt(se_ours^2 + paper_se^2) on our n - 1 degrees of freedom
     (the paper's run count is not given); a single-run effect has no error to test against."""
