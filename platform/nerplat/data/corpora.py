@@ -377,8 +377,23 @@ def load_corpus(ref: DatasetRef, seed: int = 0) -> Corpus:
         corpus = read_split_files(ref.path, folder, ref.iob1, present, ref.format)
     if ref.dev_from_train is not None:
         corpus = with_dev_from_train(corpus, ref.dev_from_train, seed)
+    refuse_train_without_entities(corpus, ref)
     note = unseen_labels_note(corpus)
     return corpus.with_note(note) if note else corpus
+
+
+def refuse_train_without_entities(corpus: Corpus, ref: DatasetRef) -> None:
+    """A train split tagged O throughout trains a tagger that never predicts an entity, without an
+    error anywhere: refused before anything runs."""
+    if any(tag != "O" for sentence in corpus.train for tag in sentence.tags):
+        return
+    tokens = sum(len(sentence.tokens) for sentence in corpus.train)
+    where = split_file(Path(ref.path), "train", ref.format.name) if ref.path and Path(ref.path).is_dir() else ref.path
+    raise UserInputError(Problem(
+        f"the train split of '{corpus.name}' has no entity: all {tokens:,} of its tokens are tagged O, so a tagger "
+        "trained on it never predicts one; tag its entities (B-TYPE, I-TYPE) or give another corpus",
+        source=str(where) if where else None,
+    ))
 
 
 def split_file_corpus(ref: DatasetRef) -> Corpus:

@@ -27,6 +27,7 @@ CASES = {
     "not_utf8": ("", "line is not UTF-8 text", "train.txt:9"),
     "binary_file": ("", "line is not UTF-8 text", "train.txt:1"),
     "no_train": ("", "lacks train.txt", None),
+    "train_without_entities": ("", "has no entity: all 6 of its tokens are tagged O", "train.txt)"),
     "train_is_a_folder": ("", "train.txt is a folder, not a regular file: make it the file of its split", None),
     "broken_dev": ("", "illegal tag 'X-LOC'", "dev.txt:9"),
     "broken_test": ("", "illegal tag 'I'", "test.txt:1"),
