@@ -284,8 +284,8 @@ def test_the_summary_run_sets_the_experiments_runs_view_and_leases_its_bookkeepi
 
         view = json.loads(tracker.client.get_experiment(tracker.experiment_id).tags["mlflow.sharedViewState.nerplat"])
         assert view["selectedColumns"] == [
-            "params.`objective.lambda`", "metrics.`dev_best_micro_f1`", "metrics.`test_micro_f1`", "metrics.`test_micro_f1_mean`",
-            "metrics.`test_micro_f1_sd`", "tags.`nerplat.status`", "tags.`nerplat.best_trial`",
+            "metrics.`dev_best_micro_f1`", "metrics.`test_micro_f1`", "metrics.`test_micro_f1_mean`",
+            "metrics.`test_micro_f1_sd`", "params.`objective.lambda`", "tags.`nerplat.status`", "tags.`nerplat.best_trial`",
         ]
         assert read_lease(tracker.client, tracker.bookkeeping_run_id(run.run_id)).holder == ledger.lease.holder
         assert run_of(ledger, run.run_id).data.params == {}
