@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from nerplat.analysis.boundaries import boundaries
 from nerplat.analysis.sequential import (
     SIMULATIONS,
     VerdictRule,
-    boundaries,
     design_power,
     equivalence_power,
     equivalence_units,

@@ -37,9 +37,10 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 import yaml
 
+from nerplat.analysis.boundaries import boundaries, stagewise_p
 from nerplat.analysis.pooling import Pooled, dersimonian_laird
 from nerplat.analysis.registrations import Registration
-from nerplat.analysis.sequential import SequentialDecision, VerdictRule, boundaries, decide, stagewise_p
+from nerplat.analysis.sequential import SequentialDecision, VerdictRule, decide
 from nerplat.analysis.table_model import Cell, Column, Row, Table, p_text
 from nerplat.analysis.verdict_text import epochs_text, verdict_text
 

@@ -77,7 +77,7 @@ def reanalyse_report(
     """The analysis of the report in `folder` again, by the current code from the report's own frames
     (runs, trials, chosen and the dev curves) with `settings` (the spec's analysis and claims): every
     file an analysis writes is rewritten, anything else in the folder (RUN.md, console.txt) is kept.
-    Nothing is retrained. `plan_arms` (`verdicts.arm_frame` of the spec's plan) gives an arm's epoch cap
+    Nothing is retrained. `plan_arms` (`verdict_context.arm_frame` of the spec's plan) gives an arm's epoch cap
     where its runs do not record one (an arm without tune trials); `registered` the claims'
     registrations (`evidence.dated_registrations`). Returns the files written."""
     import shutil

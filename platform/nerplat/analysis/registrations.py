@@ -60,7 +60,7 @@ from typing import Any
 
 import yaml
 
-from nerplat.analysis.sequential import SequentialDesign, boundaries
+from nerplat.analysis.boundaries import SequentialDesign, boundaries
 from nerplat.errors import Problem, UserInputError
 from nerplat.git_history import committed_at, committed_texts
 from nerplat.plan.model import sha256_of

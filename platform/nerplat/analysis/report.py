@@ -47,7 +47,8 @@ from nerplat.analysis.report_inputs import INPUTS_KEY, inputs_digest, unchanged_
 from nerplat.analysis.settings import AnalysisSettings, settings_from_mapping
 from nerplat.analysis.stopping_savings import stopping_savings
 from nerplat.analysis.table_model import Table, slug
-from nerplat.analysis.verdicts import arm_frame, verdicts
+from nerplat.analysis.verdict_context import arm_frame
+from nerplat.analysis.verdicts import verdicts
 from nerplat.config.trial import DatasetRef
 from nerplat.data.corpora import CORPORA, HUB_PREFIX, dataset_problems, load_corpus
 from nerplat.data.corpus_stats import corpus_stats
@@ -240,7 +241,7 @@ def analyse(
     `replicates` carry why each run stopped (`run_frames.with_stopping`), which the convergence
     verdicts read; `epochs` (per-epoch dev metrics, `runs.epoch_frame`) gives the dev curves.
     `chosen` (`runs.chosen_frame`) gives the table of the hyper-parameters each tuned arm chose.
-    `arms` (`verdicts.arm_frame` of the plan) gives each claim's tuning effort and cost.
+    `arms` (`verdict_context.arm_frame` of the plan) gives each claim's tuning effort and cost.
     `registered` (`evidence.dated_registrations`) says which verdicts are confirmatory (`evidence`).
     """
     warnings: list[str] = []

@@ -23,7 +23,7 @@ SCHEMA = {
 
 
 def stopping_savings(frames: Sequence[pl.DataFrame], arms: pl.DataFrame) -> pl.DataFrame:
-    """One row per arm of `arms` (`verdicts.arm_frame`: arm, epochs) with runs in `frames` (replicates,
+    """One row per arm of `arms` (`verdict_context.arm_frame`: arm, epochs) with runs in `frames` (replicates,
     tune trials: frames with `arm`, `stopped_epoch` and `time_train_s`; others are skipped): SCHEMA's columns."""
     needed = ("arm", "stopped_epoch", "time_train_s")
     recorded = [frame.select(*needed) for frame in frames if set(needed) <= set(frame.columns)]

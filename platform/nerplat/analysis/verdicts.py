@@ -22,7 +22,7 @@ the seed. Units are ordered by partition index (else seed), the order the looks 
                       the report's claims (one family): a fixed design's; a sequential verdict
                       does not read them (p_stagewise)
   p_stagewise         a sequential design's superior claim, once stopped (decided, or its last look
-                      taken): the stage-wise ordering p of its look (`sequential.stagewise_p`), at
+                      taken): the stage-wise ordering p of its look (`boundaries.stagewise_p`), at
                       most the claim's alpha / m exactly when the look decided; null otherwise
   t_stat, boundary_t, the paired t of the units the verdict rests on (delta over its standard error),
   boundary_margin     the critical t of its interval (the look's boundary, or the fixed design's
@@ -96,7 +96,6 @@ look's units only and kept for later looks (`partner_chosen_at`), so one design 
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -104,21 +103,20 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from nerplat.analysis.boundaries import SequentialDesign, boundaries, stagewise_p
 from nerplat.analysis.compare import best_other_choice, paired_values
 from nerplat.analysis.sequential import (
-    SequentialDesign,
     VerdictRule,
-    boundaries,
     decide,
     design_power,
     equivalence_power,
-    stagewise_p,
     equivalence_units,
     look_schedule,
     units_for_power,
 )
 from nerplat.analysis.settings import AnalysisSettings
 from nerplat.analysis.stats import holm, paired_test
+from nerplat.analysis.verdict_context import ARM_SCHEMA, aso_eps_min, reserved_hours, tuning
 from nerplat.config.experiment import BEST_OTHER, Claim, Sequential
 
 SETTING_COLUMNS = ("dataset", "sampler", "size")
@@ -142,26 +140,6 @@ SCHEMA = {
     "registration": pl.String(), "evidence": pl.String(), "evidence_reason": pl.String(), "first_test_at": pl.String(),
 }
 VERDICT_COLUMNS = tuple(SCHEMA)
-ARM_SCHEMA = {"arm": pl.String(), "tune_trials": pl.Int64(), "searched": pl.String(), "epochs": pl.Int64(),
-              "cpus": pl.Float64(), "gpus": pl.Float64()}
-# deepsig's bootstrap: its default 1000 were too slow a call (docs/performance.md, "Figures behind the
-# code's choices"); ASO is information here, not a verdict.
-ASO_ITERATIONS = 200
-
-
-def arm_frame(plan: dict[str, Any] | None) -> pl.DataFrame:
-    """One row per arm of a plan.json: its tune trials, searched keys, epochs and the CPUs and GPUs one trial reserves."""
-    rows = []
-    for arm in (plan or {}).get("arms", []):
-        resources = arm.get("resources") or {}
-        workers = resources.get("workers", 1)
-        epochs = (arm.get("fixed") or {}).get("train", {}).get("epochs")
-        rows.append({
-            "arm": arm["id"], "tune_trials": arm.get("tune_trials", 0),
-            "searched": ", ".join(sorted(arm.get("search_space") or {})), "epochs": epochs if isinstance(epochs, int) else None,
-            "cpus": workers * resources.get("cpus_per_worker", 1.0), "gpus": workers * resources.get("gpus_per_worker", 0.0),
-        })
-    return pl.DataFrame(rows, schema=ARM_SCHEMA)
 
 
 @dataclass(frozen=True)
@@ -219,7 +197,7 @@ def verdicts(
     """One row per claim and matching setting (module docstring); empty without claims.
 
     `replicates` are usable replicate runs (with `converged_run` where known), `arms` the plan's
-    arms (`arm_frame`), `trials` the tune trials (for their cost).
+    arms (`verdict_context.arm_frame`), `trials` the tune trials (for their cost).
     """
     sides = [side for claim in settings.claims for side in claim_sides(replicates, claim, settings, axes)]
     if not sides:
@@ -237,7 +215,7 @@ def verdicts(
         runs = [run for unit in side.runs[:used] for run in unit]
         row["n_pairs"] = int(side.pairs[:used].sum())
         row["arms"] = side.arms
-        row |= _tuning(side, arms)
+        row |= tuning(side.method_arms, side.partner_arms, arms)
         finite = row["ci_low"] is not None and row["ci_high"] is not None
         row["direction_verdict"] = side.rule.verdict(row["ci_low"], row["ci_high"]) if finite else "inconclusive"
         row["boundary_margin"] = _boundary_margin(side.rule, row["direction_verdict"], side.a[:used] - side.b[:used],
@@ -254,8 +232,8 @@ def verdicts(
             row["magnitude_verdict"] = "inconclusive"
         max_units = settings.sequential.max_seeds if settings.sequential is not None else side.a.size
         row |= _power(side.claim, side.a[:used] - side.b[:used], max_units, claim_alpha)
-        row |= _aso(side.a[:used], side.b[:used], settings.alpha, len(sides)) if aso else {}
-        row |= _cost(replicates, trials, arms, side.arms, runs)
+        row |= aso_eps_min(side.a[:used], side.b[:used], settings.alpha, len(sides)) if aso else {}
+        row |= reserved_hours(replicates, trials, arms, side.arms, runs)
         rows.append(_identity(side, settings) | row)
     return pl.DataFrame(rows, schema=SCHEMA)
 
@@ -499,59 +477,6 @@ def _converged(replicates: pl.DataFrame, runs: list[str]) -> bool | None:
     if flags.len() < len(set(runs)) or flags.null_count():
         return None
     return True
-
-
-def _tuning(side: _Side, arms: pl.DataFrame) -> dict[str, Any]:
-    """Both sides' tune trials, searched keys and epochs, from the plan's arms."""
-    found: dict[str, Any] = {}
-    for key, ids in (("method", side.method_arms), ("partner", side.partner_arms)):
-        rows = arms.filter(pl.col("arm").is_in(ids))
-        row = rows.row(0, named=True) if rows.height else {}
-        found |= {f"{key}_trials": row.get("tune_trials"), f"{key}_searched": row.get("searched"),
-                  f"{key}_epochs": row.get("epochs")}
-    return found
-
-
-def _aso(a: np.ndarray, b: np.ndarray, alpha: float, comparisons: int) -> dict[str, float | None]:
-    """eps_min of ASO both ways (deepsig); None with fewer than 2 pairs."""
-    if a.size < 2:
-        return {"aso_eps_min": None, "aso_eps_min_reverse": None}
-    from deepsig import aso
-
-    options = dict(confidence_level=1 - alpha, num_comparisons=comparisons, seed=0, show_progress=False,
-                   num_bootstrap_iterations=ASO_ITERATIONS)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # identical scores divide by zero inside deepsig; eps_min is still defined
-        return {"aso_eps_min": float(aso(a.tolist(), b.tolist(), **options)),
-                "aso_eps_min_reverse": float(aso(b.tolist(), a.tolist(), **options))}
-
-
-def _cost(
-    replicates: pl.DataFrame, trials: pl.DataFrame | None, arms: pl.DataFrame, arm_ids: list[str], runs: list[str]
-) -> dict[str, float | None]:
-    """Reserved CPU- and GPU-hours of the arms' tune trials and of the replicate runs the verdict used."""
-    reserved = {r["arm"]: (r["cpus"], r["gpus"]) for r in arms.iter_rows(named=True)}
-    if not any(arm in reserved for arm in arm_ids):
-        return {"cpu_hours": None, "gpu_hours": None}
-    used = replicates.filter(pl.col("run_id").is_in(runs))
-    seconds: dict[str, float] = {}
-    for arm in arm_ids:
-        seconds[arm] = _seconds(used.filter(pl.col("arm") == arm))
-        if trials is not None and not trials.is_empty():
-            seconds[arm] += _seconds(trials.filter(pl.col("arm") == arm))
-    cpu = sum(seconds[a] * reserved.get(a, (1.0, 0.0))[0] for a in arm_ids) / 3600
-    gpu = sum(seconds[a] * reserved.get(a, (1.0, 0.0))[1] for a in arm_ids) / 3600
-    return {"cpu_hours": cpu, "gpu_hours": gpu}
-
-
-def _seconds(runs: pl.DataFrame) -> float:
-    """A run's wall time: `trial_seconds` where logged, else its setup, training and evaluation times."""
-    if runs.is_empty():
-        return 0.0
-    parts = [c for c in ("time_setup_s", "time_train_s", "time_eval_s") if c in runs.columns]
-    summed = pl.sum_horizontal([pl.col(c).fill_null(0.0) for c in parts]) if parts else pl.lit(0.0)
-    total = pl.col("trial_seconds").fill_null(summed) if "trial_seconds" in runs.columns else summed
-    return float(runs.select(total.sum()).item() or 0.0)
 
 
 def _identity(side: _Side, settings: AnalysisSettings) -> dict[str, Any]:

@@ -45,7 +45,7 @@ def reanalyze(
     from nerplat.analysis.evidence import dated_registrations
     from nerplat.analysis.registrations import registration_folder
     from nerplat.analysis.report import settings_from_plan
-    from nerplat.analysis.verdicts import arm_frame
+    from nerplat.analysis.verdict_context import arm_frame
 
     plan = compile_spec(spec, profile)
     settings = settings_from_plan(plan.model_dump(mode="json"), str(spec))

@@ -20,7 +20,8 @@ from nerplat.analysis.claims_table import (
 )
 from nerplat.analysis.pooling import dersimonian_laird
 from nerplat.analysis.registrations import KEYS, digest_of, load_registrations, registration_text
-from nerplat.analysis.sequential import VerdictRule, boundaries, decide, stagewise_p
+from nerplat.analysis.boundaries import boundaries, stagewise_p
+from nerplat.analysis.sequential import VerdictRule, decide
 from nerplat.analysis.settings import AnalysisSettings
 from nerplat.analysis.synthetic import synthetic_replicates
 from nerplat.analysis.verdicts import verdicts

@@ -104,7 +104,7 @@ def test_an_arm_without_tune_trials_takes_its_epoch_cap_from_the_plan():
     import polars as pl
 
     from nerplat.analysis.committed import arms_from_runs
-    from nerplat.analysis.verdicts import arm_frame
+    from nerplat.analysis.verdict_context import arm_frame
 
     replicates = pl.DataFrame({"arm": ["a/ce", "a/mom"]})
     trials = pl.DataFrame(

@@ -5,7 +5,7 @@ import pytest
 
 from nerplat.analysis.context_tables import savings_table
 from nerplat.analysis.stopping_savings import stopping_savings
-from nerplat.analysis.verdicts import arm_frame
+from nerplat.analysis.verdict_context import arm_frame
 
 
 def _arms() -> pl.DataFrame:

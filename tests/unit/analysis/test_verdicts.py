@@ -11,7 +11,8 @@ from nerplat.analysis.settings import AnalysisSettings
 from nerplat.analysis.table_model import p_text
 from nerplat.analysis.synthetic import synthetic_replicates
 from nerplat.analysis.verdict_text import OLD_REPORT, verdict_text
-from nerplat.analysis.verdicts import VERDICT_COLUMNS, arm_frame, claim_looks, verdicts
+from nerplat.analysis.verdict_context import arm_frame
+from nerplat.analysis.verdicts import VERDICT_COLUMNS, claim_looks, verdicts
 from nerplat.config.experiment import Claim, Sequential
 
 METRIC = "test_macro_f1"
@@ -383,7 +384,7 @@ def test_the_paper_cell_names_the_citation_once_then_the_source():
 
 
 def test_a_sequential_row_gives_its_stagewise_p_t_boundary_and_margin():
-    from nerplat.analysis.sequential import boundaries, stagewise_p
+    from nerplat.analysis.boundaries import boundaries, stagewise_p
 
     sequential = Sequential(max_seeds=9, look_every=3, spending="pocock")
     frame = _frame({"ce": 0.0, "mom": 0.05}, seeds=2, partitions=9, noise=0.002)
