@@ -66,18 +66,11 @@ def resolve_datasets(
                     continue
                 section, label = saved, HUB_PREFIX + key_text(folder.name)
         else:
-            folder = Path(section.path).expanduser()
-            folder = folder if folder.is_absolute() else (spec_folder / folder)
-            if folder.is_file() and section.split is None:
-                problems.append(document.problem(_single_file_message(folder, section.format.name), at + ("path",)))
+            local = _local_corpus(document, section, at, spec_folder)
+            if isinstance(local, Problem):
+                problems.append(local)
                 continue
-            if not folder.exists():
-                problems.append(document.problem(f"no corpus folder or file at {folder}", at + ("path",)))
-                continue
-            if folder.is_file() and _value_at(document, at + ("format",)) is None:
-                section = section.model_copy(update={"format": type(section.format).model_validate(format_of_file(folder))})
-            label = key_text(folder.resolve().stem if folder.is_file() else folder.resolve().name)
-            path = str(folder.resolve())
+            section, label, path = local
         data_format, found = _resolve_format(document, section, at, catalog)
         if found:
             problems += found
@@ -97,6 +90,24 @@ def resolve_datasets(
         seen[label] = at
         resolved.append(NamedDataset(label, ref, at))
     return resolved, problems
+
+
+def _local_corpus(
+    document: Document, section: DatasetSection, at: YamlPath, spec_folder: Path
+) -> tuple[DatasetSection, str, str] | Problem:
+    """A dataset given by `path` (relative to the spec's folder unless absolute): the section with a
+    single file's format filled in where `format:` is not written, its label and its absolute path;
+    or the problem with the path."""
+    folder = Path(section.path).expanduser()
+    folder = folder if folder.is_absolute() else (spec_folder / folder)
+    if folder.is_file() and section.split is None:
+        return document.problem(_single_file_message(folder, section.format.name), at + ("path",))
+    if not folder.exists():
+        return document.problem(f"no corpus folder or file at {folder}", at + ("path",))
+    if folder.is_file() and _value_at(document, at + ("format",)) is None:
+        section = section.model_copy(update={"format": type(section.format).model_validate(format_of_file(folder))})
+    label = key_text(folder.resolve().stem if folder.is_file() else folder.resolve().name)
+    return section, label, str(folder.resolve())
 
 
 SAVED_DATASET_MARKER = "dataset_dict.json"  # what DatasetDict.save_to_disk writes at the folder's top
