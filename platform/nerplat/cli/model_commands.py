@@ -214,18 +214,7 @@ def predict(
     workdir: Path = WORKDIR_OPTION,
 ) -> None:
     """Tag sentences with MODEL, windowed and decoded exactly as in training; prints sentences/s."""
-    if (text is None) == (input_file is None):
-        raise UserInputError(Problem("give either --text or an input file, not both and not neither", path="INPUT_FILE"))
-    if words not in WORD_SPLITTERS:
-        raise UserInputError(Problem(f"--words {words!r}: choose one of {', '.join(WORD_SPLITTERS)}", path="--words"))
-    if spans not in SPAN_RULES:
-        raise UserInputError(Problem(f"--spans {spans!r}: choose one of {', '.join(SPAN_RULES)}", path="--spans"))
-    if output_format not in OUTPUT_FORMATS:
-        raise UserInputError(
-            Problem(f"--output-format {output_format!r}: choose one of {', '.join(OUTPUT_FORMATS)}", path="--output-format")
-        )
-    if text is not None:
-        _check_utf8(text)
+    _check_predict_options(input_file, text, words, spans, output_format)
     if output is not None:
         check_output_file(output)  # before the model loads and the tagging runs
     rows = [{"text": text}] if text is not None else read_rows(input_file, choose_format(input_file, input_format))
@@ -239,6 +228,22 @@ def predict(
         write_records(records, output_format, sys.stdout)
     count = f"{len(rows)} sentence{'s' if len(rows) != 1 else ''}"
     typer.echo(f"tagged {count} in {seconds:.2f} s ({len(rows) / seconds:.1f} sentences/s)", err=True)
+
+
+def _check_predict_options(input_file: Path | None, text: str | None, words: str, spans: str, output_format: str) -> None:
+    """Refuses predict's bad options before the model loads: one input, known choices, UTF-8 text."""
+    if (text is None) == (input_file is None):
+        raise UserInputError(Problem("give either --text or an input file, not both and not neither", path="INPUT_FILE"))
+    if words not in WORD_SPLITTERS:
+        raise UserInputError(Problem(f"--words {words!r}: choose one of {', '.join(WORD_SPLITTERS)}", path="--words"))
+    if spans not in SPAN_RULES:
+        raise UserInputError(Problem(f"--spans {spans!r}: choose one of {', '.join(SPAN_RULES)}", path="--spans"))
+    if output_format not in OUTPUT_FORMATS:
+        raise UserInputError(
+            Problem(f"--output-format {output_format!r}: choose one of {', '.join(OUTPUT_FORMATS)}", path="--output-format")
+        )
+    if text is not None:
+        _check_utf8(text)
 
 
 def _check_utf8(text: str) -> None:
