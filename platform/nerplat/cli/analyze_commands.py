@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -39,20 +38,20 @@ def _tracking_uri(tracking_uri: str | None) -> str:
 
 def analyze(
     experiment: str = typer.Argument(..., help="Spec experiment name (the MLflow experiment)."),
-    tracking_uri: Optional[str] = typer.Option(
+    tracking_uri: str | None = typer.Option(
         None, "--tracking-uri", help="MLflow store. Default: $MLFLOW_TRACKING_URI, else ./mlflow.db."
     ),
-    out: Optional[Path] = typer.Option(
+    out: Path | None = typer.Option(
         None, "--out",
         help="Report folder: new, empty, or an earlier report's (only its files are replaced). Default: reports/<experiment>.",
     ),
     formats: str = typer.Option("md,latex,html,csv", "--format", help="Comma-separated table formats: md, latex, html, csv."),
-    baseline: Optional[str] = typer.Option(None, "--baseline", help="Override the plan's baseline method."),
-    test: Optional[str] = typer.Option(None, "--test", help="Override the paired test: paired_t or wilcoxon."),
-    alpha: Optional[float] = typer.Option(None, "--alpha", help="Override the significance level."),
-    resamples: Optional[int] = typer.Option(None, "--resamples", help="Override the bootstrap resamples."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Override the bootstrap seed."),
-    reference_sampler: Optional[str] = typer.Option(
+    baseline: str | None = typer.Option(None, "--baseline", help="Override the plan's baseline method."),
+    test: str | None = typer.Option(None, "--test", help="Override the paired test: paired_t or wilcoxon."),
+    alpha: float | None = typer.Option(None, "--alpha", help="Override the significance level."),
+    resamples: int | None = typer.Option(None, "--resamples", help="Override the bootstrap resamples."),
+    seed: int | None = typer.Option(None, "--seed", help="Override the bootstrap seed."),
+    reference_sampler: str | None = typer.Option(
         None, "--reference-sampler", help="Sampler whose baseline runs start every precision-recall arrow."
     ),
     as_json: bool = typer.Option(
@@ -101,7 +100,7 @@ def analyze(
 
 def rescore(
     experiment: str = typer.Argument(..., help="Spec experiment name (the MLflow experiment)."),
-    tracking_uri: Optional[str] = typer.Option(
+    tracking_uri: str | None = typer.Option(
         None, "--tracking-uri", help="MLflow store. Default: $MLFLOW_TRACKING_URI, else ./mlflow.db."
     ),
 ) -> None:
@@ -121,7 +120,7 @@ def bench_analysis(
     as_json: bool = typer.Option(False, "--json", help="Print the timings as JSON."),
     runs: int = typer.Option(100_000, "--runs", min=1, help="Runs in the synthetic frame."),
     fetch: int = typer.Option(5_000, "--fetch", min=0, help="Runs created in and fetched from a local MLflow store (0 skips)."),
-    store: Optional[Path] = typer.Option(None, "--store", help="SQLite file to keep those runs in between benchmark runs."),
+    store: Path | None = typer.Option(None, "--store", help="SQLite file to keep those runs in between benchmark runs."),
 ) -> None:
     """Time the analysis of a synthetic 100,000-run frame and the fetch of 5,000 runs from MLflow."""
     from nerplat.analysis.bench import run_benchmark  # lazy: polars, which --help does not need

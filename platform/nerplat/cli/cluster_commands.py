@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
 from rich.console import Console
 
-from nerplat.cli.options import package_version
+from nerplat.cli.options import PROFILE_OPTION, package_version
 from nerplat.unfolded import print_command, print_unfolded
 from nerplat.errors import Problem, UserInputError
 
@@ -20,7 +20,6 @@ cluster_app = typer.Typer(
 console = Console(emoji=False, highlight=False, markup=False)  # user text (paths, names) may hold [brackets]
 err_console = Console(emoji=False, stderr=True, highlight=False, markup=False)
 
-ProfileOption = typer.Option(None, "--profile", "-p", help="Profile of the spec to run (e.g. paper).")
 ImageOption = typer.Option(
     None, "--image",
     help="Container image of the Ray pods (default: the one in --cluster; for the base, nerplat:<version>, the "
@@ -78,10 +77,10 @@ def _rayjob_in_file(path: Path) -> dict[str, Any] | None:
 @cluster_app.command("render")
 def render(
     spec: Path = typer.Argument(..., help="Spec under specs/ (the folder the image carries)."),
-    profile: Optional[str] = ProfileOption,
-    image: Optional[str] = ImageOption,
+    profile: str | None = PROFILE_OPTION,
+    image: str | None = ImageOption,
     cluster: Path = ClusterOption,
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write here instead of printing."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Write here instead of printing."),
 ) -> None:
     """Write the RayJob that runs SPEC on its own autoscaling Ray cluster, sized from the spec's resources."""
     # lazy: the manifest checks, which --help does not need
@@ -98,12 +97,12 @@ def render(
 @cluster_app.command("submit")
 def submit(
     target: Path = typer.Argument(..., help="A RayJob manifest, or a spec to render first."),
-    address: Optional[str] = typer.Option(
+    address: str | None = typer.Option(
         None, "--address", help="Ray job API of a running cluster, e.g. http://127.0.0.1:8265 (else kubectl apply)."
     ),
     kubectl: bool = typer.Option(False, "--kubectl", help="Apply the RayJob with kubectl (the default without --address)."),
-    profile: Optional[str] = ProfileOption,
-    image: Optional[str] = ImageOption,
+    profile: str | None = PROFILE_OPTION,
+    image: str | None = ImageOption,
     cluster: Path = typer.Option(
         Path("cluster/base"), "--cluster", help="Kustomization whose RayCluster the job copies (kubectl only)."
     ),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
 import yaml
@@ -79,7 +79,7 @@ def stats(
     dataset: str = typer.Argument(..., help=DATASET_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print JSON (the manifest's fields and more) on stdout."),
     iob1: str = typer.Option("convert", help="IOB1 input: convert it to IOB2, or refuse it."),
-    data_format: Optional[str] = FORMAT_OPTION,
+    data_format: str | None = FORMAT_OPTION,
 ) -> None:
     """Per split: sentences, tokens, mentions per type, % B/I/O, % sentences with entities, type shares."""
     if iob1 not in ("convert", "refuse"):
@@ -148,11 +148,11 @@ def sample(
     param: list[str] = typer.Option([], "--param", help="Sampler parameter KEY=VALUE; repeatable."),
     seed: int = typer.Option(0, "--seed", help="Seed of random samplers (and of a carved dev split)."),
     partition: int = typer.Option(0, "--partition", help="Partition index for partitioned samplers (low_resource)."),
-    out: Optional[Path] = typer.Option(
+    out: Path | None = typer.Option(
         None, "--out", help="Write the sampled corpus here as CoNLL (train.txt, and the other splits)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
-    data_format: Optional[str] = FORMAT_OPTION,
+    data_format: str | None = FORMAT_OPTION,
 ) -> None:
     """Apply one sampler to DATASET and summarise the training set it makes."""
     # lazy: the sampler entries, which --help does not need
@@ -204,12 +204,12 @@ def fetch(
     name: str = typer.Argument(
         ..., help="Registered corpus: conll2003, wnut17, ncbi_disease, bc5cdr, linnaeus, anatem, anem, gmb."
     ),
-    root: Optional[Path] = typer.Option(
+    root: Path | None = typer.Option(
         None, "--root", envvar="NERPLAT_DATA", show_envvar=False,
         help="Folder of the corpora (default: where runs read them: $NERPLAT_DATA, else ../shared/data beside the "
         "repository); the corpus goes into ROOT/NAME.",
     ),
-    source: Optional[str] = typer.Option(
+    source: str | None = typer.Option(
         None, "--source",
         help="Read from here instead of the registered source: a URL folder holding the same files (file:///... for a "
         "local copy), or hf:<hub id or save_to_disk folder>.",

@@ -12,7 +12,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -86,7 +86,7 @@ def list_models(
     as_json: bool = typer.Option(
         False, "--json", help="Print a JSON list: name, version, aliases, uri, run_id, test metrics, selected epoch."
     ),
-    tracking_uri: Optional[str] = TRACKING_OPTION,
+    tracking_uri: str | None = TRACKING_OPTION,
     workdir: Path = WORKDIR_OPTION,
 ) -> None:
     """List registered taggers: every version with its run, test metrics and selected epoch.
@@ -163,7 +163,7 @@ def export(
         ..., "--out",
         help="Folder to write: new or empty (a symlink to an empty folder is followed); written whole or not at all.",
     ),
-    tracking_uri: Optional[str] = TRACKING_OPTION,
+    tracking_uri: str | None = TRACKING_OPTION,
     workdir: Path = WORKDIR_OPTION,
 ) -> None:
     """Write MODEL as a folder to take elsewhere: Hugging Face format for softmax heads, else an MLflow model."""
@@ -178,15 +178,15 @@ def export(
 
 def predict(
     model: str = MODEL_ARGUMENT,
-    input_file: Optional[Path] = typer.Argument(
+    input_file: Path | None = typer.Argument(
         None, help="Sentences to tag: plain text (one per line), CoNLL or JSONL (see --format)."
     ),
-    text: Optional[str] = typer.Option(
+    text: str | None = typer.Option(
         None, "--text",
         help="Tag this sentence instead of a file: a table in a terminal, a JSON record with --json or when piped. An "
         "empty or blank text has no words: its record has empty words, tags and spans, as serve answers.",
     ),
-    input_format: Optional[str] = typer.Option(
+    input_format: str | None = typer.Option(
         None, "--format",
         help="text, conll or jsonl; default: conll when every line ends in a tag (TOKEN<TAB>TAG), else from the suffix.",
     ),
@@ -199,7 +199,7 @@ def predict(
         help="How tags make spans: strict (IOB2, as evaluate and the reports score them: an I- tag after O or another "
         "type is in no span) or lenient (conlleval's reading: it opens a span).",
     ),
-    output: Optional[Path] = typer.Option(
+    output: Path | None = typer.Option(
         None,
         "--output",
         "-o",
@@ -210,7 +210,7 @@ def predict(
     output_format: str = typer.Option("jsonl", "--output-format", help="jsonl (spans with scores) or conll (WORD TAG [SCORE])."),
     as_json: bool = typer.Option(False, "--json", help="With --text: print the JSON record even in a terminal."),
     batch_size: int = BATCH_OPTION,
-    tracking_uri: Optional[str] = TRACKING_OPTION,
+    tracking_uri: str | None = TRACKING_OPTION,
     workdir: Path = WORKDIR_OPTION,
 ) -> None:
     """Tag sentences with MODEL, windowed and decoded exactly as in training; prints sentences/s."""
@@ -305,7 +305,7 @@ def evaluate(
     gold_file: Path = typer.Argument(
         ..., help="Sentences with gold tags: CoNLL (TOKEN TAG lines) or JSONL (tokens with tags or spans, or text with spans)."
     ),
-    gold_format: Optional[str] = typer.Option(
+    gold_format: str | None = typer.Option(
         None, "--format",
         help="conll, jsonl_tokens or jsonl_text (a corpus format); default: conll, or for .jsonl files the one whose key "
         "the first record has.",
@@ -315,7 +315,7 @@ def evaluate(
         help="Print {model, file, sentences, seconds, metrics} as JSON (metrics named as in MLflow, without the split prefix).",
     ),
     batch_size: int = BATCH_OPTION,
-    tracking_uri: Optional[str] = TRACKING_OPTION,
+    tracking_uri: str | None = TRACKING_OPTION,
     workdir: Path = WORKDIR_OPTION,
 ) -> None:
     """Score MODEL on a file with gold tags: strict span precision, recall and F1, micro, macro and per
@@ -386,7 +386,7 @@ def serve(
     max_waiting: int = typer.Option(
         8, "--max-waiting", min=1, help="Requests queued or running at once; more are answered HTTP 503."
     ),
-    tracking_uri: Optional[str] = TRACKING_OPTION,
+    tracking_uri: str | None = TRACKING_OPTION,
     workdir: Path = WORKDIR_OPTION,
 ) -> None:
     """Serve MODEL over HTTP in this process, on MLflow's scoring protocol (POST /invocations, GET /ping),
@@ -414,9 +414,9 @@ def serve(
 
 def bench_startup_command(
     model: str = MODEL_ARGUMENT,
-    spec: Optional[Path] = typer.Option(None, "--spec", help="Also time `nerplat train SPEC -m METHOD` (with --profile)."),
-    method: Optional[str] = typer.Option(None, "--method", "-m", help="The method `nerplat train` trains (with --spec)."),
-    profile: Optional[str] = typer.Option("smoke", "--profile", "-p", help="The spec's profile for `nerplat train`."),
+    spec: Path | None = typer.Option(None, "--spec", help="Also time `nerplat train SPEC -m METHOD` (with --profile)."),
+    method: str | None = typer.Option(None, "--method", "-m", help="The method `nerplat train` trains (with --spec)."),
+    profile: str | None = typer.Option("smoke", "--profile", "-p", help="The spec's profile for `nerplat train`."),
     repeats: int = typer.Option(
         5, "--repeats", help="Runs of each command, in turns (at least 5): figures are their median (min-max)."
     ),

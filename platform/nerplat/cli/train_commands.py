@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -61,13 +61,13 @@ class _BarProgress:
 def train(
     spec: Path = typer.Argument(..., help="The experiment spec (YAML)."),
     method: str = typer.Option(..., "--method", "-m", help="Method of the spec to train."),
-    profile: Optional[str] = PROFILE_OPTION,
+    profile: str | None = PROFILE_OPTION,
     assignments: list[str] = ASSIGNMENTS_OPTION,
-    arm_id: Optional[str] = typer.Option(None, "--arm", help="Arm id when the method has several (dataset x sampler) arms."),
+    arm_id: str | None = typer.Option(None, "--arm", help="Arm id when the method has several (dataset x sampler) arms."),
     seed: int = typer.Option(0, "--seed", help="Seed of initialisation and data order."),
     partition: int = typer.Option(0, "--partition", help="Partition of a partitioned sampler (low_resource)."),
     split: str = typer.Option("test", "--split", help="Split of the final evaluation: test or dev."),
-    save: Optional[Path] = typer.Option(
+    save: Path | None = typer.Option(
         None, "--save",
         help="Write the selected model here (weights, tokenizer, labels, decoding; no optimiser state): a MODEL for "
         "`nerplat predict`. A new or empty folder, or an earlier model's (replaced); checked before training.",
@@ -208,7 +208,7 @@ def bench_train_command(
     encoder: str = typer.Option("minilm-l6", "--encoder", help="Encoder to benchmark."),
     sentences: int = typer.Option(320, "--sentences", help="CoNLL-2003 training sentences (one epoch)."),
     batch_size: int = typer.Option(32, "--batch-size"),
-    threads: Optional[int] = typer.Option(None, "--threads", help="torch threads (default: torch's choice)."),
+    threads: int | None = typer.Option(None, "--threads", help="torch threads (default: torch's choice)."),
     device: str = typer.Option("cpu", "--device", help="cpu or cuda: where both loops train and the matmul peak is measured."),
     precision: str = typer.Option(
         "fp32", "--precision",
@@ -245,7 +245,7 @@ def bench_mrc_command(
     encoder: str = typer.Option("minilm-l6", "--encoder", help="Encoder to benchmark."),
     sentences: int = typer.Option(160, "--sentences", help="CoNLL-2003 training sentences (one epoch per framework)."),
     batch_size: int = typer.Option(32, "--batch-size", help="Sentences (sequence labelling) or examples (MRC) per step."),
-    threads: Optional[int] = typer.Option(None, "--threads", help="torch threads (default: torch's choice)."),
+    threads: int | None = typer.Option(None, "--threads", help="torch threads (default: torch's choice)."),
     repeats: int = typer.Option(
         5, "--repeats", help="Epochs of each framework, in turns (at least 5): figures are their median (min-max)."
     ),
