@@ -30,6 +30,15 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     os.environ.setdefault("NERPLAT_CACHE", str(tmp_path_factory.mktemp("nerplat-cache")))
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _no_terminal_width() -> None:
+    """Messages wrap at COLUMNS (nerplat.unfolded); pytest-xdist's workers set COLUMNS=80, so the
+    tests' output would wrap under `make test` and not in one process. Tests that check wrapping set
+    COLUMNS themselves."""
+    os.environ.pop("COLUMNS", None)
+    os.environ.pop("LINES", None)
+
+
 @pytest.fixture(scope="session")
 def empty_mlflow_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Made by `check_store` in a folder that does not exist yet (test_store checks the result)."""
