@@ -23,6 +23,19 @@ def forget_plugins():
         del sys.modules[name]
 
 
+# A plugin must register something (issue 62); this one adds a loss of its file's name.
+PLUGIN = '''
+from nerplat.objectives import OBJECTIVES
+from nerplat.objectives.base import ObjectiveConfig
+
+
+@OBJECTIVES.register("{name}", config=ObjectiveConfig)
+def build(config, context):
+    """A loss the render tests never train."""
+    raise NotImplementedError
+'''
+
+
 def with_plugin(spec_repo: Path, plugin: str) -> Path:
     spec = spec_repo / "specs" / "tiny.yaml"
     spec.write_text(f"plugins: [{plugin}]\n" + spec.read_text())
@@ -30,7 +43,7 @@ def with_plugin(spec_repo: Path, plugin: str) -> Path:
 
 
 def test_a_plugin_under_specs_renders(spec_repo: Path):
-    (spec_repo / "specs" / "render_plugin_inside.py").write_text("")
+    (spec_repo / "specs" / "render_plugin_inside.py").write_text(PLUGIN.format(name="render_inside_loss"))
     spec = with_plugin(spec_repo, "./render_plugin_inside.py")
     sizing = load_sizing(spec, spec_catalog(spec), None)
     rayjob = render_rayjob(spec, sizing, repo_root=spec_repo, cluster_dir=CLUSTER / "base", image="r.io/n:1")
@@ -38,7 +51,7 @@ def test_a_plugin_under_specs_renders(spec_repo: Path):
 
 
 def test_a_plugin_outside_specs_is_refused_at_its_line(spec_repo: Path):
-    (spec_repo / "render_plugin_outside.py").write_text("")
+    (spec_repo / "render_plugin_outside.py").write_text(PLUGIN.format(name="render_outside_loss"))
     spec = with_plugin(spec_repo, "../render_plugin_outside.py")
     sizing = load_sizing(spec, spec_catalog(spec), None)
     with pytest.raises(UserInputError) as caught:
