@@ -22,9 +22,9 @@ from nerplat.analysis.registrations import (
     registration_folder,
     registration_path,
     registration_text,
-    write_registration_text,
 )
 from nerplat.analysis.sequential import look_schedule
+from nerplat.atomic_files import write_atomically
 from nerplat.config.experiment import BEST_OTHER
 from nerplat.errors import Problem, UserInputError
 from nerplat.plan.model import Arm, Plan
@@ -232,7 +232,7 @@ def register_claims(
     for document, write in documents:
         path = registration_path(folder, document["claim"]["id"])
         if write:
-            write_registration_text(path, registration_text(document))
+            write_atomically(path, registration_text(document))
         design = document["design"]
         registered.append(Registered(document["claim"]["id"], path, document["digest"], tuple(design["units"]),
                                      design["unit"], write))

@@ -51,8 +51,6 @@ boundaries (`registered_design`).
 
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -213,13 +211,3 @@ def registered_design(registration: Registration) -> SequentialDesign | None:
     return boundaries(registration.looks, registration.max_units, registration.alpha, registration.spending)
 
 
-def write_registration_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise

@@ -8,6 +8,7 @@ from typing import Any
 import typer
 from rich.console import Console
 
+from nerplat.atomic_files import write_atomically
 from nerplat.cli.options import PROFILE_OPTION, package_version
 from nerplat.unfolded import print_command, print_unfolded
 from nerplat.errors import Problem, UserInputError
@@ -84,7 +85,7 @@ def render(
 ) -> None:
     """Write the RayJob that runs SPEC on its own autoscaling Ray cluster, sized from the spec's resources."""
     # lazy: the manifest checks, which --help does not need
-    from nerplat.cluster.manifests import dump_manifests, write_atomically
+    from nerplat.cluster.manifests import dump_manifests
 
     text = dump_manifests([_rayjob_for_spec(spec, profile, image, cluster)])
     if out is None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -117,14 +115,3 @@ def dump_manifests(bodies: Iterable[dict[str, Any]]) -> str:
     return yaml.safe_dump_all(list(bodies), sort_keys=False, default_flow_style=False)
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Write a temp file beside `path`, then rename it over: a reader never sees half a manifest."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise

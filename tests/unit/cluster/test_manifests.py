@@ -1,8 +1,6 @@
-from pathlib import Path
-
 import pytest
 
-from nerplat.cluster.manifests import format_path, parse_manifests, write_atomically
+from nerplat.cluster.manifests import format_path, parse_manifests
 from nerplat.errors import UserInputError
 
 TWO_DOCS = """\
@@ -53,10 +51,3 @@ def test_bad_yaml_is_a_user_error_with_a_line(text, expected):
     (problem,) = caught.value.problems
     assert expected in problem.message and problem.source == "bad.yaml" and problem.line is not None
 
-
-def test_write_atomically_leaves_no_temp_files(tmp_path: Path):
-    target = tmp_path / "out" / "job.yaml"
-    write_atomically(target, "a: 1\n")
-    write_atomically(target, "a: 2\n")
-    assert target.read_text() == "a: 2\n"
-    assert [p.name for p in target.parent.iterdir()] == ["job.yaml"]
