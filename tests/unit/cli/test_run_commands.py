@@ -212,11 +212,12 @@ def test_the_plan_table_names_arms_by_their_labels_and_splits_no_word_at_80_colu
     assert "conll2003/untyped+entity_ratio-100-0.01/comauc_2t" in arms
 
 
-def test_run_and_train_warn_at_start_about_bf16_on_a_cpu_that_emulates_it(tmp_path, monkeypatch, capsys):
-    """Before any trial: `run` then stops (interrupted), `train`'s trial fails at once."""
-    from nerplat.cli import main
+@pytest.fixture
+def stopped_before_training(monkeypatch) -> str:
+    """The tiny spec, with `run` interrupted before Ray and `train`'s trial failing at once: what the
+    commands print at start, and nothing more."""
     from nerplat.run import runner
-    from nerplat.trial import device, loop
+    from nerplat.trial import loop
 
     def interrupted(self):
         raise Interrupted()
@@ -226,8 +227,16 @@ def test_run_and_train_warn_at_start_about_bf16_on_a_cpu_that_emulates_it(tmp_pa
 
     monkeypatch.setattr(runner.ExperimentRunner, "run", interrupted)
     monkeypatch.setattr(loop, "run_trial", failed)
+    return str(Path(__file__).parents[2] / "integration" / "specs" / "tiny_run.yaml")
+
+
+def test_run_and_train_warn_at_start_about_bf16_on_a_cpu_that_emulates_it(tmp_path, monkeypatch, capsys, stopped_before_training):
+    """Before any trial: `run` then stops (interrupted), `train`'s trial fails at once."""
+    from nerplat.cli import main
+    from nerplat.trial import device
+
     monkeypatch.setattr(device, "cpu_flags", lambda: frozenset({"avx2"}))
-    spec = str(Path(__file__).parents[2] / "integration" / "specs" / "tiny_run.yaml")
+    spec = stopped_before_training
     warning = "train.precision bf16 (method ce) on a CPU without bf16 units"
     assert main(["run", spec, "--workdir", str(tmp_path), "--set", "methods.ce.train.precision=bf16"]) == 130
     assert warning in " ".join(capsys.readouterr().out.split())
@@ -273,23 +282,15 @@ def test_run_says_what_it_starts_before_it_checks_the_spec(monkeypatch, capsys, 
     assert printed_before and printed_before[0].startswith(f"nerplat run {spec}: checking the spec")
 
 
-def test_run_and_train_say_at_start_what_precision_auto_chose_here_and_why(tmp_path, monkeypatch, capsys):
+def test_run_and_train_say_at_start_what_precision_auto_chose_here_and_why(
+    tmp_path, monkeypatch, capsys, stopped_before_training
+):
     """On a CPU listing avx512_bf16 whose calibration measured bf16 slower: fp32, with the ratio and the calibration."""
     from nerplat.cli import main
-    from nerplat.run import runner
-    from nerplat.trial import loop
     from precision_hosts import calibrated_host
 
-    def interrupted(self):
-        raise Interrupted()
-
-    def failed(*args, **kwargs):
-        raise loop.NonFiniteLoss("stopped here by the test")
-
-    monkeypatch.setattr(runner.ExperimentRunner, "run", interrupted)
-    monkeypatch.setattr(loop, "run_trial", failed)
     calibrated_host(monkeypatch, tmp_path / "cache", threads=1, train_bf16=1.6, evaluate_bf16=1.2)
-    spec = str(Path(__file__).parents[2] / "integration" / "specs" / "tiny_run.yaml")
+    spec = stopped_before_training
     auto = ["--set", "methods.ce.train.precision=auto", "--set", "train.threads=1"]
     chosen = "precision of arm ce: training auto: bf16 1.60x slower than fp32 here: fp32"
     assert main(["run", spec, "--workdir", str(tmp_path), *auto]) == 130
