@@ -34,4 +34,4 @@ def bench_host_command(
         f"nerplat bench host ({result.threads} threads; load average {result.load_before:.2f} before; "
         f"took {result.seconds:.0f} s; peaks: median (min-max) of {len(result.matmul_fp32_gflops.repeats)}, in turns)"
     )
-    print_figures(title, result.rows(), Console())
+    print_figures(title, result.rows(), Console(emoji=False))
