@@ -88,7 +88,7 @@ def stats(
     if as_json:
         _print_json(result)
         return
-    console = Console(highlight=False, markup=False)
+    console = Console(emoji=False, highlight=False, markup=False)
     table = Table(title=f"{result['corpus']}", title_justify="left")
     table.add_column("split", no_wrap=True)
     for column in ("sent.", "tokens", "mentions", "%B", "%I", "%O", "%sent.w/ent."):
@@ -196,7 +196,7 @@ def sample(
     table = Table(show_header=False, box=None)
     for key, value in summary.items():
         table.add_row(key, str(value))
-    Console(highlight=False, markup=False).print(table)
+    Console(emoji=False, highlight=False, markup=False).print(table)
 
 
 @data_app.command("fetch")
@@ -241,7 +241,7 @@ def fetch(
     if as_json:
         _print_json(payload)
         return
-    console = Console(highlight=False, markup=False)
+    console = Console(emoji=False, highlight=False, markup=False)
     table = Table(title=f"{name}: {fetched.folder}", title_justify="left")
     table.add_column("split")
     for column in ("sentences", "tokens", "mentions"):

@@ -223,7 +223,7 @@ def predict(
     if output is not None:
         write_output_file(output, lambda stream: write_records(records, output_format, stream))
     elif text is not None and output_format == "jsonl" and not as_json and sys.stdout.isatty():
-        _print_record(records[0], Console(highlight=False, markup=False))
+        _print_record(records[0], Console(emoji=False, highlight=False, markup=False))
     else:
         write_records(records, output_format, sys.stdout)
     count = f"{len(rows)} sentence{'s' if len(rows) != 1 else ''}"
@@ -292,7 +292,7 @@ def _predict_with_progress(
     columns = (TextColumn("tagging"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     records: list[dict] = []
     started = time.perf_counter()
-    with Progress(*columns, console=Console(stderr=True), transient=True, disable=not show) as bar:
+    with Progress(*columns, console=Console(emoji=False, stderr=True), transient=True, disable=not show) as bar:
         task = bar.add_task("tagging", total=len(rows))
         for first in range(0, len(rows), chunk):
             records += predict_records(bundle, rows[first : first + chunk], words, batch_size, span_rule=span_rule)
