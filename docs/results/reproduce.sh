@@ -32,7 +32,9 @@ plan=(nerplat plan "specs/$spec.yaml" --cost --json --tracking-uri "sqlite:///$w
 (cd "$repo" && "$repo/.venv/bin/${plan[0]}" "${plan[@]:1}" >"$work/plan-cost.json" 2>"$work/plan-cost.err") || true
 predicted=$("$repo/.venv/bin/python" -c 'import json, sys; print("%.1f min" % (json.load(sys.stdin)["cost"]["wall_s"] / 60))' \
   <"$work/plan-cost.json" || echo "none (nerplat plan --cost failed: see plan-cost.err in the scratch folder)")
-experiment=$("$repo/.venv/bin/python" -c 'import json, sys; print(json.load(sys.stdin)["experiment"])' <"$work/plan-cost.json" || true)
+# The experiment's name from the plan alone (no calibration), so it is known when the cost step fails.
+experiment=$(cd "$repo" && "$repo/.venv/bin/nerplat" plan "specs/$spec.yaml" --json ${profile:+--profile "$profile"} \
+  | "$repo/.venv/bin/python" -c 'import json, sys; print(json.load(sys.stdin)["experiment"])' || true)
 dirty=$(git -C "$repo" status --porcelain -- platform specs | wc -l)
 started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
