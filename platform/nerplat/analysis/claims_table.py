@@ -109,7 +109,7 @@ def claim_rule(claim: dict[str, Any]) -> VerdictRule:
         return VerdictRule(margin=float(claim["margin"]))
     effect = claim.get("effect")
     side = (1 if effect > 0 else -1) if effect is not None else (1 if claim.get("direction") == "better" else -1)
-    return VerdictRule(side=side)
+    return VerdictRule(side=side, extrapolation=bool(claim.get("extrapolation")))
 
 
 def is_confirmatory(frame: pl.DataFrame) -> pl.Expr:
@@ -211,6 +211,8 @@ def pooled_reading(row: ExploratoryRow) -> str:
     side = 1 if (first["paper_effect"] or 0) > 0 or first["direction"] == "better" else -1
     if low > 0 or high < 0:
         reading = "on the paper's side" if (low > 0) == (side > 0) else "against the paper"
+        if first.get("extrapolation"):  # a setting the paper never ran cannot contradict it
+            reading = "on the claim's side (extrapolation)" if (low > 0) == (side > 0) else "against the claim (extrapolation)"
     else:
         reading = "includes 0"
     effect = first["paper_effect"]

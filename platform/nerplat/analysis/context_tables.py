@@ -237,7 +237,8 @@ def verdicts_table(verdicts: pl.DataFrame, name: str = "verdicts") -> Table | No
     caption = (
         "Every claim of the spec by one rule, on units (partitions where the runs have several, else seeds; a partition's "
         "pairs averaged). Direction: the interval wholly on the paper's side of zero -> reproduced, wholly on the other -> "
-        "opposite, else inconclusive; a claim that the methods are on par: the interval within the margin -> equivalent, "
+        "opposite, else inconclusive (in a setting the paper never ran, an extrapolation: extends / does not extend, never "
+        "opposite); a claim that the methods are on par: the interval within the margin -> equivalent, "
         "wholly beyond it -> not equivalent. Magnitude, where the spec declares the setting comparable to the paper's: ours "
         "minus the paper's effect (with the paper's standard error where printed) -> consistent, smaller, larger or "
         "inconclusive; anywhere, whether the paper's effect lies outside our interval. Verdict: the direction when every run "

@@ -159,7 +159,7 @@ def reproduces(registered: Any, document: Any) -> bool:
         extra = document.keys() - registered.keys() - {"digest"}
         return all(key in document and reproduces(value, document[key])
                    for key, value in registered.items() if key != "digest") and all(
-            document[key] in (None, False, {}, []) for key in extra)
+            document[key] in (None, False, "", {}, []) for key in extra)
     if isinstance(registered, list) and isinstance(document, list):
         return len(registered) == len(document) and all(map(reproduces, registered, document))
     if isinstance(registered, bool) or isinstance(document, bool):

@@ -45,7 +45,7 @@ from nerplat.analysis.stats import POWER, paired_t_power, pairs_needed
 MINIMUM_PAIRS = 3  # the first look's fewest pairs: 2 degrees of freedom
 SIMULATIONS = 10_000  # Monte Carlo experiments behind operating characteristics: a standard error near 0.5% of a rate
 
-Verdict = Literal["reproduced", "opposite", "equivalent", "not equivalent", "inconclusive"]
+Verdict = Literal["reproduced", "opposite", "extends", "does not extend", "equivalent", "not equivalent", "inconclusive"]
 
 
 def look_schedule(max_seeds: int, look_every: int, minimum: int = MINIMUM_PAIRS) -> tuple[int, ...]:
@@ -70,7 +70,9 @@ class VerdictRule:
     """How an interval for the mean difference decides a claim.
 
     Superior (`side` +1 or -1, the side of zero the paper puts method - partner on): the interval
-    wholly on that side -> reproduced, wholly on the other -> opposite, else inconclusive.
+    wholly on that side -> reproduced, wholly on the other -> opposite, else inconclusive. In a
+    setting the paper never ran (`extrapolation`) the same intervals read extends / does not extend:
+    such a finding says nothing against the paper.
     Equivalent (`margin` m): the interval within (-m, m) -> equivalent (two one-sided tests at
     half the interval's level each, Schuirmann 1987), wholly at or beyond m or -m -> not
     equivalent, else inconclusive.
@@ -78,6 +80,7 @@ class VerdictRule:
 
     side: int = 0
     margin: float | None = None
+    extrapolation: bool = False
 
     def __post_init__(self) -> None:
         if (
@@ -92,7 +95,8 @@ class VerdictRule:
     def verdicts(self) -> tuple[Verdict, Verdict, Verdict]:
         """The verdict of each code `codes` returns: undecided, for the paper, against it."""
         if self.margin is None:
-            return ("inconclusive", "reproduced", "opposite")
+            return ("inconclusive", "extends", "does not extend") if self.extrapolation else (
+                "inconclusive", "reproduced", "opposite")
         return ("inconclusive", "equivalent", "not equivalent")
 
     def codes(self, low: np.ndarray, high: np.ndarray) -> np.ndarray:

@@ -97,7 +97,8 @@ def verdict_text(row: dict[str, Any], decimals: int = 4) -> VerdictText:
         power = OLD_REPORT
     return VerdictText(
         comparison=comparison,
-        where=", ".join(str(row[k]) for k in SETTING_COLUMNS if row.get(k) is not None),
+        where=", ".join(str(row[k]) for k in SETTING_COLUMNS if row.get(k) is not None)
+        + (" (an extrapolation: the paper did not run it)" if row.get("extrapolation") else ""),
         paper=row["direction"] if row["paper_effect"] is None or row.get("kind") == "equivalent" else signed(row["paper_effect"]),
         delta=signed(row["delta"]),
         interval=interval,

@@ -45,8 +45,12 @@ the seed. Units are ordered by partition index (else seed), the order the looks 
                       Holm's step-down needs every p-value at once, which looks taken at different
                       times do not have; for an equivalent claim the two-sided repeated interval,
                       a conservative TOST)
+  extrapolation       the claim's `extrapolation` (a setting the paper never ran: why the claim
+                      extends to it), null for a claim in a setting the paper ran
   direction_verdict   superior: the interval wholly on the paper's side of zero -> reproduced,
-                      wholly on the other -> opposite, else inconclusive; equivalent: within
+                      wholly on the other -> opposite, else inconclusive (a claim in a setting
+                      the paper never ran, `extrapolation` set: extends / does not extend, never
+                      reproduced or opposite); equivalent: within
                       (-margin, margin) -> equivalent, wholly beyond one of them -> not equivalent,
                       else inconclusive (`sequential.VerdictRule`)
   magnitude_ci_low,   only for a superior claim with an effect whose setting the spec declares
@@ -132,7 +136,7 @@ SCHEMA = {
     "looks_taken": pl.Int64(), "decided_look": pl.Int64(), "aso_eps_min": pl.Float64(), "aso_eps_min_reverse": pl.Float64(),
     "method_trials": pl.Int64(), "partner_trials": pl.Int64(), "method_searched": pl.String(), "partner_searched": pl.String(),
     "method_epochs": pl.Int64(), "partner_epochs": pl.Int64(), "cpu_hours": pl.Float64(), "gpu_hours": pl.Float64(),
-    "arms": pl.List(pl.String()), "note": pl.String(),
+    "arms": pl.List(pl.String()), "note": pl.String(), "extrapolation": pl.String(),
     "t_stat": pl.Float64(), "boundary_t": pl.Float64(), "boundary_margin": pl.Float64(), "p_stagewise": pl.Float64(),
     "paper_in_interval": pl.Boolean(), "method_epochs_trained": pl.Float64(), "partner_epochs_trained": pl.Float64(),
     "unit_keys": pl.List(pl.Int64()), "unit_differences": pl.List(pl.Float64()),
@@ -167,7 +171,9 @@ class _Side:
     @property
     def rule(self) -> VerdictRule:
         claim = self.claim
-        return VerdictRule(margin=claim.margin) if claim.kind == "equivalent" else VerdictRule(side=claim.side)
+        if claim.kind == "equivalent":
+            return VerdictRule(margin=claim.margin)
+        return VerdictRule(side=claim.side, extrapolation=bool(claim.extrapolation))
 
 
 def claim_looks(sequential: Sequential) -> tuple[int, ...]:
@@ -486,5 +492,5 @@ def _identity(side: _Side, settings: AnalysisSettings) -> dict[str, Any]:
         "claim": claim.id, "paper": claim.paper, "source": claim.source, "kind": claim.kind, "method": claim.method,
         "partner": side.partner, "partner_chosen_at": side.partner_chosen_at, "metric": settings.claim_metric(claim),
         "dataset": side.setting["dataset"], "sampler": side.setting["sampler"], "size": claim.where.size,
-        "paper_effect": claim.effect, "direction": stated, "note": claim.note,
+        "paper_effect": claim.effect, "direction": stated, "note": claim.note, "extrapolation": claim.extrapolation or None,
     }

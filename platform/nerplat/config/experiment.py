@@ -130,6 +130,11 @@ class Claim(Frozen):
         ClaimWhere(), description="The dataset, sampler setting and size the claim is tested at; default: every setting."
     )
     note: str = Field("", description="Where the paper's number comes from when it is not printed (e.g. read off a figure).")
+    extrapolation: str = Field(
+        "", description="Where the paper never ran this claim's setting: what the claim extends and from where, in a line "
+        "('the paper ran MRC on full data only'). Its verdict then reads extends or does not extend, never reproduced or "
+        "opposite: a setting the paper did not run cannot contradict it."
+    )
     unequal_effort: str = Field(
         "", description="Why the compared arms get unequal tuning effort (e.g. the paper's own protocol); "
         "without it `validate` warns."
@@ -162,6 +167,10 @@ class Claim(Frozen):
             raise ValueError("an effect of 0 claims no superiority: give kind equivalent with a margin for 'on par'")
         if self.paper_se is not None and self.effect is None:
             raise ValueError("paper_se is the standard error of the paper's effect: give the effect too")
+        if self.extrapolation and self.comparable:
+            raise ValueError(
+                "a claim is an extrapolation (a setting the paper did not run) or comparable to the paper's setting, not both"
+            )
         return self
 
     @model_validator(mode="after")

@@ -15,6 +15,7 @@ from nerplat.analysis.claims_table import (
     exploratory_rows,
     exploratory_table,
     forest_plot,
+    pooled_reading,
     registered_rows,
     registered_table,
 )
@@ -98,7 +99,7 @@ def test_rows_that_served_another_digest_are_not_the_registration_s_evidence(tmp
     assert found.verdict == NOT_YET_RUN
 
 
-def _report_rows(report: str, gain: float, seed: int) -> pl.DataFrame:
+def _report_rows(report: str, gain: float, seed: int, **claim_fields) -> pl.DataFrame:
     frame = synthetic_replicates(methods=("ce", "mom"), sizes=(100,), seeds=6, types=())
     rng = np.random.default_rng(seed)
     frame = frame.with_columns(
@@ -106,7 +107,7 @@ def _report_rows(report: str, gain: float, seed: int) -> pl.DataFrame:
         pl.lit(True).alias("converged_run"),
     )
     claim = Claim(id="mom_vs_ce", paper="Nemoto et al. 2024", source="Table 3", method="mom", partner="ce",
-                  metric="macro_f1", effect=0.3)
+                  metric="macro_f1", **({"effect": 0.3} | claim_fields))
     found = verdicts(frame, AnalysisSettings(claims=(claim,), average="macro"), aso=False)
     return found.with_columns(pl.lit(report).alias("report"), pl.lit("exploratory").alias("evidence"),
                               pl.lit("no registration").alias("evidence_reason"))
@@ -125,6 +126,14 @@ def test_exploratory_reports_are_pooled_by_dersimonian_laird_as_a_reading():
     assert "over 2 reports" in cells[4] and "paper's effect outside" in cells[5] and "(no registration)" in cells[6]
     assert "cap ? ep / cap ? ep" in cells[6]  # no epochs recorded: the cap alone, never read as epochs trained
     assert "chosen after results" in table.caption
+
+
+def test_a_pooled_extrapolation_against_its_direction_is_not_read_as_against_the_paper():
+    beyond = {"effect": None, "direction": "worse", "extrapolation": "the paper ran full data only"}
+    frame = pl.concat([_report_rows("a", 0.02, 1, **beyond), _report_rows("b", 0.03, 2, **beyond)])
+    (found,) = exploratory_rows(frame)
+    assert pooled_reading(found) == "against the claim (extrapolation)"
+    assert all(r["verdict"] == "does not extend" for r in found.rows)
 
 
 def test_the_summary_counts_verdicts_and_links_the_forest_plot(tmp_path: Path):

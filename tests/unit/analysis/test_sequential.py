@@ -137,6 +137,9 @@ def test_the_repeated_interval_is_the_t_interval_at_the_looks_level():
         (-0.009, -0.001, VerdictRule(side=1), "opposite"),  # wholly on the other side of zero
         (-0.009, -0.002, VerdictRule(side=-1), "reproduced"),  # a paper effect below zero
         (0.001, 0.004, VerdictRule(side=-1), "opposite"),
+        (0.001, 0.009, VerdictRule(side=1, extrapolation=True), "extends"),  # a setting the paper never ran
+        (-0.009, -0.001, VerdictRule(side=1, extrapolation=True), "does not extend"),  # never "opposite" to the paper
+        (-0.001, 0.002, VerdictRule(side=1, extrapolation=True), "inconclusive"),
         (-0.004, 0.009, VerdictRule(margin=0.01), "equivalent"),  # within (-margin, margin)
         (-0.004, 0.011, VerdictRule(margin=0.01), "inconclusive"),  # reaches past the margin
         (0.01, 0.03, VerdictRule(margin=0.01), "not equivalent"),  # wholly at or beyond it

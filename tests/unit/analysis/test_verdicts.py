@@ -312,6 +312,20 @@ def test_a_claim_of_direction_only_is_reproduced_above_zero_and_opposite_below()
     assert rows["worse"]["verdict"] == "opposite" and rows["worse"]["direction"] == "worse"
 
 
+def test_a_claim_in_a_setting_the_paper_never_ran_extends_or_does_not_never_opposite():
+    frame = _frame({"ce": 0.0, "mom": 0.03})
+    beyond = "the paper ran full data only"
+    rows = _rows(frame, _claim(claim_id="holds", direction="better", extrapolation=beyond),
+                 _claim(claim_id="fails", direction="worse", extrapolation=beyond))
+    assert rows["holds"]["verdict"] == "extends" and rows["fails"]["verdict"] == "does not extend"
+    assert rows["fails"]["extrapolation"] == beyond and rows["fails"]["magnitude_verdict"] == "not comparable"
+    assert "extrapolation" in verdict_text(rows["fails"]).where
+    (ran,) = _rows(frame, _claim(claim_id="ran", direction="worse")).values()
+    assert ran["verdict"] == "opposite" and ran["extrapolation"] is None
+    with pytest.raises(ValueError, match="extrapolation .* or comparable"):
+        _claim(direction="better", extrapolation=beyond, comparable="the paper's setting")
+
+
 def test_a_claim_across_sampler_settings_pairs_one_method_by_seed():
     frame = synthetic_replicates(methods=("ce",), sizes=(100, 200), seeds=5, types=()).with_columns(
         pl.lit(True).alias("converged_run")
