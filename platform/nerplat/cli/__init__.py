@@ -53,11 +53,11 @@ def _register_commands() -> None:
     # lazy: the command groups, added by the first main(), so that `import nerplat.cli` stays light
     from nerplat.cli import (
         analyze_commands,
+        bench_commands,
         claims_commands,
         ui_commands,
         cluster_commands,
         data_commands,
-        host_commands,
         model_commands,
         run_commands,
         spec_commands,
@@ -65,8 +65,8 @@ def _register_commands() -> None:
     )
 
     groups = (
-        spec_commands, data_commands, train_commands, run_commands, model_commands, ui_commands, analyze_commands,
-        claims_commands, cluster_commands, host_commands,
+        spec_commands, data_commands, train_commands, bench_commands, run_commands, model_commands, ui_commands,
+        analyze_commands, claims_commands, cluster_commands,
     )
     for module in groups:
         module.register(app)

@@ -1,4 +1,4 @@
-"""`nerplat analyze`: tables, plots and tests of an experiment's MLflow runs; `nerplat bench analysis`."""
+"""`nerplat analyze`: tables, plots and tests of an experiment's MLflow runs; `nerplat rescore`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from rich.console import Console
 from rich.markup import escape
 
 from nerplat.cli.options import message_console, print_headline
-from nerplat.cli.train_commands import bench_app
 from nerplat.errors import Problem, UserInputError
 from nerplat.track.store import check_store, resolve_tracking_uri, sqlite_path
 from nerplat.unfolded import print_unfolded
@@ -20,7 +19,6 @@ from nerplat.unfolded import print_unfolded
 def register(app: typer.Typer) -> None:
     app.command("analyze")(analyze)
     app.command("rescore")(rescore)
-    bench_app.command("analysis")(bench_analysis)
 
 
 def _tracking_uri(tracking_uri: str | None) -> str:
@@ -115,20 +113,3 @@ def rescore(
     done = rescore_replicates(open_client(_tracking_uri(tracking_uri)), experiment)
     print_unfolded(message_console(), done.line(), hanging=2)
 
-
-def bench_analysis(
-    as_json: bool = typer.Option(False, "--json", help="Print the timings as JSON."),
-    runs: int = typer.Option(100_000, "--runs", min=1, help="Runs in the synthetic frame."),
-    fetch: int = typer.Option(5_000, "--fetch", min=0, help="Runs created in and fetched from a local MLflow store (0 skips)."),
-    store: Path | None = typer.Option(None, "--store", help="SQLite file to keep those runs in between benchmark runs."),
-) -> None:
-    """Time the analysis of a synthetic 100,000-run frame and the fetch of 5,000 runs from MLflow."""
-    from nerplat.analysis.bench import run_benchmark  # lazy: polars, which --help does not need
-
-    result = run_benchmark(runs=runs, metrics=10, fetch_runs=fetch, store=store, log=lambda line: typer.echo(line, err=True))
-    if as_json:
-        typer.echo(json.dumps(result.as_dict(), indent=2))
-        return
-    typer.echo(f"synthetic frame: {result.notes['frame_shape'][0]} runs x {result.notes['metrics']} metrics")
-    for name, seconds in result.seconds.items():
-        typer.echo(f"  {name:<22} {seconds:8.2f} s")

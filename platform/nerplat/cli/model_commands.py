@@ -19,9 +19,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from nerplat.bench.startup import bench_startup
-from nerplat.cli.options import Verbosity, message_console, package_version, print_figures
-from nerplat.cli.train_commands import bench_app
+from nerplat.cli.options import Verbosity, message_console, package_version
 from nerplat.data.tags import SPAN_RULES, entity_type
 from nerplat.errors import Problem, UserInputError
 from nerplat.metrics import evaluate_tags
@@ -47,7 +45,6 @@ def register(app: typer.Typer) -> None:
     app.command("predict")(predict)
     app.command("evaluate")(evaluate)
     app.command("serve")(serve)
-    bench_app.command("startup")(bench_startup_command)
 
 
 def _tracking_uri(tracking_uri: str | None, workdir: Path) -> str:
@@ -411,29 +408,3 @@ def serve(
     typer.echo(f"serving {model} on http://{host}:{port}/invocations (POST JSON; GET /ping); Ctrl-C stops it", err=True)
     serve_forever(app, host, port, quiet=Verbosity.quiet())
 
-
-def bench_startup_command(
-    model: str = MODEL_ARGUMENT,
-    spec: Path | None = typer.Option(None, "--spec", help="Also time `nerplat train SPEC -m METHOD` (with --profile)."),
-    method: str | None = typer.Option(None, "--method", "-m", help="The method `nerplat train` trains (with --spec)."),
-    profile: str | None = typer.Option("smoke", "--profile", "-p", help="The spec's profile for `nerplat train`."),
-    repeats: int = typer.Option(
-        5, "--repeats", help="Runs of each command, in turns (at least 5): figures are their median (min-max)."
-    ),
-    workdir: Path = WORKDIR_OPTION,
-    as_json: bool = typer.Option(False, "--json", help="Print a JSON object instead of tables."),
-) -> None:
-    """Wall and CPU seconds of --help, predict --text, export, serve (to its first /ping) and train, each
-    in a new process; and where predict's imports go."""
-    result = bench_startup(model, spec=spec, method=method, profile=profile, repeats=repeats, workdir=workdir)
-    if as_json:
-        typer.echo(json.dumps(result.as_dict(), indent=2))
-        return
-    console = Console(emoji=False)
-    title = (
-        f"nerplat bench startup (median (min-max) of {result.repeats} runs each, in turns; load average "
-        f"{result.load_before:.2f} before, {result.load_after:.2f} after; torch CPU capability {result.cpu_capability})"
-    )
-    print_figures(title, result.rows(), console)
-    imports = "import time of one predict --text by package (wall clock, python -X importtime)"
-    print_figures(imports, result.import_rows(), console)

@@ -11,13 +11,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from nerplat.cli.options import PROFILE_OPTION, Verbosity, compile_spec, format_values, print_figures
+from nerplat.cli.options import PROFILE_OPTION, Verbosity, compile_spec, format_values
 from nerplat.errors import Problem, UserInputError
 from nerplat.unfolded import print_unfolded
 
-bench_app = typer.Typer(
-    help="Benchmarks that print figures (ratios against a plain PyTorch loop run alongside).", no_args_is_help=True
-)
 ASSIGNMENTS_OPTION = typer.Option(  # train's --set: spec keys, as everywhere, and searched hyper-parameters too
     [], "--set",
     help="KEY=VALUE (repeatable): a spec key (train.epochs=3, methods.mom.lambda=0.3) or a searched hyper-parameter of "
@@ -200,73 +197,4 @@ def _default_value(space: Any) -> Any:
 
 def register(app: typer.Typer) -> None:
     app.command("train")(train)
-    app.add_typer(bench_app, name="bench")
 
-
-@bench_app.command("train")
-def bench_train_command(
-    encoder: str = typer.Option("minilm-l6", "--encoder", help="Encoder to benchmark."),
-    sentences: int = typer.Option(320, "--sentences", help="CoNLL-2003 training sentences (one epoch)."),
-    batch_size: int = typer.Option(32, "--batch-size"),
-    threads: int | None = typer.Option(None, "--threads", help="torch threads (default: torch's choice)."),
-    device: str = typer.Option("cpu", "--device", help="cpu or cuda: where both loops train and the matmul peak is measured."),
-    precision: str = typer.Option(
-        "fp32", "--precision",
-        help="fp32, bf16 or fp16 (CUDA only): both loops' arithmetic, as train.precision, and the peak's dtype.",
-    ),
-    repeats: int = typer.Option(
-        5, "--repeats", help="Timed epochs of each loop, interleaved (at least 5): figures are their median (min-max)."
-    ),
-    as_json: bool = typer.Option(False, "--json", help="Print a JSON object instead of a table."),
-) -> None:
-    """Tokens/s of a plain PyTorch loop and of nerplat's trial loop on the same batches, ratio, MFU, memory, time per torch op."""
-    from nerplat.bench.train import bench_train  # lazy: torch, which --help does not need
-
-    result = bench_train(
-        encoder=encoder, sentences=sentences, batch_size=batch_size, threads=threads, device=device, precision=precision,
-        repeats=repeats,
-    )
-    if as_json:
-        typer.echo(json.dumps(result.as_dict(), indent=2))
-        return
-    title = (
-        f"nerplat bench train ({result.encoder} on {result.device} in {result.precision}, {result.sentences} sentences, "
-        f"{result.threads} threads; median (min-max) of {result.repeats} interleaved epochs)"
-    )
-    console = Console(emoji=False)
-    print_figures(title, result.rows(), console)
-    rows = [("matrix products (mm, addmm, bmm, baddbmm)", f"{result.matmul_share:.3f}")]
-    rows += [(f"{op.op} ({op.calls} calls)", f"{op.share:.3f}") for op in result.ops]
-    print_figures("share of one profiled training epoch's torch op self time", rows, console)
-
-
-@bench_app.command("mrc")
-def bench_mrc_command(
-    encoder: str = typer.Option("minilm-l6", "--encoder", help="Encoder to benchmark."),
-    sentences: int = typer.Option(160, "--sentences", help="CoNLL-2003 training sentences (one epoch per framework)."),
-    batch_size: int = typer.Option(32, "--batch-size", help="Sentences (sequence labelling) or examples (MRC) per step."),
-    threads: int | None = typer.Option(None, "--threads", help="torch threads (default: torch's choice)."),
-    repeats: int = typer.Option(
-        5, "--repeats", help="Epochs of each framework, in turns (at least 5): figures are their median (min-max)."
-    ),
-    as_json: bool = typer.Option(False, "--json", help="Print a JSON object instead of a table."),
-) -> None:
-    """Training tokens/s and sentences/s of the MRC framework against sequence labelling on the same sentences."""
-    from nerplat.bench.mrc_cost import bench_mrc  # lazy: torch, which --help does not need
-
-    result = bench_mrc(encoder=encoder, sentences=sentences, batch_size=batch_size, threads=threads, repeats=repeats)
-    if as_json:
-        typer.echo(json.dumps(result.as_dict(), indent=2))
-        return
-    rows = [
-        ("sequence labelling, tokens/s", result.sequence_labelling.tokens_per_s.text(0)),
-        ("MRC, tokens/s (queries, K contexts)", result.mrc.tokens_per_s.text(0)),
-        ("sequence labelling, sentences/s", result.sequence_labelling.sentences_per_s.text(1)),
-        ("MRC, sentences/s", result.mrc.sentences_per_s.text(1)),
-        ("MRC cost per sentence (x sequence labelling)", result.cost_per_sentence.text(2)),
-    ]
-    title = (
-        f"nerplat bench mrc ({result.encoder}, {result.sentences} sentences, {result.types} types, {result.threads} threads; "
-        f"median (min-max) of {result.repeats} epochs each, in turns)"
-    )
-    print_figures(title, rows, Console(emoji=False))

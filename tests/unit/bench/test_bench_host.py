@@ -1,4 +1,4 @@
-"""`nerplat bench host`: the machine's facts, the matmul peaks, the calibration measured anew and auto's choices.
+"""bench host: the machine's facts, the matmul peaks, the calibration measured anew and auto's choices.
 
 The peaks and the calibration's steps are faked (never wall time): what is checked is what is said."""
 
@@ -46,15 +46,3 @@ def test_bench_host_on_a_cpu_without_bf16_units_still_shows_what_bf16_costs(slow
     assert result.bf16_flags == [] and result.calibration.train.bf16_s == 0.5
     assert result.choices["train"]["precision"] == "fp32" and "bf16 emulated on this cpu" in result.choices["train"]["reason"]
 
-
-def test_the_command_prints_the_table_or_json(slow_bf16_host, monkeypatch, capsys):
-    from nerplat.cli import main
-
-    real = host_module.bench_host
-    monkeypatch.setattr(host_module, "bench_host", lambda threads: real(threads, timer=step_times(1.6, 1.2)))
-    assert main(["bench", "host", "--threads", "1", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["choices"]["train"]["precision"] == "fp32"
-    monkeypatch.setenv("COLUMNS", "200")
-    assert main(["bench", "host", "--threads", "1"]) == 0
-    out = capsys.readouterr().out
-    assert "nerplat bench host (1 threads" in out and "bf16 1.60x slower than fp32 here: fp32" in out

@@ -31,9 +31,3 @@ def test_trials_are_cut_into_blocks_of_consecutive_trials_as_equal_as_can_be():
     assert [len(block) for block in blocks] == [5, 5, 4, 4, 4]
     assert [t for block in blocks for t in block] == trials
 
-
-def test_bench_run_refuses_fewer_than_five_repeats(capsys):
-    from nerplat.cli import main
-
-    assert main(["bench", "run", "--profile", "smoke", "--repeats", "4"]) == 2
-    assert "--repeats must be at least 5" in capsys.readouterr().err

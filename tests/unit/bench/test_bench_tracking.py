@@ -4,7 +4,6 @@ import pytest
 
 from nerplat.bench.tracking import StoreFigure, TrackingBenchResult, measure_writers
 from nerplat.catalog import default_catalog
-from nerplat.cli import main
 from nerplat.plan.compiler import compile_plan
 from nerplat.track.experiment_tracker import BOOKKEEPING_EXPERIMENT_SUFFIX
 
@@ -51,18 +50,4 @@ def test_counts_with_refused_writes_are_left_out_of_the_saturation():
     result.stores += [StoreFigure("sqlite", 1, 10, 1.0, 7.0, 1.0), StoreFigure("sqlite", 8, 10, 1.0, 5.0, 1.0),
                       StoreFigure("sqlite", 32, 10, 1.0, 9.0, 1.0, failed_writers=3, failure="database is locked")]  # fmt: skip
     assert result.best("sqlite").writers == 1 and result.saturation("sqlite").writers == 1
-
-
-@pytest.mark.parametrize(
-    "flags, message",
-    [
-        (["--postgres", "postgresql://u@h/db", "--postgres-bin", "/usr/bin"], "not both"),
-        (["--postgres", "mysql://u@h/db"], "--postgres takes a postgresql://"),
-        (["--postgres-bin", "/nonexistent"], "/nonexistent has no initdb"),
-    ],
-)
-def test_postgres_options_are_refused_before_any_work(flags, message, capsys):
-    assert main(["bench", "tracking", *flags]) == 2
-    assert message in capsys.readouterr().err
-
 

@@ -3,7 +3,6 @@ import torch
 
 from nerplat.bench.train import bench_device, bench_precision, matmul_gflops, op_breakdown, training_flops_per_token
 from nerplat.trial.session import TrialSession
-from nerplat.cli import main
 from nerplat.config.trial import Component, DatasetRef, EncoderSettings, TrainSettings, TrialConfig
 from nerplat.errors import UserInputError
 
@@ -65,9 +64,7 @@ def test_the_op_breakdown_profiles_a_warm_epoch_not_the_optimisers_first_step():
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message of a machine without CUDA")
-def test_bench_train_on_cuda_without_a_gpu_fails_before_any_work(capsys):
-    assert main(["bench", "train", "--encoder", "tiny", "--device", "cuda"]) == 2
-    assert "--device cuda: torch" in capsys.readouterr().err
+def test_bench_train_on_cuda_without_a_gpu_names_the_device_to_use():
     assert "sees no CUDA device here; use --device cpu" in str(_refusal("cuda"))
 
 
@@ -93,7 +90,3 @@ def _refusal(name: str) -> UserInputError:
     assert raised.value.problems[0].path == "--device"
     return raised.value
 
-
-def test_bench_train_refuses_fewer_than_five_repeats(capsys):
-    assert main(["bench", "train", "--encoder", "tiny", "--repeats", "3"]) == 2
-    assert "--repeats must be at least 5" in capsys.readouterr().err

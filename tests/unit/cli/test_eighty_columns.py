@@ -132,7 +132,7 @@ def test_every_help_fits_80_columns_folds_no_word_and_breaks_no_sentence(path, m
 def test_bench_figures_fit_80_columns_or_stack_their_rows(monkeypatch, capsys):
     from nerplat.bench.repeats import Spread
     from nerplat.bench.startup import CommandFigures, StartupBench
-    from nerplat.cli import main, model_commands
+    from nerplat.cli import bench_commands, main
 
     model = f"{LONG}bundle"
     commands = [("--help", "nerplat --help"), ("predict", f'nerplat predict {model} --text "EU rejects German call ."')]
@@ -140,7 +140,7 @@ def test_bench_figures_fit_80_columns_or_stack_their_rows(monkeypatch, capsys):
         [CommandFigures(name, shown, Spread.of([3.84, 3.9, 4.2]), Spread.of([3.43, 3.5, 3.71])) for name, shown in commands],
         {"torch": 1.62, "transformers": 0.71, "other": 0.4}, repeats=3, load_before=3.2, load_after=3.4, cpu_capability="AVX2",
     )
-    monkeypatch.setattr(model_commands, "bench_startup", lambda *args, **kwargs: figures)
+    monkeypatch.setattr(bench_commands, "bench_startup", lambda *args, **kwargs: figures)
     monkeypatch.setenv("COLUMNS", str(WIDTH))
     assert main(["bench", "startup", model]) == 0
     text = capsys.readouterr().out

@@ -1,10 +1,10 @@
-"""The benchmark's parts on small inputs (the full sizes run from `nerplat analyze --bench`)."""
+"""The benchmark's parts on small inputs (the full sizes run from `nerplat bench analysis`)."""
 
 from __future__ import annotations
 
 import shutil
 
-from nerplat.analysis.bench import BenchResult, bench_fetch, synthetic_bench_frame
+from nerplat.bench.analysis_scale import BenchResult, bench_fetch, synthetic_bench_frame
 
 
 def test_synthetic_bench_frame_has_the_requested_shape():

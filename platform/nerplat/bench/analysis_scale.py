@@ -1,4 +1,4 @@
-"""How long analysis takes at scale: a 100,000-run synthetic frame, and 5,000 runs fetched from MLflow.
+"""`nerplat bench analysis`: how long analysis takes at scale, a 100,000-run synthetic frame and 5,000 runs fetched from MLflow.
 
 The MLflow part first fills a local SQLite store with replicate runs (`track/synthetic_runs.py`:
 one `create_run` with the tags and one `log_batch` with the metrics per run), which takes
