@@ -192,7 +192,7 @@ def server_runs(uri: str, experiment: str) -> list:
 def test_an_mlflow_server_lost_mid_run_is_retried_visibly_then_the_run_stops_with_the_resume_command(tmp_path: Path):
     """Item 9: the server goes away for good: retries announced, then exit 1 with the resume command
     (not a silent hang); a server back on the same store resumes the experiment to completion."""
-    from nerplat.track.ui_server import LocalMlflowServer
+    from nerplat.local_servers import LocalMlflowServer
 
     spec = spec_file(tmp_path, "server_lost", FEW_REPLICATES, ONE_AT_A_TIME)
     backend, artifacts = f"sqlite:///{tmp_path / 'server.db'}", tmp_path / "server-artifacts"

@@ -239,7 +239,7 @@ def test_the_optuna_studies_live_in_the_database_the_cluster_creates_for_them(po
     from nerplat.cluster.kustomize import build
     from nerplat.run.study import ArmStudy, prepare_study
     from nerplat.track.studies import OPTUNA_STORAGE_ENV, open_optuna_storage, resolve_optuna_storage
-    from nerplat.track.ui_server import LocalOptunaDashboard
+    from nerplat.local_servers import LocalOptunaDashboard
 
     objects = {(m.kind, m.body["metadata"]["name"]): m.body for m in build(CLUSTER / "base")}
     script = tmp_path / "optuna.sh"

@@ -26,7 +26,7 @@ from nerplat.errors import UserInputError
 from nerplat.track import schema
 from nerplat.track.experiment_tracker import ExperimentTracker
 from nerplat.loopback import free_port, port_in_use
-from nerplat.track.ui_server import LocalMlflowServer
+from nerplat.local_servers import LocalMlflowServer
 
 pytestmark = pytest.mark.slow
 

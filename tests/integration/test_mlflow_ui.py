@@ -24,7 +24,8 @@ from chromium import rendered_page
 from nerplat_processes import runs
 
 from nerplat.track import schema
-from nerplat.track.ui_server import LocalMlflowServer, LocalOptunaDashboard, LocalUiFront, experiments_to_show, study_url
+from nerplat.local_servers import LocalMlflowServer, LocalOptunaDashboard, LocalUiFront, study_url
+from nerplat.track.experiment_reader import experiments_to_show, open_client
 from nerplat.track.view import runs_table_url
 
 pytestmark = pytest.mark.slow
@@ -148,7 +149,7 @@ def test_the_model_registry_opens_without_a_promotion(mlflow_ui, tmp_path: Path)
 
 def test_the_experiment_list_leaves_out_the_bookkeeping_experiments(mlflow_ui, finished_tiny_run, tmp_path: Path):
     uri = f"sqlite:///{finished_tiny_run.workdir / 'mlflow.db'}"
-    assert [name for name, _ in experiments_to_show(uri, None)] == ["tiny_run"]
+    assert [name for name, _ in experiments_to_show(open_client(uri), None)] == ["tiny_run"]
     listed = rendered_page(f"{mlflow_ui}/#/experiments", tmp_path / "mlflow-experiments.png", width=WIDTH)
 
     assert_no_clutter(listed)

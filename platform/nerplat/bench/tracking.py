@@ -43,6 +43,7 @@ from nerplat.bench.runner_overhead import SWEEP_SPEC
 from nerplat.catalog import default_catalog
 from nerplat.config.experiment import TUNE_SEED
 from nerplat.errors import UserInputError
+from nerplat.local_servers import LocalMlflowServer
 from nerplat.metrics import evaluate_tags
 from nerplat.plan.compiler import compile_plan
 from nerplat.run.allocator import process_malloc
@@ -52,7 +53,6 @@ from nerplat.track import schema
 from nerplat.track.experiment_tracker import ExperimentTracker
 from nerplat.track.local_postgres import LocalPostgres, check_postgres_bin
 from nerplat.track.store import adopt_uri_credentials, tracking_logger
-from nerplat.track.ui_server import LocalMlflowServer
 from nerplat.trial.results import Evaluation, Timings
 
 SATURATION_SHARE = 0.9  # a store saturates at the fewest writers reaching this share of its best events/s

@@ -12,18 +12,18 @@ from rich.console import Console
 
 from nerplat.unfolded import print_unfolded
 from nerplat.errors import UserInputError
-from nerplat.track.store import check_store, is_server_uri, local_artifact_root, resolve_tracking_uri, sqlite_path
-from nerplat.track.studies import optuna_storage_url, resolve_optuna_storage, storage_exists
-from nerplat.track.ui_server import (
+from nerplat.local_servers import (
     LocalMlflowServer,
     LocalOptunaDashboard,
     LocalServer,
     LocalUiFront,
-    experiments_to_show,
     optuna_dashboard_executable,
     optuna_dashboard_hint,
     study_url,
 )
+from nerplat.track.store import check_store, is_server_uri, local_artifact_root, resolve_tracking_uri, sqlite_path
+from nerplat.track.studies import optuna_storage_url, resolve_optuna_storage, storage_exists
+from nerplat.track.experiment_reader import experiments_to_show, open_client
 from nerplat.track.view import runs_table_url
 
 
@@ -75,7 +75,7 @@ def ui(
             "or point --workdir or --tracking-uri at an existing store"
         )
     check_store(uri, create=False)  # read-only: never create or migrate a store
-    experiments = experiments_to_show(uri, experiment)
+    experiments = experiments_to_show(open_client(uri), experiment)
     studies = optuna_storage_url(optuna_storage, workdir) if optuna_storage else resolve_optuna_storage(None, uri, workdir)
     dashboard = _optuna_dashboard(studies)
     mlflow = None

@@ -1,6 +1,6 @@
-"""Reading runs back from MLflow: the client, an experiment, its runs of a kind, the summary run, the
-plan it logged, the per-epoch history of a metric, and the completed runs of an encoder in every
-experiment of the store.
+"""Reading runs back from MLflow: the client, an experiment, the nerplat experiments `nerplat ui` shows,
+its runs of a kind, the summary run, the plan it logged, the per-epoch history of a metric, and the
+completed runs of an encoder in every experiment of the store.
 
 What the analysis, the cost model and the benchmarks read goes through here; turning runs into
 frames is the analysis's (`analysis/run_frames.py`).
@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nerplat.errors import Problem, UserInputError
+from nerplat.suggest import closest
 from nerplat.track import schema
 
 if TYPE_CHECKING:
@@ -44,6 +45,20 @@ def find_experiment(client: MlflowClient, name: str) -> Experiment:
         )
     return experiment
 
+
+
+def experiments_to_show(client: MlflowClient, name: str | None) -> list[tuple[str, str]]:
+    """(name, id) of the experiment called `name`, or of every nerplat experiment in the store."""
+    if name is not None:
+        experiment = client.get_experiment_by_name(name)
+        if experiment is None or experiment.lifecycle_stage != "active":
+            known = [e.name for e in client.search_experiments()]
+            close = closest(name, known)
+            hint = f"; did you mean {close!r}?" if close is not None else f"; it has {sorted(known)}"
+            raise UserInputError(f"no experiment {name!r} in {client.tracking_uri}{hint}")
+        return [(experiment.name, experiment.experiment_id)]
+    found = [(e.name, e.experiment_id) for e in client.search_experiments() if schema.EXPERIMENT in e.tags]
+    return sorted(found)
 
 def search_all(client: MlflowClient, experiment_id: str, kind: str) -> list[Run]:
     """Every run of one `nerplat.kind` in the experiment, following page tokens."""

@@ -199,7 +199,7 @@ def test_claims_and_the_lease_live_on_bookkeeping_runs_out_of_the_experiment(tra
     """Arm and summary runs keep their params for people: the claims of their children are params
     of a bookkeeping run in a companion experiment, which neither `nerplat ui` nor MLflow's list of
     experiments shows (the tag MLflow's list leaves out)."""
-    from nerplat.track.ui_server import experiments_to_show
+    from nerplat.track.experiment_reader import experiments_to_show, open_client
 
     arm = tracker.start_arm_run(ARM, "tune", params={"search_space": {"objective.lambda": "uniform(0, 1)"}})
     tracker.start_trial_run(arm.run_id, ARM, "t1")
@@ -215,7 +215,7 @@ def test_claims_and_the_lease_live_on_bookkeeping_runs_out_of_the_experiment(tra
     assert companion.tags[HIDDEN_EXPERIMENT_TAG] == "true"
     assert HIDDEN_EXPERIMENT_TAG not in tracker.client.get_experiment(tracker.experiment_id).tags
     assert tracker.bookkeeping_run_id(summary.run_id) not in (summary.run_id, bookkeeping.info.run_id)
-    assert experiments_to_show(tracking_uri, None) == [("unit-experiment", tracker.experiment_id)]
+    assert experiments_to_show(open_client(tracking_uri), None) == [("unit-experiment", tracker.experiment_id)]
 
 
 def test_a_bookkeeping_experiment_made_before_it_was_hidden_is_hidden_by_its_next_run(tracker):

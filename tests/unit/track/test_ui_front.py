@@ -14,7 +14,7 @@ import pytest
 
 from nerplat.loopback import free_port
 from nerplat.track.ui_front import FrontServer, UpstreamServer
-from nerplat.track.ui_server import LocalUiFront
+from nerplat.local_servers import LocalUiFront
 from nerplat.track.view import RUNS_VIEW_TAG, browser_settings, experiment_view_key, runs_view_tag, with_browser_script
 
 PAGE = b'<!doctype html><html><head><script src="main.js"></script></head><body></body></html>'

@@ -1,15 +1,17 @@
-"""The UI servers `nerplat ui` starts as child processes on 127.0.0.1, and the experiments to show.
+"""Servers nerplat starts as child processes on 127.0.0.1, and stops with everything they started.
 
-`mlflow server` for the runs, and the front a browser opens it through (`track/ui_front.py`: it
-gives the browser nerplat's settings of MLflow's UI, `track/view.py`; the URL to open is
-`runs_table_url`); `optuna-dashboard` for the arms' Optuna studies (track/studies.py), a study being
-`/dashboard/studies/<id>`. The MLflow server takes several seconds to become healthy, optuna-dashboard
-fewer (docs/performance.md, "Figures behind the code's choices"), so both are launched first and then
-waited for. Each runs in its own process group and
-is stopped with that group, because servers fork workers that would otherwise outlive them
-(`mlflow server` starts uvicorn as a child). A watchdog process per server ends the group when the
-process that started it dies in any way, SIGKILL included: the watchdog waits for its stdin pipe
-to close, which the kernel does when the parent ends, and is told "stopped" by a clean `stop`.
+`nerplat ui` starts `mlflow server` for the runs, the front a browser opens it through
+(`track/ui_front.py`: it gives the browser nerplat's settings of MLflow's UI, `track/view.py`; the
+URL to open is `runs_table_url`) and `optuna-dashboard` for the arms' Optuna studies
+(track/studies.py), a study being `/dashboard/studies/<id>`; `nerplat bench tracking` starts
+`mlflow server` on PostgreSQL. The MLflow server takes several seconds to become healthy,
+optuna-dashboard fewer (docs/performance.md, "Figures behind the code's choices"), so both are
+launched first and then waited for. Each runs in its own process group and is stopped with that
+group, because servers fork workers that would otherwise outlive them (`mlflow server` starts
+uvicorn as a child). A watchdog process per server ends the group when the process that started it
+dies in any way, SIGKILL included: the watchdog waits for its stdin pipe to close, which the kernel
+does when the parent ends, and is told "stopped" by a clean `stop`. Which experiments to show is the
+store's bookkeeping (`track/experiment_reader.py`'s `experiments_to_show`).
 """
 
 from __future__ import annotations
@@ -29,8 +31,6 @@ from pathlib import Path
 
 from nerplat.errors import UserInputError
 from nerplat.loopback import answers, free_port, port_in_use
-from nerplat.suggest import closest
-from nerplat.track.schema import EXPERIMENT
 
 OPTUNA_DASHBOARD = "optuna-dashboard"
 # The environment of `mlflow server`: MLflow 3 also starts a job runner and 7 consumers for GenAI
@@ -260,19 +260,3 @@ def _signal_group(pid: int, signum: int) -> None:
     except ProcessLookupError:
         pass
 
-
-def experiments_to_show(tracking_uri: str, name: str | None) -> list[tuple[str, str]]:
-    """(name, id) of the experiment called `name`, or of every nerplat experiment in the store."""
-    from mlflow import MlflowClient
-
-    client = MlflowClient(tracking_uri=tracking_uri)
-    if name is not None:
-        experiment = client.get_experiment_by_name(name)
-        if experiment is None or experiment.lifecycle_stage != "active":
-            known = [e.name for e in client.search_experiments()]
-            close = closest(name, known)
-            hint = f"; did you mean {close!r}?" if close is not None else f"; it has {sorted(known)}"
-            raise UserInputError(f"no experiment {name!r} in {tracking_uri}{hint}")
-        return [(experiment.name, experiment.experiment_id)]
-    found = [(e.name, e.experiment_id) for e in client.search_experiments() if EXPERIMENT in e.tags]
-    return sorted(found)

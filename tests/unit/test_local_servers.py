@@ -1,38 +1,12 @@
+"""Child servers on 127.0.0.1: the commands they run, and the process group stopped with them, even
+when the process that started them is killed."""
+
 import sys
 from pathlib import Path
 
-import pytest
 from host_load import scaled
 
-from nerplat.cli import main
-from nerplat.errors import UserInputError
-from nerplat.track.experiment_tracker import ExperimentTracker
-from nerplat.track.ui_server import (
-    LocalOptunaDashboard,
-    experiments_to_show,
-    optuna_dashboard_hint,
-)
-
-
-def test_experiments_to_show(tracking_uri):
-    first = ExperimentTracker.open(tracking_uri, "alpha")
-    second = ExperimentTracker.open(tracking_uri, "beta")
-    assert experiments_to_show(tracking_uri, "beta") == [("beta", second.experiment_id)]
-    assert experiments_to_show(tracking_uri, None) == [("alpha", first.experiment_id), ("beta", second.experiment_id)]
-    with pytest.raises(UserInputError, match="did you mean 'alpha'"):
-        experiments_to_show(tracking_uri, "alpah")
-
-
-def test_ui_without_a_store_says_where_it_looked(tmp_path, monkeypatch, capsys):
-    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
-    assert main(["ui", "--workdir", str(tmp_path)]) == 2
-    assert f"no MLflow store at {tmp_path.resolve() / 'mlflow.db'}" in capsys.readouterr().err
-
-
-def test_ui_with_an_unknown_experiment_fails_before_starting_a_server(tracking_uri, capsys):
-    ExperimentTracker.open(tracking_uri, "alpha")
-    assert main(["ui", "--tracking-uri", tracking_uri, "--experiment", "nope"]) == 2
-    assert "no experiment 'nope'" in capsys.readouterr().err
+from nerplat.local_servers import LocalOptunaDashboard, optuna_dashboard_hint
 
 
 def test_the_optuna_dashboard_hint_is_a_command_to_copy():
@@ -48,25 +22,11 @@ def test_optuna_dashboard_runs_the_script_of_this_environment_on_loopback(tmp_pa
     ]
 
 
-def test_without_studies_yet_ui_prints_the_command_that_serves_them(tmp_path, capsys):
-    from nerplat.cli.ui_commands import _optuna_dashboard
-
-    storage = f"sqlite:///{tmp_path / 'optuna.db'}"
-    assert _optuna_dashboard(storage) is None
-    *prose, command = capsys.readouterr().out.splitlines()
-    assert " ".join(" ".join(prose).split()) == (
-        f"no Optuna study at {storage} yet (`nerplat run` creates one per tuned arm); serve the studies with:"
-    )
-    assert command == f"  {optuna_dashboard_hint(storage)}"  # a line of its own: copied as is
-    (tmp_path / "optuna.db").touch()
-    assert isinstance(_optuna_dashboard(storage), LocalOptunaDashboard)
-
-
 # A parent that starts a server whose process forks a worker (as `mlflow server` starts uvicorn),
 # prints the server's process group and waits to be killed.
 _PARENT = """
 import sys, time
-from nerplat.track.ui_server import LocalServer
+from nerplat.local_servers import LocalServer
 
 class Forking(LocalServer):
     name = "forking server"
