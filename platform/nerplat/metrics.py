@@ -12,7 +12,7 @@ after anything but B-X or I-X starts a span): what a paper citing seqeval withou
 reports. The two differ most for decoders that can leave a span without its B-X (the two-task
 heads of Nguyen et al. 2023a).
 
-Keys (see `nerplat.track.schema`):
+Keys (the scalar ones are `METRIC_NAMES`; a run logs them as `<split>_<name>`, `nerplat.track.schema`):
 - micro_precision, micro_recall, micro_f1, macro_precision, macro_recall, macro_f1
 - conlleval_micro_precision, conlleval_micro_recall, conlleval_micro_f1 (lenient, seqeval's default)
 - type_<TYPE>_precision, type_<TYPE>_recall, type_<TYPE>_f1, type_<TYPE>_support (gold spans)
@@ -27,6 +27,23 @@ from __future__ import annotations
 
 from collections import Counter
 from typing import Sequence
+
+# The scalar keys of every evaluation, besides type_<TYPE>_*: what a spec's tune.metric may name
+# (`dev_<name>`) and what the replicate phase averages.
+METRIC_NAMES = (
+    "micro_precision",
+    "micro_recall",
+    "micro_f1",
+    "macro_precision",
+    "macro_recall",
+    "macro_f1",
+    "conlleval_micro_precision",
+    "conlleval_micro_recall",
+    "conlleval_micro_f1",
+    "token_macro_f1",
+    "sentence_accuracy",
+    "word_accuracy",
+)
 
 
 def evaluate_tags(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> dict[str, float]:

@@ -2,7 +2,7 @@ import random
 
 import pytest
 
-from nerplat.metrics import evaluate_tags
+from nerplat.metrics import METRIC_NAMES, evaluate_tags
 
 TAGS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC", "B-ORG", "I-ORG"]
 
@@ -121,3 +121,11 @@ def test_conlleval_scores_count_a_span_left_without_its_beginning_and_strict_one
     assert exact["conlleval_micro_f1"] == pytest.approx(1.0) and exact["micro_f1"] == pytest.approx(2 / 3)
     nothing = evaluate_tags([["O", "O"]], [["O", "I-ENT"]])  # no B anywhere: lenient still sees the predicted span
     assert nothing["micro_f1"] == 0.0 and nothing["conlleval_micro_precision"] == 0.0
+
+
+@pytest.mark.parametrize("pred", [[["B-PER", "I-PER", "O"]], [["O", "O", "O"]]])
+def test_the_metric_names_are_the_scalar_keys_of_every_evaluation(pred):
+    """What a spec's tune.metric may name and the replicate phase averages is what an evaluation gives,
+    with spans (its per-type keys aside) and without any."""
+    scores = evaluate_tags([["B-PER", "I-PER", "O"]], pred)
+    assert sorted(key for key in scores if not key.startswith("type_")) == sorted(METRIC_NAMES)

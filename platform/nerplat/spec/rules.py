@@ -36,6 +36,7 @@ from typing import Any
 from nerplat.config.experiment import BEST_OTHER, Analysis, Claim, Resources, Tune
 from nerplat.config.trial import Component
 from nerplat.errors import Problem
+from nerplat.metrics import METRIC_NAMES
 from nerplat.registry import Catalog
 from nerplat.spec.loader import Document, YamlPath
 from nerplat.spec.methods import ResolvedMethod
@@ -44,9 +45,8 @@ from nerplat.spec.samplers import SamplerSetting
 from nerplat.spec.schema import ModelSection, ReplicateSection, TuneSection
 from nerplat.spec.starting_points import starting_points
 from nerplat.suggest import unknown_name
-from nerplat.track.schema import METRIC_NAMES
 
-# Dev metrics a tune section may optimise: `dev_<name>` (nerplat.track.schema documents the names).
+# Dev metrics a tune section may optimise: `dev_<name>`, a name of `nerplat.metrics`.
 _TYPE_METRIC = re.compile(r"type_.+_(precision|recall|f1)")
 DEFAULT_NUM_SAMPLES = 20
 MAX_RUNS = 100_000

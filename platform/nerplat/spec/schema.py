@@ -236,7 +236,7 @@ class TuneSection(Section):
         default_factory=lambda: ComponentRef.model_validate("fifo"), description="Scheduler: asha or fifo, or {name: {options}}."
     )
     metric: str = Field(
-        DEFAULT_TUNE_METRIC, description="Dev metric to optimise: dev_<name> with a name from nerplat.track.schema."
+        DEFAULT_TUNE_METRIC, description="Dev metric to optimise: dev_<name> with a name from nerplat.metrics."
     )
     mode: Literal["max", "min"] = Field("max", description="Maximise or minimise the metric.")
     num_samples: int | None = Field(

@@ -11,6 +11,8 @@ phase's arm run logs their mean and sd (`<split>_<name>_mean`, `<split>_<name>_s
 run the headline table's numbers (`analysis/report.py`).
 """
 
+from nerplat.metrics import METRIC_NAMES as METRIC_NAMES  # the scalar metric names, defined where they are computed
+
 TAG_PREFIX = "nerplat."
 
 # Tags on every nerplat run.
@@ -49,22 +51,6 @@ REGISTRATIONS = "nerplat.registrations"
 GIT_DIRTY = "nerplat.git_dirty"  # "true" when the nerplat source tree had uncommitted changes
 GIT_COMMIT = "mlflow.source.git.commit"  # MLflow's own tag, so the UI shows it
 PARENT_RUN = "mlflow.parentRunId"  # MLflow's own tag that nests child runs under their parent
-
-# Scalar metrics of every evaluation (`nerplat.metrics.evaluate_tags`), besides type_<TYPE>_*.
-METRIC_NAMES = (
-    "micro_precision",
-    "micro_recall",
-    "micro_f1",
-    "macro_precision",
-    "macro_recall",
-    "macro_f1",
-    "conlleval_micro_precision",
-    "conlleval_micro_recall",
-    "conlleval_micro_f1",
-    "token_macro_f1",
-    "sentence_accuracy",
-    "word_accuracy",
-)
 
 PHASES = ("tune", "replicate", "summary")
 KINDS = ("arm", "trial", "replicate", "summary")
