@@ -141,6 +141,11 @@ def parse_params(pairs: list[str]) -> dict[str, Any]:
     return params
 
 
+def _at_param(error: UserInputError) -> UserInputError:
+    """A sampler's problems located at the --param flag of the parameter each names."""
+    return UserInputError([replace(p, path=f"--param {p.path}" if p.path else "--param") for p in error.problems])
+
+
 @data_app.command("sample")
 def sample(
     dataset: str = typer.Argument(..., help=DATASET_HELP),
@@ -164,13 +169,16 @@ def sample(
     try:
         config = SAMPLERS.config(sampler, params)
     except UserInputError as error:
-        raise UserInputError([replace(p, path=f"--param {p.path}" if p.path else "--param") for p in error.problems]) from None
+        raise _at_param(error) from None
     if out is not None and out.exists() and not out.is_dir():
         raise UserInputError(Problem(
             f"{out} exists and is not a folder: --out names the folder the sampled split files go in", path="--out"
         ))
     corpus = _load(dataset, "convert", seed, data_format)
-    sampled = apply_samplers(corpus, [Component(name=sampler, params=params)], seed=seed, partition=partition)
+    try:
+        sampled = apply_samplers(corpus, [Component(name=sampler, params=params)], seed=seed, partition=partition)
+    except UserInputError as error:  # a request this corpus cannot meet, e.g. more sentences than train has
+        raise _at_param(error) from None
     summary: dict[str, Any] = {
         "dataset": corpus.name,
         "sampler": sampler,

@@ -26,7 +26,7 @@ import os
 import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from functools import partial
+from functools import lru_cache, partial
 from pathlib import Path
 
 from nerplat.config.trial import Component, DatasetRef
@@ -327,7 +327,7 @@ def corpus_problems(ref: DatasetRef) -> list[str]:
     key = (ref.model_dump_json(), _files_state(ref))
     if key not in _READ_PROBLEMS:  # a file read once per process until it changes
         try:
-            load_corpus(ref)
+            checked_corpus(key)
             found = []
         except UserInputError as error:
             found = [str(p) for p in error.problems]
@@ -337,7 +337,24 @@ def corpus_problems(ref: DatasetRef) -> list[str]:
     return _READ_PROBLEMS[key]
 
 
-_READ_PROBLEMS: dict[tuple[str, tuple[tuple[str, int, int], ...]], list[str]] = {}
+CorpusKey = tuple[str, tuple[tuple[str, int, int], ...]]  # the ref as JSON; name, size and mtime of each file
+_READ_PROBLEMS: dict[CorpusKey, list[str]] = {}
+
+
+def checked_corpus_key(ref: DatasetRef) -> CorpusKey | None:
+    """What `corpus_problems` keeps its reading of `ref`'s corpus under, for checks of what a run
+    makes of the corpus (its samplers); None for a hub corpus (not read before a run) and for one with
+    problems (`corpus_problems` reports them)."""
+    if corpus_problems(ref) or (ref.name is not None and ref.name.startswith(HUB_PREFIX)):
+        return None
+    return ref.model_dump_json(), _files_state(ref)
+
+
+@lru_cache(maxsize=4)  # a spec's corpora (resampling.yaml names four), until `spec.validate` clears them
+def checked_corpus(key: CorpusKey) -> Corpus:
+    """The corpus `key` names (`checked_corpus_key`), as `load_corpus` reads it: read once while a spec
+    is validated, for its dataset check and then its samplers."""
+    return load_corpus(DatasetRef.model_validate_json(key[0]))
 
 
 def _files_state(ref: DatasetRef) -> tuple[tuple[str, int, int], ...]:

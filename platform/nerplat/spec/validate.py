@@ -2,8 +2,10 @@
 
 Stages, each reporting every problem it finds: loading (YAML, duplicate keys, `${VAR}`), the
 profile merge, the section schemas (each section alone, so one broken section does not hide the
-others), the registry-backed parts (datasets, samplers, methods, tune), then the cross-section
-rules. All problems are raised together in one `UserInputError`, in file order.
+others), the registry-backed parts (datasets, samplers, methods, tune), the corpora read when a
+dataset check is given (a split the replicates need, what each sampler setting refuses of a corpus:
+`spec/sampler_refusals.py`), then the cross-section rules. All problems are raised together in one
+`UserInputError`, in file order.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from nerplat.config.experiment import Tune
 from nerplat.config.trial import DatasetRef, EncoderSettings
-from nerplat.data.corpora import corpus_problems, missing_split_file
+from nerplat.data.corpora import checked_corpus, corpus_problems, missing_split_file
 from nerplat.errors import Problem, UserInputError
 from nerplat.registry import Catalog
 from nerplat.spec.datasets import DatasetCheck, NamedDataset, resolve_datasets
@@ -38,6 +40,7 @@ from nerplat.spec.rules import (
     replicate_partitions,
     replicate_seeds,
 )
+from nerplat.spec.sampler_refusals import sampler_refusals
 from nerplat.spec.samplers import SamplerSetting, expand_samplers
 from nerplat.spec.schema import Spec, is_hub_id
 from nerplat.suggest import unknown_name
@@ -121,7 +124,10 @@ def load_spec(source: SpecSource | str | Path, catalog: Catalog, dataset_check: 
     source = SpecSource.of(source)
     document, problems, parsed = source.read()
     merged = apply_overrides(apply_profile(document, source.profile), parsed)
-    validated, more = validate_document(merged, catalog, source.profile, Path(source.path).parent, dataset_check)
+    try:
+        validated, more = validate_document(merged, catalog, source.profile, Path(source.path).parent, dataset_check)
+    finally:
+        checked_corpus.cache_clear()  # the corpora read for the checks: a run's driver keeps none of them
     _raise_if_any(document, problems, more, parsed)
     assert validated is not None
     return validated
@@ -149,6 +155,7 @@ def validate_spec_file(
         found += more
         if validated is not None:
             results.append(validated)
+    checked_corpus.cache_clear()  # the corpora read for the checks, kept while the variants shared them
     _raise_if_any(document, problems, found, parsed)
     return results
 
@@ -178,11 +185,8 @@ def validate_document(
         ]
     sections, problems = _validate_sections(document, data)
 
-    datasets, found = _section_datasets(document, sections, catalog, spec_folder, dataset_check)
-    problems += found
-    if dataset_check is not None and not found:
-        problems += _replicate_split_problems(document, sections, datasets)
-    problems += _tuned_and_reported_on_dev(document, sections)
+    datasets, unresolved = _section_datasets(document, sections, catalog, spec_folder, dataset_check)
+    problems += unresolved + _tuned_and_reported_on_dev(document, sections)
 
     encoder = None
     if "model" in sections:
@@ -194,6 +198,8 @@ def validate_document(
     if "samplers" in sections:
         settings, expanded_problems = expand_samplers(document, sections["samplers"], catalog)
         problems += expanded_problems
+    if dataset_check is not None and not unresolved:
+        problems += _corpus_problems(document, sections, datasets, None if expanded_problems else settings, catalog)
 
     methods: list[ResolvedMethod] = []
     if {"methods", "train", "model"} <= sections.keys():
@@ -240,6 +246,18 @@ def _replicated_partitions(
     if samplers_ok:
         problems += check_sequential_seeds(document, sections["replicate"], settings)
     return partitions, problems
+
+
+def _corpus_problems(
+    document: Document, sections: dict[str, Any], datasets: list[NamedDataset], settings: list[SamplerSetting] | None,
+    catalog: Catalog,
+) -> list[Problem]:
+    """What the corpora, read, show: a split the replicates are scored on that a folder lacks, and
+    what the samplers of each setting refuse of a corpus (`settings` None: they have problems of their own)."""
+    problems = _replicate_split_problems(document, sections, datasets)
+    if settings is not None:
+        problems += sampler_refusals(document, datasets, settings, catalog.samplers)
+    return problems
 
 
 def _replicate_split_problems(document: Document, sections: dict[str, Any], datasets: list[NamedDataset]) -> list[Problem]:

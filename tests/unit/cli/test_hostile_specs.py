@@ -56,7 +56,9 @@ def test_validate_refuses_a_hostile_spec_with_file_line_and_field(path, capsys, 
     assert os.listdir(tmp_path) == [] and sorted(os.listdir(HOSTILE)) == before
 
 
-@pytest.mark.parametrize("name", ["lr_inf", "billion_laughs", "path_with_markup", "encoder_path_traversal"])
+@pytest.mark.parametrize(
+    "name", ["lr_inf", "billion_laughs", "path_with_markup", "encoder_path_traversal", "sampler_size_beyond_corpus"]
+)
 def test_run_refuses_a_hostile_spec_before_ray_starts_and_writes_nothing(name, capsys, tmp_path):
     import ray
 
@@ -64,6 +66,17 @@ def test_run_refuses_a_hostile_spec_before_ray_starts_and_writes_nothing(name, c
     assert code == 2 and "error: " in err
     assert not ray.is_initialized()
     assert not (tmp_path / "work").exists()
+
+
+def test_plan_refuses_a_sampler_asking_more_than_the_corpus_has_as_train_does(capsys, tmp_path, monkeypatch):
+    """Issue 62: `plan` accepted `low_resource: {size: 1e9}`, which `train` refused once it had read the corpus."""
+    monkeypatch.chdir(tmp_path)
+    spec = HOSTILE / "sampler_size_beyond_corpus.yaml"
+    code, err = run_cli(["plan", str(spec)], capsys)
+    assert code == 2, err
+    [(text, field, where)] = expected_lines(spec)
+    assert f"error: {text}{field}{where}" in err and "Traceback" not in err, err
+    assert os.listdir(tmp_path) == []
 
 
 def test_run_refuses_a_ray_storage_it_cannot_write_before_the_store_opens_or_ray_starts(capsys, tmp_path):

@@ -19,7 +19,7 @@ from nerplat.data.corpus import Corpus, Sentence
 from nerplat.data.samplers.registry import SAMPLERS, SamplerConfig
 from nerplat.data.seeding import seeded_rng
 from nerplat.data.tags import OUTSIDE
-from nerplat.errors import UserInputError
+from nerplat.errors import Problem, UserInputError
 
 MAX_SWAPS = 1_000  # a reachable share needs a handful; an unreachable one must fail fast
 
@@ -90,18 +90,19 @@ def entity_ratio(config: EntityRatioConfig, corpus: Corpus, *, seed: int, partit
     """`size` train sentences whose entity-token share is `ratio` (within `tolerance`); reports the share reached."""
     available = len(corpus.train)
     if config.size > available:
-        raise UserInputError(
-            f"entity_ratio: asked for {config.size} sentences but the train split of '{corpus.name}' has only {available}"
-        )
+        raise UserInputError(Problem(
+            f"entity_ratio: asked for {config.size} sentences but the train split of '{corpus.name}' has only "
+            f"{available}: set size to at most {available}", path="size",
+        ))
     rng = seeded_rng("entity_ratio", seed, partition)
     chosen = _repair(corpus.train, _draw(corpus.train, config, rng), config)
     train = tuple(corpus.train[i] for i in sorted(chosen))
     tokens = sum(len(s) for s in train)
     reached = sum(t != OUTSIDE for s in train for t in s.tags) / tokens
     if abs(reached - config.ratio) > config.tolerance * config.ratio:
-        raise UserInputError(
+        raise UserInputError(Problem(
             f"entity_ratio: cannot reach an entity-token share of {config.ratio:.2%} (tolerance {config.tolerance:.0%} "
-            f"relative) with {config.size} sentences of '{corpus.name}'; the closest found is {reached:.2%}"
-        )
+            f"relative) with {config.size} sentences of '{corpus.name}'; the closest found is {reached:.2%}", path="ratio",
+        ))
     note = f"{config.describe('entity_ratio')}: {config.size} train sentences, entity-token share reached {reached:.4f}"
     return corpus.with_train(train, note)

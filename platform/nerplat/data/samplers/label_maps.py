@@ -15,7 +15,7 @@ from pydantic import Field
 from nerplat.data.corpus import Corpus, Sentence
 from nerplat.data.samplers.registry import SAMPLERS, SamplerConfig
 from nerplat.data.tags import OUTSIDE
-from nerplat.errors import UserInputError
+from nerplat.errors import Problem, UserInputError
 from nerplat.suggest import did_you_mean
 
 UNTYPED = "ENT"
@@ -35,10 +35,10 @@ def single_type(config: SingleTypeConfig, corpus: Corpus, *, seed: int, partitio
     """Every type but `type` becomes O, in every split."""
     types = corpus.entity_types()
     if config.type not in types:
-        raise UserInputError(
+        raise UserInputError(Problem(
             f"single_type: corpus '{corpus.name}' has no type '{config.type}'{did_you_mean(config.type, types)} "
-            f"(types: {', '.join(types) or 'none'})"
-        )
+            f"(types: {', '.join(types) or 'none'})", path="type",
+        ))
 
     def keep_one(sentence: Sentence) -> Sentence:
         tags = tuple(t if t == OUTSIDE or t[2:] == config.type else OUTSIDE for t in sentence.tags)

@@ -14,7 +14,7 @@ from pydantic import Field
 from nerplat.data.corpus import Corpus
 from nerplat.data.samplers.registry import SAMPLERS, SamplerConfig
 from nerplat.data.seeding import seeded_rng
-from nerplat.errors import UserInputError
+from nerplat.errors import Problem, UserInputError
 
 
 class LowResourceConfig(SamplerConfig):
@@ -30,9 +30,10 @@ def low_resource(config: LowResourceConfig, corpus: Corpus, *, seed: int, partit
     if not 0 <= partition < config.partitions:
         raise UserInputError(f"low_resource: partition {partition} is outside 0..{config.partitions - 1}")
     if config.size > available:
-        raise UserInputError(
-            f"low_resource: asked for {config.size} sentences but the train split of '{corpus.name}' has only {available}"
-        )
+        raise UserInputError(Problem(
+            f"low_resource: asked for {config.size} sentences but the train split of '{corpus.name}' has only "
+            f"{available}: set size to at most {available}", path="size",
+        ))
     chosen = sorted(seeded_rng("low_resource", partition).sample(range(available), config.size))
     note = f"{config.describe('low_resource')}: partition {partition}, {config.size} of {available} train sentences"
     return corpus.with_train(tuple(corpus.train[i] for i in chosen), note)

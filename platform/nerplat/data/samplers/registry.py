@@ -3,7 +3,10 @@
 An entry's factory IS the sampling function ``sample(config, corpus, *, seed, partition) -> Corpus``:
 it returns a new Corpus (never mutating its input) with a note saying what it did, acts on train
 only (label maps excepted: they map every split so evaluation sees the same labels), and is
-deterministic for a given seed and partition. Impossible requests raise ``UserInputError``.
+deterministic for a given seed and partition. Impossible requests raise ``UserInputError``, each
+problem's path the parameter to change when one is to blame (``Problem(..., path="size")``):
+``nerplat validate`` applies every chain to its corpora and locates the refusal there
+(``spec/sampler_refusals.py``).
 A registration's ``examples`` are the parameters the contract test runs it with
 (``tests/unit/data/samplers/test_sampler_contract.py`` runs every registered sampler).
 """
