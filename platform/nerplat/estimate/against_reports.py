@@ -23,7 +23,7 @@ import polars as pl
 
 from nerplat.catalog import default_catalog
 from nerplat.estimate.calibration import calibrate
-from nerplat.estimate.cost import ArmCost, Calibration, calibration_key, predict_cost
+from nerplat.estimate.cost import ArmCost, Calibration, CalibrationKey, calibration_key, predict_cost
 from nerplat.estimate.host import epoch_work_on_data, this_machine
 from nerplat.estimate.spec_cost import HostEstimator
 from nerplat.plan.compiler import compile_plan
@@ -81,7 +81,7 @@ def check_report(report: Path, plan: Plan, estimator: HostEstimator) -> ReportCh
         at_epochs.append(arm.model_copy(update={"fixed": arm.fixed | {"train": train}, "tune_trials": 0}))
     replicates = plan.model_copy(update={"arms": at_epochs, "tune": None})
     cost = estimator.predict(replicates)
-    logged: dict[tuple, list[float]] = {}  # one-pass tokens/s of the runs, by the calibration that stands for them
+    logged: dict[CalibrationKey, list[float]] = {}  # one-pass tokens/s of the runs, by the calibration that stands for them
     for arm in at_epochs:
         frame, passes = measured[arm.id], estimator.work_of(arm).passes
         logged.setdefault(calibration_key(arm, estimator.machine), []).extend(
@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--set", action="append", default=[], metavar="NAME:KEY=VALUE", help="an override of one report's spec")
     args = parser.parse_args(argv)
     checks = []
-    # no store: calibrated, one per encoder and batch
+    # no store: calibrated, one per encoder, batch and head
     estimator = HostEstimator([], this_machine(), epoch_work_on_data, calibrate)
     for report in args.report:
         spec, profile = report_command(report)

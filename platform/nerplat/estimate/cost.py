@@ -24,13 +24,15 @@ A trial of an arm is predicted as
   set, its evaluation cadence), else over those of the same encoder and device.
 
 Where the store has no run of an arm's encoder on this device in its arithmetic, a `Calibration`
-of that encoder at the arm's batch size and max_length (`estimate.calibration`) gives the training
-tokens/s of one pass a batch (so the passes of the arm's objective multiply), and the rest is its
-start-up plus the arm's dev evaluations (every `train.eval_every` epochs and after the last, of its
-dev subset) and a replicate's test evaluation (spread over the arm's trials: tuning trials score no
-test split) at the calibration's evaluation speed, in sub-tokens/s as `EpochWork` counts them (an MRC
-head scores a sentence once per entity type). Heads that
-choose thresholds on dev or decode a CRF evaluate slower than the calibration's softmax head.
+of that encoder and the arm's head at the arm's batch size and max_length (`estimate.calibration`)
+gives the training tokens/s of one pass a batch (so the passes of the arm's objective multiply), and
+the rest is its start-up plus the arm's dev evaluations (every `train.eval_every` epochs and after the
+last, of its dev subset) and a replicate's test evaluation (spread over the arm's trials: tuning
+trials score no test split) at the calibration's evaluation speed, in sub-tokens/s as `EpochWork`
+counts them (an MRC head scores a sentence once per entity type). The head is part of what a
+calibration stands for (`calibration_head`): on a static word-embedding encoder a BiLSTM(-CRF) head is
+most of a step. Heads that choose thresholds on dev evaluate slower than the calibration, which
+does not choose them.
 
 Every trial is counted at its epoch cap (`train.epochs`): early stopping can only shorten it.
 
@@ -110,36 +112,43 @@ class EpochWork:
     test_tokens: float = 0.0
 
 
+CalibrationKey = tuple[str, str, str, int, int, str]  # encoder, device, arithmetic, batch size, max_length, head
+
+
 @dataclass(frozen=True)
 class Calibration:
-    """This host's speed for an encoder at a batch size and max_length in an arithmetic, timed by a
-    short training run where the store has no earlier runs to go by (`estimate.calibration`)."""
+    """This host's speed for an encoder and head at a batch size and max_length in an arithmetic,
+    timed by a short training run where the store has no earlier runs to go by (`estimate.calibration`)."""
 
     encoder: str
     device: str
     precision: str
     batch_size: int
     max_length: int
+    head: str  # the head it stands for, with the parameters that change a step's cost (`calibration_head`)
+    trained: str  # what it trained: head and objective, e.g. "bilstm_crf(hidden_size=300, layers=1) by crf"
     steps: int  # training steps timed
-    train_tokens_per_s: float  # one pass a batch: cross-entropy on a softmax head
+    train_tokens_per_s: float  # one pass a batch: the measured speed times the passes of its objective
     eval_tokens_per_s: float  # sub-tokens a dev evaluation reads, as `EpochWork.dev_tokens` counts them
     setup_s: float  # from the start of the trial to its first optimiser step
     seconds: float  # what the calibration took, start to end
 
     @property
-    def key(self) -> tuple[str, str, str, int, int]:
-        return (self.encoder, self.device, self.precision, self.batch_size, self.max_length)
+    def key(self) -> CalibrationKey:
+        return (self.encoder, self.device, self.precision, self.batch_size, self.max_length, self.head)
 
     def line(self) -> str:
         return (
-            f"calibration run here: {self.steps} training steps of {self.encoder} at batch {self.batch_size}, "
-            f"max_length {self.max_length} in {self.precision} on {self.device}: {self.train_tokens_per_s:.0f} tokens/s, "
-            f"dev {self.eval_tokens_per_s:.0f} tokens/s, start-up {duration(self.setup_s)} (took {duration(self.seconds)})"
+            f"calibration run here: {self.steps} training steps of {self.encoder} with {self.trained} at batch "
+            f"{self.batch_size}, max_length {self.max_length} in {self.precision} on {self.device}: "
+            f"{self.train_tokens_per_s:.0f} tokens/s a pass, dev {self.eval_tokens_per_s:.0f} tokens/s, "
+            f"start-up {duration(self.setup_s)} (took {duration(self.seconds)})"
         )
 
 
-def calibration_key(arm: Arm, machine: Machine) -> tuple[str, str, str, int, int]:
-    """What a calibration must share with an arm to stand for it: encoder, device, arithmetic, batch size, max_length."""
+def calibration_key(arm: Arm, machine: Machine) -> CalibrationKey:
+    """What a calibration must share with an arm to stand for it: encoder, device, arithmetic, batch
+    size, max_length and head (`calibration_head`)."""
     encoder = arm.fixed["encoder"]
     return (
         encoder["name"],
@@ -147,7 +156,16 @@ def calibration_key(arm: Arm, machine: Machine) -> tuple[str, str, str, int, int
         machine.precision_of(arm),
         arm.fixed["train"]["batch_size"],
         encoder["max_length"],
+        calibration_head(arm),
     )
+
+
+def calibration_head(arm: Arm) -> str:
+    """The arm's head as a step's cost sees it: its name and parameters but dropout (a mask, the same
+    work at any rate), e.g. `bilstm_crf(hidden_size=300, layers=1)`."""
+    head = arm.fixed["head"]
+    params = ", ".join(f"{name}={value}" for name, value in sorted(head.get("params", {}).items()) if name != "dropout")
+    return f"{head['name']}({params})" if params else head["name"]
 
 
 @dataclass(frozen=True)
@@ -273,7 +291,7 @@ def _arm_cost(
     runs: list[MeasuredRun],
     machine: Machine,
     work_of: Callable[[Arm], EpochWork],
-    calibrated: Mapping[tuple, Calibration],
+    calibrated: Mapping[CalibrationKey, Calibration],
 ) -> ArmCost:
     encoder = arm.fixed["encoder"]["name"]
     device, precision = machine.label_of(arm), machine.precision_of(arm)
@@ -330,7 +348,8 @@ def _from_calibration(arm: Arm, calibration: Calibration, work: EpochWork) -> tu
     tests = len(arm.replicates) / max(1, arm.tune_trials + len(arm.replicates))  # tuning trials score no test split
     scored = evaluations * work.dev_tokens + tests * work.test_tokens
     rest = calibration.setup_s + scored / calibration.eval_tokens_per_s
-    basis = f"calibrated here ({calibration.steps} steps of {calibration.encoder}); epoch tokens counted on its data"
+    basis = f"calibrated here ({calibration.steps} steps of {calibration.encoder} with {calibration.trained})"
+    basis += "; epoch tokens counted on its data"
     basis += f", {work.passes} passes a batch" if work.passes > 1 else ""
     return basis, epochs * work.tokens * work.passes / calibration.train_tokens_per_s + rest
 

@@ -20,6 +20,7 @@ from nerplat.estimate.calibration import calibrate
 from nerplat.estimate.cost import (
     ArmCost,
     Calibration,
+    CalibrationKey,
     EpochWork,
     Machine,
     MeasuredRun,
@@ -40,14 +41,14 @@ Calibrate = Callable[[list[Arm], Machine], list[Calibration]]
 
 class HostEstimator:
     """Predicts plans' cost on one machine from one set of earlier runs; an arm the runs do not
-    cover is calibrated once per encoder, device, arithmetic, batch size and max_length (`calibrate`:
+    cover is calibrated once per encoder, device, arithmetic, batch size, max_length and head (`calibrate`:
     None predicts nothing for it), and an arm's work is counted on its data once."""
 
     def __init__(
         self, runs: Iterable[MeasuredRun], machine: Machine, work_of: Callable[[Arm], EpochWork], calibrate: Calibrate | None
     ):
         self.runs, self.machine, self.calibrate = list(runs), machine, calibrate
-        self.calibrations: dict[tuple, Calibration] = {}
+        self.calibrations: dict[CalibrationKey, Calibration] = {}
         self._work_of, self._work = work_of, {}
 
     def predict(self, plan: Plan, looks: Sequence[Mapping[str, int]] | None = None) -> SpecCost:

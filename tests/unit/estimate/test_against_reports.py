@@ -35,7 +35,8 @@ def report(tmp_path):
 def test_each_arm_is_predicted_as_a_replicate_at_its_runs_epochs_beside_their_seconds(report):
     plan = compile_plan(SWEEP_SPEC, default_catalog())
     calibration = Calibration(
-        encoder="minilm-l6", device=DEVICE, precision="fp32", batch_size=16, max_length=64, steps=6,
+        encoder="minilm-l6", device=DEVICE, precision="fp32", batch_size=16, max_length=64, head="softmax",
+        trained="softmax by ce", steps=6,
         train_tokens_per_s=500.0, eval_tokens_per_s=2000.0, setup_s=3.0, seconds=20.0,
     )  # fmt: skip
     machine = Machine(cpus=2, gpus=0, label_of=lambda arm: DEVICE, precision_of=lambda arm: "fp32")

@@ -10,7 +10,16 @@ from nerplat.bench.runner_overhead import SWEEP_SPEC
 from nerplat.catalog import default_catalog
 from nerplat.plan.compiler import compile_plan
 from nerplat.spec.validate import SpecSource
-from nerplat.estimate.cost import Calibration, EpochWork, Machine, MeasuredRun, predict_cost, uncalibrated
+from nerplat.estimate.cost import (
+    Calibration,
+    EpochWork,
+    Machine,
+    MeasuredRun,
+    calibration_head,
+    calibration_key,
+    predict_cost,
+    uncalibrated,
+)
 
 DEVICE = "cpu: Test CPU x2 threads"
 REPO = Path(__file__).parents[3]
@@ -137,9 +146,10 @@ def test_runs_made_before_devices_were_recorded_count_and_say_so(sweep):
 
 
 def calibration(**changes) -> Calibration:
-    """minilm-l6 on this test's device in fp32 at the sweep's batch size (16) and max_length (64)."""
+    """minilm-l6 with a softmax head on this test's device in fp32 at the sweep's batch size (16) and max_length (64)."""
     figures = dict(
-        encoder="minilm-l6", device=DEVICE, precision="fp32", batch_size=16, max_length=64, steps=6,
+        encoder="minilm-l6", device=DEVICE, precision="fp32", batch_size=16, max_length=64, head="softmax",
+        trained="softmax by ce", steps=6,
         train_tokens_per_s=500.0, eval_tokens_per_s=2000.0, setup_s=3.0, seconds=20.0,
     )  # fmt: skip
     return Calibration(**figures | changes)
@@ -153,22 +163,43 @@ def test_an_arm_without_earlier_runs_goes_by_a_calibration_of_its_encoder_and_sa
     # a 21st of a test split of 84000 sub-tokens a trial, at 2000 sub-tokens/s
     assert arm_cost.trial_s == pytest.approx(4 * 1000 * 3 / 500 + 3.0 + (2 * 4000 + 84000 / 21) / 2000)
     assert arm_cost.runs == 0
-    assert arm_cost.basis == "calibrated here (6 steps of minilm-l6); epoch tokens counted on its data, 3 passes a batch"
+    assert arm_cost.basis == (
+        "calibrated here (6 steps of minilm-l6 with softmax by ce); epoch tokens counted on its data, 3 passes a batch"
+    )
     lines = cost.lines()
     assert lines[0].startswith(
-        "calibration run here: 6 training steps of minilm-l6 at batch 16, max_length 64 in fp32 on cpu: Test CPU x2"
+        "calibration run here: 6 training steps of minilm-l6 with softmax by ce at batch 16, max_length 64 in fp32 "
+        "on cpu: Test CPU x2"
     )
-    assert "500 tokens/s, dev 2000 tokens/s" in lines[0] and cost.calibrations == [calibration()]
+    assert "500 tokens/s a pass, dev 2000 tokens/s" in lines[0] and cost.calibrations == [calibration()]
     assert "every run at its epoch cap: early stopping can only shorten it" in lines[-1]
 
 
 @pytest.mark.parametrize(
     "changes",
-    [{"batch_size": 32}, {"max_length": 128}, {"precision": "bf16"}, {"encoder": "bert-base"}, {"device": "cpu: other"}],
-)
-def test_a_calibration_stands_only_for_arms_of_its_encoder_device_arithmetic_batch_size_and_length(sweep, changes):
+    [
+        {"batch_size": 32}, {"max_length": 128}, {"precision": "bf16"}, {"encoder": "bert-base"}, {"device": "cpu: other"},
+        {"head": "bilstm_softmax(hidden_size=300, layers=1)"},
+    ],
+)  # fmt: skip
+def test_a_calibration_stands_only_for_arms_of_its_encoder_device_arithmetic_batch_size_length_and_head(sweep, changes):
     cost = predict_cost(sweep, [], machine(), work(1000.0), calibrations=[calibration(**changes)])
     assert cost.arms[0].trial_s is None and cost.wall_s is None and cost.calibrations == []
+
+
+def test_arms_of_one_encoder_and_other_heads_go_by_their_own_heads_calibrations(sweep):
+    """A BiLSTM of 300 units on the sweep's encoder is its own calibration's, its size and dropout apart
+    from the softmax arm's (dropout changes no step's cost); its slower step makes its trial slower."""
+    softmax = sweep.arms[0]
+    fixed = softmax.fixed | {"head": {"name": "bilstm_softmax", "params": {"dropout": 0.5, "hidden_size": 300, "layers": 1}}}
+    bilstm = softmax.model_copy(update={"id": "bilstm/arm", "label": "bilstm", "fixed": fixed})
+    assert calibration_head(softmax) == "softmax" and calibration_head(bilstm) == "bilstm_softmax(hidden_size=300, layers=1)"
+    assert calibration_key(bilstm, machine()) == (*calibration_key(softmax, machine())[:5], calibration_head(bilstm))
+    both = sweep.model_copy(update={"arms": [softmax, bilstm]})
+    bilstm_calibration = calibration(head=calibration_head(bilstm), trained="bilstm_softmax by ce", train_tokens_per_s=50.0)
+    cost = predict_cost(both, [], machine(), work(1000.0), calibrations=[calibration(), bilstm_calibration])
+    assert [arm.trial_s for arm in cost.arms] == pytest.approx([4 * 1000 / 500 + 3.0, 4 * 1000 / 50 + 3.0])
+    assert "with bilstm_softmax by ce" in cost.arms[1].basis and cost.calibrations == [calibration(), bilstm_calibration]
 
 
 def test_earlier_runs_win_over_a_calibration_and_only_arms_without_them_need_one(sweep):
