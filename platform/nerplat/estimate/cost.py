@@ -77,6 +77,7 @@ class MeasuredRun:
     train_tokens: float
     train_s: float
     wall_s: float  # the trial's own seconds
+    head: str | None = None  # as `calibration_head` writes it, from the run's head params; None where it logged none
 
     @property
     def tokens_per_s(self) -> float:
@@ -275,14 +276,16 @@ def _makespan(queue: list[ArmCost], offered: dict[str, float], at_most: int) -> 
 
 
 def _alike(arm: Arm, runs: list[MeasuredRun], machine: Machine) -> tuple[list[MeasuredRun], str]:
-    """Runs of the arm's encoder in its arithmetic on this device, else on an unrecorded one; and which."""
+    """Runs of the arm's encoder and head in its arithmetic on this device, else on an unrecorded one;
+    and which. A run that logged no head counts for any (on a transformer the head costs little; on
+    static word vectors a BiLSTM head is the step, so another head's runs never stand for it)."""
     encoder, device, precision = arm.fixed["encoder"]["name"], machine.label_of(arm), machine.precision_of(arm)
-    alike = [run for run in runs if run.encoder == encoder and run.precision == precision and run.device == device]
+    head = calibration_head(arm)
+    same = [run for run in runs if run.encoder == encoder and run.precision == precision and run.head in (head, None)]
+    alike = [run for run in same if run.device == device]
     if alike:
         return alike, "on this device"
-    return [
-        run for run in runs if run.encoder == encoder and run.precision == precision and run.device is None
-    ], "device not recorded"
+    return [run for run in same if run.device is None], "device not recorded"
 
 
 def _arm_cost(

@@ -40,4 +40,15 @@ def measured_run(run: Any) -> MeasuredRun | None:
         train_tokens=metrics["train_tokens"],
         train_s=metrics["time_train_s"],
         wall_s=metrics.get("trial_seconds") or (run.info.end_time - run.info.start_time) / 1000,
+        head=_head(params),
     )
+
+
+def _head(params: dict[str, str]) -> str | None:
+    """The run's head as `cost.calibration_head` writes an arm's: its name and logged parameters but
+    dropout; None for a run that logged no head."""
+    if not params.get("head"):
+        return None
+    sized = sorted((name.removeprefix("head."), value) for name, value in params.items()
+                   if name.startswith("head.") and name != "head.dropout")
+    return f"{params['head']}({', '.join(f'{name}={value}' for name, value in sized)})" if sized else params["head"]

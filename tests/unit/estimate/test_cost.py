@@ -44,10 +44,11 @@ def run(
     wall_s: float = 6.0,
     encoder: str = "minilm-l6",
     objective: str = "ce",
+    head: str | None = None,
 ) -> MeasuredRun:
     return MeasuredRun(
         arm=arm, objective=objective, encoder=encoder, device=device, precision="fp32", epochs=4, train_tokens=tokens,
-        train_s=train_s, wall_s=wall_s,
+        train_s=train_s, wall_s=wall_s, head=head,
     )
 
 
@@ -132,6 +133,16 @@ def test_runs_of_another_device_or_encoder_give_no_prediction_and_say_why(sweep)
     assert cost.arms[0].trial_s is None and cost.wall_s is None and cost.device_hours == {}
     assert cost.arms[0].basis == f"no earlier completed runs of minilm-l6 in fp32 on {DEVICE}"
     assert cost.lines()[-1].startswith("predicted wall time unknown")
+
+
+def test_runs_of_another_head_never_stand_for_the_arm_and_runs_without_one_do(sweep):
+    arm = sweep.arms[0]
+    assert calibration_head(arm) == "softmax"
+    bilstm = run(arm.id, head="bilstm_crf(hidden_size=300, layers=1)", train_s=400.0, wall_s=420.0)
+    (arm_cost,) = predict_cost(sweep, [bilstm], machine(), work_of=work(1000.0)).arms
+    assert arm_cost.trial_s is None and arm_cost.runs == 0
+    (arm_cost,) = predict_cost(sweep, [bilstm, run(arm.id, head="softmax"), run(arm.id)], machine(), work_of=work(0.0)).arms
+    assert arm_cost.runs == 2 and arm_cost.trial_s == pytest.approx(4 * 2000 / 2000 + 2.0)
 
 
 def test_runs_made_before_devices_were_recorded_count_and_say_so(sweep):

@@ -26,3 +26,14 @@ def test_an_early_stopped_replicate_counts_the_epochs_it_trained_and_its_own_sec
     stopped, older = sorted(measured_runs(client, ["minilm-l6"]), key=lambda run: run.epochs)
     assert (stopped.epochs, stopped.wall_s, stopped.rest_s) == (10, 110.0, pytest.approx(30.0))
     assert (older.epochs, older.wall_s) == (40, 900.0)  # the cap and the MLflow run's span, as before
+
+
+def test_a_run_s_head_is_read_as_the_calibration_writes_an_arm_s(tmp_path):
+    client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    experiment = client.create_experiment("e")
+    _run(client, experiment, {"time_train_s": 80.0, "train_tokens": 100_000.0}, 1_000_000)
+    (run_id,) = [r.info.run_id for r in client.search_runs([experiment])]
+    client.log_batch(run_id, params=[Param("head", "bilstm_crf"), Param("head.hidden_size", "300"),
+                                     Param("head.layers", "1"), Param("head.dropout", "0.5")])
+    (measured,) = measured_runs(client, ["minilm-l6"])
+    assert measured.head == "bilstm_crf(hidden_size=300, layers=1)"
