@@ -18,6 +18,7 @@ from nerplat.plan.model import Arm
 from nerplat.plugins import ray_runtime_env
 from nerplat.run.allocator import worker_preload
 from nerplat.run.ray_preflight import joining_problem
+from nerplat.run.ray_reaper import stop_with_this_process
 from nerplat.track.store import tracking_logger
 
 # Ray's own console output would fight the progress view; its result loggers (CSV, JSON,
@@ -89,7 +90,8 @@ def connect_ray(address: str | None, verbose: bool, metrics_port: int | None = N
 
     `metrics_port` is where the embedded Ray's metrics agent serves Prometheus (Ray's metrics and
     nerplat's, `run.exported_metrics`); a running cluster's nodes set theirs with `ray start
-    --metrics-export-port`."""
+    --metrics-export-port`. The embedded cluster's processes end with this process, however it ends
+    (`run.ray_reaper`); a running cluster's never."""
     import ray
 
     if ray.is_initialized():
@@ -122,9 +124,11 @@ def connect_ray(address: str | None, verbose: bool, metrics_port: int | None = N
     try:
         # The dashboard (state API) is what Train V2 uses to clean up stopped trials: without it a trial
         # that ASHA stops is never cleaned up and later trials wait for their worker group forever.
-        return dashboard_url(ray.init(address="local", include_dashboard=True, dashboard_host="127.0.0.1", **kwargs))
+        context = ray.init(address="local", include_dashboard=True, dashboard_host="127.0.0.1", **kwargs)
     finally:
         ray_constants.ENABLE_RAY_CLUSTER = multi_node  # a later ray.init(address=...) finds its node as usual
+    stop_with_this_process(context.address_info["session_dir"])  # its agents too, when this driver is SIGKILLed
+    return dashboard_url(context)
 
 
 def dashboard_url(context: Any) -> str | None:
