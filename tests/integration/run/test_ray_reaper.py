@@ -1,4 +1,5 @@
-"""A SIGKILLed `nerplat run` takes its embedded Ray cluster with it, the raylet's agents included (issue 62).
+"""A SIGKILLed `nerplat run` takes its embedded Ray cluster with it, the raylet's agents included (issue 62),
+and a driver that shuts its cluster down and goes on keeps no reaper.
 
 Ray's fate-sharing stops the GCS, raylet and dashboard with the driver; the DashboardAgent and the
 RuntimeEnvAgent lived on for about a minute, trying to report the raylet's death to a GCS that was
@@ -13,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from embedded_ray import connect_embedded
 from nerplat_processes import SPEC, nerplat, trial_midway, wait_for
 
 pytestmark = pytest.mark.slow
@@ -72,3 +74,21 @@ def test_a_sigkilled_driver_leaves_no_process_of_its_embedded_cluster(tmp_path: 
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+
+
+def test_a_driver_that_shuts_its_cluster_down_and_goes_on_keeps_no_reaper_and_is_left_alone(monkeypatch):
+    """A test or a notebook: `ray.shutdown` ends the cluster's GCS, and with it the reaper's wait; the
+    driver, which held files of the session folder too, lives on (this test's process)."""
+    import ray
+
+    if ray.is_initialized():
+        pytest.fail("a Ray session of an earlier test is still open: this test must start its own")
+    try:
+        connect_embedded(monkeypatch)
+        assert reapers_of(os.getpid())
+    finally:
+        ray.shutdown()
+    deadline = time.monotonic() + DEADLINE_S
+    while reapers_of(os.getpid()) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert reapers_of(os.getpid()) == []

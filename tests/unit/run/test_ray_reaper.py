@@ -27,21 +27,23 @@ if sys.argv[2] == "stubborn":
 print("ready", flush=True)
 time.sleep(600)
 """
-# A driver: two processes of its cluster (its Unix session, a file open in the session folder) and
-# two that are not (one holds no such file, one holds it from a Unix session of its own).
+# A driver: the processes of its cluster (its Unix session, a file open in the session folder: a
+# GCS, named so, and an agent) and two that are not (one holds no such file, one holds it from a Unix
+# session of its own). The driver holds a file of the folder too, as a Ray driver does.
 DRIVER = f"""
-import subprocess, sys, time
+import os, subprocess, sys, time
 from nerplat.run.ray_reaper import stop_with_this_process
 
-folder = sys.argv[1]
+folder, gcs_server = sys.argv[1:3]
+driver_log = open(folder + "/driver.log", "a")
 
-def start(log, mode="plain", own_session=False):
-    command = [sys.executable, "-c", {HOLDER!r}, log, mode]
+def start(log, mode="plain", own_session=False, executable=sys.executable):
+    command = [executable, "-c", {HOLDER!r}, log, mode]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, start_new_session=own_session)
     process.stdout.readline()
     return process
 
-cluster = [start(folder + "/raylet.out"), start(folder + "/agent.log", "stubborn")]
+cluster = [start(folder + "/gcs_server.out", executable=gcs_server), start(folder + "/agent.log", "stubborn")]
 others = [start(folder + "/../elsewhere.log"), start(folder + "/tail.log", own_session=True)]
 stop_with_this_process(folder)
 print(*(p.pid for p in cluster + others), flush=True)
@@ -69,25 +71,29 @@ def reapers_of(pid: int) -> list[int]:
     return found
 
 
-def test_a_killed_drivers_cluster_is_stopped_and_nothing_else(tmp_path: Path):
+@pytest.mark.parametrize("ends", ["the driver, by SIGKILL", "the GCS, as at ray.shutdown"])
+def test_what_is_left_of_the_cluster_is_stopped_when_its_driver_or_gcs_ends_and_nothing_else(ends: str, tmp_path: Path):
     folder = tmp_path / "session_2026-12-07_09-00-00_000000_1"
     folder.mkdir()
+    gcs_server = tmp_path / "gcs_server"  # its process's name, as Ray's GCS server's
+    gcs_server.symlink_to(sys.executable)
     driver = subprocess.Popen(
-        [sys.executable, "-c", DRIVER, str(folder)], stdout=subprocess.PIPE, text=True, start_new_session=True
-    )
+        [sys.executable, "-c", DRIVER, str(folder), str(gcs_server)], stdout=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )  # fmt: skip
     pids: list[int] = []
     try:
         pids = [int(pid) for pid in driver.stdout.readline().split()]
-        cluster, others = pids[:2], pids[2:]
+        (gcs, agent), others = pids[:2], pids[2:]
         assert all(map(alive, pids)) and reapers_of(driver.pid)
-        driver.send_signal(signal.SIGKILL)
-        driver.wait()
+        os.kill(driver.pid if ends.startswith("the driver") else gcs, signal.SIGKILL)
         deadline = time.monotonic() + scaled(30)
-        while (any(map(alive, cluster)) or reapers_of(driver.pid)) and time.monotonic() < deadline:
+        while (alive(gcs) or alive(agent) or reapers_of(driver.pid)) and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert not any(map(alive, cluster)), "the killed driver's cluster outlived it"
+        assert not alive(gcs) and not alive(agent), "the cluster outlived the end of " + ends
         assert reapers_of(driver.pid) == [], "the reaper did not end once its work was done"
         assert all(map(alive, others))
+        assert ends.startswith("the driver") or driver.poll() is None  # a driver that lives on is never stopped
     finally:
         driver.kill()
         for pid in pids + reapers_of(driver.pid):
