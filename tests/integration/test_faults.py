@@ -627,7 +627,7 @@ def test_a_resume_after_the_corpus_changed_is_refused_naming_the_file_then_rerun
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     for split in ("train", "dev", "test"):
-        shutil.copy(data_root() / "conll2003" / f"{split}.txt", corpus / f"{split}.txt")
+        shutil.copyfile(data_root() / "conll2003" / f"{split}.txt", corpus / f"{split}.txt")
     spec = spec_file(
         tmp_path, "corpus_changed", ("dataset: conll2003", f"dataset: {{path: {corpus}}}"), FEW_REPLICATES, ONE_AT_A_TIME
     )

@@ -34,7 +34,7 @@ def source_folder(tmp_path: Path, corpus: str) -> Path:
     folder = tmp_path / "source"
     folder.mkdir()
     for split, name in CORPORA.get(corpus).factory.source.files.items():
-        shutil.copy(REFERENCE / corpus / f"{split}.txt", folder / name)
+        shutil.copyfile(REFERENCE / corpus / f"{split}.txt", folder / name)
     return folder
 
 
@@ -146,12 +146,12 @@ def test_a_local_source_may_hold_nerplats_own_layout_and_a_missing_file_is_named
     own = tmp_path / "own"
     own.mkdir()
     for split in ("train", "dev"):
-        shutil.copy(REFERENCE / "ncbi_disease" / f"{split}.txt", own / f"{split}.txt")
+        shutil.copyfile(REFERENCE / "ncbi_disease" / f"{split}.txt", own / f"{split}.txt")
     code, _, err = fetch(capsys, "ncbi_disease", "--root", str(tmp_path / "data"), "--source", own.as_uri())
     assert code == 2 and f"the --source folder {own} lacks test.txt (or the upstream test.tsv)" in " ".join(err.split())
     assert "offline?" not in err and not (tmp_path / "data").exists()
     assert "writing" not in err and "downloading" not in err  # checked before anything is read or said
-    shutil.copy(REFERENCE / "ncbi_disease" / "test.txt", own / "test.txt")
+    shutil.copyfile(REFERENCE / "ncbi_disease" / "test.txt", own / "test.txt")
     code, out, err = fetch(capsys, "ncbi_disease", "--root", str(tmp_path / "data"), "--source", own.as_uri())
     assert code == 0, err
     assert f"downloading {own.as_uri()}/train.txt" in " ".join(err.split()) and "matches the reference copy" in out

@@ -30,7 +30,7 @@ def corpus_copy(tmp_path: Path) -> Path:
     folder = tmp_path / "corpus"
     folder.mkdir()
     for split in ("train", "dev", "test"):
-        shutil.copy(data_root() / "conll2003" / f"{split}.txt", folder / f"{split}.txt")
+        shutil.copyfile(data_root() / "conll2003" / f"{split}.txt", folder / f"{split}.txt")
     return folder
 
 
