@@ -64,7 +64,10 @@ def registration_document(plan: Plan, claim_id: str, spec: Path) -> dict[str, An
             "sampler_chain": method.sampler_description, "encoder": method.fixed["encoder"]["name"],
             "split": plan.replicate_split,
         },
-        "design": design | {"alpha": _claim_alpha(plan), "metric": f"{plan.replicate_split}_{claim.metric}"},
+        "design": design | {
+            "alpha": _claim_alpha(plan), "metric": f"{plan.replicate_split}_{claim.metric}",
+            "selection_metric": f"dev_{plan.select_metric}",
+        },
     }
     return document | {"digest": digest_of(document)}
 
@@ -133,7 +136,9 @@ def served_registrations(plan: Plan, spec: Path, folder: Path | None = None) -> 
         if not registration.intact:
             notes.append(f"claim {claim.id}: {registration.path} was edited after it was written (its digest no longer "
                          "matches its text): not served; register the claim anew")
-        elif document["digest"] != registration.digest and not reproduces(registered_document(registration), document):
+        elif document["digest"] != registration.digest and not reproduces(
+            with_selection_metric(registered_document(registration)), document
+        ):
             notes.append(f"claim {claim.id}: this plan's design differs from {registration.path} (digest "
                          f"{document['digest'][:12]} against {registration.digest[:12]}): not served, its verdict will be "
                          "exploratory")
@@ -145,6 +150,20 @@ def served_registrations(plan: Plan, spec: Path, folder: Path | None = None) -> 
 def registered_document(registration: Registration) -> dict[str, Any]:
     """The registration's file as data (it was read and checked once already by `load_registrations`)."""
     return yaml.safe_load(Path(registration.path).read_text(encoding="utf-8"))
+
+
+SELECTION_BEFORE_RECORDED = "dev_micro_f1"  # the default every untuned run selected on before designs recorded it
+
+
+def with_selection_metric(registered: dict[str, Any]) -> dict[str, Any]:
+    """A registration written before designs recorded `selection_metric` (the dev metric each run
+    chooses its checkpoint and stops on), read with the one its runs used then: the tuning's metric,
+    else the default of the time. A later change of that default then changes the registered design."""
+    design = registered["design"]
+    if "selection_metric" in design:
+        return registered
+    metric = (design.get("tuning") or {}).get("metric") or SELECTION_BEFORE_RECORDED
+    return registered | {"design": design | {"selection_metric": metric}}
 
 
 def reproduces(registered: Any, document: Any) -> bool:

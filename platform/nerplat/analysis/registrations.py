@@ -29,7 +29,10 @@ Contract (other modules and the claims table rely on these names):
                          looks (units at each look); max_units (the last look); spending
                          (obrien_fleming | pocock, null for a fixed design of one look); alpha (the
                          claim's two-sided level: the spec's alpha over the plan's claim rows, as
-                         `verdicts` sizes a sequential design); metric (the verdict's column, test_...)
+                         `verdicts` sizes a sequential design); metric (the verdict's column, test_...);
+                         selection_metric (the dev metric every run chooses its checkpoint and
+                         stops on; absent from registrations written before it was recorded:
+                         `registration_document.with_selection_metric`)
                digest    sha256 of the canonical JSON (`plan.model.canonical_json`) of all the above
   API          load_registrations(folder) -> {claim_id: Registration}; registered_at(path) ->
                datetime | None; Registration is frozen: claim_id, digest, looks, max_units,

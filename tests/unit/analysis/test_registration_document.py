@@ -9,6 +9,7 @@ import os
 import subprocess
 
 import pytest
+import yaml
 from spec_testing import fake_catalog
 
 from nerplat.analysis import registration_document as registration_module
@@ -22,6 +23,7 @@ from nerplat.analysis.registrations import (
     registration_text,
 )
 from nerplat.errors import UserInputError
+from nerplat.plan import model as plan_model
 from nerplat.plan.compiler import compile_plan
 
 SPEC = """
@@ -62,6 +64,7 @@ def test_the_document_holds_the_claim_setting_and_design(plan_of):
     assert design["early_stopping"] == {"patience": 2, "min_delta": 0.001} and design["epochs_cap"] == 4
     assert (design["unit"], design["units"], design["looks"], design["max_units"]) == ("seed", list(range(5, 14)), [3, 6, 9], 9)
     assert design["spending"] == "pocock" and design["metric"] == "test_micro_f1"
+    assert design["selection_metric"] == "dev_micro_f1"  # the checkpoint and stopping metric of every run
     assert design["alpha"] == pytest.approx(0.05 / 2)  # two claim rows in the plan
 
 
@@ -250,5 +253,21 @@ def test_a_new_or_changed_value_is_not_served(plan_of, monkeypatch, change):
         return document | {"digest": digest_of({k: v for k, v in document.items() if k != "digest"})}
 
     monkeypatch.setattr(registration_module, "registration_document", changed)
+    served, notes = registration_module.served_registrations(plan, spec)
+    assert served == {} and "this plan's design differs from" in notes[0]
+
+
+def test_a_registration_from_before_the_selection_metric_holds_the_default_of_its_time(plan_of, monkeypatch):
+    """Registrations written before designs recorded `selection_metric` stay served while the runs
+    select on what they selected on then, and are no longer served when that default changes."""
+    untuned = SPEC.replace("tune: {num_samples: 6}\n", "").replace("{loguniform: [1.0e-5, 1.0e-3]}", "1.0e-4")
+    plan, spec = plan_of(untuned.replace("{uniform: [0.0, 1.0]}", "0.5"))
+    (done,) = register_claims(plan, spec, ["mom_vs_ce"])
+    document = yaml.safe_load(done.path.read_text(encoding="utf-8"))
+    del document["design"]["selection_metric"]
+    document["digest"] = digest_of({k: v for k, v in document.items() if k != "digest"})
+    done.path.write_text(registration_text(document), encoding="utf-8")
+    assert registration_module.served_registrations(plan, spec)[0] == {"mom_vs_ce": document["digest"]}
+    monkeypatch.setattr(plan_model, "DEFAULT_TUNE_METRIC", "dev_macro_f1")
     served, notes = registration_module.served_registrations(plan, spec)
     assert served == {} and "this plan's design differs from" in notes[0]
