@@ -9,7 +9,8 @@ import pytest
 
 PROBE = """
 import sys
-from nerplat.analysis import bench, report
+from nerplat.analysis import report
+from nerplat.bench import analysis_scale
 from nerplat.analysis.report import dataset_statistics
 from nerplat.cli import analyze_commands
 dataset_statistics(["conll2003"])
