@@ -44,6 +44,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from nerplat.kill_points import kill_point
+from nerplat.metrics import METRIC_NAMES
 from nerplat.plan.model import Arm, Plan, Replicate
 from nerplat.run.job import SAMPLE_INDEX_KEY, TrialJob
 from nerplat.run.spec_change import SpecChange
@@ -172,7 +173,7 @@ class RunLedger:
         replicates, on the replicate phase's arm run: `<metric>_mean`, `<metric>_sd`."""
         completed = [run for run in self.children(replicate_run_id) if run.data.tags.get(schema.STATUS) == "completed"]
         summary = {}
-        for name in schema.METRIC_NAMES:
+        for name in METRIC_NAMES:
             key = schema.metric_key(split, name)
             values = [run.data.metrics[key] for run in completed if key in run.data.metrics]
             if values:

@@ -46,7 +46,6 @@ def find_experiment(client: MlflowClient, name: str) -> Experiment:
     return experiment
 
 
-
 def experiments_to_show(client: MlflowClient, name: str | None) -> list[tuple[str, str]]:
     """(name, id) of the experiment called `name`, or of every nerplat experiment in the store."""
     if name is not None:
@@ -59,6 +58,7 @@ def experiments_to_show(client: MlflowClient, name: str | None) -> list[tuple[st
         return [(experiment.name, experiment.experiment_id)]
     found = [(e.name, e.experiment_id) for e in client.search_experiments() if schema.EXPERIMENT in e.tags]
     return sorted(found)
+
 
 def search_all(client: MlflowClient, experiment_id: str, kind: str) -> list[Run]:
     """Every run of one `nerplat.kind` in the experiment, following page tokens."""

@@ -11,8 +11,6 @@ phase's arm run logs their mean and sd (`<split>_<name>_mean`, `<split>_<name>_s
 run the headline table's numbers (`analysis/report.py`).
 """
 
-from nerplat.metrics import METRIC_NAMES as METRIC_NAMES  # the scalar metric names, defined where they are computed
-
 TAG_PREFIX = "nerplat."
 
 # Tags on every nerplat run.
