@@ -210,9 +210,10 @@ def pooled_reading(row: ExploratoryRow) -> str:
         return f"beyond the margin (±{margin:g})" if low >= margin or high <= -margin else "reaches past the margin"
     side = 1 if (first["paper_effect"] or 0) > 0 or first["direction"] == "better" else -1
     if low > 0 or high < 0:
-        reading = "on the paper's side" if (low > 0) == (side > 0) else "against the paper"
-        if first.get("extrapolation"):  # a setting the paper never ran cannot contradict it
-            reading = "on the claim's side (extrapolation)" if (low > 0) == (side > 0) else "against the claim (extrapolation)"
+        # a setting the paper never ran cannot contradict it: the reading is against the claim there
+        side_of, against = ("the claim's side", "the claim") if first.get("extrapolation") else ("the paper's side", "the paper")
+        reading = f"on {side_of}" if (low > 0) == (side > 0) else f"against {against}"
+        reading += " (extrapolation)" if first.get("extrapolation") else ""
     else:
         reading = "includes 0"
     effect = first["paper_effect"]
