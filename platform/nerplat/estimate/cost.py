@@ -162,11 +162,16 @@ def calibration_key(arm: Arm, machine: Machine) -> CalibrationKey:
 
 
 def calibration_head(arm: Arm) -> str:
-    """The arm's head as a step's cost sees it: its name and parameters but dropout (a mask, the same
-    work at any rate), e.g. `bilstm_crf(hidden_size=300, layers=1)`."""
+    """The arm's head as a step's cost sees it (`head_label`)."""
     head = arm.fixed["head"]
-    params = ", ".join(f"{name}={value}" for name, value in sorted(head.get("params", {}).items()) if name != "dropout")
-    return f"{head['name']}({params})" if params else head["name"]
+    return head_label(head["name"], head.get("params", {}))
+
+
+def head_label(name: str, params: Mapping[str, Any]) -> str:
+    """A head by its name and parameters but dropout (a mask, the same work at any rate), e.g.
+    `bilstm_crf(hidden_size=300, layers=1)`: what an arm's calibration and a run's cost are keyed by."""
+    sized = ", ".join(f"{key}={value}" for key, value in sorted(params.items()) if key != "dropout")
+    return f"{name}({sized})" if sized else name
 
 
 @dataclass(frozen=True)

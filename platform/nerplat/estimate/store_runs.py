@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from nerplat.estimate.cost import MeasuredRun
+from nerplat.estimate.cost import MeasuredRun, head_label
 from nerplat.track import schema
 from nerplat.track.experiment_reader import completed_runs_of_encoders
 
@@ -45,10 +45,8 @@ def measured_run(run: Any) -> MeasuredRun | None:
 
 
 def _head(params: dict[str, str]) -> str | None:
-    """The run's head as `cost.calibration_head` writes an arm's: its name and logged parameters but
-    dropout; None for a run that logged no head."""
+    """The run's head as an arm's is keyed (`cost.head_label`), from its logged `head` and `head.*`
+    params; None for a run that logged no head."""
     if not params.get("head"):
         return None
-    sized = sorted((name.removeprefix("head."), value) for name, value in params.items()
-                   if name.startswith("head.") and name != "head.dropout")
-    return f"{params['head']}({', '.join(f'{name}={value}' for name, value in sized)})" if sized else params["head"]
+    return head_label(params["head"], {k.removeprefix("head."): v for k, v in params.items() if k.startswith("head.")})
