@@ -19,7 +19,8 @@ from collections.abc import Sequence
 from nerplat.config.trial import Component
 from nerplat.data.corpora import CorpusKey, checked_corpus, checked_corpus_key
 from nerplat.data.corpus import Corpus
-from nerplat.errors import Problem, UserInputError
+from nerplat.data.samplers.chain import SamplerRefusal, apply_samplers
+from nerplat.errors import Problem
 from nerplat.registry import Registry
 from nerplat.spec.datasets import NamedDataset
 from nerplat.spec.loader import Document
@@ -58,10 +59,9 @@ def _outcomes(key: CorpusKey, chains: list[tuple[Component, ...]], samplers: Reg
 
 
 def _refusal(corpus: Corpus, chain: tuple[Component, ...], samplers: Registry) -> Refusal | None:
-    """The first step of `chain` that refuses `corpus` (the later steps never see it), and its problems."""
-    for step, component in enumerate(chain):
-        try:
-            corpus = samplers.build(component.name, component.params, corpus=corpus, seed=0, partition=0)
-        except UserInputError as error:
-            return step, tuple(error.problems)
+    """The step of `chain` that refuses `corpus` as a trial applies it (`apply_samplers`), and its problems."""
+    try:
+        apply_samplers(corpus, chain, seed=0, partition=0, samplers=samplers)
+    except SamplerRefusal as refusal:
+        return refusal.step, tuple(refusal.problems)
     return None

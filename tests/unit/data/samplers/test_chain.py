@@ -2,6 +2,7 @@ import pytest
 
 from nerplat.config.trial import Component
 from nerplat.data.samplers import apply_samplers
+from nerplat.data.samplers.chain import SamplerRefusal
 from nerplat.data.samplers.low_resource import LowResourceConfig
 from nerplat.errors import UserInputError
 
@@ -34,6 +35,14 @@ def test_every_bad_component_is_reported_before_anything_runs(small_conll):
     messages = " | ".join(p.message for p in caught.value.problems)
     assert "did you mean 'untyped'" in messages and "unknown key 'extra' in sampler 'low_resource'" in messages
     assert "allowed: size, partitions" in messages
+
+
+def test_a_sampler_that_refuses_its_corpus_names_its_step_and_parameter(small_conll):
+    chain = [Component(name="untyped"), Component(name="low_resource", params={"size": len(small_conll.train) + 1})]
+    with pytest.raises(SamplerRefusal) as caught:
+        apply_samplers(small_conll, chain, seed=0, partition=0)
+    assert caught.value.step == 1 and [p.path for p in caught.value.problems] == ["size"]
+    assert f"has only {len(small_conll.train)}" in caught.value.problems[0].message
 
 
 def test_partitioned_is_a_class_flag_not_a_parameter():
