@@ -27,7 +27,7 @@ from nerplat.spec.loader import Document
 from nerplat.spec.samplers import SamplerSetting
 
 Refusal = tuple[int, tuple[Problem, ...]]  # the position of the step that refused in its chain, its problems
-_OUTCOMES: dict[tuple[CorpusKey, str, int], Refusal | None] = {}  # (corpus, chain as JSON, registry id) -> refusal
+_OUTCOMES: dict[tuple[CorpusKey, str, Registry], Refusal | None] = {}  # (corpus, chain as JSON, registry) -> refusal
 
 
 def sampler_refusals(
@@ -49,7 +49,7 @@ def sampler_refusals(
 
 def _outcomes(key: CorpusKey, chains: list[tuple[Component, ...]], samplers: Registry) -> list[Refusal | None]:
     """Each chain's refusal of the corpus `key` names, or None; the corpus is read only for a chain not yet tried on it."""
-    keys = [(key, json.dumps([c.model_dump(mode="json") for c in chain], sort_keys=True), id(samplers)) for chain in chains]
+    keys = [(key, json.dumps([c.model_dump(mode="json") for c in chain], sort_keys=True), samplers) for chain in chains]
     untried = [(k, chain) for k, chain in zip(keys, chains) if k not in _OUTCOMES]
     if untried:
         corpus = checked_corpus(key)
