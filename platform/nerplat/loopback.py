@@ -8,11 +8,22 @@ import urllib.error
 import urllib.request
 
 
+_HANDED_OUT: set[int] = set()
+
+
 def free_port() -> int:
-    """A port nothing listens on now (the kernel's pick; another process may take it before use)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+    """A port nothing listens on now and this process has not handed out before.
+
+    The kernel's pick alone may repeat itself between two calls when the first port is not yet bound
+    (a test's Prometheus drew the port it was to scrape); another process may still take it before use.
+    """
+    while True:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        if port not in _HANDED_OUT:
+            _HANDED_OUT.add(port)
+            return port
 
 
 def port_in_use(port: int) -> bool:

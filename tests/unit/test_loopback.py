@@ -16,6 +16,12 @@ def test_a_free_port_is_free_until_something_listens_on_it():
         assert port_in_use(port)
 
 
+def test_free_port_never_hands_out_the_same_port_twice():
+    """Two servers started from one process each get their own port, though neither has bound it yet."""
+    ports = [free_port() for _ in range(2000)]
+    assert len(set(ports)) == len(ports)
+
+
 class _Ping(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         self.send_response(200 if self.path == "/ping" else 404)
