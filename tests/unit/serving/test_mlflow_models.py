@@ -19,16 +19,14 @@ from nerplat.serving.mlflow_models import (
     select_replicates,
 )
 from nerplat.serving.records import predict_records
-from nerplat.track.store import check_store
 
 
 @pytest.fixture
-def store(tmp_path):
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    check_store(uri)
-    client = MlflowClient(uri)
+def store(tracking_uri, tmp_path):
+    """An experiment in tmp_path/mlflow.db, a copy of the session's store that `check_store` made."""
+    client = MlflowClient(tracking_uri)
     experiment = client.create_experiment("exp", artifact_location=str(tmp_path / "artifacts"))
-    return SimpleNamespace(uri=uri, client=client, experiment=experiment, artifacts=tmp_path / "artifacts")
+    return SimpleNamespace(uri=tracking_uri, client=client, experiment=experiment, artifacts=tmp_path / "artifacts")
 
 
 CE = ArmModel("exp", "conll2003/full/ce", "ce")
