@@ -9,9 +9,11 @@ is not its evidence) and judged by `sequential.decide` against the registration'
 later are more looks of the same spending sequence, never a fresh alpha, and no look already taken
 is judged again at another level. The row reads:
 
-  decided         its verdict at look k of K, with the stage-wise p and the margin over the boundary
-  undecided       "inconclusive, stopped at look k of K" (a claim dropped for budget keeps its row),
-                  or "inconclusive after all K looks"
+  decided         its verdict at look k of K, with the stage-wise p and the margin over the boundary;
+                  withheld when a run behind it hit its cap: "inconclusive (not converged), interval
+                  decided at look k of K", final, as the design stopped its arms there
+  undecided       "undecided after look k of K" (looks to come, or a claim dropped for budget: it
+                  keeps its row), or "inconclusive after all K looks"
   no evidence     "registered, not yet run" (or the units run so far, short of the first look)
 
 gated, like a report's verdict, by convergence: every run behind the rows stopped by patience.
@@ -76,15 +78,19 @@ class RegisteredRow:
         if self.decision.decided_look is not None:
             gate = "" if self.converged else (" (not converged)" if self.converged is False else " (convergence not recorded)")
             said = self.decision.verdict if self.converged else "inconclusive"
-            return f"{said}{gate}, at look {taken} of {looks}"
-        return f"inconclusive after all {looks} looks" if taken == looks else f"inconclusive, stopped at look {taken} of {looks}"
+            if self.converged:
+                return f"{said}, at look {taken} of {looks}"
+            return f"{said}{gate}, interval decided at look {taken} of {looks}"
+        return f"inconclusive after all {looks} looks" if taken == looks else f"undecided after look {taken} of {looks}"
 
     @property
     def standing(self) -> str:
         """The verdict without where it stands: what the summary counts."""
         if self.decision is None:
             return NOT_YET_RUN
-        return self.decision.verdict if self.decision.decided_look is not None and self.converged else "inconclusive"
+        if self.decision.decided_look is not None:
+            return self.decision.verdict if self.converged else "inconclusive"
+        return "inconclusive" if len(self.decision.looks) == len(self.registration.looks) else "undecided"
 
     @property
     def interval(self) -> tuple[float, float] | None:

@@ -66,7 +66,7 @@ def test_the_units_of_every_confirmatory_report_are_one_sequence_of_looks(tmp_pa
     expected = decide(d, VerdictRule(side=1), design)
     assert found.units == 9 and found.decision == expected and set(found.reports) == {"run-1", "run-2"}
     if expected.decided_look is None:
-        assert found.verdict == "inconclusive after all 3 looks"
+        assert found.verdict == "inconclusive after all 3 looks" and found.standing == "inconclusive"
         t = np.mean(d) / (np.std(d, ddof=1) / 3)
         assert found.p_stagewise == pytest.approx(stagewise_p(design, 2, t))
 
@@ -76,7 +76,8 @@ def test_a_claim_stopped_for_budget_keeps_its_row_and_one_without_runs_reads_not
     register(tmp_path, "waiting")
     frame = pl.DataFrame([row("run-1", "stopped", [9, 10, 11], [0.01, -0.01, 0.002], digest)])
     rows = {r.registration.claim_id: r for r in registered_rows(frame, load_registrations(tmp_path))}
-    assert rows["stopped"].verdict == "inconclusive, stopped at look 1 of 3" and rows["stopped"].p_stagewise is None
+    assert rows["stopped"].verdict == "undecided after look 1 of 3" and rows["stopped"].standing == "undecided"
+    assert rows["stopped"].p_stagewise is None
     assert rows["waiting"].verdict == NOT_YET_RUN and rows["waiting"].reports == ()
     table = registered_table(list(rows.values()))
     assert [r.label for r in table.rows] == ["stopped", "waiting"] and table.columns[0].name == "Verdict"
@@ -89,7 +90,7 @@ def test_a_decided_claim_shows_its_look_stagewise_p_and_margin_and_non_convergen
     assert found.verdict == "reproduced, at look 1 of 3" and found.margin > 0 and found.p_stagewise <= ALPHA
     gated = pl.DataFrame([row("run-1", "clear", [9, 10, 11], [0.05, 0.051, 0.049], digest, converged=False)])
     (found,) = registered_rows(gated, load_registrations(tmp_path))
-    assert found.verdict == "inconclusive (not converged), at look 1 of 3" and found.standing == "inconclusive"
+    assert found.verdict == "inconclusive (not converged), interval decided at look 1 of 3" and found.standing == "inconclusive"
 
 
 def test_rows_that_served_another_digest_are_not_the_registration_s_evidence(tmp_path: Path):
