@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from types import SimpleNamespace
 
 import pytest
@@ -10,20 +11,20 @@ from tiny_taggers import train_bundle
 
 from nerplat.serving.bundle import load_bundle
 from nerplat.serving.mlflow_models import ArmModel, log_tagger_model, register_arm_models, registered_model_name
-from nerplat.track.store import check_store
 
 ARM = ArmModel("exp", "conll2003/full/ce", "ce")
 NAME = registered_model_name(ARM)  # ce.exp
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory) -> SimpleNamespace:
-    """A workdir whose mlflow.db has one registered version, and a run with no model."""
+def store(tmp_path_factory, empty_mlflow_db) -> SimpleNamespace:
+    """A workdir whose mlflow.db (a copy of the session's migrated store) has one registered version,
+    and a run with no model."""
     workdir = tmp_path_factory.mktemp("workdir")
     bundle_dir = train_bundle("softmax", tmp_path_factory.mktemp("bundle"))
     bundle = load_bundle(bundle_dir)
+    shutil.copy(empty_mlflow_db, workdir / "mlflow.db")
     uri = f"sqlite:///{workdir / 'mlflow.db'}"
-    check_store(uri)
     client = MlflowClient(uri)
     experiment = client.create_experiment("exp", artifact_location=str(workdir / "mlartifacts"))
     with_model, without_model = client.create_run(experiment), client.create_run(experiment)

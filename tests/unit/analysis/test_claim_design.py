@@ -194,7 +194,9 @@ def test_a_report_pilot_gives_the_sd_of_the_unit_level_differences(plan_of, tmp_
         pilot_sds(plan, tmp_path)
 
 
-def test_a_store_pilot_reads_the_experiments_replicates_as_a_report_would(plan_of, tmp_path):
+def test_a_store_pilot_reads_the_experiments_replicates_as_a_report_would(plan_of, tmp_path, empty_mlflow_db):
+    import shutil
+
     import numpy as np
     import polars as pl
     from mlflow import MlflowClient
@@ -209,6 +211,7 @@ def test_a_store_pilot_reads_the_experiments_replicates_as_a_report_would(plan_o
     rows = pl.read_parquet(_pilot_folder(tmp_path / "report", 1, 5, {(0, s): d for s, d in enumerate(seeded)}) / "runs.parquet")
     work = tmp_path / "work"
     work.mkdir()
+    shutil.copy(empty_mlflow_db, work / "mlflow.db")  # a run's work folder, its store migrated once per session
     client = MlflowClient(f"sqlite:///{work / 'mlflow.db'}")
     experiment = client.create_experiment(plan.experiment)
     for row in rows.iter_rows(named=True):

@@ -9,10 +9,10 @@ from nerplat.track.predictions import write_conll_predictions
 
 
 @pytest.fixture
-def store(tmp_path):
+def store(tracking_uri, tmp_path):
     from mlflow import MlflowClient
 
-    client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    client = MlflowClient(tracking_uri)
     experiment = client.create_experiment("exp", artifact_location=str(tmp_path / "artifacts"))
 
     def replicate(status: str, predictions: bool, split: str = "test"):

@@ -5,12 +5,11 @@ from __future__ import annotations
 from nerplat.cli import main
 
 
-def test_rescore_of_an_unknown_experiment_exits_2_naming_the_experiments_there(tmp_path, capsys):
+def test_rescore_of_an_unknown_experiment_exits_2_naming_the_experiments_there(tracking_uri, capsys):
     from mlflow import MlflowClient
 
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    MlflowClient(uri).create_experiment("there")
-    assert main(["rescore", "nope", "--tracking-uri", uri]) == 2
+    MlflowClient(tracking_uri).create_experiment("there")
+    assert main(["rescore", "nope", "--tracking-uri", tracking_uri]) == 2
     error = capsys.readouterr().err
     assert "no MLflow experiment named 'nope'" in error and "there" in error
 

@@ -17,8 +17,8 @@ def _run(client, experiment, metrics: dict[str, float], started: int) -> None:
     client.set_terminated(run.info.run_id, end_time=started + 900_000)  # 900 s after its look opened it
 
 
-def test_an_early_stopped_replicate_counts_the_epochs_it_trained_and_its_own_seconds(tmp_path):
-    client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+def test_an_early_stopped_replicate_counts_the_epochs_it_trained_and_its_own_seconds(tracking_uri):
+    client = MlflowClient(tracking_uri)
     experiment = client.create_experiment("e")
     _run(client, experiment, {"time_train_s": 80.0, "train_tokens": 100_000.0, "stopped_epoch": 10.0,
                               "trial_seconds": 110.0}, 1_000_000)
@@ -28,8 +28,8 @@ def test_an_early_stopped_replicate_counts_the_epochs_it_trained_and_its_own_sec
     assert (older.epochs, older.wall_s) == (40, 900.0)  # the cap and the MLflow run's span, as before
 
 
-def test_a_run_s_head_is_read_as_the_calibration_writes_an_arm_s(tmp_path):
-    client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+def test_a_run_s_head_is_read_as_the_calibration_writes_an_arm_s(tracking_uri):
+    client = MlflowClient(tracking_uri)
     experiment = client.create_experiment("e")
     _run(client, experiment, {"time_train_s": 80.0, "train_tokens": 100_000.0}, 1_000_000)
     (run_id,) = [r.info.run_id for r in client.search_runs([experiment])]
