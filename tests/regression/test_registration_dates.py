@@ -17,12 +17,18 @@ REGISTERED = REPO / "specs" / "registered"
 VERDICTS = sorted((REPO / "docs" / "results").glob("*/verdicts.parquet"))
 
 
-def test_every_committed_registration_reads_and_is_intact():
-    edited = [str(r.path) for r in dated_registrations(REGISTERED).values() if not r.registration.intact]
+@pytest.fixture(scope="module")
+def registered():
+    """The committed registrations with their git dates, read once (a few git calls per file)."""
+    return dated_registrations(REGISTERED)
+
+
+def test_every_committed_registration_reads_and_is_intact(registered):
+    edited = [str(r.path) for r in registered.values() if not r.registration.intact]
     assert not edited, f"registrations edited after they were written (register anew): {edited}"
 
 
 @pytest.mark.parametrize("verdicts", VERDICTS, ids=lambda path: path.parent.name)
-def test_every_confirmatory_verdict_was_registered_before_its_first_test_evaluation(verdicts: Path):
-    late = late_registrations(pl.read_parquet(verdicts), dated_registrations(REGISTERED))
+def test_every_confirmatory_verdict_was_registered_before_its_first_test_evaluation(verdicts: Path, registered):
+    late = late_registrations(pl.read_parquet(verdicts), registered)
     assert not late, f"{verdicts}:\n" + "\n".join(late)
