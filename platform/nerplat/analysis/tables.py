@@ -82,11 +82,11 @@ def comparison_tables(
         lookup = cell_lookup(part, ["method", "dataset", "metric"])
         family = comparison_family(key["sampler"], [key[a] for a in axes])
         family_tests = tests.filter(pl.col("family") == family) if "family" in tests.columns else tests.clear()
-        marks = {
-            (r["method"], r["dataset"], r["metric"]): r["significant"]
-            for r in family_tests.iter_rows(named=True)
-            if r["partner"] == settings.baseline
-        }
+        against_baseline = [r for r in family_tests.iter_rows(named=True) if r["partner"] == settings.baseline]
+        marks = {(r["method"], r["dataset"], r["metric"]): r["significant"] for r in against_baseline}
+        # Over matched runs: where arms ran on different units (a sequential claim's arms stop at
+        # different looks), a difference of the two means would compare different partitions.
+        paired = {(r["method"], r["dataset"], r["metric"]): r["delta"] for r in against_baseline}
         body = []
         for method in method_order(part["method"].to_list(), settings.baseline):
             cells = []
@@ -94,8 +94,8 @@ def comparison_tables(
                 for metric in metrics:
                     row = lookup.get((method, dataset, metric))
                     base = lookup.get((settings.baseline, dataset, metric))
-                    delta = None
-                    if row and base and method != settings.baseline:
+                    delta = paired.get((method, dataset, metric))
+                    if delta is None and row and base and method != settings.baseline:
                         delta = row["mean"] - base["mean"]
                     cells.append(mean_cell(
                         row, settings.decimals, delta=delta, significant=marks.get((method, dataset, metric), False)
@@ -107,7 +107,10 @@ def comparison_tables(
         notes = [n_note(part)]
         if settings.baseline:
             tested = _tests_per_metric(family_tests.filter(pl.col("partner") == settings.baseline))
-            caption += f" In parentheses: difference to {settings.baseline}."
+            caption += (
+                f" In parentheses: difference to {settings.baseline} over runs matched by seed and partition "
+                "(of the two means where fewer than two runs match)."
+            )
             if tested:
                 notes.append(
                     f"† p < {settings.alpha} in a two-sided {_test_words(settings)} against {settings.baseline} over "

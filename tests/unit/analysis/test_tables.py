@@ -74,6 +74,15 @@ def test_comparison_table_counts_unpaired_runs_in_a_note(frame, summary):
         summarise(gap, metric_columns(gap), SETTINGS), comparison.tests, comparison.missing, SETTINGS
     )
     assert any("2 runs without a matched partner" in n for n in tables[0].notes)
+    # the difference in parentheses is the matched runs' (seeds 1-3), not the four mom runs' mean minus ce's three
+    table = next(t for t in tables if "size-50" in t.name)
+    mom = next(r for r in table.rows if r.label == "mom")
+    tested = comparison.tests.filter(
+        (pl.col("method") == "mom") & (pl.col("partner") == "ce") & (pl.col("metric") == "test_micro_f1")
+        & pl.col("sampler").str.contains("size=50")
+    )
+    assert mom.cells[2].delta == pytest.approx(tested["delta"][0])
+    assert mom.cells[2].delta != pytest.approx(mom.cells[2].value - table.rows[0].cells[2].value)
 
 
 def test_grid_table_leaves_blank_where_a_method_was_not_run():
