@@ -89,7 +89,7 @@ def test_a_failure_while_writing_keeps_the_previous_report(store, tmp_path, monk
 
     monkeypatch.setattr(report_module, "write_report", broken)
     with pytest.raises(RuntimeError):
-        analyze_experiment(store.experiment, store.client.tracking_uri, out, ["md"])
+        analyze_experiment(store.experiment, store.client.tracking_uri, out, ["md"], registrations=tmp_path / "registered")
     assert (out / "report.md").read_text() == "previous"
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
@@ -128,12 +128,18 @@ def test_failed_and_interrupted_replicates_are_left_out_with_a_warning():
 
 def test_a_report_whose_inputs_are_unchanged_is_kept_when_asked(store, tmp_path):
     """Issue 47: `nerplat run --resume` of a finished experiment analysed its unchanged runs again."""
+    import functools
     import os
+
+    from nerplat.analysis import report
 
     store.replicate("ce", 0, {"test_micro_f1": 0.5})
     store.replicate("ce", 1, {"test_micro_f1": 0.6})
     store.summary({"analysis": {}, "replicate_split": "test"})
     out, uri = tmp_path / "out", store.client.tracking_uri
+    # no registrations: dating the repository's would cost each analysis ~100 git calls (their part of
+    # the inputs: tests/unit/analysis/test_report_inputs.py)
+    analyze_experiment = functools.partial(report.analyze_experiment, registrations=tmp_path / "registered")
     built = analyze_experiment(store.experiment, uri, out, ["md"], keep_unchanged=True)
     assert not built.kept
     written = {path: os.stat(path).st_mtime_ns for path in built.files}
