@@ -38,6 +38,6 @@ def test_no_shared_pairs_or_a_missing_metric_is_bad_input():
         precision_differences(fp32, fp32, "dev_f1")
 
 
-def test_an_unknown_experiment_exits_2_naming_it(tmp_path, capsys):
-    assert main(["fp32-exp", "auto-exp", "--tracking-uri", f"sqlite:///{tmp_path / 'mlflow.db'}"]) == 2
+def test_an_unknown_experiment_exits_2_naming_it(tracking_uri, capsys):
+    assert main(["fp32-exp", "auto-exp", "--tracking-uri", tracking_uri]) == 2
     assert "no MLflow experiment named 'fp32-exp'" in capsys.readouterr().err
