@@ -1,8 +1,6 @@
 """Trials of the crfsuite head (fitted outside the torch loop) and of word-embedding models, through
 `run_trial`, on real CoNLL-2003 sentences."""
 
-from pathlib import Path
-
 import pytest
 
 from nerplat.errors import UserInputError
@@ -24,8 +22,15 @@ def config(head: Component, encoder: str = "word2vec-50", **train) -> TrialConfi
 
 
 @pytest.fixture(scope="module")
-def crfsuite_result():
-    return run_trial(config(Component(name="crfsuite", params={"max_iterations": 30})))
+def crfsuite_fit(tmp_path_factory):
+    """A fit cut at 30 iterations and the folder its report saved it to (tests only read them)."""
+    saved = tmp_path_factory.mktemp("crfsuite") / "fit"
+    return run_trial(config(Component(name="crfsuite", params={"max_iterations": 30})), report=lambda e, save: save(saved)), saved
+
+
+@pytest.fixture(scope="module")
+def crfsuite_result(crfsuite_fit):
+    return crfsuite_fit[0]
 
 
 def test_the_crfsuite_fit_is_one_reported_epoch(crfsuite_result):
@@ -42,9 +47,8 @@ def test_the_fit_says_whether_lbfgs_met_its_stopping_test(crfsuite_result):
     assert run_trial(config(Component(name="crfsuite"))).fit_converged is True
 
 
-def test_a_checkpointed_crfsuite_model_is_resumed_without_fitting(tmp_path: Path, crfsuite_result):
-    saved = tmp_path / "fit"
-    run_trial(config(Component(name="crfsuite", params={"max_iterations": 30})), report=lambda e, save: save(saved))
+def test_a_checkpointed_crfsuite_model_is_resumed_without_fitting(crfsuite_fit):
+    crfsuite_result, saved = crfsuite_fit
     assert (saved / MODEL_FILE).is_file()
     resumed = run_trial(config(Component(name="crfsuite", params={"max_iterations": 30})), resume_from=saved)
     assert resumed.metrics == crfsuite_result.metrics and resumed.timings.train_tokens == 0
