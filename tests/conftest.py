@@ -49,6 +49,15 @@ def empty_mlflow_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def softmax_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny softmax tagger trained for real and saved as a bundle (tests/support/tiny_taggers.py), once
+    per session: the serving, model-command and registered-model tests only read it."""
+    from tiny_taggers import train_bundle
+
+    return train_bundle("softmax", tmp_path_factory.mktemp("bundles"))
+
+
 @pytest.fixture
 def tracking_uri(tmp_path: Path, empty_mlflow_db: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)

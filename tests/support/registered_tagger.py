@@ -7,7 +7,6 @@ from types import SimpleNamespace
 
 import pytest
 from mlflow import MlflowClient
-from tiny_taggers import train_bundle
 
 from nerplat.serving.bundle import load_bundle
 from nerplat.serving.mlflow_models import ArmModel, log_tagger_model, register_arm_models, registered_model_name
@@ -17,12 +16,11 @@ NAME = registered_model_name(ARM)  # ce.exp
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory, empty_mlflow_db) -> SimpleNamespace:
-    """A workdir whose mlflow.db (a copy of the session's migrated store) has one registered version,
-    and a run with no model."""
+def store(tmp_path_factory, empty_mlflow_db, softmax_dir) -> SimpleNamespace:
+    """A workdir whose mlflow.db (a copy of the session's migrated store) has one registered version of
+    the session's softmax tagger, and a run with no model."""
     workdir = tmp_path_factory.mktemp("workdir")
-    bundle_dir = train_bundle("softmax", tmp_path_factory.mktemp("bundle"))
-    bundle = load_bundle(bundle_dir)
+    bundle = load_bundle(softmax_dir)
     shutil.copy(empty_mlflow_db, workdir / "mlflow.db")
     uri = f"sqlite:///{workdir / 'mlflow.db'}"
     client = MlflowClient(uri)
@@ -33,6 +31,6 @@ def store(tmp_path_factory, empty_mlflow_db) -> SimpleNamespace:
     log_tagger_model(uri, with_model.info.run_id, bundle.tagger, bundle.tokenizer, bundle.labels, bundle.head, bundle.encoder)
     register_arm_models(uri, ARM, [client.get_run(with_model.info.run_id)], "best", metric="micro_f1", split="test")
     return SimpleNamespace(
-        workdir=workdir, bundle=bundle, bundle_dir=bundle_dir, run_id=with_model.info.run_id,
+        workdir=workdir, bundle=bundle, bundle_dir=softmax_dir, run_id=with_model.info.run_id,
         bare_run_id=without_model.info.run_id,
     )

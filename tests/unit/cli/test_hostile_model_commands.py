@@ -16,14 +16,13 @@ import threading
 from pathlib import Path
 
 import pytest
-from tiny_taggers import train_bundle
 
 from nerplat.cli import main
 
 
 @pytest.fixture(scope="module")
-def model(tmp_path_factory) -> str:
-    return str(train_bundle("softmax", tmp_path_factory.mktemp("bundle")))
+def model(softmax_dir) -> str:
+    return str(softmax_dir)
 
 
 def predict_to(model: str, target) -> int:

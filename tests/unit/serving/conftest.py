@@ -1,4 +1,5 @@
-"""Session fixtures: tiny taggers trained for real and saved as bundles (see tiny_taggers)."""
+"""Session fixtures: tiny taggers trained for real and saved as bundles (see tiny_taggers; the softmax
+one, `softmax_dir`, is in tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,6 @@ import pytest
 from tiny_taggers import train_bundle
 
 from nerplat.serving.bundle import TaggerBundle, load_bundle
-
-
-@pytest.fixture(scope="session")
-def softmax_dir(tmp_path_factory) -> Path:
-    return train_bundle("softmax", tmp_path_factory.mktemp("bundles"))
 
 
 @pytest.fixture(scope="session")
