@@ -121,21 +121,6 @@ def test_an_answer_that_is_an_error_is_not_retried(tracking_uri):
     assert notices == []
 
 
-def test_fresh_drivers_creating_one_new_sqlite_store_at_once_all_succeed(tmp_path):
-    import subprocess
-    import sys
-
-    database = tmp_path / "new" / "mlflow.db"
-    code = f"from nerplat.track.store import check_store; check_store('sqlite:///{database}'); print('ok')"
-    workers = [
-        subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        for _ in range(3)
-    ]
-    outputs = [worker.communicate(timeout=300)[0] for worker in workers]
-    assert [worker.returncode for worker in workers] == [0, 0, 0], outputs
-    assert (tmp_path / "new" / "mlflow.db.lock").exists()
-
-
 def sqlite_tables(path: Path) -> set[str]:
     import sqlite3
 
