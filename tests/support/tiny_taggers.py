@@ -9,7 +9,7 @@ from nerplat.serving.bundle import save_bundle
 from nerplat.trial.loop import run_trial
 from nerplat.trial.results import TrainedTagger
 
-LOSSES = {"softmax": "ce", "crf": "crf", "two_task": "auc_2t"}
+LOSSES = {"softmax": "ce", "crf": "crf", "two_task": "auc_2t", "ova": "ova_auc"}
 
 
 def tiny_config(head: str, max_length: int = 48, encoder: str = "tiny") -> TrialConfig:

@@ -37,6 +37,7 @@ from torch import nn
 
 from nerplat.errors import UserInputError
 from nerplat.models.encoders import load_encoder
+from nerplat.models.heads.ova import OneVsAllHead
 from nerplat.models.packed_dropout import use_packed_dropout
 from nerplat.models.tagger import Tagger, build_tagger, head_variant
 from nerplat.objectives.base import Objective, ObjectiveContext
@@ -157,6 +158,8 @@ class TrialSession:
             seed=config.seed,
         )
         self.objective = build_objective(config.objective.name, config.objective.params, context)
+        if isinstance(self.tagger.head, OneVsAllHead):
+            self.tagger.head.leave_out_untrained(context.label_counts)
         self.step_module = TrainingStep(self.tagger, self.objective).to(self.device)
         self.trained: nn.Module = self.step_module
         if self.world > 1:

@@ -93,3 +93,16 @@ def test_maml_eval_mode_counts_every_label(context, batch):
 def test_maml_refuses_more_labels_than_the_corpus_has(context):
     with pytest.raises(UserInputError, match="m=6"):
         make("ova_auc_maml", context, m=6)
+
+
+def test_a_label_without_training_words_gets_no_aucm_gradient(batch):
+    # Why the ova head leaves such a label out of its argmax: with LibAUC's prior-weighted AUCM ("v1")
+    # imratio 0 makes the task's loss identically 0, so its head row stays at initialisation.
+    _, _, labels = batch
+    labels = torch.where(labels == 2, 0, labels)  # no I-LOC word, as in the training counts
+    absent = ObjectiveContext(list(LABELS), [800, 60, 0, 80, 40], max_length=16)
+    scores = torch.randn(3, 6, 5, requires_grad=True)
+    ova = make("ova_auc", absent)
+    sum(ova(output_of(scores, labels), labels, substep) for substep in range(3)).backward()
+    assert ova.margins.per_label[2].imratio == 0.0
+    assert torch.all(scores.grad[..., 2] == 0) and torch.any(scores.grad[..., 1] != 0)

@@ -66,6 +66,34 @@ def test_two_task_thresholds_are_saved_with_the_weights(two_task_dir, tmp_path):
     assert load_bundle(saved).tagger.head.threshold.tolist() == pytest.approx([0.95, 0.35])
 
 
+@pytest.fixture(scope="module")
+def ova_trained():
+    """OVA-AUC on the 24-sentence draw, which holds no I-MISC word: that label's head is never trained."""
+    config = tiny_config("ova")
+    trained = train_tagger(config)
+    trained.tagger.eval()
+    return TaggerBundle(trained.tagger, trained.tokenizer, trained.labels, config.head, config.encoder)
+
+
+def test_an_ova_tagger_never_predicts_a_label_without_training_words_saved_or_reloaded(ova_trained, tmp_path):
+    before = [s.tags for s in tag_sentences(ova_trained, SENTENCES)]
+    assert not any("I-MISC" in tags for tags in before)
+    b = ova_trained
+    reloaded = load_bundle(save_bundle(tmp_path / "ova", b.tagger, b.tokenizer, b.labels, b.head, b.encoder))
+    assert reloaded.tagger.head.trained_labels.tolist() == [label != "I-MISC" for label in b.labels]
+    assert [s.tags for s in tag_sentences(reloaded, SENTENCES)] == before
+
+
+def test_an_ova_bundle_saved_before_the_mask_loads_and_decodes_every_label(ova_trained, tmp_path):
+    from safetensors.torch import load_file, save_file
+
+    b = ova_trained
+    saved = save_bundle(tmp_path / "old", b.tagger, b.tokenizer, b.labels, b.head, b.encoder)
+    weights = load_file(saved / "weights.safetensors")
+    del weights["head.trained_labels"]
+    save_file(weights, saved / "weights.safetensors")
+    assert load_bundle(saved).tagger.head.trained_labels.all()
+
 def test_a_folder_that_is_no_bundle_is_refused_by_name(tmp_path):
     with pytest.raises(UserInputError, match="not a nerplat model folder"):
         load_bundle(tmp_path)

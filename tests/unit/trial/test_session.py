@@ -69,6 +69,12 @@ def test_finish_without_an_evaluation_selects_the_last_epoch():
     assert 0.0 <= result.metrics["dev_micro_f1"] <= 1.0 and len(result.predictions) > 0
 
 
+def test_setup_leaves_the_labels_without_training_words_out_of_the_ova_heads_argmax():
+    session = started(tiny_config(objective="ova_auc", head="ova"))
+    counts = dict(zip(session.data.labels, session.tagger.head.trained_labels.tolist()))
+    assert counts["I-MISC"] is False  # the 16-sentence draw holds no I-MISC word
+    assert [label for label, kept in counts.items() if not kept] == ["I-MISC"]
+
 def test_a_bf16_step_gives_a_finite_loss_close_to_fp32s():
     """One batch holds the whole training set, so an epoch's loss is its only step's, from the same initial weights."""
     losses = {
