@@ -2,8 +2,9 @@
 
 The `ova` head gives one logit per label (O, B-x, I-x); label k's binary task has y_k = +1 iff the
 gold label is k. Each task has its own AUC margin loss (a_k, b_k, alpha_k; imratio = share of label k
-among training words), Nguyen et al. 2023b, eq. 1. Decoding is the argmax over the K scores
-(Nguyen et al. 2023b, eq. 2), in the head.
+among training words), Nguyen et al. 2023b, eq. 1. A label with no training word has imratio 0 and
+a loss identically 0, so it is never trained; decoding, in the head, is the argmax over the scores
+of the other labels (Nguyen et al. 2023b, eq. 2, which takes all K; see `models.heads.ova`).
 """
 
 from __future__ import annotations
