@@ -195,7 +195,12 @@ def tagging_app(
             rows = rows_of_payload(_decode(body, request.headers.get("content-type")))
             return JSONResponse({"predictions": await queue.run(rows, request.is_disconnected)})
         except Refused as refused:
-            return JSONResponse({"error_code": refused.error_code, "message": refused.message}, status_code=refused.status)
+            # A body not read whole (408, 413) leaves the connection unusable: close it with the answer,
+            # not at the keep-alive timeout.
+            closing = {"connection": "close"} if refused.status in (408, 413) else None
+            return JSONResponse(
+                {"error_code": refused.error_code, "message": refused.message}, status_code=refused.status, headers=closing
+            )
         except ClientGone:
             return Response(status_code=499)  # nobody reads it
         except Exception:

@@ -148,11 +148,17 @@ def served():
 
 def answer_of(connection: socket.socket) -> tuple[int, dict]:
     """The status and JSON body of the one answer on `connection`, read until the server closes it."""
+    status, _, answer = answer_with_head_of(connection)
+    return status, answer
+
+
+def answer_with_head_of(connection: socket.socket) -> tuple[int, str, dict]:
+    """`answer_of` with the answer's header lines, lower-cased."""
     received = b""
     while chunk := connection.recv(65536):
         received += chunk
     head, _, body = received.partition(b"\r\n\r\n")
-    return int(head.split()[1]), json.loads(body)
+    return int(head.split()[1]), head.decode("latin-1").lower(), json.loads(body)
 
 
 def test_headers_beyond_the_limit_are_answered_431_in_json(served):
@@ -170,5 +176,6 @@ def test_a_body_that_does_not_arrive_in_time_is_answered_408_and_the_connection_
         connection.sendall(
             b"POST /invocations HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"
         )
-        status, answer = answer_of(connection)  # returns once the server has closed the connection
+        status, head, answer = answer_with_head_of(connection)  # returns once the server has closed the connection
     assert status == 408 and answer["error_code"] == "REQUEST_TIMEOUT" and "did not arrive within 1 s" in answer["message"]
+    assert "connection: close" in head  # closed with the answer, not at the keep-alive timeout
