@@ -14,9 +14,7 @@ import copy
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from nerplat.cluster.manifests import Manifest, load_manifests
+from nerplat.cluster.manifests import Manifest, load_manifests, parse_yaml
 from nerplat.errors import Problem, UserInputError
 
 KUSTOMIZATION = "kustomization.yaml"
@@ -43,7 +41,7 @@ def build(directory: Path) -> list[Manifest]:
     file = directory / KUSTOMIZATION
     if not file.is_file():
         raise UserInputError(Problem(f"no {KUSTOMIZATION} in {directory}", source=str(directory)))
-    spec = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
+    spec = parse_yaml(file.read_text(encoding="utf-8")) or {}
     source = str(file)
     unsupported = sorted(set(spec) - SUPPORTED_FIELDS)
     if unsupported:
@@ -141,7 +139,7 @@ def _file_entry(entry: str, directory: Path, source: str) -> tuple[str, str]:
 def _apply_patch(manifests: list[Manifest], patch: dict[str, Any], directory: Path, source: str) -> list[Manifest]:
     target = patch.get("target", {})
     text = patch["patch"] if "patch" in patch else (directory / patch["path"]).read_text(encoding="utf-8")
-    operations = yaml.safe_load(text)
+    operations = parse_yaml(text)
     if not isinstance(operations, list) or set(target) - {"kind", "name", "group", "version"}:
         raise UserInputError(
             Problem(

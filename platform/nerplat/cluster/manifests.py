@@ -1,7 +1,14 @@
-"""Kubernetes objects read from YAML, remembering where each came from so errors can name a line."""
+"""Kubernetes objects read from YAML, remembering where each came from so errors can name a line.
+
+Every render reads the same overlay files again (`kustomize.build`), so a text is parsed once per
+process, by libyaml when PyYAML has it, and each caller gets a fresh copy to change. Bad input is
+parsed again by PyYAML's own parser, so its messages stay the ones users (and tests) know.
+"""
 
 from __future__ import annotations
 
+import copy
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +19,8 @@ import yaml
 from nerplat.errors import Problem, UserInputError
 
 PathSegment = str | int
+FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser, when PyYAML was built with it
+PARSED_TEXTS = 256  # distinct texts kept parsed: the overlays under cluster/ are a few dozen files
 
 
 @dataclass(frozen=True)
@@ -80,7 +89,39 @@ def format_path(path: Iterable[PathSegment]) -> str:
 
 def parse_manifests(text: str, source: str | None) -> list[Manifest]:
     """Every non-empty document of a (multi-document) YAML text; each must be a mapping."""
-    loader = yaml.SafeLoader(text)
+    return [Manifest(copy.deepcopy(m.body), m.source, m.node) for m in _parsed_manifests(text, source)]
+
+
+def parse_yaml(text: str) -> Any:
+    """One YAML document as plain data (`yaml.safe_load`), parsed once per process; a fresh copy."""
+    return copy.deepcopy(_parsed_yaml(text))
+
+
+@functools.lru_cache(maxsize=PARSED_TEXTS)
+def _parsed_manifests(text: str, source: str | None) -> tuple[Manifest, ...]:
+    try:
+        return _compose_manifests(text, source, FAST_LOADER)
+    except yaml.YAMLError:
+        pass
+    try:
+        return _compose_manifests(text, source, yaml.SafeLoader)
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        raise UserInputError(
+            Problem(f"not valid YAML: {error.problem or error}", source=source, line=mark.line + 1 if mark else None)
+        ) from error
+
+
+@functools.lru_cache(maxsize=PARSED_TEXTS)
+def _parsed_yaml(text: str) -> Any:
+    try:
+        return yaml.load(text, Loader=FAST_LOADER)
+    except yaml.YAMLError:
+        return yaml.safe_load(text)
+
+
+def _compose_manifests(text: str, source: str | None, loader_class: type) -> tuple[Manifest, ...]:
+    loader = loader_class(text)
     manifests = []
     try:
         while loader.check_node():
@@ -93,14 +134,9 @@ def parse_manifests(text: str, source: str | None) -> list[Manifest]:
                     Problem("a Kubernetes manifest must be a mapping", source=source, line=node.start_mark.line + 1)
                 )
             manifests.append(Manifest(body, source, node))
-    except yaml.MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        raise UserInputError(
-            Problem(f"not valid YAML: {error.problem or error}", source=source, line=mark.line + 1 if mark else None)
-        ) from error
     finally:
         loader.dispose()
-    return manifests
+    return tuple(manifests)
 
 
 def load_manifests(path: Path) -> list[Manifest]:

@@ -1,6 +1,7 @@
 import pytest
 
-from nerplat.cluster.manifests import format_path, parse_manifests
+from nerplat.cluster import manifests
+from nerplat.cluster.manifests import format_path, parse_manifests, parse_yaml
 from nerplat.errors import UserInputError
 
 TWO_DOCS = """\
@@ -51,3 +52,28 @@ def test_bad_yaml_is_a_user_error_with_a_line(text, expected):
     (problem,) = caught.value.problems
     assert expected in problem.message and problem.source == "bad.yaml" and problem.line is not None
 
+
+
+def test_bad_yaml_keeps_pyyamls_own_message_and_line():
+    with pytest.raises(UserInputError) as caught:
+        parse_manifests("kind: Service\nmetadata: name: a\n", "bad.yaml")
+    (problem,) = caught.value.problems
+    assert (problem.message, problem.line) == ("not valid YAML: mapping values are not allowed here", 2)
+
+
+def test_a_text_is_parsed_once_and_every_caller_gets_its_own_copy(monkeypatch: pytest.MonkeyPatch):
+    composed = []
+    real = manifests._compose_manifests
+    monkeypatch.setattr(manifests, "_compose_manifests", lambda *args: composed.append(args) or real(*args))
+    text = TWO_DOCS + "# parsed by this test only\n"
+    first, _ = parse_manifests(text, "x.yaml")
+    first.body["spec"]["ports"].clear()
+    second, _ = parse_manifests(text, "x.yaml")
+    assert len(composed) == 1
+    assert second.body["spec"]["ports"] == [{"name": "http", "port": 80}] and second.line_of(["spec"]) == 5
+
+
+def test_plain_yaml_is_a_fresh_copy_each_time():
+    first = parse_yaml("ops: [{op: add, value: {a: 1}}]\n")
+    first["ops"][0]["value"]["a"] = 2
+    assert parse_yaml("ops: [{op: add, value: {a: 1}}]\n") == {"ops": [{"op": "add", "value": {"a": 1}}]}
