@@ -14,6 +14,7 @@ the repository's history says, which a reviewer can check against the pushes.
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 
@@ -23,19 +24,47 @@ GIT_TIMEOUT_S = 30
 def committed_at(path: Path) -> datetime | None:
     """The committer date (timezone-aware) of the oldest commit holding `path` as it is now; None when
     the present text is not committed, or `path` is not in a git repository (or git is missing)."""
-    path = Path(path).resolve()
-    if not path.is_file():
-        return None
-    folder = path.parent
-    present = _git(folder, "hash-object", "--", path.name)
-    history = _git(folder, "log", "--format=%H %cI", "--reverse", "--", path.name)
-    if present is None or not history:
-        return None
-    for line in history.splitlines():
-        commit, _, date = line.partition(" ")
-        if _git(folder, "rev-parse", "--verify", "--quiet", f"{commit}:./{path.name}") == present:
-            return datetime.fromisoformat(date)
-    return None
+    return committed_dates([path])[Path(path).resolve()]
+
+
+def committed_dates(paths: Iterable[Path]) -> dict[Path, datetime | None]:
+    """`committed_at` of each of `paths`, keyed by its resolved path, with two git processes per folder
+    (the analysis dates every registration of a folder at once): one hashes the present texts, one
+    lists the commits that changed the files, oldest first, with the version each commit left. In a
+    history with merges a commit is read where git's log of the folder's files shows it, which can
+    differ from the log of one file alone only when two merged branches each wrote the same text."""
+    dates: dict[Path, datetime | None] = {}
+    folders: dict[Path, list[str]] = {}
+    for path in (Path(p).resolve() for p in paths):
+        dates[path] = None
+        if path.is_file():
+            folders.setdefault(path.parent, []).append(path.name)
+    for folder, names in folders.items():
+        present = _git(folder, "hash-object", "--", *names)
+        if present is None:
+            continue
+        wanted = dict(zip(names, present.split()))
+        for name, date in _first_commits_of(folder, wanted).items():
+            dates[folder / name] = date
+    return dates
+
+
+def _first_commits_of(folder: Path, blobs: dict[str, str]) -> dict[str, datetime]:
+    """The date of the oldest commit that left each file of `folder` (name: blob id) with that blob."""
+    log = _git(folder, "log", "--reverse", "--format=%H %cI", "--raw", "--no-abbrev", "--no-renames", "-z",
+               "--diff-merges=first-parent", "--relative", "--", *blobs, strip=False)
+    found: dict[str, datetime] = {}
+    fields = iter((log or "").split("\0"))
+    date = None
+    for field in fields:
+        field = field.strip()
+        if field.startswith(":"):  # ":old_mode new_mode old_blob new_blob status", then the file's name
+            name, blob = next(fields, ""), field.split()[3]
+            if date is not None and blobs.get(name) == blob and name not in found:
+                found[name] = date
+        elif field:  # a commit: "<hash> <committer date>"
+            date = datetime.fromisoformat(field.partition(" ")[2])
+    return found
 
 
 def committed_texts(path: Path) -> list[str]:

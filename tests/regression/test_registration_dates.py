@@ -19,7 +19,7 @@ VERDICTS = sorted((REPO / "docs" / "results").glob("*/verdicts.parquet"))
 
 @pytest.fixture(scope="module")
 def registered():
-    """The committed registrations with their git dates, read once (a few git calls per file)."""
+    """The committed registrations with their git dates, read once (two git processes)."""
     return dated_registrations(REGISTERED)
 
 

@@ -9,7 +9,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from nerplat.git_history import committed_at, committed_texts
+from nerplat import git_history
+from nerplat.git_history import committed_at, committed_dates, committed_texts
 
 
 def git(folder, *arguments, date="2026-12-07T05:00:00+00:00"):
@@ -65,3 +66,27 @@ def test_the_committed_versions_of_a_file_oldest_first(repo):
         git(repo, "commit", "-q", "-m", text)
     path.write_text("not committed\n")
     assert committed_texts(path) == ["first\n", "second\n"]
+
+
+def test_a_folder_is_dated_with_two_git_processes_whatever_its_size(repo, monkeypatch: pytest.MonkeyPatch):
+    folder = repo / "registered"
+    folder.mkdir()
+    for number in range(6):
+        (folder / f"claim_{number}.yaml").write_text(f"claim {number}\n")
+    git(repo, "add", "registered")
+    git(repo, "commit", "-q", "-m", "add", date="2026-12-07T05:10:00+00:00")
+    (folder / "claim_1.yaml").write_text("replaced\n")
+    (folder / "claim_2.yaml").unlink()
+    git(repo, "commit", "-q", "-am", "replace one, drop one", date="2026-12-07T06:00:00+00:00")
+    (folder / "claim_2.yaml").write_text("claim 2\n")  # back, uncommitted, as it was first committed
+    (folder / "claim_3.yaml").write_text("edited\n")
+    (folder / "new.yaml").write_text("never committed\n")
+    paths = sorted(folder.iterdir())
+    one_by_one = {path.resolve(): committed_at(path) for path in paths}
+    runs = []
+    real_run = git_history.subprocess.run
+    monkeypatch.setattr(git_history.subprocess, "run", lambda *a, **k: runs.append(a) or real_run(*a, **k))
+    assert committed_dates(paths) == one_by_one
+    assert len(runs) == 2
+    added, replaced = datetime(2026, 12, 7, 5, 10, tzinfo=timezone.utc), datetime(2026, 12, 7, 6, 0, tzinfo=timezone.utc)
+    assert [one_by_one[path.resolve()] for path in paths] == [added, replaced, added, None, added, added, None]

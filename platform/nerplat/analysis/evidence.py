@@ -22,7 +22,7 @@ the registration is seen whichever look it belongs to.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,7 +30,7 @@ from typing import Any
 
 import polars as pl
 
-from nerplat.analysis.registrations import Registration, load_registrations, registered_at
+from nerplat.analysis.registrations import Registration, load_registrations, registered_dates
 
 EVIDENCE_SCHEMA = {
     "registration": pl.String(), "evidence": pl.String(), "evidence_reason": pl.String(), "first_test_at": pl.String(),
@@ -46,12 +46,12 @@ class DatedRegistration:
     registered_at: datetime | None
 
 
-def dated_registrations(
-    folder: Path | None, dated: Callable[[Path], datetime | None] = registered_at
-) -> dict[str, DatedRegistration]:
+def dated_registrations(folder: Path | None) -> dict[str, DatedRegistration]:
     """The registrations in `folder` (none for None or a missing folder) with their git dates."""
     found = load_registrations(folder) if folder is not None else {}
-    return {claim: DatedRegistration(registration, dated(registration.path)) for claim, registration in found.items()}
+    dates = registered_dates(registration.path for registration in found.values())
+    return {claim: DatedRegistration(registration, dates[registration.path.resolve()])
+            for claim, registration in found.items()}
 
 
 def iso(moment: datetime) -> str:

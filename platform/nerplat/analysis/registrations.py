@@ -4,7 +4,7 @@ evaluates on test data, so that its verdict is confirmatory rather than read aft
 `nerplat claims register SPEC -p PROFILE` writes one file per claim, `<spec folder>/registered/
 <claim id>.yaml` (specs/registered/ for the repository's specs), from the compiled plan
 (`analysis.registration_document`); this module is the file: its format, digest, reading and date.
-The commit that adds it is its date (`registered_at`, from `nerplat.git_history`). A run serves the
+The commit that adds it is its date (`registered_dates`, from `nerplat.git_history`). A run serves the
 registrations whose design its own plan reproduces (`registration_document.served_registrations`,
 recorded on its runs); the analysis gives a claim a confirmatory verdict only when the registration
 its runs served is still the file's, and was committed before the first of those runs evaluated on
@@ -34,8 +34,8 @@ Contract (other modules and the claims table rely on these names):
                          stops on; absent from registrations written before it was recorded:
                          `registration_document.with_selection_metric`)
                digest    sha256 of the canonical JSON (`plan.model.canonical_json`) of all the above
-  API          load_registrations(folder) -> {claim_id: Registration}; registered_at(path) ->
-               datetime | None; Registration is frozen: claim_id, digest, looks, max_units,
+  API          load_registrations(folder) -> {claim_id: Registration}; registered_dates(paths) ->
+               {resolved path: datetime | None}; Registration is frozen: claim_id, digest, looks, max_units,
                spending, alpha, units, unit, metric, path (and intact: its text still hashes to
                its digest)
   runs         each replicate run carries the tag `nerplat.registrations` (`track.schema.REGISTRATIONS`):
@@ -54,6 +54,7 @@ boundaries (`registered_design`).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -63,7 +64,7 @@ import yaml
 
 from nerplat.analysis.boundaries import SequentialDesign, boundaries
 from nerplat.errors import Problem, UserInputError
-from nerplat.git_history import committed_at, committed_texts
+from nerplat.git_history import committed_dates, committed_texts
 from nerplat.plan.model import sha256_of
 
 REGISTERED_FOLDER = "registered"  # beside the specs: specs/registered/<claim id>.yaml
@@ -109,9 +110,10 @@ def registration_path(folder: Path, claim_id: str) -> Path:
     return Path(folder) / f"{claim_id}.yaml"
 
 
-def registered_at(path: Path) -> datetime | None:
-    """The date of the commit that added the registration as it is now; None when uncommitted."""
-    return committed_at(Path(path))
+def registered_dates(paths: Iterable[Path]) -> dict[Path, datetime | None]:
+    """The date of the commit that added each registration as it is now (None when uncommitted), by
+    resolved path: a few git processes for a whole folder, not a few per file."""
+    return committed_dates(paths)
 
 
 def digest_of(document: dict[str, Any]) -> str:

@@ -168,14 +168,15 @@ def registrations_command(
 ) -> None:
     """Each registration in FOLDER: its claim, digest, units, looks, and the date of the commit that added it
     (or that it is not committed, or was edited since it was written)."""
-    from nerplat.analysis.registrations import load_registrations, registered_at  # lazy: numpy, which --help does not need
+    from nerplat.analysis.registrations import load_registrations, registered_dates  # lazy: numpy, which --help does not need
 
     if not folder.is_dir():
         raise UserInputError(Problem(f"{folder} is not a folder: give the registrations' folder (specs/registered)"))
     console = Console(emoji=False, highlight=False, markup=False, soft_wrap=True)
     found = load_registrations(folder)
+    dates = registered_dates(registration.path for registration in found.values())
     for claim_id, registration in found.items():
-        date = registered_at(registration.path)
+        date = dates[registration.path.resolve()]
         when = f"committed {date.isoformat()}" if date is not None else "not committed (no registration date yet)"
         edited = "" if registration.intact else "; EDITED since it was written: its digest no longer matches"
         console.print(f"{claim_id}: digest {registration.digest[:12]}, {registration.unit}s {list(registration.units)}, "
