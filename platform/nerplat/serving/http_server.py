@@ -195,12 +195,7 @@ def tagging_app(
             rows = rows_of_payload(_decode(body, request.headers.get("content-type")))
             return JSONResponse({"predictions": await queue.run(rows, request.is_disconnected)})
         except Refused as refused:
-            # A body not read whole (408, 413) leaves the connection unusable: close it with the answer,
-            # not at the keep-alive timeout.
-            closing = {"connection": "close"} if refused.status in (408, 413) else None
-            return JSONResponse(
-                {"error_code": refused.error_code, "message": refused.message}, status_code=refused.status, headers=closing
-            )
+            return refusal_response(refused)
         except ClientGone:
             return Response(status_code=499)  # nobody reads it
         except Exception:
@@ -235,6 +230,16 @@ def tagging_app(
         queue.close()
 
     return Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: routing_error})
+
+
+def refusal_response(refused: Refused) -> Any:
+    """The JSON answer of a refused request. A body not read whole (408, 413) leaves the connection
+    unusable: the answer closes it, rather than uvicorn's keep-alive timeout."""
+    from starlette.responses import JSONResponse
+
+    closing = {"connection": "close"} if refused.status in (408, 413) else None
+    answer = {"error_code": refused.error_code, "message": refused.message}
+    return JSONResponse(answer, status_code=refused.status, headers=closing)
 
 
 async def _read_body_in_time(request: Any, limits: ServingLimits) -> bytes:
