@@ -233,11 +233,12 @@ def tagging_app(
 
 
 def refusal_response(refused: Refused) -> Any:
-    """The JSON answer of a refused request. A body not read whole (408, 413) leaves the connection
-    unusable: the answer closes it, rather than uvicorn's keep-alive timeout."""
+    """The JSON answer of a refused request. A body that stopped arriving (408) leaves the connection
+    unusable: the answer closes it, rather than uvicorn's keep-alive timeout. Not a 413: its client is
+    still sending, and a close would reset the connection before it reads the answer."""
     from starlette.responses import JSONResponse
 
-    closing = {"connection": "close"} if refused.status in (408, 413) else None
+    closing = {"connection": "close"} if refused.status == 408 else None
     answer = {"error_code": refused.error_code, "message": refused.message}
     return JSONResponse(answer, status_code=refused.status, headers=closing)
 
