@@ -41,8 +41,8 @@ def build(directory: Path) -> list[Manifest]:
     file = directory / KUSTOMIZATION
     if not file.is_file():
         raise UserInputError(Problem(f"no {KUSTOMIZATION} in {directory}", source=str(directory)))
-    spec = parse_yaml(file.read_text(encoding="utf-8")) or {}
     source = str(file)
+    spec = parse_yaml(file.read_text(encoding="utf-8"), source) or {}
     unsupported = sorted(set(spec) - SUPPORTED_FIELDS)
     if unsupported:
         raise UserInputError(
@@ -138,8 +138,9 @@ def _file_entry(entry: str, directory: Path, source: str) -> tuple[str, str]:
 
 def _apply_patch(manifests: list[Manifest], patch: dict[str, Any], directory: Path, source: str) -> list[Manifest]:
     target = patch.get("target", {})
-    text = patch["patch"] if "patch" in patch else (directory / patch["path"]).read_text(encoding="utf-8")
-    operations = parse_yaml(text)
+    inline = "patch" in patch
+    text = patch["patch"] if inline else (directory / patch["path"]).read_text(encoding="utf-8")
+    operations = parse_yaml(text, f"{source} (inline patch)" if inline else str(directory / patch["path"]))
     if not isinstance(operations, list) or set(target) - {"kind", "name", "group", "version"}:
         raise UserInputError(
             Problem(

@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import copy
 import functools
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
 from nerplat.errors import Problem, UserInputError
 
 PathSegment = str | int
+T = TypeVar("T")
 FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser, when PyYAML was built with it
 PARSED_TEXTS = 256  # distinct texts kept parsed: the overlays under cluster/ are a few dozen files
 
@@ -92,32 +93,36 @@ def parse_manifests(text: str, source: str | None) -> list[Manifest]:
     return [Manifest(copy.deepcopy(m.body), m.source, m.node) for m in _parsed_manifests(text, source)]
 
 
-def parse_yaml(text: str) -> Any:
-    """One YAML document as plain data (`yaml.safe_load`), parsed once per process; a fresh copy."""
-    return copy.deepcopy(_parsed_yaml(text))
+def parse_yaml(text: str, source: str | None) -> Any:
+    """One YAML document as plain data (`yaml.safe_load`), parsed once per process; a fresh copy.
+    Bad YAML is a `UserInputError` naming `source` and the line."""
+    return copy.deepcopy(_parsed_yaml(text, source))
 
 
 @functools.lru_cache(maxsize=PARSED_TEXTS)
 def _parsed_manifests(text: str, source: str | None) -> tuple[Manifest, ...]:
+    return _parsed(lambda loader: _compose_manifests(text, source, loader), source)
+
+
+@functools.lru_cache(maxsize=PARSED_TEXTS)
+def _parsed_yaml(text: str, source: str | None) -> Any:
+    return _parsed(lambda loader: yaml.load(text, Loader=loader), source)
+
+
+def _parsed(parse: Callable[[type], T], source: str | None) -> T:
+    """`parse` by libyaml, and again by PyYAML's own parser when libyaml refuses the text: its
+    messages are the ones users know, raised as a `UserInputError` naming the file and line."""
     try:
-        return _compose_manifests(text, source, FAST_LOADER)
+        return parse(FAST_LOADER)
     except yaml.YAMLError:
         pass
     try:
-        return _compose_manifests(text, source, yaml.SafeLoader)
+        return parse(yaml.SafeLoader)
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         raise UserInputError(
             Problem(f"not valid YAML: {error.problem or error}", source=source, line=mark.line + 1 if mark else None)
         ) from error
-
-
-@functools.lru_cache(maxsize=PARSED_TEXTS)
-def _parsed_yaml(text: str) -> Any:
-    try:
-        return yaml.load(text, Loader=FAST_LOADER)
-    except yaml.YAMLError:
-        return yaml.safe_load(text)
 
 
 def _compose_manifests(text: str, source: str | None, loader_class: type) -> tuple[Manifest, ...]:

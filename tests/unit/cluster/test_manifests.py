@@ -74,6 +74,14 @@ def test_a_text_is_parsed_once_and_every_caller_gets_its_own_copy(monkeypatch: p
 
 
 def test_plain_yaml_is_a_fresh_copy_each_time():
-    first = parse_yaml("ops: [{op: add, value: {a: 1}}]\n")
+    first = parse_yaml("ops: [{op: add, value: {a: 1}}]\n", "patch.yaml")
     first["ops"][0]["value"]["a"] = 2
-    assert parse_yaml("ops: [{op: add, value: {a: 1}}]\n") == {"ops": [{"op": "add", "value": {"a": 1}}]}
+    assert parse_yaml("ops: [{op: add, value: {a: 1}}]\n", "patch.yaml") == {"ops": [{"op": "add", "value": {"a": 1}}]}
+
+
+def test_bad_plain_yaml_names_its_file_and_line():
+    with pytest.raises(UserInputError) as caught:
+        parse_yaml("- op: add\n  path: /a\n value: 1\n", "overlay/patch.yaml")
+    (problem,) = caught.value.problems
+    assert (problem.source, problem.line) == ("overlay/patch.yaml", 3)
+    assert problem.message.startswith("not valid YAML: ")
