@@ -43,6 +43,8 @@ def build(directory: Path) -> list[Manifest]:
         raise UserInputError(Problem(f"no {KUSTOMIZATION} in {directory}", source=str(directory)))
     source = str(file)
     spec = parse_yaml(file.read_text(encoding="utf-8"), source) or {}
+    if not isinstance(spec, dict):
+        raise UserInputError(Problem(f"a {KUSTOMIZATION} must be a mapping of fields (resources:, patches:, ...)", source=source))
     unsupported = sorted(set(spec) - SUPPORTED_FIELDS)
     if unsupported:
         raise UserInputError(

@@ -28,7 +28,7 @@ from typing import Any
 import yaml
 
 from nerplat.cluster import kustomize
-from nerplat.cluster.manifests import Manifest, PathSegment, load_manifests
+from nerplat.cluster.manifests import FAST_LOADER, Manifest, PathSegment, load_manifests, parse_yaml
 from nerplat.errors import Problem, UserInputError
 from nerplat.suggest import did_you_mean
 
@@ -84,7 +84,7 @@ def crd_schema(kind: str, version: str) -> dict[str, Any]:
             )
         )
     with path.open(encoding="utf-8") as handle:
-        crd = yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        crd = yaml.load(handle, Loader=FAST_LOADER)
     versions = {entry["name"]: entry for entry in crd["spec"]["versions"]}
     if version not in versions:
         raise KeyError(version)
@@ -211,7 +211,12 @@ def validate_tree(paths: Iterable[Path]) -> list[tuple[str, int]]:
             problems.append(Problem("no such file or folder", source=str(root)))
             continue
         kustomizations = sorted(p.parent for p in root.rglob(kustomize.KUSTOMIZATION))
-        covered = {resource for directory in kustomizations for resource in _resource_files(directory)}
+        covered: set[Path] = set()
+        for directory in kustomizations:
+            try:
+                covered |= _resource_files(directory)
+            except UserInputError:
+                pass  # kustomize.build(directory) below reports it, with its file and line
         for directory in kustomizations:
             check(f"{directory}/ (kustomize)", lambda directory=directory: kustomize.build(directory))
         for file in sorted({*root.rglob("*.yaml"), *root.rglob("*.yml")}):
@@ -224,8 +229,11 @@ def validate_tree(paths: Iterable[Path]) -> list[tuple[str, int]]:
 
 def _resource_files(directory: Path) -> set[Path]:
     """Manifest files a kustomization includes, directly or through the folders it includes."""
-    spec = yaml.safe_load((directory / kustomize.KUSTOMIZATION).read_text(encoding="utf-8")) or {}
-    files = set()
+    file = directory / kustomize.KUSTOMIZATION
+    spec = parse_yaml(file.read_text(encoding="utf-8"), str(file)) or {}
+    files: set[Path] = set()
+    if not isinstance(spec, dict):
+        return files  # kustomize.build refuses it, naming the file
     for entry in spec.get("resources", []):
         target = directory / entry
         if kustomize.is_kustomization(target):

@@ -112,6 +112,22 @@ def test_validate_tree_reports_every_broken_file(tmp_path: Path):
     assert sources == {"a.yaml", "b.yaml"}
 
 
+@pytest.mark.parametrize(
+    ("text", "line", "message"),
+    [("resources: [a.yaml]\n bad: 1\n", 2, "not valid YAML"), ("- resources\n", None, "must be a mapping")],
+)
+def test_a_broken_kustomization_is_a_problem_naming_its_file(tmp_path: Path, text: str, line: int | None, message: str):
+    """It was a YAMLError (or AttributeError) traceback out of the walk over a tree's kustomizations."""
+    (tmp_path / "overlay").mkdir()
+    (tmp_path / "overlay" / "kustomization.yaml").write_text(text)
+    (tmp_path / "ok.yaml").write_text(RAYCLUSTER)
+    with pytest.raises(UserInputError) as caught:
+        validate_tree([tmp_path])
+    (problem,) = caught.value.problems
+    assert (Path(problem.source).parts[-2:], problem.line) == (("overlay", "kustomization.yaml"), line)
+    assert message in problem.message
+
+
 def test_missing_schemas_folder_says_how_to_fix(tmp_path: Path, monkeypatch):
     monkeypatch.setenv("NERPLAT_K8S_SCHEMAS", str(tmp_path))
     crd_schema.cache_clear()
