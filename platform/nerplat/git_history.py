@@ -69,21 +69,37 @@ def _first_commits_of(folder: Path, blobs: dict[str, str]) -> dict[str, datetime
 
 def committed_texts(path: Path) -> list[str]:
     """The text of `path` in every commit that changed it, oldest first (deleted versions left out);
-    [] outside a git repository."""
+    [] outside a git repository. Two git processes whatever the history's length: the log lists the
+    blob each commit left, one `cat-file --batch` reads them all."""
     path = Path(path).resolve()
-    history = _git(path.parent, "log", "--format=%H", "--reverse", "--", path.name)
-    texts = [_git(path.parent, "show", f"{commit}:./{path.name}", strip=False) for commit in (history or "").split()]
-    return [text for text in texts if text is not None]
+    log = _git(path.parent, "log", "--reverse", "--format=", "--raw", "--no-abbrev", "--no-renames", "--", path.name)
+    # each line ":old_mode new_mode old_blob new_blob status\tname"; a deletion leaves the zero blob
+    blobs = [fields[3] for fields in (line.split() for line in (log or "").splitlines()) if fields[3].strip("0")]
+    batch = _git_bytes(path.parent, "cat-file", "--batch", given="".join(f"{blob}\n" for blob in blobs).encode())
+    texts, at = [], 0
+    while batch and at < len(batch):  # "<blob> blob <size>\n<size bytes>\n" per blob, in the order asked
+        header_end = batch.index(b"\n", at)
+        size = int(batch[at:header_end].split()[2])
+        texts.append(batch[header_end + 1 : header_end + 1 + size].decode("utf-8", errors="replace"))
+        at = header_end + 1 + size + 1
+    return texts
 
 
 def _git(folder: Path, *arguments: str, strip: bool = True) -> str | None:
     """git's output in `folder` (stripped unless asked not to), or None when git fails or is missing."""
+    output = _git_bytes(folder, *arguments)
+    if output is None:
+        return None
+    text = output.decode("utf-8", errors="replace")
+    return text.strip() if strip else text
+
+
+def _git_bytes(folder: Path, *arguments: str, given: bytes = b"") -> bytes | None:
+    """git's raw output in `folder` with `given` on its input, or None when git fails or is missing."""
     try:
         done = subprocess.run(
-            ["git", "-C", str(folder), *arguments], capture_output=True, text=True, timeout=GIT_TIMEOUT_S, check=False
+            ["git", "-C", str(folder), *arguments], input=given, capture_output=True, timeout=GIT_TIMEOUT_S, check=False
         )
     except (OSError, subprocess.SubprocessError):
         return None
-    if done.returncode != 0:
-        return None
-    return done.stdout.strip() if strip else done.stdout
+    return done.stdout if done.returncode == 0 else None

@@ -68,6 +68,26 @@ def test_the_committed_versions_of_a_file_oldest_first(repo):
     assert committed_texts(path) == ["first\n", "second\n"]
 
 
+def test_the_versions_of_a_file_are_read_with_two_git_processes_whatever_its_history(repo, monkeypatch: pytest.MonkeyPatch):
+    path = repo / "claim.yaml"
+    versions = [f"version {number} \u2013 \u00e9t\u00e9\n" * (number + 1) for number in range(5)]
+    for text in versions[:3]:
+        path.write_text(text, encoding="utf-8")
+        git(repo, "add", "claim.yaml")
+        git(repo, "commit", "-q", "-m", "x")
+    git(repo, "rm", "-q", "claim.yaml")
+    git(repo, "commit", "-q", "-m", "deleted")
+    for text in versions[3:]:
+        path.write_text(text, encoding="utf-8")
+        git(repo, "add", "claim.yaml")
+        git(repo, "commit", "-q", "-m", "x")
+    runs = []
+    real_run = git_history.subprocess.run
+    monkeypatch.setattr(git_history.subprocess, "run", lambda *a, **k: runs.append(a) or real_run(*a, **k))
+    assert committed_texts(path) == versions
+    assert len(runs) == 2
+
+
 def test_a_folder_is_dated_with_two_git_processes_whatever_its_size(repo, monkeypatch: pytest.MonkeyPatch):
     folder = repo / "registered"
     folder.mkdir()
