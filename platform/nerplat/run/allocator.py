@@ -5,6 +5,9 @@ while the same trial in `nerplat train` did not: the large buffers of varying si
 stay on glibc's heaps (fewer arenas did not help). With tcmalloc the worker settled at its peak and
 trained faster than on glibc; jemalloc stayed small but trained slower, and tcmalloc's aggressive
 decommit slower still (docs/performance.md, "Trial workers' malloc", measured by docs/malloc-probe.sh).
+A worker Tune reuses for trial after trial carries its heap along: on glibc two reused CE-2T workers
+reached 10 and 9 GB in 18 minutes of replicates and Ray's memory monitor ended the run, so on the
+C library's malloc each trial gets a fresh worker (`reuse_workers`).
 """
 
 from __future__ import annotations
@@ -45,11 +48,21 @@ def process_malloc() -> str:
     return next((name for name, library in KNOWN_MALLOCS.items() if library in maps), "system")
 
 
+def reuse_workers(environ: Mapping[str, str]) -> bool:
+    """Whether Tune may hand an embedded Ray's worker trial after trial: only when its malloc is not
+    the C library's (tcmalloc preloaded, or a preload the user chose), whose heap a reused worker
+    carries from trial to trial."""
+    return bool(worker_preload(environ)) or bool(environ.get("LD_PRELOAD"))
+
+
 def worker_malloc_line(environ: Mapping[str, str]) -> str:
     """What `nerplat run` says of the embedded Ray's workers' malloc (`worker_preload`'s choice)."""
     preload = worker_preload(environ)
     if preload:
         return f"trial workers allocate with tcmalloc ({preload['LD_PRELOAD']})"
-    if "LD_PRELOAD" in environ:
+    if environ.get("LD_PRELOAD"):
         return f"trial workers inherit LD_PRELOAD={environ['LD_PRELOAD']!r}"
-    return "trial workers use the C library's malloc (tcmalloc keeps their memory flat: docs/performance.md)"
+    return (
+        "trial workers use the C library's malloc, a fresh worker per trial (a reused one's heap grows; "
+        "with tcmalloc, Debian's libtcmalloc-minimal4, workers are reused and stay flat: docs/performance.md)"
+    )

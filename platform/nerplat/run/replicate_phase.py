@@ -145,7 +145,7 @@ class ReplicatePhase:
             tune_config=tune.TuneConfig(
                 num_samples=1,
                 max_concurrent_trials=max(concurrency(arm, limit) for arm in arms),
-                reuse_actors=True,
+                reuse_actors=context.ray.reuse_workers,
                 trial_dirname_creator=lambda trial: trial.trial_id,
             ),
             run_config=context.ray.run_config("replicate", events, max(a.resources.max_retries for a in arms)),

@@ -20,7 +20,7 @@ from rich.markup import escape
 
 from nerplat.errors import Problem, UserInputError
 from nerplat.plan.model import Plan
-from nerplat.run.allocator import worker_malloc_line
+from nerplat.run.allocator import reuse_workers, worker_malloc_line
 from nerplat.run.exported_metrics import TrialMetrics
 from nerplat.run.progress import ProgressBoard
 from nerplat.run.ray_session import (
@@ -55,6 +55,12 @@ class TuneDriver:
     def address(self) -> str | None:
         """The running cluster the run joins (--address, else RAY_ADDRESS); None for an embedded Ray."""
         return self.given_address or os.environ.get("RAY_ADDRESS")
+
+    @property
+    def reuse_workers(self) -> bool:
+        """Whether the phases' Tuners reuse trial workers: a cluster's nodes choose their own malloc;
+        an embedded Ray's workers are reused only off the C library's malloc (`allocator.reuse_workers`)."""
+        return bool(self.address) or reuse_workers(os.environ)
 
     @property
     def address_flag(self) -> str:

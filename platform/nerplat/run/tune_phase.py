@@ -185,7 +185,7 @@ class TunePhase:
                 num_samples=remaining,
                 max_concurrent_trials=concurrency(arm, settings.max_concurrent),
                 time_budget_s=settings.time_budget_s,
-                reuse_actors=True,
+                reuse_actors=context.ray.reuse_workers,
                 trial_dirname_creator=lambda trial: trial.trial_id,
             ),
             run_config=context.ray.run_config(f"{path_component(arm.id)}__tune", events, arm.resources.max_retries),

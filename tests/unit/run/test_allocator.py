@@ -11,7 +11,7 @@ import pytest
 from nerplat_processes import malloc_of_a_process
 
 from nerplat.run import allocator
-from nerplat.run.allocator import worker_malloc_line, worker_preload
+from nerplat.run.allocator import reuse_workers, worker_malloc_line, worker_preload
 
 SONAME = "libtcmalloc_minimal.so.4"  # Debian's libtcmalloc-minimal4
 
@@ -31,7 +31,21 @@ def test_workers_preload_tcmalloc_unless_the_user_chose_a_preload(tcmalloc_found
 def test_without_tcmalloc_workers_keep_the_system_malloc(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(allocator, "installed_tcmalloc", lambda: None)
     assert worker_preload({}) == {}
-    assert worker_malloc_line({}).startswith("trial workers use the C library's malloc")
+    assert worker_malloc_line({}).startswith("trial workers use the C library's malloc, a fresh worker per trial")
+
+
+@pytest.mark.parametrize(
+    ("found", "environ", "reused"),
+    [
+        (SONAME, {}, True),  # tcmalloc preloaded: a reused worker stays flat
+        (None, {}, False),  # the C library's malloc: a reused worker's heap grows trial after trial
+        (SONAME, {"LD_PRELOAD": ""}, False),  # the user kept glibc's malloc
+        (None, {"LD_PRELOAD": "libjemalloc.so.2"}, True),  # the user's own allocator
+    ],
+)
+def test_workers_are_reused_only_off_the_c_librarys_malloc(monkeypatch: pytest.MonkeyPatch, found, environ, reused):
+    monkeypatch.setattr(allocator, "installed_tcmalloc", lambda: found)
+    assert reuse_workers(environ) is reused
 
 
 def test_a_process_on_the_c_librarys_malloc_names_it():

@@ -91,6 +91,16 @@ class EndedTrials:
         return 0
 
 
+def test_an_embedded_rays_workers_are_reused_only_off_glibc_a_clusters_always(tiny_plan, tmp_path, monkeypatch):
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.delenv("LD_PRELOAD", raising=False)
+    monkeypatch.setattr(allocator, "installed_tcmalloc", lambda: None)
+    assert not driver_for(tiny_plan, tmp_path, address=None).reuse_workers
+    assert driver_for(tiny_plan, tmp_path, address="10.0.0.1:6379").reuse_workers  # its nodes choose their malloc
+    monkeypatch.setattr(allocator, "installed_tcmalloc", lambda: "libtcmalloc_minimal.so.4")
+    assert driver_for(tiny_plan, tmp_path, address=None).reuse_workers
+
+
 def test_a_tuner_stopped_by_its_time_budget_is_not_an_interruption(tiny_plan, tmp_path):
     driver = driver_for(tiny_plan, tmp_path, address=None)
     assert driver.fit(StoppedTuner(0.3), EndedTrials(2), expected=5, time_budget_s=0.2) is True
