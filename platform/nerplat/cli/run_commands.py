@@ -265,6 +265,9 @@ def print_summary(summary, console: Console, errors: Console | None = None) -> N
     print_command(console, browse)
     if summary.report_dir is not None:
         print_unfolded(console, escape(f"Report: {summary.report_dir}"), hanging=2)
+    if summary.next_look is not None:  # loud: docs/results/reproduce.sh keeps the store when it reads this line
+        stopped = f"stopped after look {summary.next_look - 1} by --through-look: --resume runs look {summary.next_look}"
+        print_unfolded(errors, escape(stopped), hanging=2)
     for line in summary.unconverged:
         print_unfolded(console, f"[yellow]warning:[/] {escape(line)}", hanging=2)
     if summary.analysis_error:
@@ -310,6 +313,7 @@ def summary_json(summary: Any, headline: Headline | None = None) -> dict[str, An
         "report_dir": None if summary.report_dir is None else str(summary.report_dir),
         "arms": [dataclasses.asdict(outcome) for outcome in summary.outcomes],
         "status": summary.status,
+        "next_look": summary.next_look,
         "failed": [outcome.arm for outcome in summary.failed()],
         "results": None if headline is None else headline.as_json(),
         "verdicts": None if headline is None else headline.verdicts,

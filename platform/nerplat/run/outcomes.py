@@ -28,6 +28,7 @@ class RunSummary:
     unconverged: tuple[str, ...] = ()  # one line per compared cell whose epoch budget did not converge
     status: str = "completed"  # of the summary run: completed | failed | interrupted (--tune-only)
     optuna_storage: str | None = None  # where the tuned arms' Optuna studies are (None: no arm was tuned)
+    next_look: int | None = None  # a sequential design stopped by --through-look before its end: the look --resume runs
 
     def failed(self) -> list[ArmOutcome]:
         return [o for o in self.outcomes if o.errors or o.replicates.get("failed")]

@@ -25,12 +25,14 @@ class ReplicatePhase:
 
     def __init__(self, context: PhaseContext):
         self.context = context
+        self.next_look: int | None = None  # 1-based: the look --resume runs, once `through_look` stopped the design early
 
     def replicate(self, arms: list[Arm], outcomes: dict[str, ArmOutcome]) -> None:
         """Re-trains each arm's chosen configuration for every replicate not yet completed: all at
         once, or look by look under a sequential design (`run.looks`) while some claim needs the arm
         (a claim in `undecidable` needs none beyond the first look). With `through_look` k the looks stop
-        after the k-th: a later --resume recomputes the looks taken and runs look k + 1 on the next units."""
+        after the k-th: a later --resume recomputes the looks taken and runs look k + 1 on the next units
+        (`next_look`, unless the design ended by then)."""
         plan, ledger, board = self.context.plan, self.context.ledger, self.context.board
         parents: dict[str, str] = {}
         asked = {arm.id: arm.replicates for arm in arms}
@@ -53,7 +55,9 @@ class ReplicatePhase:
                     if arm.id not in needed:  # its claims are decided: the progress table counts what it ran
                         board.phase(arm.id, "replicate", len(arm.replicates)).total = len(asked[arm.id])
                 active = [arm for arm in active if arm.id in needed and len(asked[arm.id]) < len(arm.replicates)]
-                if not active or look + 1 == self.context.through_look:
+                if active and look + 1 == self.context.through_look:
+                    self.next_look = look + 2
+                if not active or self.next_look:
                     break
         for arm in arms:
             statuses = ledger.statuses(parents[arm.id])

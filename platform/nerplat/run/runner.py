@@ -226,6 +226,7 @@ class ExperimentRunner:
         return RunSummary(
             self.plan.experiment, self.tracking_uri, self.tracker.experiment_id, list(outcomes.values()),
             optuna_storage=self.optuna_storage if self.study_storage is not None else None,
+            next_look=self.replicate_phase.next_look,
         )
 
     @property

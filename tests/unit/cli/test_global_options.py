@@ -127,7 +127,7 @@ def test_run_summary_lines_are_readable():
 def test_run_summary_json():
     data = summary_json(summary())
     assert data["failed"] == ["a/full/ce"] and data["arms"][0]["chosen"] == {"objective.lambda": 0.123456789}
-    assert data["results"] is None  # no report: no results
+    assert data["results"] is None and data["next_look"] is None  # no report: no results; no look left
     json.dumps(data)
 
 

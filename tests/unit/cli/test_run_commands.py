@@ -299,3 +299,14 @@ def test_run_and_train_say_at_start_what_precision_auto_chose_here_and_why(
     assert main(["train", spec, "-m", "ce", *auto]) == 1
     out = " ".join(capsys.readouterr().out.split())
     assert chosen in out and out.index(chosen) < out.index("stopped here by the test")
+
+
+def test_a_run_stopped_by_through_look_says_which_look_a_resume_runs_even_under_quiet():
+    """docs/results/reproduce.sh keeps the scratch store when it reads this line, so it goes to the loud console."""
+    quiet, loud = io.StringIO(), io.StringIO()
+    summary = RunSummary("e", "sqlite:///m.db", "1", [ArmOutcome("d/s/ce")], next_look=3)
+    print_summary(summary, Console(file=quiet, quiet=True), Console(file=loud, width=80))
+    assert loud.getvalue().splitlines() == ["stopped after look 2 by --through-look: --resume runs look 3"]
+    plain = io.StringIO()
+    print_summary(RunSummary("e", "sqlite:///m.db", "1", [ArmOutcome("d/s/ce")]), Console(file=plain, width=80))
+    assert "stopped after look" not in plain.getvalue()
