@@ -13,7 +13,8 @@ is judged again at another level. The row reads:
                   withheld when a run behind it hit its cap: "inconclusive (not converged), interval
                   decided at look k of K", final, as the design stopped its arms there
   undecided       "undecided after look k of K" (looks to come, or a claim dropped for budget: it
-                  keeps its row), or "inconclusive after all K looks"
+                  keeps its row), or "inconclusive after all K looks" ("after its one look"), with
+                  "(not converged)" when a run behind it hit its cap
   no evidence     "registered, not yet run" (or the units run so far, short of the first look)
 
 gated, like a report's verdict, by convergence: every run behind the rows stopped by patience.
@@ -75,13 +76,15 @@ class RegisteredRow:
         if self.decision is None:
             return NOT_YET_RUN if not self.reports else f"registered, {self.units} of {self.registration.looks[0]} units run"
         taken = len(self.decision.looks)
+        gate = "" if self.converged else (" (not converged)" if self.converged is False else " (convergence not recorded)")
         if self.decision.decided_look is not None:
-            gate = "" if self.converged else (" (not converged)" if self.converged is False else " (convergence not recorded)")
             said = self.decision.verdict if self.converged else "inconclusive"
             if self.converged:
                 return f"{said}, at look {taken} of {looks}"
             return f"{said}{gate}, interval decided at look {taken} of {looks}"
-        return f"inconclusive after all {looks} looks" if taken == looks else f"undecided after look {taken} of {looks}"
+        if taken < looks:
+            return f"undecided after look {taken} of {looks}"
+        return f"inconclusive{gate} after " + ("its one look" if looks == 1 else f"all {looks} looks")
 
     @property
     def standing(self) -> str:

@@ -32,12 +32,13 @@ LOOKS, UNITS = (3, 6, 9), (9, 10, 11, 12, 13, 14, 15, 16, 17)  # the units a reg
 ALPHA = 0.05
 
 
-def register(folder: Path, claim_id: str, effect: float = 0.02) -> str:
+def register(folder: Path, claim_id: str, effect: float = 0.02, looks: tuple[int, ...] = LOOKS) -> str:
     """A registration file as `nerplat claims register` writes it (the fields the table reads); returns its digest."""
     claim = {"id": claim_id, "paper": "Nemoto et al. 2024", "source": "Table 3", "kind": "superior", "method": "mom",
              "partner": "ce", "metric": "macro_f1", "effect": effect, "direction": None, "margin": None}
     design = {"arms": {}, "tuning": {}, "early_stopping": None, "epochs_cap": 20, "unit": "seed", "units": list(UNITS),
-              "looks": list(LOOKS), "max_units": 9, "spending": "pocock", "alpha": ALPHA, "metric": "test_macro_f1"}
+              "looks": list(looks), "max_units": 9, "spending": "pocock" if len(looks) > 1 else None, "alpha": ALPHA,
+              "metric": "test_macro_f1"}
     document = {"claim": claim, "spec": "specs/x.yaml", "profile": None, "setting": {}, "design": design, "digest": ""}
     document["digest"] = digest_of(document)
     folder.mkdir(parents=True, exist_ok=True)
@@ -91,6 +92,26 @@ def test_a_decided_claim_shows_its_look_stagewise_p_and_margin_and_non_convergen
     gated = pl.DataFrame([row("run-1", "clear", [9, 10, 11], [0.05, 0.051, 0.049], digest, converged=False)])
     (found,) = registered_rows(gated, load_registrations(tmp_path))
     assert found.verdict == "inconclusive (not converged), interval decided at look 1 of 3" and found.standing == "inconclusive"
+
+
+@pytest.mark.parametrize(
+    ("looks", "converged", "expected"),
+    [
+        ((9,), True, "inconclusive after its one look"),
+        ((9,), False, "inconclusive (not converged) after its one look"),
+        (LOOKS, True, "inconclusive after all 3 looks"),
+        (LOOKS, False, "inconclusive (not converged) after all 3 looks"),
+    ],
+)
+def test_a_claim_undecided_at_its_last_look_is_inconclusive_and_says_if_a_run_hit_its_cap(
+    tmp_path: Path, looks: tuple[int, ...], converged: bool, expected: str
+):
+    digest = register(tmp_path, "flat", looks=looks)
+    differences = [0.01, -0.01, 0.02, -0.02, 0.005, -0.005, 0.01, -0.01, 0.0]  # mean 0: never decided
+    frame = pl.DataFrame([row("run-1", "flat", list(UNITS), differences, digest, converged=converged)])
+    (found,) = registered_rows(frame, load_registrations(tmp_path))
+    assert found.decision.decided_look is None
+    assert (found.verdict, found.standing) == (expected, "inconclusive")
 
 
 def test_rows_that_served_another_digest_are_not_the_registration_s_evidence(tmp_path: Path):
