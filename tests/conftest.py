@@ -14,6 +14,12 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("NERPLAT_DATA", str((REPO.parent / "shared" / "data").resolve()))
+# pytest-xdist starts a worker per core (`make test-fast`): torch's default of an intra-op thread per core in
+# each worker oversubscribes the cores, and the OpenMP threads' waiting costs CPU (10% of tests/unit/trial's,
+# docs/performance.md, "The test suite"). Read when torch loads, after this file; code that sets its own
+# threads (a trial's `train.threads`) still does.
+if "PYTEST_XDIST_WORKER" in os.environ:
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 @pytest.fixture(scope="session")
@@ -56,6 +62,18 @@ def softmax_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tiny_taggers import train_bundle
 
     return train_bundle("softmax", tmp_path_factory.mktemp("bundles"))
+
+
+@pytest.fixture
+def two_torch_threads():
+    """Two intra-op threads for one test, whatever the process's default (one in an xdist worker): a test
+    that code puts the process's threads back after running at one needs a process not already at one."""
+    import torch  # lazy: most tests never load torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    yield
+    torch.set_num_threads(threads)
 
 
 @pytest.fixture

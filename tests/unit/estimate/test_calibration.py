@@ -45,7 +45,7 @@ def folder(tmp_path, monkeypatch):
     return tmp_path
 
 
-def test_a_calibration_times_training_steps_and_a_dev_evaluation_of_the_arms_encoder(folder):
+def test_a_calibration_times_training_steps_and_a_dev_evaluation_of_the_arms_encoder(folder, two_torch_threads):
     plan = compile_plan(folder / "spec.yaml", default_catalog())
     machine, threads = this_machine(), torch.get_num_threads()
     calibration = calibrate_arm(plan.arms[0], machine)

@@ -79,7 +79,7 @@ def test_the_two_precisions_run_in_turns_the_order_flipped_every_round():
     assert len(calls) == 12
 
 
-def test_measuring_runs_at_the_keys_threads_and_restores_the_processs(monkeypatch):
+def test_measuring_runs_at_the_keys_threads_and_restores_the_processs(monkeypatch, two_torch_threads):
     threads_seen = []
     before = torch.get_num_threads()
     measure(HostKey.here(1), lambda phase, precision: threads_seen.append(torch.get_num_threads()) or 1.0, rounds=2)
