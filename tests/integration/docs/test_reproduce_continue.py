@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import polars as pl
@@ -55,9 +56,24 @@ def repository(root: Path) -> Path:
     return root
 
 
+@pytest.fixture
+def scratch_folders() -> Iterator[Callable[[], Path]]:
+    """Short folders under the system's temporary directory, removed after the test: the script's
+    scratch directories go there, and Python's forkserver (Ray's dashboard) binds a Unix socket under
+    TMPDIR, whose path may not exceed 107 bytes (a folder under pytest-xdist's tmp_path did)."""
+    made: list[Path] = []
+
+    def folder() -> Path:
+        made.append(Path(tempfile.mkdtemp(prefix="nerplat-continue-")))
+        return made[-1]
+
+    yield folder
+    for path in made:
+        shutil.rmtree(path, ignore_errors=True)
+
+
 def reproduce(repo: Path, scratch: Path, *args: str) -> Path:
     """Runs the script with its scratch directories made in `scratch`; returns the one it made."""
-    scratch.mkdir()
     environment = {key: value for key, value in os.environ.items() if key not in ("MLFLOW_TRACKING_URI", "RAY_ADDRESS")}
     # Ray's sessions stay where they were: their socket paths under the test's folder exceed 107 bytes
     environment |= {"TMPDIR": str(scratch), "RAY_TMPDIR": os.environ.get("RAY_TMPDIR", tempfile.gettempdir())}
@@ -76,17 +92,20 @@ def replicates(workdir: Path) -> dict[str, tuple[int, str]]:
     return {run.info.run_id: (run.info.start_time, run.info.artifact_uri) for run in found}
 
 
-def test_a_run_stopped_after_look_1_is_continued_from_its_kept_store_in_a_fresh_directory(tmp_path: Path):
+def test_a_run_stopped_after_look_1_is_continued_from_its_kept_store_in_a_fresh_directory(
+    tmp_path: Path, scratch_folders: Callable[[], Path]
+):
     repo = repository(tmp_path / "repo")
     report = repo / "docs" / "results" / "continued"
-    first = reproduce(repo, tmp_path / "first", "", "--through-look", "1")
+    first_scratch = scratch_folders()
+    first = reproduce(repo, first_scratch, "", "--through-look", "1")
     assert (report / "store.tar.gz").is_file()
     assert "--continue --through-look 2" in (report / "RUN.md").read_text()
     look_1 = replicates(first)
     assert len(look_1) == 6  # 3 seeds x 2 arms
-    shutil.rmtree(tmp_path / "first")  # the next session's machine has none of it
+    shutil.rmtree(first_scratch)  # the next session's machine has none of it
 
-    second = reproduce(repo, tmp_path / "second", "--continue", "--through-look", "2")
+    second = reproduce(repo, scratch_folders(), "--continue", "--through-look", "2")
     both = replicates(second)
     assert len(both) == 8 and {run: both[run][0] for run in look_1} == {run: start for run, (start, _) in look_1.items()}
     assert all(location.startswith(str(second)) for _, location in both.values())  # none under the gone directory
