@@ -74,7 +74,8 @@ def committed_texts(path: Path) -> list[str]:
     path = Path(path).resolve()
     log = _git(path.parent, "log", "--reverse", "--format=", "--raw", "--no-abbrev", "--no-renames", "--", path.name)
     # each line ":old_mode new_mode old_blob new_blob status\tname"; a deletion leaves the zero blob
-    blobs = [fields[3] for fields in (line.split() for line in (log or "").splitlines()) if fields[3].strip("0")]
+    changes = (line.split() for line in (log or "").splitlines() if line.startswith(":"))
+    blobs = [fields[3] for fields in changes if fields[3].strip("0")]
     batch = _git_bytes(path.parent, "cat-file", "--batch", given="".join(f"{blob}\n" for blob in blobs).encode())
     texts, at = [], 0
     while batch and at < len(batch):  # "<blob> blob <size>\n<size bytes>\n" per blob, in the order asked
