@@ -56,7 +56,8 @@ capability=$("$repo/.venv/bin/python" -c 'import torch; print(torch.backends.cpu
 cpu_model=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
 begin=$(date +%s)
 status=0
-(cd "$repo" && "$repo/.venv/bin/${command[0]}" "${command[@]:1}" --workdir "$work") | tee "$work/this-run.txt" | tee -a "$work/console.txt" || status=$?
+# stderr too: a run that dies (Ray's memory monitor, a traceback) says why in console.txt
+(cd "$repo" && "$repo/.venv/bin/${command[0]}" "${command[@]:1}" --workdir "$work" 2>&1) | tee "$work/this-run.txt" | tee -a "$work/console.txt" || status=$?
 if [ "$status" -ne 0 ]; then
   echo "the run stopped (exit $status); nothing was copied. Resume it with:" >&2
   echo "  docs/results/reproduce.sh $spec ${profile:-\"\"} $work" >&2
