@@ -45,9 +45,9 @@ def test_a_run_serving_no_registration_records_none(tiny_plan, tracking_uri, tmp
     assert schema.REGISTRATIONS not in runner.tracker.client.get_run(job["run_id"]).data.tags
 
 
-def looks_run(plan, tmp_path, tracking_uri, monkeypatch, next_look: list | None = None, **options) -> list[int]:
-    """The units each look asks of the method's arm, with the trials and verdicts stubbed (nothing decided);
-    the phase's `next_look` is appended to `next_look`."""
+def looks_run(plan, tmp_path, tracking_uri, monkeypatch, **options) -> tuple[list[int], int | None]:
+    """The units each look asks of the method's arm, with the trials and verdicts stubbed (nothing decided),
+    and the phase's `next_look`."""
     from nerplat.run.outcomes import ArmOutcome
 
     runner = phase_of(plan, tmp_path, tracking_uri, **options)
@@ -60,21 +60,18 @@ def looks_run(plan, tmp_path, tracking_uri, monkeypatch, next_look: list | None 
     monkeypatch.setattr(phase, "_replicate_look", look)
     monkeypatch.setattr(phase, "_claim_verdicts", lambda: pl.DataFrame(schema=SCHEMA))
     phase.replicate(list(plan.arms), {arm.id: ArmOutcome(arm.id, chosen={}) for arm in plan.arms})
-    if next_look is not None:
-        next_look.append(phase.next_look)
-    return asked
+    return asked, phase.next_look
 
 
 def test_a_run_stops_after_the_look_it_is_given(tiny_plan_with, tracking_uri, tmp_path, monkeypatch):
     plan = tiny_plan_with(*SEQUENTIAL)
-    assert looks_run(plan, tmp_path, tracking_uri, monkeypatch) == [3, 4, 5, 6]
-    assert looks_run(plan, tmp_path / "budget", tracking_uri, monkeypatch, through_look=2) == [3, 4]
+    assert looks_run(plan, tmp_path, tracking_uri, monkeypatch)[0] == [3, 4, 5, 6]
+    assert looks_run(plan, tmp_path / "budget", tracking_uri, monkeypatch, through_look=2)[0] == [3, 4]
 
 
 def test_a_run_stopped_before_the_designs_end_names_the_look_a_resume_runs(tiny_plan_with, tracking_uri, tmp_path, monkeypatch):
     """reproduce.sh keeps the store for a later session only when looks are left (`nerplat run` prints `next_look`)."""
-    plan, next_look = tiny_plan_with(*SEQUENTIAL), []
-    looks_run(plan, tmp_path / "budget", tracking_uri, monkeypatch, next_look, through_look=2)
-    looks_run(plan, tmp_path / "last", tracking_uri, monkeypatch, next_look, through_look=4)  # looks at 3, 4, 5, 6
-    looks_run(plan, tmp_path / "whole", tracking_uri, monkeypatch, next_look)
-    assert next_look == [3, None, None]
+    plan = tiny_plan_with(*SEQUENTIAL)
+    assert looks_run(plan, tmp_path / "budget", tracking_uri, monkeypatch, through_look=2)[1] == 3
+    assert looks_run(plan, tmp_path / "last", tracking_uri, monkeypatch, through_look=4)[1] is None  # looks at 3, 4, 5, 6
+    assert looks_run(plan, tmp_path / "whole", tracking_uri, monkeypatch)[1] is None
