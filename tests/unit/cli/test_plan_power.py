@@ -59,7 +59,8 @@ def test_a_missing_pilot_folder_is_refused(spec, tmp_path, capsys):
     from nerplat.cli import main
 
     assert main(["plan", spec, "--pilot", str(tmp_path)]) == 2
-    assert "holds neither runs.parquet nor mlflow.db" in capsys.readouterr().err
+    err = " ".join(capsys.readouterr().err.split())  # the error console keeps the COLUMNS it was made under
+    assert "holds neither runs.parquet nor mlflow.db" in err
 
 
 def test_run_stops_undecidable_claims_arms_after_the_first_look_unless_asked(spec, monkeypatch, capsys):
