@@ -7,9 +7,11 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from types import SimpleNamespace
 
+import pytest
 from host_load import scaled
-from import_probe import modules_loaded_by, offending
+from import_probe import modules_after_commands, modules_loaded_by, offending
 from registered_tagger import NAME
 
 from nerplat.loopback import answers, free_port
@@ -27,15 +29,27 @@ replicate: {seeds: 1}
 """
 
 
-def imported_by(*args: str, cwd=None) -> set[str]:
-    """Modules `nerplat ARGS` imported (from `-X importtime`), after checking that it succeeded."""
-    command = [sys.executable, "-X", "importtime", "-m", "nerplat.cli", *args]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=scaled(300), cwd=cwd)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return _imported(done.stderr)
+@pytest.fixture(scope="module")
+def small_commands(store, tmp_path_factory) -> SimpleNamespace:
+    """Refused input to predict, predict of a registered model and of a run, export and train, run in turn
+    in one new interpreter (each started anew cost 5 s of CPU, most of it torch's import): each command's
+    exit code and what had been imported by its end, by it or a command before it."""
+    folder = tmp_path_factory.mktemp("small-commands")
+    (folder / "spec.yaml").write_text(SPEC)
+    workdir = ("--workdir", str(store.workdir))
+    commands = {
+        "refused": ("predict", NAME, "--text", "x", "--words", "bogus", *workdir),
+        "predict_name": ("predict", NAME, "--text", "EU rejects .", *workdir),
+        "predict_run": ("predict", store.run_id, "--text", "EU rejects .", *workdir),
+        "export": ("export", NAME, "--out", str(folder / "out"), *workdir),
+        "train": ("train", "spec.yaml", "-m", "ce", "--split", "dev"),
+    }
+    runs, stderr = modules_after_commands(list(commands.values()), folder, timeout=scaled(900))
+    return SimpleNamespace(**dict(zip(commands, runs)), stderr=stderr, folder=folder)
 
 
 def _imported(stderr: str) -> set[str]:
+    """Modules a process started with `-X importtime` imported, from its stderr."""
     return {line.rsplit("|", 1)[-1].strip() for line in stderr.splitlines() if line.startswith("import time:")}
 
 
@@ -49,16 +63,22 @@ def test_every_command_group_registers_without_torch_mlflow_ray_or_polars():
     assert offending(loaded, NOT_FOR_HELP) == []
 
 
-def test_bad_input_to_predict_is_refused_before_torch_loads(store):
-    command = [sys.executable, "-X", "importtime", "-m", "nerplat.cli", "predict", NAME, "--text", "x", "--words", "bogus"]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=scaled(120), cwd=store.workdir)
-    assert done.returncode == 2 and "--words" in done.stderr
-    assert offending(_imported(done.stderr), NOT_FOR_HELP) == []
+def test_bad_input_to_predict_is_refused_before_torch_loads(small_commands):
+    code, loaded = small_commands.refused
+    assert code == 2 and "--words" in small_commands.stderr
+    assert offending(loaded, NOT_FOR_HELP) == []
 
 
-def test_export_of_a_registered_model_loads_no_mlflow(store, tmp_path):
-    loaded = imported_by("export", NAME, "--out", str(tmp_path / "out"), "--workdir", str(store.workdir))
-    assert "torch" in loaded and offending(loaded, NOT_ON_SMALL_COMMANDS) == []
+def test_predict_of_a_registered_model_or_a_run_loads_no_mlflow(small_commands):
+    """What makes a one-sentence predict take seconds less: MLflow (3 s of CPU here) is not imported."""
+    (by_name, loaded_by_name), (by_run, loaded) = small_commands.predict_name, small_commands.predict_run
+    assert by_name == by_run == 0 and "torch" in loaded_by_name and "Downloading" not in small_commands.stderr
+    assert offending(loaded, (*NOT_ON_SMALL_COMMANDS, "seqeval")) == []
+
+
+def test_export_of_a_registered_model_loads_no_mlflow(small_commands):
+    code, loaded = small_commands.export
+    assert code == 0 and (small_commands.folder / "out").is_dir() and offending(loaded, NOT_ON_SMALL_COMMANDS) == []
 
 
 def test_serve_answers_its_first_ping_without_mlflow(store, tmp_path):
@@ -82,7 +102,6 @@ def test_serve_answers_its_first_ping_without_mlflow(store, tmp_path):
     assert "torch" in loaded and "uvicorn" in loaded and offending(loaded, NOT_ON_SMALL_COMMANDS) == []
 
 
-def test_train_in_process_loads_no_mlflow_ray_or_polars(tmp_path):
-    (tmp_path / "spec.yaml").write_text(SPEC)
-    loaded = imported_by("train", "spec.yaml", "-m", "ce", "--split", "dev", cwd=tmp_path)
-    assert "torch" in loaded and offending(loaded, NOT_ON_SMALL_COMMANDS) == []
+def test_train_in_process_loads_no_mlflow_ray_or_polars(small_commands):
+    code, loaded = small_commands.train
+    assert code == 0 and offending(loaded, NOT_ON_SMALL_COMMANDS) == []

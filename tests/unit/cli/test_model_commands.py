@@ -243,23 +243,6 @@ def test_a_registered_model_or_a_runs_model_of_a_sqlite_store_is_found_without_m
         assert folder_on_disk(unsure, uri) is None  # MLflow resolves these, or names the problem
 
 
-@pytest.mark.parametrize("reference", [NAME, "RUN"])
-def test_predict_text_of_a_registered_model_or_a_run_imports_no_mlflow(store, reference):
-    """What makes a one-sentence predict take seconds less: MLflow (3 s of CPU here) is not imported."""
-    import subprocess
-    import sys
-
-    reference = store.run_id if reference == "RUN" else reference
-    command = [
-        sys.executable, "-X", "importtime", "-m", "nerplat.cli", "predict", reference, "--text", "EU rejects .",
-        "--workdir", str(store.workdir),
-    ]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
-    assert "mlflow" not in imported and "seqeval" not in imported and "Downloading" not in done.stderr
-
-
 def test_train_with_a_loss_that_is_not_finite_exits_1_naming_the_objective_and_the_step(tmp_path, capsys):
     """Issue 31, H4, in-process: the trial's message and exit 1, no traceback."""
     (tmp_path / "nan_loss_plugin.py").write_text(
