@@ -8,6 +8,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from nerplat.analysis import verdict_context
 from nerplat.analysis.convergence import VERDICT_COLUMNS as CONVERGENCE_COLUMNS
 from nerplat.analysis.committed import (
     FOREST_PLOT,
@@ -35,7 +36,10 @@ CLAIMS = (
 
 
 @pytest.fixture
-def report(tmp_path: Path) -> Path:
+def report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the committed report to analyse again. ASO's bootstrap, half of an analysis's CPU at its 200
+    iterations, runs 20: these tests read no eps_min."""
+    monkeypatch.setattr(verdict_context, "ASO_ITERATIONS", 20)
     copy = tmp_path / "results" / "mom_conll"
     shutil.copytree(REPORT, copy)
     (copy / "verdicts.parquet").unlink(missing_ok=True)
