@@ -239,6 +239,11 @@ def _margin_of(row: dict[str, Any]) -> float | None:
     return float(text.split("±", 1)[1].rstrip(")"))
 
 
+def _p_kind(registration: Registration) -> str:
+    """Which p a row shows: a sequential design's stage-wise p, or a fixed design's p at its one look."""
+    return "stage-wise" if registration.spending else "fixed"
+
+
 def registered_table(rows: list[RegisteredRow]) -> Table | None:
     """The registered claims: one row each, the verdict first."""
     if not rows:
@@ -252,21 +257,21 @@ def registered_table(rows: list[RegisteredRow]) -> Table | None:
             row.verdict, registration.metric.removeprefix("test_"), f"{claim.get('method')} vs {claim.get('partner')}",
             _paper_text(claim), "n/a" if delta is None else f"{delta:+.4f}",
             "n/a" if interval is None else f"[{interval[0]:+.4f}, {interval[1]:+.4f}]",
-            "none" if row.p_stagewise is None else f"{p_text(row.p_stagewise)} (stage-wise)",
+            "none" if row.p_stagewise is None else f"{p_text(row.p_stagewise)} ({_p_kind(registration)})",
             "" if row.margin is None else f"{row.margin:+.3f} over {row.boundary:.3f}",
             f"{row.units} of {registration.max_units} {registration.unit}s",
             ", ".join(f"[{r}]({r}/report.md)" for r in row.reports) or "none yet", row.epochs or "none yet",
             f"{registration.digest[:12]} ({registration.spending or 'fixed'}, looks at {list(registration.looks)})",
         )
         body.append(Row(registration.claim_id, tuple(Cell(text=t) for t in cells)))
-    names = ("Verdict", "Metric", "Comparison", "Paper's effect", "Ours (Δ)", "Interval", "p (stage-wise)",
+    names = ("Verdict", "Metric", "Comparison", "Paper's effect", "Ours (Δ)", "Interval", "p",
              "Margin (t over boundary)", "Units", "Reports", "Epochs trained: method / partner", "Registration (digest, design)")
     caption = (
         "Registered claims: one verdict each, from all of its confirmatory evidence (the runs that served its "
         "registration, committed before their first test evaluation) under the design registered before it. The units of "
         "every such report are joined in the registration's order and judged look by look against its boundaries: more "
         "units are more looks of one spending sequence, never a fresh alpha. The interval is the repeated interval of the "
-        "last look taken; p the stage-wise p once the claim stopped; margin a decided claim's |t| minus its boundary."
+        "last look taken; p the stage-wise p once a sequential claim stopped (a fixed design's p at its one look); margin a decided claim's |t| minus its boundary."
     )
     return Table("registered", caption, "Claim", tuple(Column("", n, ranked=False) for n in names), tuple(body))
 

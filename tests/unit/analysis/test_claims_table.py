@@ -114,6 +114,18 @@ def test_a_claim_undecided_at_its_last_look_is_inconclusive_and_says_if_a_run_hi
     assert (found.verdict, found.standing) == (expected, "inconclusive")
 
 
+@pytest.mark.parametrize(("looks", "label"), [((9,), "(fixed)"), (LOOKS, "(stage-wise)")])
+def test_the_table_names_a_fixed_design_s_p_as_fixed_and_a_sequential_one_s_as_stage_wise(
+    tmp_path: Path, looks: tuple[int, ...], label: str
+):
+    digest = register(tmp_path, "clear", looks=looks)
+    differences = [0.05, 0.051, 0.049, 0.052, 0.048, 0.05, 0.051, 0.049, 0.05]
+    frame = pl.DataFrame([row("run-1", "clear", list(UNITS), differences, digest)])
+    table = registered_table(registered_rows(frame, load_registrations(tmp_path)))
+    (p_cell,) = (cell.text for column, cell in zip(table.columns, table.rows[0].cells) if column.name == "p")
+    assert p_cell.endswith(label)
+
+
 def test_rows_that_served_another_digest_are_not_the_registration_s_evidence(tmp_path: Path):
     register(tmp_path, "mom_vs_ce")
     frame = pl.DataFrame([row("run-1", "mom_vs_ce", [9, 10, 11], [0.05, 0.051, 0.049], "an-older-digest")])
