@@ -271,7 +271,8 @@ def registered_table(rows: list[RegisteredRow]) -> Table | None:
         "registration, committed before their first test evaluation) under the design registered before it. The units of "
         "every such report are joined in the registration's order and judged look by look against its boundaries: more "
         "units are more looks of one spending sequence, never a fresh alpha. The interval is the repeated interval of the "
-        "last look taken; p the stage-wise p once a sequential claim stopped (a fixed design's p at its one look); margin a decided claim's |t| minus its boundary."
+        "last look taken; p the stage-wise p once a sequential claim stopped (a fixed design's p at its one look); "
+        "margin a decided claim's |t| minus its boundary."
     )
     return Table("registered", caption, "Claim", tuple(Column("", n, ranked=False) for n in names), tuple(body))
 
