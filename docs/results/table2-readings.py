@@ -1,16 +1,19 @@
-"""The exploratory readings docs/results/README.md gives beside reg-50's verdicts and its two
-explanatory designs, recomputed from the committed reports (run from the repository root):
+"""The exploratory readings docs/results/README.md gives beside the registered Table 2 designs at 50
+and 100 sentences and their explanatory designs, recomputed from the committed reports (run from
+the repository root; name reports to read only those):
 
-    .venv/bin/python docs/results/reg-50-readings.py
+    .venv/bin/python docs/results/table2-readings.py [REPORT ...]
 """
 
+import sys
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 
 RESULTS = Path(__file__).parent
-REPORTS = ("auc2t_lowres_conll-reg-50", "auc2t_lowres_conll-why-50", "auc2t_lowres_conll-why-50-patience")
+REPORTS = tuple(sys.argv[1:]) or ("auc2t_lowres_conll-reg-50", "auc2t_lowres_conll-why-50", "auc2t_lowres_conll-why-50-patience",
+                                  "auc2t_lowres_conll-reg-100", "auc2t_lowres_conll-why-100")
 SCORES = {"lenient": "test_conlleval_micro_f1", "strict": "test_micro_f1", "0.5 cut": "test_fixed_threshold_conlleval_micro_f1"}
 
 
