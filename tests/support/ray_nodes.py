@@ -113,7 +113,8 @@ class LocalRayCluster:
         while time.monotonic() < deadline:
             for name, node in self.nodes.items():
                 if node.poll() is not None:
-                    raise RuntimeError(f"ray node {name} exited:\n{(self.workdir / f'ray-{name}.log').read_text()[-3000:]}")
+                    log = (self.workdir / f"ray-{name}.log").read_text()[-3000:]
+                    raise RuntimeError(f"ray node {name} exited with code {node.returncode}:\n{log}")
             if self.alive_nodes() >= count:
                 return
             time.sleep(1)
