@@ -33,13 +33,17 @@ class AUC2TConfig(PrimalDualSettings):
         100.0, alias="lambda", ge=0.0, description="Weight of the begin task's AUCM (Nguyen et al. 2023a: 100)."
     )
     margin: float = Field(1.0, gt=0.0, le=10.0, description="AUC margin m of both tasks.")
+    prior_free: bool = Field(
+        False, description="The form Nguyen et al. 2023a print (eq. 3c: class means, no prior p) instead of "
+        "the prior-weighted form of the LibAUC they ran (`objectives.aucm`)."
+    )
 
 
 class TwoTaskAUCMargin(Objective):
-    def __init__(self, config: AUC2TConfig | PrimalDualSettings, context: ObjectiveContext):
+    def __init__(self, config: AUC2TConfig, context: ObjectiveContext):
         super().__init__(config)
         self.targets = TwoTaskTargets(context.labels)
-        self.auc = TwoTaskAUC(context, config.margin, config.lambda_)
+        self.auc = TwoTaskAUC(context, config.margin, config.lambda_, config.prior_free)
 
     def forward(self, output: HeadOutput, labels: torch.Tensor, substep: int = 0) -> torch.Tensor:
         self.check_substep(substep)

@@ -25,21 +25,15 @@ from typing import ClassVar
 import torch
 from pydantic import Field
 
-from nerplat.objectives.auc_2t import TwoTaskAUCMargin
-from nerplat.objectives.base import ObjectiveContext, OptimizerName, PrimalDualSettings
+from nerplat.objectives.auc_2t import AUC2TConfig, TwoTaskAUCMargin
+from nerplat.objectives.base import ObjectiveContext, OptimizerName
 from nerplat.objectives.registry import OBJECTIVES
 from nerplat.objectives.two_task import two_task_bce
 
 
-class ComAUC2TConfig(PrimalDualSettings):
-    heads: ClassVar[tuple[str, ...]] = ("two_task",)
-    default_head: ClassVar[str] = "two_task"
+class ComAUC2TConfig(AUC2TConfig):
     optimizer: ClassVar[OptimizerName] = "pdsca"
 
-    lambda_: float = Field(
-        100.0, alias="lambda", ge=0.0, description="Weight of the begin task's AUCM (Nguyen et al. 2023a: 100)."
-    )
-    margin: float = Field(1.0, gt=0.0, le=10.0, description="AUC margin m of both tasks.")
     k: int = Field(1, ge=1, le=10, description="Cross-entropy (inner) substeps before each AUC substep (LibAUC's k).")
     inner_lr_scale: float = Field(
         1.0, gt=0.0, le=100.0, description="Inner (CE) step size as a multiple of the group's lr (LibAUC lr0 / lr)."

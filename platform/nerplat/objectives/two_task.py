@@ -48,14 +48,14 @@ def two_task_bce(logits: torch.Tensor, entity: torch.Tensor, begin: torch.Tensor
 
 class TwoTaskAUC(nn.Module):
     """AUCM(w_en) + lambda * AUCM(w_be) on sigmoid scores (Nguyen et al. 2023a, eq. 4), each task with its own a, b, alpha
-    and its training-set positive share as imratio."""
+    and its training-set positive share as imratio (unused by the prior-free form, `aucm`)."""
 
-    def __init__(self, context: ObjectiveContext, margin: float, lambda_: float):
+    def __init__(self, context: ObjectiveContext, margin: float, lambda_: float, prior_free: bool = False):
         super().__init__()
         prefixes = [bio_prefix(label) for label in context.labels]
         self.lambda_ = lambda_
-        self.entity = AUCMarginLoss(margin, context.positive_share([p != "O" for p in prefixes]))
-        self.begin = AUCMarginLoss(margin, context.positive_share([p == "B" for p in prefixes]))
+        self.entity = AUCMarginLoss(margin, context.positive_share([p != "O" for p in prefixes]), prior_free)
+        self.begin = AUCMarginLoss(margin, context.positive_share([p == "B" for p in prefixes]), prior_free)
 
     def forward(self, logits: torch.Tensor, entity: torch.Tensor, begin: torch.Tensor) -> torch.Tensor:
         scores = torch.sigmoid(logits)

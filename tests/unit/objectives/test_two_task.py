@@ -58,6 +58,17 @@ def test_auc_2t_imratios_are_the_training_shares_of_each_task(context):
     assert auc.begin.imratio == pytest.approx(140 / 1000)
 
 
+@pytest.mark.parametrize("loss", ["auc_2t", "comauc_2t"])
+def test_prior_free_reaches_both_tasks_and_changes_the_loss(context, batch, loss):
+    _, _, labels = batch
+    out = output_of(torch.randn(3, 6, 2, generator=torch.Generator().manual_seed(6)), labels)
+    printed, default = make(loss, context, prior_free=True), make(loss, context)
+    assert printed.auc.entity.prior_free and printed.auc.begin.prior_free
+    assert not default.auc.entity.prior_free
+    substep = printed.num_substeps - 1
+    assert not torch.isclose(printed(out, labels, substep), default(out, labels, substep))
+
+
 def test_two_task_objectives_refuse_other_heads(context, batch):
     _, _, labels = batch
     with pytest.raises(ValueError, match="expects 2 scores"):
