@@ -28,6 +28,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import Sequence
 
+# A two-task head's metrics at its configured threshold, beside those at the thresholds chosen on dev:
+# `<split>_fixed_threshold_<name>` (`nerplat.trial.thresholds`).
+FIXED_THRESHOLD_INFIX = "fixed_threshold_"
+
 # The scalar keys of every evaluation, besides type_<TYPE>_*: what a spec's tune.metric may name
 # (`dev_<name>`) and what the replicate phase averages.
 METRIC_NAMES = (

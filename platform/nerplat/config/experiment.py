@@ -55,7 +55,7 @@ class Tune(Frozen):
 BEST_OTHER = "best_other"  # a claim's partner chosen on dev from the results, per setting
 ClaimMetric = Literal[
     "micro_f1", "macro_f1", "micro_precision", "macro_precision", "micro_recall", "macro_recall", "token_micro_f1",
-    "token_macro_f1", "conlleval_micro_f1",
+    "token_macro_f1", "conlleval_micro_f1", "fixed_threshold_conlleval_micro_f1",
 ]
 
 
@@ -94,8 +94,9 @@ class Claim(Frozen):
     )
     metric: ClaimMetric = Field(
         description="micro_f1, macro_f1, micro_precision, ... (strict span level), conlleval_micro_f1 (lenient span level, "
-        "seqeval's default mode) or token_micro_f1, token_macro_f1 on the replicates' split: "
-        "the one the paper reports."
+        "seqeval's default mode), token_micro_f1, token_macro_f1 or, between methods whose heads decide by a "
+        "threshold, fixed_threshold_conlleval_micro_f1 (at the head's configured threshold, not the one chosen on dev) "
+        "on the replicates' split: the one the paper reports."
     )
     effect: float | None = Field(
         None, allow_inf_nan=False,

@@ -36,8 +36,8 @@ from typing import Any
 from nerplat.config.experiment import BEST_OTHER, Analysis, Claim, Resources, Tune
 from nerplat.config.trial import Component
 from nerplat.errors import Problem
-from nerplat.metrics import METRIC_NAMES
-from nerplat.registry import Catalog
+from nerplat.metrics import FIXED_THRESHOLD_INFIX, METRIC_NAMES
+from nerplat.registry import Catalog, Registry
 from nerplat.spec.loader import Document, YamlPath
 from nerplat.spec.methods import ResolvedMethod
 from nerplat.spec.params import check_params
@@ -229,9 +229,11 @@ def check_claims(
     methods: list[ResolvedMethod],
     dataset_labels: list[str] | None,
     settings: list[SamplerSetting] | None,
+    heads: Registry,
 ) -> list[Problem]:
     """Claims name methods, datasets and sampler settings of the spec, each id once, and their
-    method and partner run together somewhere in `where` (None: not known, unchecked)."""
+    method and partner run together somewhere in `where` (None: not known, unchecked); a claim at a
+    fixed threshold compares methods whose heads have one."""
     names = [m.name for m in methods]
     labels = [s.label for s in settings] if settings is not None else None
     problems, seen = [], set()
@@ -247,6 +249,14 @@ def check_claims(
             if key == "partner":
                 message += f"; or {BEST_OTHER} (the other method with the best mean dev score)"
             problems.append(document.problem(message, at + (key,)))
+        if claim.metric.startswith(FIXED_THRESHOLD_INFIX) and not unknown:
+            for _, name in named:
+                head = next(m for m in methods if m.name == name).head.name
+                if "threshold" not in heads.get(head).config.model_fields:
+                    problems.append(document.problem(
+                        f"{claim.metric} is scored at a head's fixed decision threshold, and {name}'s head {head} has "
+                        "none: compare methods whose heads decide by a threshold (two_task), or use "
+                        "conlleval_micro_f1", at + ("metric",)))
         if claim.method == claim.partner and claim.partner_sampler in (None, claim.where.sampler):
             problems.append(document.problem(f"a claim comparing {claim.method} with itself tests nothing", at + ("partner",)))
         where = claim.where

@@ -216,7 +216,7 @@ def validate_document(
         tune, found = check_tune(document, sections["tune"], methods if methods_ok else None, catalog)
         problems += found
     known_settings = None if "samplers" not in sections or expanded_problems else settings
-    problems += _analysis_and_claims(document, sections, datasets, methods if methods_ok else None, known_settings)
+    problems += _analysis_and_claims(document, sections, datasets, methods if methods_ok else None, known_settings, catalog)
     partitions, found = _replicated_partitions(document, sections, settings, samplers_ok=not expanded_problems)
     problems += found
 
@@ -315,6 +315,7 @@ def _analysis_and_claims(
     datasets: list[NamedDataset],
     methods: list[ResolvedMethod] | None,
     known_settings: list[SamplerSetting] | None,
+    catalog: Catalog,
 ) -> list[Problem]:
     """The analysis and claims sections against the methods, datasets and sampler settings they name
     (`methods` None: the methods section has problems of its own, so claims are not checked)."""
@@ -323,7 +324,7 @@ def _analysis_and_claims(
         problems += check_analysis(document, sections["analysis"], list(sections["methods"]), known_settings)
     if "claims" in sections and methods is not None:
         known_datasets = [d.label for d in datasets] if len(datasets) == len(sections.get("datasets") or [None]) else None
-        problems += check_claims(document, sections["claims"], methods, known_datasets, known_settings)
+        problems += check_claims(document, sections["claims"], methods, known_datasets, known_settings, catalog.heads)
     return problems
 
 

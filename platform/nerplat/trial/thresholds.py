@@ -15,7 +15,7 @@ unless set): those metrics are logged as `<split>_fixed_threshold_<name>` beside
 
 from __future__ import annotations
 
-from nerplat.metrics import evaluate_tags
+from nerplat.metrics import FIXED_THRESHOLD_INFIX, evaluate_tags
 from nerplat.models.heads.registry import HEADS
 from nerplat.models.tagger import Tagger
 from nerplat.config.trial import Component
@@ -24,7 +24,6 @@ from nerplat.trial.predict import Inference, decode_sentences, head_outputs
 from nerplat.trial.variant import Examples
 
 CANDIDATES = tuple(round(0.05 * step, 2) for step in range(1, 20))  # 0.05 ... 0.95
-FIXED_THRESHOLD_INFIX = "fixed_threshold_"  # metric keys `<split>_fixed_threshold_<name>`
 
 
 class ScoredSentences:

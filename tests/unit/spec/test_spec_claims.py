@@ -107,3 +107,26 @@ def test_a_sequential_design_runs_the_seeds_it_lists_for_new_draws(catalog, writ
     text = SPEC + "replicate: {seeds: [6, 7, 8, 9], sequential: {max_seeds: 4, look_every: 2}}\n"
     validated = load_spec(write_spec(text), catalog)
     assert validated.seeds == {"full": (6, 7, 8, 9), "fraction-0.5": (6, 7, 8, 9)}
+
+
+TWO_TASK = (
+    "experiment: t\ndataset: conll2003\nsamplers: [[untyped]]\n"
+    "methods:\n  ce: {loss: ce}\n  auc_2t: {loss: auc_2t}\n  auc_2t_lambda1: {loss: auc_2t, lambda: 1}\n"
+)
+
+
+def test_a_claim_at_the_fixed_threshold_compares_two_task_heads(catalog, write_spec):
+    text = TWO_TASK + (
+        "claims:\n  - {id: a, paper: x, source: Table 2, method: auc_2t_lambda1, partner: auc_2t,"
+        " metric: fixed_threshold_conlleval_micro_f1, effect: -0.7}\n"
+    )
+    assert load_spec(write_spec(text), catalog).spec.claims[0].metric == "fixed_threshold_conlleval_micro_f1"
+
+
+def test_a_claim_at_the_fixed_threshold_against_a_head_without_one_is_refused(catalog, write_spec):
+    text = TWO_TASK + (
+        "claims:\n  - {id: a, paper: x, source: Table 2, method: auc_2t, partner: ce,"
+        " metric: fixed_threshold_conlleval_micro_f1, effect: 0.2}\n"
+    )
+    [(path, line, message)] = spec_problems(catalog, write_spec, text)
+    assert path == "claims[0].metric" and line == 9 and "ce's head softmax has none" in message
