@@ -1,6 +1,7 @@
 """`nerplat bench peer` shrunk to 2 trials x 1 epoch of the tiny encoder, 2 repeats (the floor of 5 lowered
-by `bench.repeats.MIN_REPEATS_VARIABLE`: each repeat starts Ray anew): both sides run in turns (nerplat on
-embedded Ray, the Trainer in-process) and the table holds their medians with spread. Never a timing."""
+by `bench.repeats.MIN_REPEATS_VARIABLE`: each repeat starts Ray anew): both sides run in turns, each in a
+process of its own (nerplat on embedded Ray, the Trainer in one process), and the table holds their medians
+with spread. Never a timing."""
 
 import re
 

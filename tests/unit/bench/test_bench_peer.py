@@ -1,11 +1,12 @@
-"""The peer side's data plumbing: nerplat's windows as Trainer examples, and evaluated rows back to windows."""
+"""The peer side's data plumbing: nerplat's windows as Trainer examples, and evaluated rows back to windows;
+both sides timed alike, each as a process of its own."""
 
 import random
 
 import numpy as np
 import pytest
 
-from nerplat.bench.peer import WindowLookup, window_dataset
+from nerplat.bench.hf_peer import WindowLookup, window_dataset
 from nerplat.config.trial import EncoderSettings
 from nerplat.data.corpus import Sentence
 from nerplat.models.encoders import load_encoder
@@ -85,7 +86,7 @@ def test_the_peers_evaluation_runs_in_nerplats_evaluation_arithmetic_and_hands_o
     import torch
     from transformers import BertConfig, BertForTokenClassification, Trainer, TrainingArguments
 
-    from nerplat.bench.peer import evaluating_in
+    from nerplat.bench.hf_peer import evaluating_in
 
     assert evaluating_in("fp32") is Trainer
     torch.manual_seed(0)
@@ -103,3 +104,38 @@ def test_the_peers_evaluation_runs_in_nerplats_evaluation_arithmetic_and_hands_o
     rounded = autocast.prediction_step(model, dict(inputs), prediction_loss_only=False)[1]
     assert rounded.dtype == exact.dtype == torch.float32
     assert not torch.equal(rounded, exact) and torch.allclose(rounded, exact, atol=0.1)
+
+
+def test_both_sides_are_timed_as_processes_of_their_own_with_the_same_clock(monkeypatch):
+    """The peer's sweep once ran in the bench's process, its clock after imports the bench had made,
+    while nerplat's trial workers paid theirs inside its clock: now every sweep of either side is one
+    `timed_call`, a new process timed from before its start to its exit."""
+    from rich.console import Console
+
+    from nerplat.bench import peer
+
+    calls = []
+
+    def timed_call(target, request):
+        calls.append((target, request))
+        rates = request.get("learning_rates", [2e-5, 1e-4])
+        return 10.0 * len(calls), {"best_dev_micro_f1": 0.3, "learning_rates": rates}
+
+    monkeypatch.setattr(peer, "timed_call", timed_call)
+    result = peer.bench_peer(Console(quiet=True), trials=2, epochs=1, sentences=20, encoder="tiny", repeats=5)
+    targets = [target for target, _ in calls]
+    assert targets == ["nerplat.bench.peer:nerplat_sweep", "nerplat.bench.hf_peer:hf_optuna_sweep"] * 5
+    assert result.nerplat.wall_s.repeats == [10.0, 30.0, 50.0, 70.0, 90.0]
+    assert result.peer.wall_s.repeats == [20.0, 40.0, 60.0, 80.0, 100.0]
+    assert [request["seed"] for _, request in calls] == [peer.repeat_seed(r) for r in range(5) for _ in "ab"]
+    assert result.same_learning_rates
+
+
+def test_the_peers_process_imports_none_of_nerplats_runner():
+    """Its clock holds its own imports only: none a hand-written Trainer sweep would not make."""
+    import subprocess
+    import sys
+
+    prefixes = ("nerplat.run", "nerplat.bench.peer", "ray", "mlflow")
+    probe = f"import sys, nerplat.bench.hf_peer; print(sorted(m for m in sys.modules if m.startswith({prefixes!r})))"
+    assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip() == "[]"
