@@ -46,16 +46,27 @@ class Tagger(nn.Module):
         pieces = length_pieces(lengths) if in_pieces else []
         if len(pieces) < 2:
             return self._encode(batch, slice(None), batch.input_ids.shape[1])
-        parts = [self._encode(batch, rows, int(lengths[rows[0]])) for rows in pieces]
+        # The sub-token embeddings are looked up once for every piece: a lookup per piece made the
+        # backward pass build a dense vocabulary-sized gradient per piece and add them up
+        # (docs/performance.md, "One embedding lookup per batch").
+        embedded = self.encoder.get_input_embeddings()(batch.input_ids)
+        parts = [self._encode(batch, rows, int(lengths[rows[0]]), embedded) for rows in pieces]
         order = torch.cat(pieces)
         return torch.cat(parts).index_select(0, torch.argsort(order))
 
-    def _encode(self, batch: WordBatch, rows: torch.Tensor | slice, tokens: int) -> torch.Tensor:
-        """Word states of some rows of the batch, their sub-tokens cut to the first `tokens`."""
+    def _encode(
+        self, batch: WordBatch, rows: torch.Tensor | slice, tokens: int, embedded: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """Word states of some rows of the batch, their sub-tokens cut to the first `tokens`; from the
+        batch's sub-token embeddings `embedded` when given, else from its ids."""
         # MRC batches mark query and context as two segments (Li et al.); word batches have one, and
         # encoders without segments (DistilBERT) must not be passed any.
         segments = {"token_type_ids": batch.token_type_ids[rows, :tokens]} if hasattr(batch, "token_type_ids") else {}
-        inputs = {"input_ids": batch.input_ids[rows, :tokens], "attention_mask": batch.attention_mask[rows, :tokens]}
+        inputs = {"attention_mask": batch.attention_mask[rows, :tokens]}
+        if embedded is None:
+            inputs["input_ids"] = batch.input_ids[rows, :tokens]
+        else:
+            inputs["inputs_embeds"] = embedded[rows, :tokens]
         states = self.encoder(**inputs, **segments).last_hidden_state
         word_starts = batch.word_starts[rows]
         return states.gather(1, word_starts.unsqueeze(-1).expand(-1, -1, states.shape[-1]))

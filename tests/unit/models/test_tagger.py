@@ -78,7 +78,7 @@ def test_training_encodes_a_mixed_batch_in_length_pieces_with_the_states_of_one_
             module.p = 0.0
     passes = []
     tagger.encoder.register_forward_hook(
-        lambda module, args, kwargs, out: passes.append(tuple(kwargs["input_ids"].shape)), with_kwargs=True
+        lambda module, args, kwargs, out: passes.append(tuple(kwargs["attention_mask"].shape)), with_kwargs=True
     )
     in_pieces = tagger.train().word_states(batch)
     assert passes == [(8, int(lengths.max())), (8, int(lengths.min()))]
@@ -88,6 +88,57 @@ def test_training_encodes_a_mixed_batch_in_length_pieces_with_the_states_of_one_
     torch.testing.assert_close(in_pieces.detach(), one_pass, atol=1e-5, rtol=1e-4)
     in_pieces[batch.word_mask].sum().backward()  # gradients reach the encoder through every piece
     assert tagger.encoder.embeddings.word_embeddings.weight.grad.abs().sum() > 0
+
+
+def trained_step(tagger, batch, word_states):
+    """Loss, gradients and AdamW's updated weights of one step from a fixed seed, dropout on."""
+    torch.manual_seed(7)
+    states = word_states(batch)
+    scores = tagger.head(tagger.dropout(states), batch.word_mask).scores
+    loss = F.cross_entropy(scores[batch.word_mask], batch.labels[batch.word_mask])
+    optimizer = torch.optim.AdamW(tagger.parameters(), lr=1e-3)
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    grads = {name: p.grad.clone() for name, p in tagger.named_parameters() if p.grad is not None}
+    optimizer.step()
+    return loss.detach(), grads, {name: p.detach().clone() for name, p in tagger.named_parameters()}
+
+
+def lookup_per_piece(tagger):
+    """The pieces as encoded before one lookup served them all: each from its own sub-token ids."""
+
+    def word_states(batch):
+        lengths = batch.attention_mask.sum(1)
+        pieces = length_pieces(lengths)
+        parts = [tagger._encode(batch, rows, int(lengths[rows[0]])) for rows in pieces]
+        return torch.cat(parts).index_select(0, torch.argsort(torch.cat(pieces)))
+
+    return word_states
+
+
+def test_a_training_step_in_pieces_is_the_step_of_a_lookup_per_piece(tmp_path):
+    batch = mixed_length_batch(load_encoder(EncoderSettings(name="tiny")), tmp_path)
+    batch.labels[:, 1] = 1  # some words of another label, so the head's gradient is not trivial
+    ours = fresh_tagger().train()
+    reference = fresh_tagger().train()
+    loss, grads, weights = trained_step(ours, batch, ours.word_states)
+    reference_loss, reference_grads, reference_weights = trained_step(reference, batch, lookup_per_piece(reference))
+    assert torch.equal(loss, reference_loss)  # the same forward pass and dropout masks
+    assert grads.keys() == reference_grads.keys()
+    for name, grad in grads.items():  # sums of the same terms, the repeated sub-tokens' in another order
+        torch.testing.assert_close(grad, reference_grads[name], rtol=1e-5, atol=1e-7, msg=name)
+    for name, weight in weights.items():
+        torch.testing.assert_close(weight, reference_weights[name], rtol=1e-6, atol=1e-7, msg=name)
+
+
+def test_a_training_batch_looks_its_sub_token_embeddings_up_once_for_all_pieces(tmp_path):
+    batch = mixed_length_batch(load_encoder(EncoderSettings(name="tiny")), tmp_path)
+    tagger = fresh_tagger().train()
+    lookups = []
+    tagger.encoder.get_input_embeddings().register_forward_hook(lambda module, args, out: lookups.append(out.shape))
+    tagger(batch)
+    assert len(length_pieces(batch.attention_mask.sum(1))) == 2
+    assert lookups == [(*batch.input_ids.shape, 64)]
 
 
 def test_an_encoder_that_pads_for_free_is_encoded_in_one_pass(tmp_path):
