@@ -271,8 +271,10 @@ class TrialSession:
             if self.config.train.tune_threshold:  # the paper's fixed threshold beside the tuned one, from one forward pass
                 gold = [list(s.tags) for s in data.eval_sentences]
                 scored = ScoredSentences(self.tagger, data.eval, self.inference)
-                predicted = scored.tags(data.labels, *self.tagger.head.threshold.tolist())
+                entity, beginning = (round(t, 6) for t in self.tagger.head.threshold.tolist())  # the selected epoch's
+                predicted = scored.tags(data.labels, entity, beginning)
                 metrics = {f"{split}_{k}": v for k, v in evaluate_tags(gold, predicted).items()}
+                metrics |= {f"{split}_threshold_entity": entity, f"{split}_threshold_beginning": beginning}
                 metrics |= fixed_threshold_metrics(scored, self.config.head, gold, data.labels, split)
             else:
                 final, predicted = evaluate_sentences(

@@ -76,6 +76,12 @@ def test_a_trial_tuning_thresholds_reports_the_fixed_threshold_variant_beside_th
         train=TrainSettings(epochs=1, batch_size=8, lr=1e-3, dev_subset=40, threads=1, tune_threshold=True),
         eval_split="dev",
     )
+    result = run_trial(config.model_copy(update={"train": config.train.model_copy(update={"epochs": 3})}))
+    selected = result.evaluations[result.selected_epoch - 1].thresholds
+    # the thresholds the split was decoded at: the selected epoch's, not the last evaluation's
+    assert (result.metrics["dev_threshold_entity"], result.metrics["dev_threshold_beginning"]) == pytest.approx(
+        (selected.entity, selected.beginning)
+    )
     metrics = run_trial(config).metrics
     assert {"dev_micro_f1", "dev_fixed_threshold_micro_f1", "dev_fixed_threshold_macro_f1"} <= set(metrics)
     untuned = run_trial(config.model_copy(update={"train": config.train.model_copy(update={"tune_threshold": False})}))
