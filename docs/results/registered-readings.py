@@ -14,7 +14,8 @@ import polars as pl
 RESULTS = Path(__file__).parent
 REPORTS = tuple(sys.argv[1:]) or (
     "auc2t_lowres_conll-reg-50", "auc2t_lowres_conll-why-50", "auc2t_lowres_conll-why-50-patience",
-    "auc2t_lowres_conll-reg-100", "auc2t_lowres_conll-why-100", "auc2t_lowres_conll-why-100-recipe", "entity_ratio-reg-20",
+    "auc2t_lowres_conll-reg-100", "auc2t_lowres_conll-why-100", "auc2t_lowres_conll-why-100-recipe", "auc2t_lowres_conll-why-50-recipe",
+    "entity_ratio-reg-20",
     "entity_ratio-why-20-patience",
 )
 SCORES = {"lenient": "test_conlleval_micro_f1", "lenient P": "test_conlleval_micro_precision",
