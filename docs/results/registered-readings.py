@@ -16,7 +16,7 @@ REPORTS = tuple(sys.argv[1:]) or (
     "auc2t_lowres_conll-reg-50", "auc2t_lowres_conll-why-50", "auc2t_lowres_conll-why-50-patience",
     "auc2t_lowres_conll-reg-100", "auc2t_lowres_conll-why-100", "auc2t_lowres_conll-why-100-recipe", "auc2t_lowres_conll-why-50-recipe",
     "entity_ratio-reg-20",
-    "entity_ratio-why-20-patience",
+    "entity_ratio-why-20-patience", "entity_ratio-why-20-recipe",
 )
 SCORES = {"lenient": "test_conlleval_micro_f1", "lenient P": "test_conlleval_micro_precision",
           "lenient R": "test_conlleval_micro_recall", "strict": "test_micro_f1", "strict recall": "test_micro_recall",
