@@ -15,6 +15,7 @@ from typing import Any
 
 from nerplat.metrics import evaluate_tags
 from nerplat.models.encoders import load_encoder, quiet_transformers
+from nerplat.plan.model import Arm
 from nerplat.trial.batching import ids_to_tags, join_windows
 from nerplat.trial.data import prepare_trial_data
 from nerplat.trial.device import autocast
@@ -31,8 +32,6 @@ def hf_optuna_sweep(arm: dict[str, Any], threads: int, learning_rates: list[floa
     import torch
     from transformers import DataCollatorForTokenClassification
     from transformers.trainer_callback import PrinterCallback
-
-    from nerplat.plan.model import Arm
 
     arm = Arm.model_validate(arm)
     ((key, space),) = arm.search_space.items()

@@ -59,7 +59,7 @@ from nerplat.catalog import default_catalog
 from nerplat.config.experiment import TUNE_SEED
 from nerplat.errors import UserInputError
 from nerplat.plan.compiler import compile_plan
-from nerplat.spec.validate import SpecSource
+from nerplat.spec.validate import SpecSource, default_dataset_check
 from nerplat.track import schema
 
 BEST_DEV = "dev_best_micro_f1"  # a nerplat trial's best dev evaluation by the sweep's metric
@@ -194,9 +194,7 @@ def nerplat_sweep(overrides: list[str], seed: int) -> dict[str, Any]:
     does (the spec checked and its corpora read, then the tune phase on an embedded Ray that ends with
     the process), its trials training at `seed`; its best dev micro F1 and the learning rates it drew.
     Its progress goes to stderr, as the bench's console may be writing JSON to stdout."""
-    from nerplat.cli.options import compile_spec
-
-    plan = compile_spec(SWEEP_SPEC, None, overrides)
+    plan = compile_plan(SpecSource(SWEEP_SPEC, overrides=overrides), default_catalog(), default_dataset_check())
     plan = plan.model_copy(update={"tune": plan.tune.model_copy(update={"train_seed": seed})})
     arm = plan.arms[0]
     sweep = run_sweep(plan, Console(emoji=False, stderr=True))
