@@ -47,9 +47,13 @@ def read(report: str) -> None:
         print("tuning trials (lr, head_lr, dev lenient F1, stopped):",
               trials.select("method", "param.train.lr", "param.train.head_lr", "dev_best_conlleval_micro_f1", "stopped_epoch")
               .sort("method", "dev_best_conlleval_micro_f1").rows())
-    two_task = runs.filter(pl.col("threshold_beginning").is_not_null())
-    thresholds = two_task.group_by("method", "threshold_beginning").len().sort("method", "threshold_beginning")
-    print("begin-of-entity thresholds:", thresholds.rows())
+    # test_threshold_* are the selected epoch's, the tested model's; runs before 3d7a098 have only
+    # threshold_*, each run's last evaluation's
+    column, source = (("test_threshold_beginning", "the tested model's") if "test_threshold_beginning" in runs.columns
+                      else ("threshold_beginning", "each run's last evaluation's, not necessarily the tested model's"))
+    two_task = runs.filter(pl.col(column).is_not_null())
+    thresholds = two_task.group_by("method", column).len().sort("method", column)
+    print(f"begin-of-entity thresholds ({source}):", thresholds.rows())
     verdicts = pl.read_parquet(RESULTS / report / "verdicts.parquet")
     unit = verdicts["unit"][0]  # "partition" or "seed", one for every claim of a report
     collapsed = runs.filter(pl.col("test_conlleval_micro_f1") < COLLAPSED)
