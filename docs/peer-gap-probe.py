@@ -8,7 +8,7 @@ TUNE_SEED, TUNE_SEED - 1, ... (the seeds of bench peer's repeats), in-process on
   torch's dropout in place of packed dropout, with every dropout off, with training batches drawn at
   random (with dropout, and with every dropout off), and with the whole training set sorted as one
   group of length-grouped batches (the rule before groups were capped at a quarter of the windows);
-- the peer's Trainer (`bench.peer`'s settings, no evaluation during training), its model scored
+- the peer's Trainer (`bench.hf_peer`'s settings, no evaluation during training), its model scored
   after the last epoch by nerplat's `evaluate_sentences`, with dropout and with every dropout off.
 Run from the repository root: `.venv/bin/python docs/peer-gap-probe.py [LR] [SEEDS] [SENTENCES]
 [batches] [--profile smoke] [--set KEY=VALUE ...]` (defaults 1.96e-4, the sweep's highest drawn rate,
@@ -30,7 +30,7 @@ import numpy as np
 
 import nerplat.trial.batching as batching
 import nerplat.trial.session as session_module
-from nerplat.bench import peer
+from nerplat.bench import hf_peer
 from nerplat.bench.runner_overhead import SWEEP_SPEC
 from nerplat.catalog import default_catalog
 from nerplat.config.experiment import TUNE_SEED
@@ -71,7 +71,7 @@ def same_pass(arm, lr: float) -> str:
     config = arm.trial_config({"train.lr": lr}, seed=TUNE_SEED, eval_split=None)
     session = session_for(config.head)(config, select_metric="micro_f1", progress=None, device=None, keep_weights=False)
     session.setup()
-    model = peer._token_classifier(config, load_encoder(config.encoder), len(session.data.labels))
+    model = hf_peer._token_classifier(config, load_encoder(config.encoder), len(session.data.labels))
     model.classifier.load_state_dict(session.tagger.head.classifier.state_dict())
     session.step_module.eval(), model.eval()
     batch = next(iter(session.data.train.batches(16, seed=1)))
@@ -103,13 +103,13 @@ def peer_score(arm, lr: float, seed: int, dropout: str) -> float:
     data = prepare_trial_data(config, encoder.tokenizer, featurize_windows)
 
     def model_init():
-        model = peer._token_classifier(config, encoder, len(data.labels))
+        model = hf_peer._token_classifier(config, encoder, len(data.labels))
         return without_dropout(model) if dropout == "off" else model
 
     with tempfile.TemporaryDirectory() as scratch:
-        args = dataclasses.replace(peer._training_arguments(scratch, config), learning_rate=lr)
+        args = dataclasses.replace(hf_peer._training_arguments(scratch, config), learning_rate=lr)
         trainer = Trainer(
-            model_init=model_init, args=args, train_dataset=peer.window_dataset(data.train),
+            model_init=model_init, args=args, train_dataset=hf_peer.window_dataset(data.train),
             data_collator=DataCollatorForTokenClassification(encoder.tokenizer),
         )  # fmt: skip
         trainer.train()
