@@ -20,7 +20,7 @@ REPORTS = tuple(sys.argv[1:]) or (
 )
 SCORES = {"lenient": "test_conlleval_micro_f1", "lenient P": "test_conlleval_micro_precision",
           "lenient R": "test_conlleval_micro_recall", "strict": "test_micro_f1", "strict recall": "test_micro_recall",
-          "0.5 cut": "test_fixed_threshold_conlleval_micro_f1"}
+          "0.5 cut": "test_fixed_threshold_conlleval_micro_f1", "0.5 cut words": "test_fixed_threshold_word_accuracy"}
 NESTED = ("auc2t_lowres_conll-reg-50", "auc2t_lowres_conll-reg-100")  # partition k of 100 contains partition k of 50
 COLLAPSED = 0.5  # a run's lenient test F1 below this: it learned nothing past its first epochs
 pl.Config.set_tbl_cols(-1).set_tbl_width_chars(250)  # every column of the arm table
@@ -44,9 +44,13 @@ def read(report: str) -> None:
           .sort("method"))
     trials = pl.read_parquet(RESULTS / report / "trials.parquet")
     if len(trials):
-        print("tuning trials (lr, head_lr, dev lenient F1, stopped):",
-              trials.select("method", "param.train.lr", "param.train.head_lr", "dev_best_conlleval_micro_f1", "stopped_epoch")
+        print("tuning trials (lr, head_lr, best and last dev lenient F1, stopped):",
+              trials.select("method", "param.train.lr", "param.train.head_lr", "dev_best_conlleval_micro_f1",
+                            "dev_conlleval_micro_f1", "stopped_epoch")
               .sort("method", "dev_best_conlleval_micro_f1").rows())
+    # when each replicate met test data: what a later registration is dated against
+    stamps = pl.from_epoch(runs["test_evaluated_at"], time_unit="s").sort().dt.strftime("%H:%M:%S")
+    print("test evaluations (UTC):", stamps.to_list())
     # test_threshold_* are the selected epoch's, the tested model's; runs before 3d7a098 have only
     # threshold_*, each run's last evaluation's
     column, source = (("test_threshold_beginning", "the tested model's") if "test_threshold_beginning" in runs.columns
